@@ -1,0 +1,246 @@
+/* skysift-cli find: load an image, run the four steps, report and export. */
+#include "cli.h"
+#include "sky-cpu.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char find_usage[] =
+  "Usage: skysift-cli find IMAGE.fits [OPTIONS]\n"
+  "\n"
+  "Kappa-sigma clips the background, keeps the pixels above a threshold,\n"
+  "labels the connected sources and measures them.\n"
+  "  --backend cpu        where to run (cpu; gpu where built with CUDA)\n"
+  "  --clip-kappa K       clip at median +- K sigma (default 3)\n"
+  "  --max-iter N         at most N clipping passes (default 0: until stable)\n"
+  "  --threshold T        source pixels are > T sigma (default 5)\n"
+  "  --relative           ... > median + T sigma instead\n"
+  "  --connectivity 4|8   pixel neighbourhood (default 4)\n"
+  "  --hdu N              1-based HDU (default: the first with image data)\n"
+  "  --plane N            0-based plane of a cube (default 0)\n"
+  "  --csv FILE           write the source list as CSV\n"
+  "  --json FILE          write the run summary as JSON\n"
+  "  --repeat N           run N times, report each step's best time\n"
+  "  --threads N          worker threads (default: every core)\n"
+  "  --quiet              print nothing but errors\n";
+
+typedef struct {
+  SkyParams params;
+  SkyLoadOptions load;
+  const char *image, *csv, *json, *backend;
+  int repeat, quiet;
+} FindArgs;
+
+static int
+parse_find_args (int argc, char **argv, FindArgs *a)
+{
+  enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN, O_HDU, O_PLANE,
+         O_CSV, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_HELP };
+  static const struct option options[] = {
+    { "backend", required_argument, NULL, O_BACKEND },
+    { "clip-kappa", required_argument, NULL, O_KAPPA },
+    { "max-iter", required_argument, NULL, O_MAXITER },
+    { "threshold", required_argument, NULL, O_THRESHOLD },
+    { "relative", no_argument, NULL, O_RELATIVE },
+    { "connectivity", required_argument, NULL, O_CONN },
+    { "hdu", required_argument, NULL, O_HDU },
+    { "plane", required_argument, NULL, O_PLANE },
+    { "csv", required_argument, NULL, O_CSV },
+    { "json", required_argument, NULL, O_JSON },
+    { "repeat", required_argument, NULL, O_REPEAT },
+    { "threads", required_argument, NULL, O_THREADS },
+    { "quiet", no_argument, NULL, O_QUIET },
+    { "help", no_argument, NULL, O_HELP },
+    { NULL, 0, NULL, 0 },
+  };
+  int64_t v;
+  int c, ret = 0;
+
+  memset (a, 0, sizeof *a);
+  sky_params_init (&a->params);
+  a->backend = "cpu";
+  a->repeat = 1;
+  while (ret == 0 && (c = getopt_long (argc, argv, "h", options, NULL)) != -1)
+    {
+      switch (c)
+        {
+        case O_BACKEND: a->backend = optarg; break;
+        case O_KAPPA: ret = cli_parse_double ("--clip-kappa", optarg, &a->params.clip_kappa); break;
+        case O_THRESHOLD: ret = cli_parse_double ("--threshold", optarg, &a->params.threshold); break;
+        case O_RELATIVE: a->params.relative = 1; break;
+        case O_QUIET: a->quiet = 1; break;
+        case O_CSV: a->csv = optarg; break;
+        case O_JSON: a->json = optarg; break;
+        case O_MAXITER:
+          if ((ret = cli_parse_int ("--max-iter", optarg, 0, 1000000, &v)) == 0)
+            a->params.max_iter = (int) v;
+          break;
+        case O_CONN:
+          if ((ret = cli_parse_int ("--connectivity", optarg, 4, 8, &v)) == 0)
+            {
+              if (v != 4 && v != 8)
+                {
+                  cli_error ("--connectivity: must be 4 or 8");
+                  ret = CLI_EXIT_USAGE;
+                }
+              a->params.connectivity = (int) v;
+            }
+          break;
+        case O_HDU:
+          if ((ret = cli_parse_int ("--hdu", optarg, 1, 100000, &v)) == 0)
+            a->load.hdu = (int) v;
+          break;
+        case O_PLANE:
+          if ((ret = cli_parse_int ("--plane", optarg, 0, INT64_MAX, &v)) == 0)
+            a->load.plane = v;
+          break;
+        case O_REPEAT:
+          if ((ret = cli_parse_int ("--repeat", optarg, 1, 100000, &v)) == 0)
+            a->repeat = (int) v;
+          break;
+        case O_THREADS:
+          if ((ret = cli_parse_int ("--threads", optarg, 0, 256, &v)) == 0)
+            a->params.nthreads = (int) v;
+          break;
+        case 'h':
+        case O_HELP:
+          fputs (find_usage, stdout);
+          return -1;
+        default:
+          fputs (find_usage, stderr);
+          return CLI_EXIT_USAGE;
+        }
+    }
+  if (ret != 0)
+    return ret;
+  if (optind != argc - 1)
+    {
+      cli_error ("find: give exactly one image");
+      fputs (find_usage, stderr);
+      return CLI_EXIT_USAGE;
+    }
+  a->image = argv[optind];
+  if (sky_params_check (&a->params) != SKY_OK)
+    {
+      cli_error ("%s", sky_last_error ());
+      return CLI_EXIT_USAGE;
+    }
+  if (strcmp (a->backend, "cpu") != 0)
+    {
+      if (strcmp (a->backend, "gpu") == 0 || strcmp (a->backend, "both") == 0)
+        cli_error ("--backend %s: this build has no GPU backend (built without CUDA)",
+                   a->backend);
+      else
+        cli_error ("--backend: '%s' is not one of cpu, gpu, both", a->backend);
+      return CLI_EXIT_USAGE;
+    }
+  return 0;
+}
+
+static void
+print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, double load_ms)
+{
+  const SkyClipStats *s = &res->stats;
+  const char *unit = img->bunit[0] ? img->bunit : "(no unit)";
+  int64_t order[10];
+  int ntop;
+
+  printf ("image      %s (HDU %d", img->path, img->hdu);
+  if (img->nplanes > 1)
+    printf (", plane %lld of %lld", (long long) img->plane, (long long) img->nplanes);
+  printf ("), %lld x %lld pixels, BITPIX %d, unit %s\n", (long long) img->nx,
+          (long long) img->ny, img->bitpix, unit);
+  printf ("blank      %lld pixels", (long long) img->nblank);
+  if (img->ninf > 0)
+    printf (" (%lld of them infinite)", (long long) img->ninf);
+  printf ("\n");
+  if (s->flat)
+    printf ("clipped    flat: clipping left no spread (median %.6g); no background to measure\n",
+            s->median);
+  else
+    printf ("clipped    median %.6g, sigma %.6g (%lld of %lld pixels kept, %d passes%s)\n",
+            s->median, s->sigma, (long long) s->n, (long long) s->ninput, s->iterations,
+            s->converged ? "" : ", stopped by --max-iter");
+  if (isnan (res->threshold_value))
+    printf ("threshold  none (flat image)\n");
+  else
+    printf ("threshold  pixel > %s%g sigma = %.6g\n", a->params.relative ? "median + " : "",
+            a->params.threshold, res->threshold_value);
+  printf ("sources    %lld (%d-connected)\n", (long long) res->nsources, a->params.connectivity);
+
+  /* The ten largest summed fluxes, largest first, as the lesson prints them. */
+  ntop = sky_catalogue_top_sums (&res->catalogue, order, 10);
+  if (ntop > 0)
+    {
+      printf ("largest summed fluxes (source: sum)\n");
+      for (int k = 0; k < ntop; k++)
+        printf ("  %6lld: %.6g\n", (long long) (order[k] + 1), res->catalogue.sum[order[k]]);
+    }
+  printf ("times (ms%s): load %.2f, clip %.2f, segment %.2f, label %.2f, measure %.2f, "
+          "four steps %.2f\n",
+          a->repeat > 1 ? ", best of repeats" : "", load_ms, res->times.clip,
+          res->times.segment, res->times.label, res->times.measure, res->times.total);
+}
+
+int
+cli_find (int argc, char **argv)
+{
+  FindArgs a;
+  SkyImage img;
+  SkyResult res = { 0 };
+  SkyStepTimes best;
+  double t0, load_ms;
+  int ret = parse_find_args (argc, argv, &a);
+
+  if (ret != 0)
+    return ret < 0 ? 0 : ret;
+
+  t0 = sky_now_ms ();
+  if (sky_image_load (a.image, &a.load, &img) != SKY_OK)
+    {
+      cli_error ("%s", sky_last_error ());
+      return CLI_EXIT_FAILURE;
+    }
+  load_ms = sky_now_ms () - t0;
+
+  ret = CLI_EXIT_FAILURE;
+  for (int r = 0; r < a.repeat; r++)
+    {
+      if (sky_cpu_run (&img, &a.params, &res) != SKY_OK)
+        {
+          cli_error ("%s: %s", a.image, sky_last_error ());
+          goto exit;
+        }
+      if (r == 0)
+        best = res.times;
+      else
+        sky_step_times_min (&best, &res.times);
+    }
+  res.times = best;
+
+  if (!a.quiet)
+    print_summary (&a, &img, &res, load_ms);
+  if (a.csv != NULL && sky_write_catalogue_csv (a.csv, &res.catalogue) != SKY_OK)
+    {
+      cli_error ("%s", sky_last_error ());
+      goto exit;
+    }
+  if (a.json != NULL)
+    {
+      SkyRunInfo info = { &img, &a.params, a.backend, load_ms, a.repeat };
+      if (sky_write_run_json (a.json, &info, &res) != SKY_OK)
+        {
+          cli_error ("%s", sky_last_error ());
+          goto exit;
+        }
+    }
+  ret = 0;
+
+exit:
+  sky_result_clear (&res);
+  sky_image_clear (&img);
+  return ret;
+}

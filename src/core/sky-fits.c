@@ -1,0 +1,324 @@
+/* FITS loading with cfitsio: one image plane as float32 in FITS row order,
+ * blanks as NaN, and the header values later steps need. */
+#include "sky-core.h"
+
+#include <errno.h>
+#include <fitsio.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SKY_MAX_AXES 9
+
+typedef struct {
+  int naxis;
+  long long naxes[SKY_MAX_AXES];
+  int bitpix;
+  int compressed;
+} HduShape;
+
+static int
+fits_failure (int status_code, const char *path, int cfitsio_status, const char *what)
+{
+  char text[FLEN_STATUS];
+
+  fits_get_errstatus (cfitsio_status, text);
+  fits_clear_errmsg ();
+  return sky_fail (status_code, "%s: %s (%s)", path, what, text);
+}
+
+/* Physical memory in bytes, or 0 if unknown. */
+static uint64_t
+physical_memory (void)
+{
+  long pages = sysconf (_SC_PHYS_PAGES);
+  long page_size = sysconf (_SC_PAGESIZE);
+
+  if (pages <= 0 || page_size <= 0)
+    return 0;
+  return (uint64_t) pages * (uint64_t) page_size;
+}
+
+/* Reads the shape of the current HDU if it is an image; *is_image says so. */
+static int
+read_hdu_shape (fitsfile *fptr, HduShape *shape, int *is_image, int *status)
+{
+  int hdutype = 0;
+
+  *is_image = 0;
+  memset (shape, 0, sizeof *shape);
+  if (fits_get_hdu_type (fptr, &hdutype, status))
+    return *status;
+  if (hdutype != IMAGE_HDU)
+    return 0;
+  if (fits_get_img_paramll (fptr, SKY_MAX_AXES, &shape->bitpix, &shape->naxis,
+                            shape->naxes, status))
+    return *status;
+  shape->compressed = fits_is_compressed_image (fptr, status);
+  *is_image = shape->naxis > 0;
+  return 0;
+}
+
+/* Moves to the HDU to load: the one asked for, or the first with image data. */
+static int
+select_hdu (fitsfile *fptr, const char *path, int wanted, HduShape *shape, int *hdu_out)
+{
+  int status = 0, nhdus = 0, is_image = 0;
+
+  if (fits_get_num_hdus (fptr, &nhdus, &status))
+    return fits_failure (SKY_ERR_FORMAT, path, status, "cannot count HDUs");
+
+  if (wanted > 0)
+    {
+      if (wanted > nhdus)
+        return sky_fail (SKY_ERR_NO_IMAGE, "%s: there is no HDU %d (the file has %d)",
+                         path, wanted, nhdus);
+      if (fits_movabs_hdu (fptr, wanted, NULL, &status)
+          || read_hdu_shape (fptr, shape, &is_image, &status))
+        return fits_failure (SKY_ERR_FORMAT, path, status, "cannot read the HDU");
+      if (!is_image)
+        return sky_fail (SKY_ERR_NO_IMAGE, "%s: HDU %d holds no image data", path, wanted);
+      *hdu_out = wanted;
+      return SKY_OK;
+    }
+
+  for (int hdu = 1; hdu <= nhdus; hdu++)
+    {
+      if (fits_movabs_hdu (fptr, hdu, NULL, &status)
+          || read_hdu_shape (fptr, shape, &is_image, &status))
+        return fits_failure (SKY_ERR_FORMAT, path, status, "cannot read an HDU header");
+      if (is_image)
+        {
+          *hdu_out = hdu;
+          return SKY_OK;
+        }
+    }
+  return sky_fail (SKY_ERR_NO_IMAGE, "%s: no HDU holds image data", path);
+}
+
+/* Checks the shape and finds where the wanted plane starts. Axes 1 and 2 are
+ * the image (a missing second axis is one row); every further axis is a
+ * plane axis, and a degenerate one (length 1) simply drops out. */
+static int
+check_shape (const char *path, const HduShape *shape, int64_t plane,
+             int64_t *nx, int64_t *ny, int64_t *nplanes, long long first_pixel[])
+{
+  long long planes = 1;
+
+  for (int i = 0; i < shape->naxis; i++)
+    if (shape->naxes[i] <= 0)
+      return sky_fail (SKY_ERR_SIZE, "%s: NAXIS%d is %lld: the image has no pixels",
+                       path, i + 1, shape->naxes[i]);
+
+  *nx = shape->naxes[0];
+  *ny = shape->naxis >= 2 ? shape->naxes[1] : 1;
+  for (int i = 2; i < shape->naxis; i++)
+    {
+      if (planes > INT64_MAX / shape->naxes[i])
+        return sky_fail (SKY_ERR_SIZE, "%s: the cube has more planes than can be counted", path);
+      planes *= shape->naxes[i];
+    }
+  *nplanes = planes;
+  if (plane < 0 || plane >= planes)
+    return sky_fail (SKY_ERR_ARGUMENT, "%s: there is no plane %lld (the HDU has %lld)",
+                     path, (long long) plane, planes);
+
+  if (*nx > INT32_MAX || *ny > INT32_MAX)
+    return sky_fail (SKY_ERR_SIZE, "%s: %lld x %lld pixels is more than skysift handles",
+                     path, (long long) *nx, (long long) *ny);
+
+  /* The plane index runs over axes 3.. in FITS order (axis 3 fastest). */
+  first_pixel[0] = first_pixel[1] = 1;
+  for (int i = 2; i < shape->naxis; i++)
+    {
+      first_pixel[i] = 1 + plane % shape->naxes[i];
+      plane /= shape->naxes[i];
+    }
+  return SKY_OK;
+}
+
+/* Refuses an image that cannot fit in memory, or whose data the file does
+ * not hold, before anything large is allocated. */
+static int
+check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx, int64_t ny)
+{
+  uint64_t bytes = (uint64_t) nx * (uint64_t) ny * sizeof (float);
+  uint64_t memory = physical_memory ();
+  LONGLONG header_start, data_start, data_end;
+  int status = 0;
+  struct stat st;
+
+  if (memory > 0 && bytes > memory)
+    return sky_fail (SKY_ERR_SIZE,
+                     "%s: a %lld x %lld plane needs %.1f GiB, more than this machine's %.1f GiB",
+                     path, (long long) nx, (long long) ny, bytes / 1073741824.0,
+                     memory / 1073741824.0);
+
+  if (shape->compressed)
+    return SKY_OK; /* a binary table of tiles: cfitsio checks as it reads */
+
+  if (fits_get_hduaddrll (fptr, &header_start, &data_start, &data_end, &status))
+    return fits_failure (SKY_ERR_FORMAT, path, status, "cannot locate the data");
+  if (stat (path, &st) == 0 && S_ISREG (st.st_mode))
+    {
+      long double need = (long double) data_start;
+      long double pixels = 1;
+      for (int i = 0; i < shape->naxis; i++)
+        pixels *= shape->naxes[i];
+      need += pixels * (abs (shape->bitpix) / 8);
+      if (need > (long double) st.st_size)
+        return sky_fail (SKY_ERR_FORMAT,
+                         "%s: the header describes %.0Lf bytes of data but the file ends "
+                         "after %lld: it is truncated or its header is wrong",
+                         path, need - data_start, (long long) (st.st_size - data_start));
+    }
+  return SKY_OK;
+}
+
+static void
+read_header_values (fitsfile *fptr, SkyImage *img)
+{
+  int status = 0;
+  char text[FLEN_VALUE] = "";
+  double bmaj = 0, bmin = 0, bpa = 0;
+
+  if (fits_read_key (fptr, TSTRING, "BUNIT", text, NULL, &status) == 0)
+    snprintf (img->bunit, sizeof img->bunit, "%s", text);
+  status = 0;
+
+  if (fits_read_key (fptr, TDOUBLE, "BMAJ", &bmaj, NULL, &status) == 0
+      && fits_read_key (fptr, TDOUBLE, "BMIN", &bmin, NULL, &status) == 0
+      && bmaj > 0 && bmin > 0)
+    {
+      img->has_beam = 1;
+      img->bmaj = bmaj;
+      img->bmin = bmin;
+      status = 0;
+      if (fits_read_key (fptr, TDOUBLE, "BPA", &bpa, NULL, &status) == 0)
+        img->bpa = bpa;
+    }
+  status = 0;
+
+  /* Keep every card so that wcslib can build the WCS from the same header. */
+  if (fits_hdr2str (fptr, 0, NULL, 0, &img->header, &img->nheader_cards, &status))
+    {
+      img->header = NULL;
+      img->nheader_cards = 0;
+    }
+  fits_clear_errmsg ();
+}
+
+/* Turns +-Inf into NaN (no statistic can use them) and counts the blanks. */
+static void
+mark_blanks (SkyImage *img)
+{
+  int64_t n = img->nx * img->ny, nblank = 0, ninf = 0;
+  float *p = img->pixels;
+
+  for (int64_t i = 0; i < n; i++)
+    {
+      if (!isfinite (p[i]))
+        {
+          nblank++;
+          if (isinf (p[i]))
+            {
+              ninf++;
+              p[i] = NAN;
+            }
+        }
+    }
+  img->nblank = nblank;
+  img->ninf = ninf;
+}
+
+int
+sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out)
+{
+  SkyLoadOptions defaults = { 0, 0 };
+  fitsfile *fptr = NULL;
+  HduShape shape;
+  long long first_pixel[SKY_MAX_AXES];
+  int64_t nx = 0, ny = 0, nplanes = 0;
+  int status = 0, anynul = 0, hdu = 0, ret = SKY_OK;
+  float nulval = NAN;
+  struct stat st;
+
+  memset (out, 0, sizeof *out);
+  if (opts == NULL)
+    opts = &defaults;
+  if (opts->hdu < 0)
+    return sky_fail (SKY_ERR_ARGUMENT, "%s: HDU numbers start at 1 (got %d)", path, opts->hdu);
+
+  if (stat (path, &st) != 0)
+    return sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (errno));
+  if (S_ISDIR (st.st_mode))
+    return sky_fail (SKY_ERR_IO, "%s: is a directory", path);
+
+  /* diskfile: the name is a plain path, so brackets in it stay brackets. */
+  if (fits_open_diskfile (&fptr, path, READONLY, &status))
+    {
+      ret = fits_failure (status == FILE_NOT_OPENED ? SKY_ERR_IO : SKY_ERR_FORMAT, path, status,
+                          "not a readable FITS file");
+      fptr = NULL;
+      goto exit;
+    }
+
+  ret = select_hdu (fptr, path, opts->hdu, &shape, &hdu);
+  if (ret != SKY_OK)
+    goto exit;
+  ret = check_shape (path, &shape, opts->plane, &nx, &ny, &nplanes, first_pixel);
+  if (ret != SKY_OK)
+    goto exit;
+  ret = check_size (fptr, path, &shape, nx, ny);
+  if (ret != SKY_OK)
+    goto exit;
+
+  out->pixels = sky_alloc_large ((size_t) (nx * ny) * sizeof (float));
+  if (out->pixels == NULL)
+    {
+      ret = sky_fail (SKY_ERR_MEMORY, "%s: no memory for %lld x %lld pixels", path,
+                      (long long) nx, (long long) ny);
+      goto exit;
+    }
+  out->nx = nx;
+  out->ny = ny;
+
+  /* cfitsio applies BSCALE/BZERO and writes nulval for BLANK pixels. */
+  if (fits_read_pixll (fptr, TFLOAT, first_pixel, nx * ny, &nulval, out->pixels, &anynul,
+                       &status))
+    {
+      ret = fits_failure (SKY_ERR_FORMAT, path, status, "cannot read the pixels");
+      goto exit;
+    }
+
+  mark_blanks (out);
+  if (out->nblank == nx * ny)
+    {
+      ret = sky_fail (SKY_ERR_EMPTY, "%s: every pixel of HDU %d plane %lld is blank", path, hdu,
+                      (long long) opts->plane);
+      goto exit;
+    }
+
+  out->path = strdup (path);
+  out->hdu = hdu;
+  out->plane = opts->plane;
+  out->nplanes = nplanes;
+  out->bitpix = shape.bitpix;
+  read_header_values (fptr, out);
+  if (out->path == NULL)
+    ret = sky_fail (SKY_ERR_MEMORY, "%s: out of memory", path);
+
+exit:
+  if (fptr != NULL)
+    {
+      int close_status = 0;
+      fits_close_file (fptr, &close_status);
+    }
+  fits_clear_errmsg ();
+  if (ret != SKY_OK)
+    sky_image_clear (out);
+  return ret;
+}

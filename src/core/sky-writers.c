@@ -1,0 +1,203 @@
+/* Catalogue and run-summary writers. Regular files are written beside their
+ * final name and renamed into place, so a reader never sees half a file and
+ * a failure leaves whatever was there before. Special files (a terminal,
+ * /dev/stdout, a pipe) are written in place. */
+#include "sky-core.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+  const char *path;
+  char *tmp_path;       /* NULL when writing in place */
+  FILE *fp;
+} OutputFile;
+
+static int
+output_open (OutputFile *out, const char *path)
+{
+  struct stat st;
+  int fd;
+
+  memset (out, 0, sizeof *out);
+  out->path = path;
+  if (stat (path, &st) == 0 && !S_ISREG (st.st_mode))
+    {
+      if (S_ISDIR (st.st_mode))
+        return sky_fail (SKY_ERR_IO, "%s: is a directory", path);
+      out->fp = fopen (path, "w");
+      if (out->fp == NULL)
+        return sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (errno));
+      return SKY_OK;
+    }
+
+  if (asprintf (&out->tmp_path, "%s.tmpXXXXXX", path) < 0)
+    {
+      out->tmp_path = NULL;
+      return sky_fail (SKY_ERR_MEMORY, "%s: out of memory", path);
+    }
+  fd = mkstemp (out->tmp_path);
+  if (fd < 0)
+    {
+      int err = errno;
+      free (out->tmp_path);
+      out->tmp_path = NULL;
+      return sky_fail (SKY_ERR_IO, "%s: cannot create the file: %s", path, strerror (err));
+    }
+  fchmod (fd, 0644); /* mkstemp makes 0600; a catalogue is for sharing */
+  out->fp = fdopen (fd, "w");
+  if (out->fp == NULL)
+    {
+      int err = errno;
+      close (fd);
+      unlink (out->tmp_path);
+      free (out->tmp_path);
+      out->tmp_path = NULL;
+      return sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (err));
+    }
+  return SKY_OK;
+}
+
+/* Finishes the file: flushes, checks every write, renames into place. On
+ * failure the temporary is removed and the old file, if any, stays. */
+static int
+output_close (OutputFile *out)
+{
+  int err = 0;
+
+  if (ferror (out->fp))
+    err = errno ? errno : EIO;
+  if (fflush (out->fp) != 0 && err == 0)
+    err = errno;
+  if (out->tmp_path != NULL && err == 0 && fsync (fileno (out->fp)) != 0)
+    err = errno;
+  if (fclose (out->fp) != 0 && err == 0)
+    err = errno;
+  out->fp = NULL;
+
+  if (out->tmp_path != NULL)
+    {
+      if (err == 0 && rename (out->tmp_path, out->path) != 0)
+        err = errno;
+      if (err != 0)
+        unlink (out->tmp_path);
+      free (out->tmp_path);
+      out->tmp_path = NULL;
+    }
+  if (err != 0)
+    return sky_fail (SKY_ERR_IO, "%s: writing failed: %s", out->path, strerror (err));
+  return SKY_OK;
+}
+
+int
+sky_write_catalogue_csv (const char *path, const SkyCatalogue *cat)
+{
+  OutputFile out;
+  int ret = output_open (&out, path);
+
+  if (ret != SKY_OK)
+    return ret;
+  fprintf (out.fp, "source_id,x_centroid,y_centroid,sum_flux,npix,peak_flux,peak_x,peak_y,"
+                   "xmin,xmax,ymin,ymax\n");
+  for (int64_t i = 0; i < cat->n; i++)
+    fprintf (out.fp, "%lld,%.6f,%.6f,%.10g,%lld,%.9g,%d,%d,%d,%d,%d,%d\n", (long long) (i + 1),
+             cat->x[i], cat->y[i], cat->sum[i], (long long) cat->npix[i], (double) cat->peak[i],
+             cat->peak_x[i], cat->peak_y[i], cat->xmin[i], cat->xmax[i], cat->ymin[i],
+             cat->ymax[i]);
+  return output_close (&out);
+}
+
+static void
+json_string (FILE *fp, const char *s)
+{
+  fputc ('"', fp);
+  for (; s != NULL && *s; s++)
+    {
+      unsigned char c = (unsigned char) *s;
+      if (c == '"' || c == '\\')
+        fprintf (fp, "\\%c", c);
+      else if (c < 0x20)
+        fprintf (fp, "\\u%04x", c);
+      else
+        fputc (c, fp);
+    }
+  fputc ('"', fp);
+}
+
+static void
+json_number (FILE *fp, double v)
+{
+  if (isfinite (v))
+    fprintf (fp, "%.17g", v);
+  else
+    fputs ("null", fp);
+}
+
+int
+sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *res)
+{
+  const SkyImage *img = info->image;
+  const SkyParams *p = info->params;
+  const SkyClipStats *s = &res->stats;
+  const SkyStepTimes *t = &res->times;
+  int64_t top[10];
+  int ntop = sky_catalogue_top_sums (&res->catalogue, top, 10);
+  OutputFile out;
+  int ret = output_open (&out, path);
+
+  if (ret != SKY_OK)
+    return ret;
+  fputs ("{\n  \"image\": ", out.fp);
+  json_string (out.fp, img->path);
+  fprintf (out.fp, ",\n  \"hdu\": %d,\n  \"plane\": %lld,\n", img->hdu, (long long) img->plane);
+  fprintf (out.fp, "  \"shape\": [%lld, %lld],\n", (long long) img->ny, (long long) img->nx);
+  fprintf (out.fp, "  \"nblank\": %lld,\n  \"bunit\": ", (long long) img->nblank);
+  json_string (out.fp, img->bunit);
+  fprintf (out.fp, ",\n  \"backend\": ");
+  json_string (out.fp, info->backend);
+  fprintf (out.fp, ",\n  \"params\": {\"clip_kappa\": ");
+  json_number (out.fp, p->clip_kappa);
+  fprintf (out.fp, ", \"max_iter\": %d, \"threshold_sigma\": ", p->max_iter);
+  json_number (out.fp, p->threshold);
+  fprintf (out.fp, ", \"relative\": %s, \"connectivity\": %d},\n",
+           p->relative ? "true" : "false", p->connectivity);
+  fputs ("  \"clipped\": {\"median\": ", out.fp);
+  json_number (out.fp, s->median);
+  fputs (", \"std\": ", out.fp);
+  json_number (out.fp, s->sigma);
+  fputs (", \"mean\": ", out.fp);
+  json_number (out.fp, s->mean);
+  fprintf (out.fp, ", \"n\": %lld, \"ninput\": %lld, \"iterations\": %d, \"converged\": %s, "
+                   "\"flat\": %s},\n",
+           (long long) s->n, (long long) s->ninput, s->iterations,
+           s->converged ? "true" : "false", s->flat ? "true" : "false");
+  fputs ("  \"threshold\": ", out.fp);
+  json_number (out.fp, res->threshold_value);
+  fprintf (out.fp, ",\n  \"nsources\": %lld,\n  \"top_sum_flux\": [", (long long) res->nsources);
+  for (int i = 0; i < ntop; i++)
+    {
+      fputs (i ? ", " : "", out.fp);
+      json_number (out.fp, res->catalogue.sum[top[i]]);
+    }
+  fprintf (out.fp, "],\n  \"repeat\": %d,\n", info->repeat);
+  fputs ("  \"times_ms\": {\"cpu\": {\"load\": ", out.fp);
+  json_number (out.fp, info->load_ms);
+  fputs (", \"clip\": ", out.fp);
+  json_number (out.fp, t->clip);
+  fputs (", \"segment\": ", out.fp);
+  json_number (out.fp, t->segment);
+  fputs (", \"label\": ", out.fp);
+  json_number (out.fp, t->label);
+  fputs (", \"measure\": ", out.fp);
+  json_number (out.fp, t->measure);
+  fputs (", \"total\": ", out.fp);
+  json_number (out.fp, t->total);
+  fputs ("}}\n}\n", out.fp);
+  return output_close (&out);
+}

@@ -1,0 +1,236 @@
+/* Source measurement in one pass over the source pixels.
+ *
+ * Each thread takes a band of rows. Labels are numbered in raster order of
+ * a source's first pixel, so the sources that start inside a band have a
+ * contiguous range of labels no other band starts: the band accumulates
+ * those straight into the catalogue. Any other source it meets started above
+ * it and so crosses its first row; there are at most nx of them, kept in a
+ * small table and added to the catalogue after all bands are done. */
+#include "sky-cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  int32_t label;       /* 0: free slot */
+  int64_t npix;
+  double sum, sum_x, sum_y;
+  float peak;
+  int32_t peak_x, peak_y;
+  int32_t xmin, xmax, ymin, ymax;
+} Partial;
+
+typedef struct {
+  const SkyImage *img;
+  const int32_t *labels;
+  SkyCatalogue *cat;
+  double *sum_x, *sum_y;  /* per source, divided by sum at the end */
+  int nbands;
+  int32_t *band_max;      /* per band: largest label in it */
+  Partial **foreign;      /* per band: sources that started above it */
+  int64_t foreign_size;   /* slots per table, a power of two */
+} Measure;
+
+static void
+band_rows (const Measure *m, int band, int64_t *r0, int64_t *r1)
+{
+  *r0 = m->img->ny * band / m->nbands;
+  *r1 = m->img->ny * (band + 1) / m->nbands;
+}
+
+static void
+max_label_task (void *ctx, int band)
+{
+  Measure *m = ctx;
+  int64_t r0, r1, nx = m->img->nx;
+  int32_t best = 0;
+
+  band_rows (m, band, &r0, &r1);
+  for (int64_t i = r0 * nx; i < r1 * nx; i++)
+    best = m->labels[i] > best ? m->labels[i] : best;
+  m->band_max[band] = best;
+}
+
+static Partial *
+foreign_slot (Measure *m, int band, int32_t label)
+{
+  Partial *table = m->foreign[band];
+  uint64_t mask = (uint64_t) m->foreign_size - 1;
+  uint64_t h = ((uint64_t) label * 0x9E3779B97F4A7C15ull) >> 20;
+
+  for (;; h++)
+    {
+      Partial *p = &table[h & mask];
+      if (p->label == label)
+        return p;
+      if (p->label == 0)
+        {
+          p->label = label;
+          p->peak = -INFINITY;
+          p->xmin = p->ymin = INT32_MAX;
+          p->xmax = p->ymax = -1;
+          return p;
+        }
+    }
+}
+
+static void
+add_to_partial (Partial *p, double v, float value, int32_t x, int32_t y)
+{
+  p->npix++;
+  p->sum += v;
+  p->sum_x += v * x;
+  p->sum_y += v * y;
+  if (value > p->peak)
+    {
+      p->peak = value;
+      p->peak_x = x;
+      p->peak_y = y;
+    }
+  p->xmin = x < p->xmin ? x : p->xmin;
+  p->xmax = x > p->xmax ? x : p->xmax;
+  p->ymin = y < p->ymin ? y : p->ymin;
+  p->ymax = y > p->ymax ? y : p->ymax;
+}
+
+static void
+measure_task (void *ctx, int band)
+{
+  Measure *m = ctx;
+  SkyCatalogue *cat = m->cat;
+  int64_t r0, r1, nx = m->img->nx;
+  int32_t first_own = 1;
+
+  band_rows (m, band, &r0, &r1);
+  for (int b = 0; b < band; b++)
+    first_own = m->band_max[b] >= first_own ? m->band_max[b] + 1 : first_own;
+
+  for (int64_t y = r0; y < r1; y++)
+    {
+      const int32_t *row = m->labels + y * nx;
+      const float *pix = m->img->pixels + y * nx;
+      for (int64_t x = 0; x < nx; x++)
+        {
+          int32_t label = row[x];
+          float value = pix[x];
+          double v = value;
+
+          if (label == 0)
+            continue;
+          if (label < first_own)
+            {
+              add_to_partial (foreign_slot (m, band, label), v, value, (int32_t) x, (int32_t) y);
+              continue;
+            }
+          int64_t i = label - 1;
+          cat->npix[i]++;
+          cat->sum[i] += v;
+          m->sum_x[i] += v * x;
+          m->sum_y[i] += v * y;
+          /* Strictly greater keeps the first peak in raster order. */
+          if (value > cat->peak[i])
+            {
+              cat->peak[i] = value;
+              cat->peak_x[i] = (int32_t) x;
+              cat->peak_y[i] = (int32_t) y;
+            }
+          cat->xmin[i] = x < cat->xmin[i] ? (int32_t) x : cat->xmin[i];
+          cat->xmax[i] = x > cat->xmax[i] ? (int32_t) x : cat->xmax[i];
+          cat->ymin[i] = y < cat->ymin[i] ? (int32_t) y : cat->ymin[i];
+          cat->ymax[i] = y > cat->ymax[i] ? (int32_t) y : cat->ymax[i];
+        }
+    }
+}
+
+/* Adds a band's share of a source that started above it. Bands are merged
+ * in row order, so on equal peaks the one seen first stays. */
+static void
+merge_partial (Measure *m, const Partial *p)
+{
+  SkyCatalogue *cat = m->cat;
+  int64_t i = p->label - 1;
+
+  cat->npix[i] += p->npix;
+  cat->sum[i] += p->sum;
+  m->sum_x[i] += p->sum_x;
+  m->sum_y[i] += p->sum_y;
+  if (p->peak > cat->peak[i])
+    {
+      cat->peak[i] = p->peak;
+      cat->peak_x[i] = p->peak_x;
+      cat->peak_y[i] = p->peak_y;
+    }
+  cat->xmin[i] = p->xmin < cat->xmin[i] ? p->xmin : cat->xmin[i];
+  cat->xmax[i] = p->xmax > cat->xmax[i] ? p->xmax : cat->xmax[i];
+  cat->ymin[i] = p->ymin < cat->ymin[i] ? p->ymin : cat->ymin[i];
+  cat->ymax[i] = p->ymax > cat->ymax[i] ? p->ymax : cat->ymax[i];
+}
+
+int
+sky_cpu_measure (const SkyImage *img, const int32_t *labels, int64_t nlabels, int nthreads,
+                 SkyCatalogue *cat)
+{
+  Measure m = { img, labels, cat, NULL, NULL, 1, NULL, NULL, 0 };
+  int ret = sky_catalogue_alloc (cat, nlabels);
+
+  if (ret != SKY_OK)
+    return ret;
+  m.nbands = nthreads <= 0 ? sky_default_threads () : nthreads;
+  if (m.nbands > img->ny)
+    m.nbands = (int) img->ny;
+  if (img->nx * img->ny < (1 << 18))
+    m.nbands = 1;
+  m.foreign_size = 16;
+  while (m.foreign_size < 2 * img->nx + 2)
+    m.foreign_size *= 2;
+
+  m.sum_x = calloc ((size_t) (nlabels > 0 ? nlabels : 1), sizeof *m.sum_x);
+  m.sum_y = calloc ((size_t) (nlabels > 0 ? nlabels : 1), sizeof *m.sum_y);
+  m.band_max = calloc ((size_t) m.nbands, sizeof *m.band_max);
+  m.foreign = calloc ((size_t) m.nbands, sizeof *m.foreign);
+  if (!m.sum_x || !m.sum_y || !m.band_max || !m.foreign)
+    {
+      ret = sky_fail (SKY_ERR_MEMORY, "measure: out of memory");
+      goto exit;
+    }
+  for (int b = 1; b < m.nbands; b++)
+    if ((m.foreign[b] = calloc ((size_t) m.foreign_size, sizeof (Partial))) == NULL)
+      {
+        ret = sky_fail (SKY_ERR_MEMORY, "measure: out of memory");
+        goto exit;
+      }
+
+  for (int64_t i = 0; i < nlabels; i++)
+    {
+      cat->peak[i] = -INFINITY;
+      cat->xmin[i] = cat->ymin[i] = INT32_MAX;
+      cat->xmax[i] = cat->ymax[i] = -1;
+    }
+
+  if (m.nbands > 1)
+    sky_parallel_for (m.nbands, m.nbands, max_label_task, &m);
+  sky_parallel_for (m.nbands, m.nbands, measure_task, &m);
+  for (int b = 1; b < m.nbands; b++)
+    for (int64_t s = 0; s < m.foreign_size; s++)
+      if (m.foreign[b][s].label != 0)
+        merge_partial (&m, &m.foreign[b][s]);
+
+  for (int64_t i = 0; i < nlabels; i++)
+    {
+      cat->x[i] = m.sum_x[i] / cat->sum[i];
+      cat->y[i] = m.sum_y[i] / cat->sum[i];
+    }
+
+exit:
+  if (m.foreign != NULL)
+    for (int b = 0; b < m.nbands; b++)
+      free (m.foreign[b]);
+  free (m.foreign);
+  free (m.band_max);
+  free (m.sum_x);
+  free (m.sum_y);
+  if (ret != SKY_OK)
+    sky_catalogue_clear (cat);
+  return ret;
+}

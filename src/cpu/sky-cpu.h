@@ -1,0 +1,47 @@
+/* sky-cpu.h: the CPU backend, the reference every other backend is checked
+ * against. Each step takes the previous step's result; all of them split
+ * their work over row bands on nthreads threads (0: every online core). */
+#ifndef SKY_CPU_H
+#define SKY_CPU_H
+
+#include "sky-core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kappa-sigma clipping of the non-blank pixels around the median until a
+ * pass clips nothing (or params->max_iter passes): keeps pixels with
+ * median - kappa * sigma < x < median + kappa * sigma, sigma the population
+ * standard deviation. The pixels are bucketed once by their top 16 bits;
+ * every pass then works on the few buckets at its bounds and its median, so
+ * no pass sorts or even reads the whole image. */
+int sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats);
+
+/* mask[i] = 1 where pixels[i] > threshold_value, else 0 (blanks are 0, and a
+ * NAN threshold, a flat image, gives an empty mask). mask holds nx * ny. */
+int sky_cpu_segment (const SkyImage *img, double threshold_value, int nthreads, uint8_t *mask);
+
+/* Connected components of the mask with 4- or 8-connectivity. labels
+ * (nx * ny) gets 1..n in raster order of each component's first pixel,
+ * exactly as scipy.ndimage.label numbers them, 0 elsewhere. Union-find over
+ * provisional labels, one band per thread, bands joined along their edges. */
+int sky_cpu_label (const uint8_t *mask, int64_t nx, int64_t ny, int connectivity, int nthreads,
+                   int32_t *labels, int64_t *nlabels);
+
+/* One pass over the source pixels: centroid, sum, pixel count, peak (first
+ * in raster order on ties) and bounding box of labels 1..nlabels, into a
+ * catalogue it allocates. */
+int sky_cpu_measure (const SkyImage *img, const int32_t *labels, int64_t nlabels, int nthreads,
+                     SkyCatalogue *cat);
+
+/* Runs the four steps, timing each, into res, which must be zeroed or hold
+ * an earlier result: its mask and label buffers are reused when the image
+ * has the same size. The caller frees it with sky_result_clear. */
+int sky_cpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SKY_CPU_H */
