@@ -2,11 +2,11 @@
  *
  * Every clipping pass keeps the pixels strictly inside an interval, and each
  * interval lies inside the last, so the survivors are always one contiguous
- * run of the pixels in sorted order. We bucket the pixels once by the top 16
+ * run of the pixels in sorted order. We bucket the pixels once by the top
  * bits of an order-preserving key (a counting sort: one histogram pass, one
  * scatter pass) and keep per-bucket sums. A pass then needs exact order only
  * inside the buckets that hold its median and its two bounds; those few are
- * sorted on first use by their low 16 key bits, and every bucket in between
+ * sorted on first use by their low key bits, and every bucket in between
  * is taken whole through its sums. The cost is three streaming passes over
  * the image, whatever the number of clipping passes. */
 #include "sky-cpu.h"
@@ -15,7 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NBUCKETS 65536
+/* Buckets are the top BUCKET_BITS of the key: sign, exponent and the top
+ * three mantissa bits, an eighth of an octave. Few enough that the scatter's
+ * write streams stay in cache, fine enough that the buckets sorted per pass
+ * hold a fraction of a percent of the pixels. */
+#define BUCKET_BITS 12
+#define BUCKET_SHIFT (32 - BUCKET_BITS)
+#define NBUCKETS (1 << BUCKET_BITS)
 /* Each task splits its pixels over LANES interleaved streams with their own
  * counters, so that runs of pixels in one bucket (most of them, in smooth
  * noise) do not wait on each other's counter updates. */
@@ -50,7 +56,7 @@ float_key (float v)
 static inline int
 bucket_of_value (double v)
 {
-  return (int) (float_key ((float) v) >> 16);
+  return (int) (float_key ((float) v) >> BUCKET_SHIFT);
 }
 
 static void
@@ -73,7 +79,7 @@ histogram_task (void *ctx, int task)
       float v = b->pixels[i];
       int lane = (int) (i & (LANES - 1));
       if (!isnan (v))
-        counts[lane * NBUCKETS + (float_key (v) >> 16)]++;
+        counts[lane * NBUCKETS + (float_key (v) >> BUCKET_SHIFT)]++;
     }
 }
 
@@ -90,7 +96,7 @@ scatter_task (void *ctx, int task)
       float v = b->pixels[i];
       int lane = (int) (i & (LANES - 1));
       if (!isnan (v))
-        b->values[cursor[lane * NBUCKETS + (float_key (v) >> 16)]++] = v;
+        b->values[cursor[lane * NBUCKETS + (float_key (v) >> BUCKET_SHIFT)]++] = v;
     }
 }
 
@@ -131,8 +137,8 @@ sums_task (void *ctx, int task)
     }
 }
 
-/* Sorts one bucket in place: its values share the top 16 key bits, so two
- * 8-bit radix passes over the low 16 bits order it completely. */
+/* Sorts one bucket in place: its values share the top key bits, so 8-bit
+ * radix passes over the low BUCKET_SHIFT bits order it completely. */
 static int
 ensure_sorted (Buckets *b, int k)
 {
@@ -158,7 +164,7 @@ ensure_sorted (Buckets *b, int k)
   tmp = malloc ((size_t) n * sizeof *tmp);
   if (tmp == NULL)
     return sky_fail (SKY_ERR_MEMORY, "clip: no memory to sort %lld values", (long long) n);
-  for (int shift = 0; shift < 16; shift += 8)
+  for (int shift = 0; shift < BUCKET_SHIFT; shift += 8)
     {
       int64_t count[257] = { 0 };
       for (int64_t i = 0; i < n; i++)

@@ -13,7 +13,7 @@ extern "C" {
 /* Kappa-sigma clipping of the non-blank pixels around the median until a
  * pass clips nothing (or params->max_iter passes): keeps pixels with
  * median - kappa * sigma < x < median + kappa * sigma, sigma the population
- * standard deviation. The pixels are bucketed once by their top 16 bits;
+ * standard deviation. The pixels are bucketed once by their top 12 bits;
  * every pass then works on the few buckets at its bounds and its median, so
  * no pass sorts or even reads the whole image. */
 int sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats);

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Counts the single checks of a meson test run from its testlog.json: each
+TAP line of a TAP test, or the whole test where it printed no TAP (a crash
+or a plain exit status). Prints "N passed, N failed, N skipped" and exits 1
+when anything failed."""
+import json
+import re
+import sys
+
+TAP_LINE = re.compile(r"^(not ok|ok)\b(.*)$")
+
+
+def main(path):
+    passed = failed = skipped = 0
+    with open(path) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            test = json.loads(line)
+            results = [TAP_LINE.match(l) for l in test.get("stdout", "").splitlines()]
+            results = [m for m in results if m]
+            if not results or test["result"] not in ("OK", "SKIP", "EXPECTEDFAIL"):
+                # No TAP lines, or the program died or timed out after some:
+                # the test as a whole counts, so a crash is never hidden.
+                if test["result"] == "SKIP":
+                    skipped += 1
+                elif test["result"] in ("OK", "EXPECTEDFAIL"):
+                    passed += 1
+                else:
+                    failed += 1
+                    print(f"FAILED: {test['name']} ({test['result']})")
+                if results and test["result"] not in ("OK", "SKIP", "EXPECTEDFAIL"):
+                    failed += sum(1 for m in results if m.group(1) == "not ok")
+                continue
+            for m in results:
+                if m.group(1) == "not ok":
+                    failed += 1
+                    print(f"FAILED: {test['name']}{m.group(2)}")
+                elif re.search(r"#\s*SKIP", m.group(2), re.IGNORECASE):
+                    skipped += 1
+                else:
+                    passed += 1
+    line = f"{passed} passed, {failed} failed"
+    if skipped:
+        line += f", {skipped} skipped"
+    print(line)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "build/meson-logs/testlog.json"))

@@ -1,0 +1,81 @@
+#include "sky-test-util.h"
+
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *tmpdir;
+
+const char *
+sky_test_shared_data (const char **why)
+{
+  static char reason[512];
+  const char *dir = g_getenv ("SKYSIFT_SHARED_DATA");
+
+  if (dir == NULL || !g_file_test (dir, G_FILE_TEST_IS_DIR))
+    {
+      g_snprintf (reason, sizeof reason,
+                  "no shared test images at %s (they sit in ../shared/data beside a "
+                  "development checkout)", dir ? dir : "(SKYSIFT_SHARED_DATA unset)");
+      if (why)
+        *why = reason;
+      return NULL;
+    }
+  return dir;
+}
+
+static void
+remove_tmpdir (void)
+{
+  GDir *d;
+  const char *name;
+
+  if (tmpdir == NULL || (d = g_dir_open (tmpdir, 0, NULL)) == NULL)
+    return;
+  while ((name = g_dir_read_name (d)) != NULL)
+    {
+      char *path = g_build_filename (tmpdir, name, NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_DIR))
+        g_rmdir (path);
+      else
+        g_unlink (path);
+      g_free (path);
+    }
+  g_dir_close (d);
+  g_rmdir (tmpdir);
+}
+
+const char *
+sky_test_tmpdir (void)
+{
+  if (tmpdir == NULL)
+    {
+      tmpdir = g_dir_make_tmp ("skysift-test-XXXXXX", NULL);
+      g_assert_nonnull (tmpdir);
+      atexit (remove_tmpdir);
+    }
+  return tmpdir;
+}
+
+char *
+sky_test_tmp_path (const char *name)
+{
+  return g_build_filename (sky_test_tmpdir (), name, NULL);
+}
+
+void
+sky_test_image (SkyImage *img, int64_t nx, int64_t ny, const float *values)
+{
+  g_assert_cmpint (sky_image_alloc (img, nx, ny), ==, SKY_OK);
+  if (values != NULL)
+    memcpy (img->pixels, values, (size_t) (nx * ny) * sizeof (float));
+  sky_image_count_blanks (img);
+}
+
+void
+sky_test_run_cpu (const SkyImage *img, const SkyParams *params, SkyResult *res)
+{
+  int ret = sky_cpu_run (img, params, res);
+  if (ret != SKY_OK)
+    g_error ("pipeline failed: %s", sky_last_error ());
+}

@@ -1,0 +1,566 @@
+/* Unit tests of the four CPU steps on small hand-made images, and of the
+ * fast implementations against plain, obviously correct ones on random
+ * fields (single and several threads, several band counts). The random
+ * fields change with every run; `--seed` replays the one GTest reports. */
+#include "sky-test-util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------ plain references */
+
+static int
+compare_floats (const void *a, const void *b)
+{
+  float x = *(const float *) a, y = *(const float *) b;
+  return (x > y) - (x < y);
+}
+
+/* The lesson's loop, literally: sort for the median, two-pass sigma. */
+static void
+naive_clip (const float *pixels, int64_t n, double kappa, SkyClipStats *out)
+{
+  float *cur = g_new (float, n > 0 ? n : 1), *next = g_new (float, n > 0 ? n : 1);
+  int64_t m = 0;
+
+  memset (out, 0, sizeof *out);
+  for (int64_t i = 0; i < n; i++)
+    if (!isnan (pixels[i]))
+      cur[m++] = pixels[i];
+  out->ninput = m;
+  for (;;)
+    {
+      double sum = 0, ss = 0, median, sigma, lo, hi;
+      int64_t k = 0;
+      qsort (cur, (size_t) m, sizeof *cur, compare_floats);
+      median = m % 2 ? cur[m / 2] : 0.5 * ((double) cur[m / 2 - 1] + cur[m / 2]);
+      for (int64_t i = 0; i < m; i++)
+        sum += cur[i];
+      for (int64_t i = 0; i < m; i++)
+        ss += (cur[i] - sum / m) * (cur[i] - sum / m);
+      sigma = sqrt (ss / m);
+      out->iterations++;
+      out->median = median;
+      out->sigma = sigma;
+      out->n = m;
+      lo = median - kappa * sigma;
+      hi = median + kappa * sigma;
+      for (int64_t i = 0; i < m; i++)
+        if (cur[i] > lo && cur[i] < hi)
+          next[k++] = cur[i];
+      if (k == m)
+        break;
+      if (k == 0)
+        {
+          out->flat = 1;
+          break;
+        }
+      memcpy (cur, next, (size_t) k * sizeof *cur);
+      m = k;
+    }
+  g_free (cur);
+  g_free (next);
+}
+
+/* Flood fill in raster order: components numbered by their first pixel. */
+static int64_t
+naive_label (const uint8_t *mask, int64_t nx, int64_t ny, int conn, int32_t *labels)
+{
+  int64_t *stack = g_new (int64_t, nx * ny + 1), count = 0;
+
+  memset (labels, 0, (size_t) (nx * ny) * sizeof *labels);
+  for (int64_t start = 0; start < nx * ny; start++)
+    {
+      int64_t top = 0;
+      if (!mask[start] || labels[start])
+        continue;
+      labels[start] = (int32_t) ++count;
+      stack[top++] = start;
+      while (top > 0)
+        {
+          int64_t p = stack[--top], x = p % nx, y = p / nx;
+          for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++)
+              {
+                int64_t qx = x + dx, qy = y + dy, q;
+                if ((dx == 0 && dy == 0) || (conn == 4 && dx != 0 && dy != 0))
+                  continue;
+                if (qx < 0 || qy < 0 || qx >= nx || qy >= ny)
+                  continue;
+                q = qy * nx + qx;
+                if (mask[q] && !labels[q])
+                  {
+                    labels[q] = (int32_t) count;
+                    stack[top++] = q;
+                  }
+              }
+        }
+    }
+  g_free (stack);
+  return count;
+}
+
+/* ------------------------------------------------------------------- clip */
+
+static void
+assert_clip_equal (const SkyClipStats *got, const SkyClipStats *want)
+{
+  g_assert_cmpint (got->flat, ==, want->flat);
+  g_assert_cmpint (got->n, ==, want->n);
+  g_assert_cmpint (got->iterations, ==, want->iterations);
+  g_assert_cmpint (got->ninput, ==, want->ninput);
+  g_assert_cmpfloat_with_epsilon (got->median, want->median,
+                                  1e-12 + 1e-9 * fabs (want->median));
+  g_assert_cmpfloat_with_epsilon (got->sigma, want->sigma, 1e-12 + 1e-9 * want->sigma);
+}
+
+static void
+test_clip_hand_made (void)
+{
+  /* 1..9 and one outlier: the outlier goes in the first pass, then the
+   * remaining nine are all within 3 sigma. */
+  float v[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 1000 };
+  SkyImage img;
+  SkyParams p;
+  SkyClipStats s;
+
+  sky_params_init (&p);
+  sky_test_image (&img, 10, 1, v);
+  g_assert_cmpint (sky_cpu_clip (&img, &p, &s), ==, SKY_OK);
+  g_assert_cmpint (s.n, ==, 9);
+  g_assert_cmpint (s.iterations, ==, 2);
+  g_assert_true (s.converged);
+  g_assert_false (s.flat);
+  g_assert_cmpfloat (s.median, ==, 5.0);
+  g_assert_cmpfloat_with_epsilon (s.sigma, sqrt (60.0 / 9.0), 1e-12);
+  g_assert_cmpfloat_with_epsilon (s.mean, 5.0, 1e-12);
+  sky_image_clear (&img);
+}
+
+static void
+test_clip_blanks_take_no_part (void)
+{
+  float v[6] = { NAN, 1, 2, NAN, 3, 4 };
+  SkyImage img;
+  SkyParams p;
+  SkyClipStats s;
+
+  sky_params_init (&p);
+  sky_test_image (&img, 3, 2, v);
+  g_assert_cmpint (img.nblank, ==, 2);
+  g_assert_cmpint (sky_cpu_clip (&img, &p, &s), ==, SKY_OK);
+  g_assert_cmpint (s.ninput, ==, 4);
+  g_assert_cmpint (s.n, ==, 4);
+  g_assert_cmpfloat (s.median, ==, 2.5);
+  sky_image_clear (&img);
+}
+
+static void
+test_clip_flat_image (void)
+{
+  SkyImage img;
+  SkyParams p;
+  SkyResult res = { 0 };
+
+  sky_params_init (&p);
+  sky_test_image (&img, 7, 5, NULL);
+  for (int i = 0; i < 35; i++)
+    img.pixels[i] = 2.5f;
+  sky_test_run_cpu (&img, &p, &res);
+  g_assert_true (res.stats.flat);
+  g_assert_cmpfloat (res.stats.median, ==, 2.5);
+  g_assert_cmpfloat (res.stats.sigma, ==, 0.0);
+  g_assert_true (isnan (res.threshold_value));
+  g_assert_cmpint (res.nsources, ==, 0);
+  for (int i = 0; i < 35; i++)
+    g_assert_cmpint (res.mask[i], ==, 0);
+  sky_result_clear (&res);
+  sky_image_clear (&img);
+}
+
+static void
+test_clip_all_blank_is_an_error (void)
+{
+  float v[4] = { NAN, NAN, NAN, NAN };
+  SkyImage img;
+  SkyParams p;
+  SkyClipStats s;
+
+  sky_params_init (&p);
+  sky_test_image (&img, 2, 2, v);
+  g_assert_cmpint (sky_cpu_clip (&img, &p, &s), ==, SKY_ERR_EMPTY);
+  sky_image_clear (&img);
+}
+
+static void
+test_clip_iteration_cap (void)
+{
+  float v[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 1000 };
+  SkyImage img;
+  SkyParams p;
+  SkyClipStats s;
+
+  sky_params_init (&p);
+  p.max_iter = 1;
+  sky_test_image (&img, 10, 1, v);
+  g_assert_cmpint (sky_cpu_clip (&img, &p, &s), ==, SKY_OK);
+  g_assert_cmpint (s.iterations, ==, 1);
+  g_assert_false (s.converged);
+  g_assert_cmpint (s.n, ==, 10); /* the statistics of the set they describe */
+  g_assert_cmpfloat (s.median, ==, 5.5);
+  sky_image_clear (&img);
+}
+
+/* Random fields of several shapes against the lesson's literal loop. */
+static void
+test_clip_matches_naive (void)
+{
+  GRand *rng = g_rand_new_with_seed (g_test_rand_int ());
+  const int sizes[][2] = { { 1, 1 }, { 3, 1 }, { 17, 13 }, { 300, 301 }, { 700, 650 } };
+
+  for (unsigned s = 0; s < G_N_ELEMENTS (sizes); s++)
+    for (int kind = 0; kind < 6; kind++)
+      for (int threads = 1; threads <= 3; threads += 2)
+        {
+          int64_t nx = sizes[s][0], ny = sizes[s][1], n = nx * ny;
+          SkyImage img;
+          SkyParams p;
+          SkyClipStats got, want;
+
+          sky_test_image (&img, nx, ny, NULL);
+          for (int64_t i = 0; i < n; i++)
+            {
+              double g = 0;
+              for (int k = 0; k < 4; k++)
+                g += g_rand_double (rng) - 0.5;
+              switch (kind)
+                {
+                case 0: img.pixels[i] = (float) g; break;                       /* noise */
+                case 1: img.pixels[i] = (float) (g + (i % 97 == 0 ? 50 : 0)); break; /* sources */
+                case 2: img.pixels[i] = (float) g_rand_int_range (rng, -3, 4); break; /* ties */
+                case 3: img.pixels[i] = (float) (6000 + 30 * g); break;          /* offset */
+                case 4: img.pixels[i] = i % 5 == 0 ? NAN : (float) (1e-6 * g); break;
+                default: img.pixels[i] = (float) (g_rand_boolean (rng) ? -0.0 : 0.0)
+                           + (i % 7 == 0 ? (float) g : 0.0f); break;    /* signed zeros */
+                }
+            }
+          if (n == 1 && kind == 4)
+            img.pixels[0] = 1.0f;
+          sky_image_count_blanks (&img);
+          sky_params_init (&p);
+          p.nthreads = threads;
+          if (kind == 2)
+            p.clip_kappa = 1.5;
+          g_assert_cmpint (sky_cpu_clip (&img, &p, &got), ==, SKY_OK);
+          naive_clip (img.pixels, n, p.clip_kappa, &want);
+          assert_clip_equal (&got, &want);
+          sky_image_clear (&img);
+        }
+  g_rand_free (rng);
+}
+
+/* ---------------------------------------------------------------- segment */
+
+static void
+test_segment_is_strict_and_exact (void)
+{
+  /* 0.1 is not a float: the float nearest 0.1 lies above it and counts;
+   * a pixel exactly at a float threshold does not. */
+  float v[6] = { 0.1f, nextafterf (0.1f, 0), 0.5f, NAN, -1.0f, 0.25f };
+  uint8_t mask[6];
+  SkyImage img;
+
+  sky_test_image (&img, 6, 1, v);
+  g_assert_cmpint (sky_cpu_segment (&img, 0.1, 1, mask), ==, SKY_OK);
+  g_assert_cmpint (mask[0], ==, 1);
+  g_assert_cmpint (mask[1], ==, 0);
+  g_assert_cmpint (mask[2], ==, 1);
+  g_assert_cmpint (mask[3], ==, 0);
+  g_assert_cmpint (mask[4], ==, 0);
+  g_assert_cmpint (sky_cpu_segment (&img, 0.25, 1, mask), ==, SKY_OK);
+  g_assert_cmpint (mask[5], ==, 0);
+  g_assert_cmpint (sky_cpu_segment (&img, NAN, 1, mask), ==, SKY_OK);
+  for (int i = 0; i < 6; i++)
+    g_assert_cmpint (mask[i], ==, 0);
+  sky_image_clear (&img);
+}
+
+static void
+test_segment_relative_threshold (void)
+{
+  SkyParams p;
+  SkyClipStats s = { .median = 10, .sigma = 2, .n = 5 };
+
+  sky_params_init (&p);
+  g_assert_cmpfloat (sky_threshold_value (&p, &s), ==, 10.0);
+  p.relative = 1;
+  g_assert_cmpfloat (sky_threshold_value (&p, &s), ==, 20.0);
+  s.flat = 1;
+  g_assert_true (isnan (sky_threshold_value (&p, &s)));
+}
+
+/* ------------------------------------------------------------------ label */
+
+static int64_t
+label_of (const char *rows[], int64_t nx, int64_t ny, int conn, int32_t *labels)
+{
+  uint8_t *mask = g_new (uint8_t, nx * ny);
+  int64_t n;
+
+  for (int64_t y = 0; y < ny; y++)
+    for (int64_t x = 0; x < nx; x++)
+      mask[y * nx + x] = rows[y][x] == '#';
+  g_assert_cmpint (sky_cpu_label (mask, nx, ny, conn, 1, labels, &n), ==, SKY_OK);
+  g_free (mask);
+  return n;
+}
+
+static void
+test_label_staircase_4_vs_8 (void)
+{
+  const char *rows[] = { "#....", ".#...", "..#..", "...#.", "....#" };
+  int32_t labels[25];
+
+  g_assert_cmpint (label_of (rows, 5, 5, 4, labels), ==, 5);
+  for (int i = 0; i < 5; i++)
+    g_assert_cmpint (labels[i * 5 + i], ==, i + 1);
+  g_assert_cmpint (label_of (rows, 5, 5, 8, labels), ==, 1);
+  for (int i = 0; i < 5; i++)
+    g_assert_cmpint (labels[i * 5 + i], ==, 1);
+}
+
+static void
+test_label_raster_order (void)
+{
+  /* The U's arms start two ids; the one on the right joins later. The small
+   * source at row 1 starts after the U's first pixel, so it is number 2
+   * even though the U's last pixels come after it. */
+  const char *rows[] = {
+    "#...#..",
+    "#...#.#",
+    "#####..",
+  };
+  int32_t labels[21];
+
+  g_assert_cmpint (label_of (rows, 7, 3, 4, labels), ==, 2);
+  g_assert_cmpint (labels[0], ==, 1);
+  g_assert_cmpint (labels[4], ==, 1);
+  g_assert_cmpint (labels[13], ==, 2);
+  g_assert_cmpint (labels[18], ==, 1);
+  g_assert_cmpint (labels[5], ==, 0);
+}
+
+static void
+test_label_edges_and_corners (void)
+{
+  const char *rows[] = { "#..#", "....", "#..#" };
+  const char *one[] = { "#" };
+  const char *column[] = { "#", "#", ".", "#" };
+  int32_t labels[12];
+
+  g_assert_cmpint (label_of (rows, 4, 3, 8, labels), ==, 4);
+  g_assert_cmpint (labels[0], ==, 1);
+  g_assert_cmpint (labels[3], ==, 2);
+  g_assert_cmpint (labels[8], ==, 3);
+  g_assert_cmpint (labels[11], ==, 4);
+  g_assert_cmpint (label_of (one, 1, 1, 4, labels), ==, 1);
+  g_assert_cmpint (label_of (column, 1, 4, 4, labels), ==, 2);
+  g_assert_cmpint (labels[3], ==, 2);
+}
+
+/* Random masks of several densities against the flood fill, with enough
+ * pixels that the image is cut into bands. */
+static void
+test_label_matches_naive (void)
+{
+  GRand *rng = g_rand_new_with_seed (g_test_rand_int ());
+  const int64_t nx = 613, ny = 517;
+  uint8_t *mask = g_new (uint8_t, nx * ny);
+  int32_t *got = g_new (int32_t, nx * ny), *want = g_new (int32_t, nx * ny);
+  const double densities[] = { 0.0, 0.02, 0.3, 0.5, 0.59, 0.8, 1.0 };
+
+  for (unsigned d = 0; d < G_N_ELEMENTS (densities); d++)
+    for (int conn = 4; conn <= 8; conn += 4)
+      for (int threads = 1; threads <= 5; threads += 2)
+        {
+          int64_t n_got, n_want;
+          for (int64_t i = 0; i < nx * ny; i++)
+            mask[i] = g_rand_double (rng) < densities[d];
+          g_assert_cmpint (sky_cpu_label (mask, nx, ny, conn, threads, got, &n_got), ==, SKY_OK);
+          n_want = naive_label (mask, nx, ny, conn, want);
+          g_assert_cmpint (n_got, ==, n_want);
+          g_assert_cmpmem (got, nx * ny * sizeof *got, want, nx * ny * sizeof *want);
+        }
+  g_free (mask);
+  g_free (got);
+  g_free (want);
+  g_rand_free (rng);
+}
+
+static void
+test_label_checkerboard (void)
+{
+  const int64_t nx = 1001, ny = 999;
+  uint8_t *mask = g_new (uint8_t, nx * ny);
+  int32_t *labels = g_new (int32_t, nx * ny);
+  int64_t n;
+
+  for (int64_t y = 0; y < ny; y++)
+    for (int64_t x = 0; x < nx; x++)
+      mask[y * nx + x] = (x + y) % 2 == 0;
+  g_assert_cmpint (sky_cpu_label (mask, nx, ny, 4, 2, labels, &n), ==, SKY_OK);
+  g_assert_cmpint (n, ==, (nx * ny + 1) / 2);
+  g_assert_cmpint (labels[nx * ny - 1], ==, n);
+  g_assert_cmpint (sky_cpu_label (mask, nx, ny, 8, 2, labels, &n), ==, SKY_OK);
+  g_assert_cmpint (n, ==, 1);
+  g_free (mask);
+  g_free (labels);
+}
+
+/* ---------------------------------------------------------------- measure */
+
+static void
+test_measure_hand_made (void)
+{
+  /* Two sources: a 2x2 block and one pixel, with a tie for the peak. */
+  float v[12] = { 1, 3, 0, 0,
+                  3, 1, 0, 0,
+                  0, 0, 0, 5 };
+  int32_t labels[12] = { 1, 1, 0, 0,
+                         1, 1, 0, 0,
+                         0, 0, 0, 2 };
+  SkyImage img;
+  SkyCatalogue cat;
+
+  sky_test_image (&img, 4, 3, v);
+  g_assert_cmpint (sky_cpu_measure (&img, labels, 2, 1, &cat), ==, SKY_OK);
+  g_assert_cmpint (cat.n, ==, 2);
+  g_assert_cmpfloat (cat.sum[0], ==, 8.0);
+  g_assert_cmpint (cat.npix[0], ==, 4);
+  g_assert_cmpfloat_with_epsilon (cat.x[0], 0.5, 1e-15);
+  g_assert_cmpfloat_with_epsilon (cat.y[0], 0.5, 1e-15);
+  g_assert_cmpfloat (cat.peak[0], ==, 3.0f);
+  g_assert_cmpint (cat.peak_x[0], ==, 1); /* the first of the tie in raster order */
+  g_assert_cmpint (cat.peak_y[0], ==, 0);
+  g_assert_cmpint (cat.xmin[0], ==, 0);
+  g_assert_cmpint (cat.xmax[0], ==, 1);
+  g_assert_cmpint (cat.ymax[0], ==, 1);
+  g_assert_cmpfloat (cat.x[1], ==, 3.0);
+  g_assert_cmpfloat (cat.y[1], ==, 2.0);
+  g_assert_cmpint (cat.npix[1], ==, 1);
+  sky_catalogue_clear (&cat);
+  sky_image_clear (&img);
+}
+
+/* Banded measurement against a single plain pass on labelled noise. */
+static void
+test_measure_matches_naive (void)
+{
+  GRand *rng = g_rand_new_with_seed (g_test_rand_int ());
+  const int64_t nx = 777, ny = 691;
+  SkyImage img;
+  uint8_t *mask = g_new (uint8_t, nx * ny);
+  int32_t *labels = g_new (int32_t, nx * ny);
+  int64_t n;
+
+  sky_test_image (&img, nx, ny, NULL);
+  for (int64_t i = 0; i < nx * ny; i++)
+    {
+      img.pixels[i] = (float) g_rand_double_range (rng, -1, 3);
+      mask[i] = img.pixels[i] > 1.5f;
+    }
+  g_assert_cmpint (sky_cpu_label (mask, nx, ny, 8, 3, labels, &n), ==, SKY_OK);
+  g_assert_cmpint (n, >, 10);
+
+  for (int threads = 1; threads <= 4; threads++)
+    {
+      SkyCatalogue cat;
+      double *sum = g_new0 (double, n), *sx = g_new0 (double, n), *sy = g_new0 (double, n);
+      int64_t *npix = g_new0 (int64_t, n);
+
+      g_assert_cmpint (sky_cpu_measure (&img, labels, n, threads, &cat), ==, SKY_OK);
+      for (int64_t i = 0; i < nx * ny; i++)
+        if (labels[i])
+          {
+            int64_t k = labels[i] - 1;
+            sum[k] += img.pixels[i];
+            sx[k] += (double) img.pixels[i] * (i % nx);
+            sy[k] += (double) img.pixels[i] * (i / nx);
+            npix[k]++;
+          }
+      for (int64_t k = 0; k < n; k++)
+        {
+          g_assert_cmpint (cat.npix[k], ==, npix[k]);
+          g_assert_cmpfloat_with_epsilon (cat.sum[k], sum[k], 1e-9 * fabs (sum[k]));
+          g_assert_cmpfloat_with_epsilon (cat.x[k], sx[k] / sum[k], 1e-9);
+          g_assert_cmpfloat_with_epsilon (cat.y[k], sy[k] / sum[k], 1e-9);
+          g_assert_cmpfloat (cat.peak[k], ==, img.pixels[cat.peak_y[k] * nx + cat.peak_x[k]]);
+          g_assert_cmpint (labels[cat.peak_y[k] * nx + cat.peak_x[k]], ==, k + 1);
+        }
+      sky_catalogue_clear (&cat);
+      g_free (sum);
+      g_free (sx);
+      g_free (sy);
+      g_free (npix);
+    }
+  g_free (mask);
+  g_free (labels);
+  sky_image_clear (&img);
+  g_rand_free (rng);
+}
+
+/* ---------------------------------------------------------------- pipeline */
+
+static void
+test_pipeline_one_pixel_and_rerun (void)
+{
+  /* Noise with one bright pixel: one source, and a rerun into the same
+   * result buffers gives the same answer. */
+  const int64_t nx = 64, ny = 48;
+  SkyImage img;
+  SkyParams p;
+  SkyResult res = { 0 };
+  GRand *rng = g_rand_new_with_seed (11);
+
+  sky_test_image (&img, nx, ny, NULL);
+  for (int64_t i = 0; i < nx * ny; i++)
+    img.pixels[i] = (float) g_rand_double_range (rng, -0.01, 0.01);
+  img.pixels[10 * nx + 20] = 100.0f;
+  sky_params_init (&p);
+  for (int run = 0; run < 2; run++)
+    {
+      sky_test_run_cpu (&img, &p, &res);
+      g_assert_cmpint (res.nsources, ==, 1);
+      g_assert_cmpfloat (res.catalogue.x[0], ==, 20.0);
+      g_assert_cmpfloat (res.catalogue.y[0], ==, 10.0);
+      g_assert_cmpint (res.labels[10 * nx + 20], ==, 1);
+      g_assert_cmpfloat (res.times.total, >=, 0.0);
+    }
+  sky_result_clear (&res);
+  sky_image_clear (&img);
+  g_rand_free (rng);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/clip/hand-made", test_clip_hand_made);
+  g_test_add_func ("/clip/blanks-take-no-part", test_clip_blanks_take_no_part);
+  g_test_add_func ("/clip/flat-image-has-no-sources", test_clip_flat_image);
+  g_test_add_func ("/clip/all-blank-is-an-error", test_clip_all_blank_is_an_error);
+  g_test_add_func ("/clip/iteration-cap", test_clip_iteration_cap);
+  g_test_add_func ("/clip/matches-lesson-loop-on-random-fields", test_clip_matches_naive);
+  g_test_add_func ("/segment/strict-and-exact", test_segment_is_strict_and_exact);
+  g_test_add_func ("/segment/relative-threshold", test_segment_relative_threshold);
+  g_test_add_func ("/label/staircase-4-vs-8", test_label_staircase_4_vs_8);
+  g_test_add_func ("/label/raster-order", test_label_raster_order);
+  g_test_add_func ("/label/edges-and-corners", test_label_edges_and_corners);
+  g_test_add_func ("/label/matches-flood-fill-on-random-masks", test_label_matches_naive);
+  g_test_add_func ("/label/checkerboard", test_label_checkerboard);
+  g_test_add_func ("/measure/hand-made", test_measure_hand_made);
+  g_test_add_func ("/measure/matches-plain-pass", test_measure_matches_naive);
+  g_test_add_func ("/pipeline/one-pixel-and-rerun", test_pipeline_one_pixel_and_rerun);
+  return g_test_run ();
+}
