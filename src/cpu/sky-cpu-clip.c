@@ -1,14 +1,15 @@
-/* Kappa-sigma clipping without a sort per pass.
+/* Kappa-sigma clipping without a sort per pass, and without a sort at all.
  *
  * Every clipping pass keeps the pixels strictly inside an interval, and each
  * interval lies inside the last, so the survivors are always one contiguous
- * run of the pixels in sorted order. We bucket the pixels once by the top
- * bits of an order-preserving key (a counting sort: one histogram pass, one
- * scatter pass) and keep per-bucket sums. A pass then needs exact order only
- * inside the buckets that hold its median and its two bounds; those few are
- * sorted on first use by their low key bits, and every bucket in between
- * is taken whole through its sums. The cost is three streaming passes over
- * the image, whatever the number of clipping passes. */
+ * run of the pixels in sorted order: ranks [first, last). One pass over the
+ * image counts the pixels of each bucket (the top bits of an
+ * order-preserving key) and sums them, which gives every rank's bucket and
+ * the moments of any run of whole buckets. A clipping pass needs the values
+ * themselves only in the bucket of its median and in the two buckets of its
+ * bounds. Those are fetched from the image on demand, a window of buckets
+ * at a time so that the next passes' buckets usually come along, and sorted
+ * by their low key bits. In practice that is one more read of the image. */
 #include "sky-cpu.h"
 
 #include <math.h>
@@ -16,29 +17,41 @@
 #include <string.h>
 
 /* Buckets are the top BUCKET_BITS of the key: sign, exponent and the top
- * three mantissa bits, an eighth of an octave. Few enough that the scatter's
- * write streams stay in cache, fine enough that the buckets sorted per pass
- * hold a fraction of a percent of the pixels. */
+ * three mantissa bits, an eighth of an octave. */
 #define BUCKET_BITS 12
 #define BUCKET_SHIFT (32 - BUCKET_BITS)
 #define NBUCKETS (1 << BUCKET_BITS)
-/* Each task splits its pixels over LANES interleaved streams with their own
- * counters, so that runs of pixels in one bucket (most of them, in smooth
- * noise) do not wait on each other's counter updates. */
+/* Counting splits each task's pixels over LANES interleaved counters, so
+ * that runs of pixels in one bucket do not wait on each other's updates. */
 #define LANES 4
+/* Buckets fetched on each side of one that is needed: the median moves by
+ * a bucket or two between passes, a bound by a few. A fetch pass costs a
+ * read of the image and a branch per pixel that mispredicts about as often
+ * as a pixel is wanted, so the windows stay narrow. */
+#define MEDIAN_WINDOW 4
+#define BOUND_WINDOW 8
+/* Pixels sampled for the shift that keeps the sums precise. */
+#define SAMPLE 1023
+
+typedef struct {
+  int64_t count;
+  double sum, sum_sq; /* of (x - shift) */
+} Moments;
 
 typedef struct {
   const float *pixels;
   int64_t npixels;
   int ntasks;
-  int64_t *task_counts;  /* [task][lane][bucket]: counts, then write cursors */
-  int64_t *offsets;      /* NBUCKETS + 1 bucket starts in values */
-  float *values;         /* the non-blank pixels, bucket by bucket */
-  int64_t nvalues;
-  uint8_t *sorted;       /* per bucket: already in ascending order */
-  double shift;          /* sums are of (x - shift), a value near the median */
-  double *sum;           /* per bucket */
-  double *sum_sq;
+  double shift;         /* near the median, so sums of squares keep precision */
+  Moments *task_moments; /* [task][lane][bucket] */
+  int64_t *task_counts; /* [task][bucket], then a fetch's write cursors */
+  Moments *moments;     /* [bucket], all tasks */
+  int64_t *rank;        /* [bucket + 1]: rank of each bucket's first value */
+  float **values;       /* [bucket]: its values once fetched, else NULL */
+  uint8_t *sorted;      /* [bucket] */
+  uint8_t *wanted;      /* [bucket]: to be fetched by the next pass */
+  float **chunks;       /* storage of each fetch, freed at the end */
+  int nchunks;
 } Buckets;
 
 /* Order-preserving map of a finite float to uint32, branch-free: negative
@@ -67,86 +80,120 @@ task_range (const Buckets *b, int task, int64_t *start, int64_t *end)
 }
 
 static void
-histogram_task (void *ctx, int task)
+count_task (void *ctx, int task)
 {
   Buckets *b = ctx;
-  int64_t *counts = b->task_counts + (size_t) task * LANES * NBUCKETS;
+  Moments *m = b->task_moments + (size_t) task * LANES * NBUCKETS;
+  const double shift = b->shift;
   int64_t start, end;
 
   task_range (b, task, &start, &end);
   for (int64_t i = start; i < end; i++)
     {
       float v = b->pixels[i];
-      int lane = (int) (i & (LANES - 1));
       if (!isnan (v))
-        counts[lane * NBUCKETS + (float_key (v) >> BUCKET_SHIFT)]++;
-    }
-}
-
-static void
-scatter_task (void *ctx, int task)
-{
-  Buckets *b = ctx;
-  int64_t *cursor = b->task_counts + (size_t) task * LANES * NBUCKETS;
-  int64_t start, end;
-
-  task_range (b, task, &start, &end);
-  for (int64_t i = start; i < end; i++)
-    {
-      float v = b->pixels[i];
-      int lane = (int) (i & (LANES - 1));
-      if (!isnan (v))
-        b->values[cursor[lane * NBUCKETS + (float_key (v) >> BUCKET_SHIFT)]++] = v;
-    }
-}
-
-/* Buckets [first, last) for a task, cut so that each task sums about as
- * many values. */
-static void
-bucket_range (const Buckets *b, int task, int *first, int *last)
-{
-  int64_t lo = b->nvalues * task / b->ntasks, hi = b->nvalues * (task + 1) / b->ntasks;
-  int k = 0;
-
-  while (k < NBUCKETS && b->offsets[k + 1] <= lo)
-    k++;
-  *first = task == 0 ? 0 : k;
-  while (k < NBUCKETS && b->offsets[k + 1] <= hi)
-    k++;
-  *last = task == b->ntasks - 1 ? NBUCKETS : k;
-}
-
-static void
-sums_task (void *ctx, int task)
-{
-  Buckets *b = ctx;
-  int first, last;
-
-  bucket_range (b, task, &first, &last);
-  for (int k = first; k < last; k++)
-    {
-      double s = 0, s2 = 0;
-      for (int64_t i = b->offsets[k]; i < b->offsets[k + 1]; i++)
         {
-          double d = (double) b->values[i] - b->shift;
-          s += d;
-          s2 += d * d;
+          Moments *k = &m[(i & (LANES - 1)) * NBUCKETS + (float_key (v) >> BUCKET_SHIFT)];
+          double d = (double) v - shift;
+          k->count++;
+          k->sum += d;
+          k->sum_sq += d * d;
         }
-      b->sum[k] = s;
-      b->sum_sq[k] = s2;
     }
+}
+
+static void
+fetch_task (void *ctx, int task)
+{
+  Buckets *b = ctx;
+  int64_t *cursor = b->task_counts + (size_t) task * NBUCKETS;
+  const uint8_t *wanted = b->wanted;
+  int64_t start, end;
+
+  task_range (b, task, &start, &end);
+  for (int64_t i = start; i < end; i++)
+    {
+      float v = b->pixels[i];
+      int k;
+      if (isnan (v))
+        continue;
+      k = (int) (float_key (v) >> BUCKET_SHIFT);
+      if (wanted[k])
+        b->values[k][cursor[k]++] = v;
+    }
+}
+
+/* Fetches every wanted bucket from the image in one parallel pass. */
+static int
+fetch_wanted (Buckets *b)
+{
+  int64_t total = 0;
+  float *chunk, **grown;
+
+  for (int k = 0; k < NBUCKETS; k++)
+    if (b->wanted[k])
+      total += b->moments[k].count;
+  grown = realloc (b->chunks, (size_t) (b->nchunks + 1) * sizeof *grown);
+  chunk = malloc ((size_t) (total > 0 ? total : 1) * sizeof *chunk);
+  if (grown == NULL || chunk == NULL)
+    {
+      free (chunk);
+      if (grown != NULL)
+        b->chunks = grown;
+      return sky_fail (SKY_ERR_MEMORY, "clip: no memory for %lld values", (long long) total);
+    }
+  b->chunks = grown;
+  b->chunks[b->nchunks++] = chunk;
+
+  /* Each task writes its share of a bucket after the earlier tasks'. */
+  for (int k = 0; k < NBUCKETS; k++)
+    {
+      int64_t at = 0;
+      if (!b->wanted[k])
+        continue;
+      b->values[k] = chunk;
+      chunk += b->moments[k].count;
+      for (int t = 0; t < b->ntasks; t++)
+        {
+          int64_t *c = &b->task_counts[(size_t) t * NBUCKETS + k];
+          int64_t n = *c;
+          *c = at;
+          at += n;
+        }
+    }
+  sky_parallel_for (b->ntasks, b->ntasks, fetch_task, b);
+
+  /* Restore the per-task counts for the next fetch. */
+  for (int k = 0; k < NBUCKETS; k++)
+    if (b->wanted[k])
+      {
+        int64_t before = 0;
+        for (int t = 0; t < b->ntasks; t++)
+          {
+            int64_t *c = &b->task_counts[(size_t) t * NBUCKETS + k];
+            *c -= before;
+            before += *c;
+          }
+        b->wanted[k] = 0;
+      }
+  return SKY_OK;
+}
+
+static void
+want_window (Buckets *b, int k, int window)
+{
+  for (int j = k - window; j <= k + window; j++)
+    if (j >= 0 && j < NBUCKETS && b->values[j] == NULL && b->moments[j].count > 0)
+      b->wanted[j] = 1;
 }
 
 /* Sorts one bucket in place: its values share the top key bits, so 8-bit
  * radix passes over the low BUCKET_SHIFT bits order it completely. */
 static int
-ensure_sorted (Buckets *b, int k)
+sort_bucket (float *v, int64_t n)
 {
-  int64_t start = b->offsets[k], n = b->offsets[k + 1] - start;
-  float *v = b->values + start, *tmp;
+  float *tmp;
 
-  if (b->sorted[k])
-    return SKY_OK;
   if (n <= 32)
     {
       for (int64_t i = 1; i < n; i++)
@@ -157,10 +204,8 @@ ensure_sorted (Buckets *b, int k)
             v[j] = v[j - 1];
           v[j] = x;
         }
-      b->sorted[k] = 1;
       return SKY_OK;
     }
-
   tmp = malloc ((size_t) n * sizeof *tmp);
   if (tmp == NULL)
     return sky_fail (SKY_ERR_MEMORY, "clip: no memory to sort %lld values", (long long) n);
@@ -176,20 +221,40 @@ ensure_sorted (Buckets *b, int k)
       memcpy (v, tmp, (size_t) n * sizeof *v);
     }
   free (tmp);
-  b->sorted[k] = 1;
   return SKY_OK;
 }
 
-/* The bucket holding sorted position pos. */
+/* Makes bucket k's values available in ascending order. */
 static int
-bucket_of_position (const Buckets *b, int64_t pos)
+need_bucket (Buckets *b, int k)
+{
+  int ret;
+
+  if (b->values[k] == NULL)
+    {
+      want_window (b, k, BOUND_WINDOW);
+      if ((ret = fetch_wanted (b)) != SKY_OK)
+        return ret;
+    }
+  if (!b->sorted[k])
+    {
+      if ((ret = sort_bucket (b->values[k], b->moments[k].count)) != SKY_OK)
+        return ret;
+      b->sorted[k] = 1;
+    }
+  return SKY_OK;
+}
+
+/* The bucket holding rank r. */
+static int
+bucket_of_rank (const Buckets *b, int64_t r)
 {
   int lo = 0, hi = NBUCKETS - 1;
 
   while (lo < hi)
     {
       int mid = lo + (hi - lo + 1) / 2;
-      if (b->offsets[mid] <= pos)
+      if (b->rank[mid] <= r)
         lo = mid;
       else
         hi = mid - 1;
@@ -198,15 +263,17 @@ bucket_of_position (const Buckets *b, int64_t pos)
 }
 
 static int
-value_at (Buckets *b, int64_t pos, double *value)
+value_at (Buckets *b, int64_t r, double *value)
 {
-  int ret = ensure_sorted (b, bucket_of_position (b, pos));
+  int k = bucket_of_rank (b, r);
+  int ret = need_bucket (b, k);
 
-  *value = b->values[pos];
+  if (ret == SKY_OK)
+    *value = b->values[k][r - b->rank[k]];
   return ret;
 }
 
-/* First position in [first, last) whose value is > bound (inclusive = 0) or
+/* First rank in [first, last) whose value is > bound (inclusive = 0) or
  * >= bound (inclusive = 1); last if none. Buckets below the bound's bucket
  * hold only smaller values and those above only larger ones, so only the
  * bound's own bucket is searched. */
@@ -216,27 +283,34 @@ first_beyond (Buckets *b, int64_t first, int64_t last, double bound, int inclusi
 {
   int k = bucket_of_value (bound), ret;
   int64_t lo, hi;
+  const float *v;
 
-  if (k < bucket_of_position (b, first))
+  if (k < bucket_of_rank (b, first))
     {
       *pos = first;
       return SKY_OK;
     }
-  if (k > bucket_of_position (b, last - 1))
+  if (k > bucket_of_rank (b, last - 1))
     {
       *pos = last;
       return SKY_OK;
     }
-  ret = ensure_sorted (b, k);
-  if (ret != SKY_OK)
+  if (b->moments[k].count == 0)
+    {
+      /* Between the run's end buckets: all below are inside, all above out. */
+      *pos = b->rank[k];
+      return SKY_OK;
+    }
+  if ((ret = need_bucket (b, k)) != SKY_OK)
     return ret;
-  lo = b->offsets[k] > first ? b->offsets[k] : first;
-  hi = b->offsets[k + 1] < last ? b->offsets[k + 1] : last;
+  v = b->values[k] - b->rank[k]; /* indexed by rank */
+  lo = b->rank[k] > first ? b->rank[k] : first;
+  hi = b->rank[k + 1] < last ? b->rank[k + 1] : last;
   while (lo < hi)
     {
       int64_t mid = lo + (hi - lo) / 2;
-      double v = b->values[mid];
-      if (inclusive ? v >= bound : v > bound)
+      double x = v[mid];
+      if (inclusive ? x >= bound : x > bound)
         hi = mid;
       else
         lo = mid + 1;
@@ -245,98 +319,55 @@ first_beyond (Buckets *b, int64_t first, int64_t last, double bound, int inclusi
   return SKY_OK;
 }
 
-static void
-add_range (const Buckets *b, int64_t start, int64_t end, double *s, double *s2)
+/* Adds the values of ranks [start, end), all in bucket k, to the sums. */
+static int
+add_ranks (Buckets *b, int k, int64_t start, int64_t end, double *s, double *s2)
 {
-  for (int64_t i = start; i < end; i++)
+  int ret;
+  const float *v;
+
+  if (start == b->rank[k] && end == b->rank[k + 1])
     {
-      double d = (double) b->values[i] - b->shift;
+      *s += b->moments[k].sum;
+      *s2 += b->moments[k].sum_sq;
+      return SKY_OK;
+    }
+  if ((ret = need_bucket (b, k)) != SKY_OK)
+    return ret;
+  v = b->values[k] - b->rank[k];
+  for (int64_t r = start; r < end; r++)
+    {
+      double d = (double) v[r] - b->shift;
       *s += d;
       *s2 += d * d;
     }
+  return SKY_OK;
 }
 
-/* Mean and population sigma of the run [first, last): whole buckets from
- * their sums, the two partial ones value by value. */
-static void
-run_moments (const Buckets *b, int64_t first, int64_t last, double *mean, double *sigma)
+/* Mean and population sigma of the ranks [first, last). */
+static int
+run_moments (Buckets *b, int64_t first, int64_t last, double *mean, double *sigma)
 {
-  int kf = bucket_of_position (b, first), kl = bucket_of_position (b, last - 1);
+  int kf = bucket_of_rank (b, first), kl = bucket_of_rank (b, last - 1), ret;
   double s = 0, s2 = 0, n = (double) (last - first), var;
 
   if (kf == kl)
-    add_range (b, first, last, &s, &s2);
+    ret = add_ranks (b, kf, first, last, &s, &s2);
   else
     {
-      add_range (b, first, b->offsets[kf + 1], &s, &s2);
+      ret = add_ranks (b, kf, first, b->rank[kf + 1], &s, &s2);
       for (int k = kf + 1; k < kl; k++)
         {
-          s += b->sum[k];
-          s2 += b->sum_sq[k];
+          s += b->moments[k].sum;
+          s2 += b->moments[k].sum_sq;
         }
-      add_range (b, b->offsets[kl], last, &s, &s2);
+      if (ret == SKY_OK)
+        ret = add_ranks (b, kl, b->rank[kl], last, &s, &s2);
     }
   var = s2 / n - (s / n) * (s / n);
   *mean = b->shift + s / n;
   *sigma = var > 0 ? sqrt (var) : 0.0;
-}
-
-static int
-build_buckets (Buckets *b, const SkyImage *img, int nthreads)
-{
-  int64_t total = 0;
-
-  b->pixels = img->pixels;
-  b->npixels = img->nx * img->ny;
-  b->ntasks = nthreads <= 0 ? sky_default_threads () : nthreads;
-  if (b->ntasks > 64)
-    b->ntasks = 64;
-  if (b->npixels < 65536)
-    b->ntasks = 1;
-
-  b->task_counts = calloc ((size_t) b->ntasks * LANES * NBUCKETS, sizeof *b->task_counts);
-  b->offsets = calloc (NBUCKETS + 1, sizeof *b->offsets);
-  b->sorted = calloc (NBUCKETS, 1);
-  b->sum = calloc (NBUCKETS, sizeof *b->sum);
-  b->sum_sq = calloc (NBUCKETS, sizeof *b->sum_sq);
-  if (!b->task_counts || !b->offsets || !b->sorted || !b->sum || !b->sum_sq)
-    return sky_fail (SKY_ERR_MEMORY, "clip: out of memory");
-
-  sky_parallel_for (b->ntasks, b->ntasks, histogram_task, b);
-
-  /* Bucket starts, then each task's write cursor inside each bucket. */
-  for (int k = 0; k < NBUCKETS; k++)
-    {
-      b->offsets[k] = total;
-      for (int t = 0; t < b->ntasks * LANES; t++)
-        {
-          int64_t *c = &b->task_counts[(size_t) t * NBUCKETS + k];
-          int64_t n = *c;
-          *c = total;
-          total += n;
-        }
-    }
-  b->offsets[NBUCKETS] = total;
-  b->nvalues = total;
-  if (total == 0)
-    return sky_fail (SKY_ERR_EMPTY, "clip: every pixel is blank");
-
-  b->values = sky_alloc_large ((size_t) total * sizeof *b->values);
-  if (b->values == NULL)
-    return sky_fail (SKY_ERR_MEMORY, "clip: no memory for %lld pixels", (long long) total);
-  sky_parallel_for (b->ntasks, b->ntasks, scatter_task, b);
-  return SKY_OK;
-}
-
-static void
-free_buckets (Buckets *b)
-{
-  free (b->task_counts);
-  free (b->offsets);
-  free (b->values);
-  free (b->sorted);
-  free (b->sum);
-  free (b->sum_sq);
+  return ret;
 }
 
 static int
@@ -355,6 +386,92 @@ run_median (Buckets *b, int64_t first, int64_t last, double *median)
   return ret;
 }
 
+static int
+compare_floats (const void *a, const void *b)
+{
+  float x = *(const float *) a, y = *(const float *) b;
+  return (x > y) - (x < y);
+}
+
+/* The median of an even sample of the image: any value near the bulk of
+ * the pixels keeps the sums of squares about it precise. */
+static double
+sample_shift (const float *pixels, int64_t n)
+{
+  float sample[SAMPLE];
+  int m = 0;
+
+  for (int i = 0; i < SAMPLE; i++)
+    {
+      float v = pixels[(int64_t) ((double) n * i / SAMPLE)];
+      if (!isnan (v))
+        sample[m++] = v;
+    }
+  if (m == 0)
+    return 0.0;
+  qsort (sample, (size_t) m, sizeof *sample, compare_floats);
+  return sample[m / 2];
+}
+
+static int
+count_buckets (Buckets *b, const SkyImage *img, int nthreads)
+{
+  size_t per_task = (size_t) LANES * NBUCKETS;
+
+  b->pixels = img->pixels;
+  b->npixels = img->nx * img->ny;
+  b->ntasks = nthreads <= 0 ? sky_default_threads () : nthreads;
+  if (b->ntasks > 64)
+    b->ntasks = 64;
+  if (b->npixels < 65536)
+    b->ntasks = 1;
+  b->shift = sample_shift (b->pixels, b->npixels);
+
+  b->task_moments = calloc ((size_t) b->ntasks * per_task, sizeof *b->task_moments);
+  b->task_counts = calloc ((size_t) b->ntasks * NBUCKETS, sizeof *b->task_counts);
+  b->moments = calloc (NBUCKETS, sizeof *b->moments);
+  b->rank = calloc (NBUCKETS + 1, sizeof *b->rank);
+  b->values = calloc (NBUCKETS, sizeof *b->values);
+  b->sorted = calloc (NBUCKETS, 1);
+  b->wanted = calloc (NBUCKETS, 1);
+  if (!b->task_moments || !b->task_counts || !b->moments || !b->rank || !b->values
+      || !b->sorted || !b->wanted)
+    return sky_fail (SKY_ERR_MEMORY, "clip: out of memory");
+
+  sky_parallel_for (b->ntasks, b->ntasks, count_task, b);
+
+  for (int t = 0; t < b->ntasks; t++)
+    for (int lane = 0; lane < LANES; lane++)
+      for (int k = 0; k < NBUCKETS; k++)
+        {
+          const Moments *m = &b->task_moments[(size_t) t * per_task + lane * NBUCKETS + k];
+          b->task_counts[(size_t) t * NBUCKETS + k] += m->count;
+          b->moments[k].count += m->count;
+          b->moments[k].sum += m->sum;
+          b->moments[k].sum_sq += m->sum_sq;
+        }
+  for (int k = 0; k < NBUCKETS; k++)
+    b->rank[k + 1] = b->rank[k] + b->moments[k].count;
+  if (b->rank[NBUCKETS] == 0)
+    return sky_fail (SKY_ERR_EMPTY, "clip: every pixel is blank");
+  return SKY_OK;
+}
+
+static void
+free_buckets (Buckets *b)
+{
+  for (int i = 0; i < b->nchunks; i++)
+    free (b->chunks[i]);
+  free (b->chunks);
+  free (b->task_moments);
+  free (b->task_counts);
+  free (b->moments);
+  free (b->rank);
+  free (b->values);
+  free (b->sorted);
+  free (b->wanted);
+}
+
 /* The open interval (lo, hi) of the pixels a pass keeps. A bound of zero
  * is given the sign that puts -0 and +0 (equal values with adjacent keys) on
  * the same side of it, so that a bucket's position alone still says whether
@@ -370,6 +487,29 @@ clip_bounds (double median, double half_width, double *lo, double *hi)
     *hi = -0.0;
 }
 
+/* Asks for the buckets the first passes will need, so that one fetch
+ * usually serves them all: around the median and around the first bounds
+ * (whose sigma the bucket sums already give exactly). */
+static void
+want_first_buckets (Buckets *b, double kappa)
+{
+  int64_t n = b->rank[NBUCKETS];
+  int k = bucket_of_rank (b, (n - 1) / 2);
+  double s = 0, s2 = 0, median_guess, sigma, lo, hi;
+
+  for (int j = 0; j < NBUCKETS; j++)
+    {
+      s += b->moments[j].sum;
+      s2 += b->moments[j].sum_sq;
+    }
+  sigma = sqrt (fmax (s2 / n - (s / n) * (s / n), 0.0));
+  median_guess = b->moments[k].count > 0 ? b->shift : 0.0;
+  want_window (b, k, MEDIAN_WINDOW);
+  clip_bounds (median_guess, kappa * sigma, &lo, &hi);
+  want_window (b, bucket_of_value (lo), BOUND_WINDOW);
+  want_window (b, bucket_of_value (hi), BOUND_WINDOW);
+}
+
 int
 sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
 {
@@ -381,30 +521,27 @@ sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
   stats->median = stats->sigma = stats->mean = NAN;
   ret = sky_params_check (params);
   if (ret == SKY_OK)
-    ret = build_buckets (&b, img, params->nthreads);
+    ret = count_buckets (&b, img, params->nthreads);
+  if (ret == SKY_OK)
+    {
+      want_first_buckets (&b, params->clip_kappa);
+      ret = fetch_wanted (&b);
+    }
   if (ret != SKY_OK)
     goto exit;
 
   first = 0;
-  last = b.nvalues;
-  stats->ninput = b.nvalues;
-
-  /* Sums are taken about the overall median so that an image with a large
-   * offset loses no precision in sigma. */
-  ret = run_median (&b, first, last, &b.shift);
-  if (ret != SKY_OK)
-    goto exit;
-  sky_parallel_for (b.ntasks, b.ntasks, sums_task, &b);
+  last = b.rank[NBUCKETS];
+  stats->ninput = last;
 
   for (;;)
     {
       double median, mean, sigma, lo, hi;
       int64_t new_first, new_last;
 
-      ret = run_median (&b, first, last, &median);
-      if (ret != SKY_OK)
+      if ((ret = run_median (&b, first, last, &median)) != SKY_OK
+          || (ret = run_moments (&b, first, last, &mean, &sigma)) != SKY_OK)
         goto exit;
-      run_moments (&b, first, last, &mean, &sigma);
       stats->iterations++;
       stats->median = median;
       stats->mean = mean;
@@ -412,10 +549,8 @@ sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
       stats->n = last - first;
 
       clip_bounds (median, params->clip_kappa * sigma, &lo, &hi);
-      ret = first_beyond (&b, first, last, lo, 0, &new_first);
-      if (ret == SKY_OK)
-        ret = first_beyond (&b, first, last, hi, 1, &new_last);
-      if (ret != SKY_OK)
+      if ((ret = first_beyond (&b, first, last, lo, 0, &new_first)) != SKY_OK
+          || (ret = first_beyond (&b, first, last, hi, 1, &new_last)) != SKY_OK)
         goto exit;
 
       if (new_first == first && new_last == last)

@@ -18,10 +18,13 @@ segment_task (void *ctx, int task)
   const Segment *s = ctx;
   int64_t start = s->n * task / s->ntasks, end = s->n * (task + 1) / s->ntasks;
   const float bound = s->bound;
+  const float *restrict pixels = s->pixels;
+  uint8_t *restrict mask = s->mask;
 
-  /* A float comparison vectorises; NaN compares false, so blanks stay 0. */
+  /* A float comparison vectorises (restrict: a byte store could otherwise
+   * alias the pixels); NaN compares false, so blanks stay 0. */
   for (int64_t i = start; i < end; i++)
-    s->mask[i] = s->pixels[i] > bound;
+    mask[i] = pixels[i] > bound;
 }
 
 /* The largest float not above t: for a float x, x > t exactly when
