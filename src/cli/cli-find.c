@@ -63,6 +63,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
   sky_params_init (&a->params);
   a->backend = "cpu";
   a->repeat = 1;
+  opterr = 0; /* unknown options are reported below, in the tool's own words */
   while (ret == 0 && (c = getopt_long (argc, argv, "h", options, NULL)) != -1)
     {
       switch (c)
@@ -110,7 +111,8 @@ parse_find_args (int argc, char **argv, FindArgs *a)
           fputs (find_usage, stdout);
           return -1;
         default:
-          fputs (find_usage, stderr);
+          cli_error ("find: unknown option or missing value: %s", argv[optind - 1]);
+          fputs ("Run 'skysift-cli find --help' for the options.\n", stderr);
           return CLI_EXIT_USAGE;
         }
     }
@@ -119,7 +121,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
   if (optind != argc - 1)
     {
       cli_error ("find: give exactly one image");
-      fputs (find_usage, stderr);
+      fputs ("Run 'skysift-cli find --help' for the options.\n", stderr);
       return CLI_EXIT_USAGE;
     }
   a->image = argv[optind];

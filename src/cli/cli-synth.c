@@ -32,6 +32,7 @@ cli_synth (int argc, char **argv)
   int c, ret;
 
   sky_synth_options_init (&opts);
+  opterr = 0; /* unknown options are reported below, in the tool's own words */
   while ((c = getopt_long (argc, argv, "h", options, NULL)) != -1)
     {
       switch (c)
@@ -58,14 +59,15 @@ cli_synth (int argc, char **argv)
           fputs (synth_usage, stdout);
           return 0;
         default:
-          fputs (synth_usage, stderr);
+          cli_error ("synth: unknown option or missing value: %s", argv[optind - 1]);
+          fputs ("Run 'skysift-cli synth --help' for the options.\n", stderr);
           return CLI_EXIT_USAGE;
         }
     }
   if (optind != argc - 1)
     {
       cli_error ("synth: give exactly one output file");
-      fputs (synth_usage, stderr);
+      fputs ("Run 'skysift-cli synth --help' for the options.\n", stderr);
       return CLI_EXIT_USAGE;
     }
   if (sky_synth_write (argv[optind], truth, &opts) != SKY_OK)

@@ -233,7 +233,12 @@ void sky_synth_options_init (SkySynthOptions *opts);
 
 /* Writes a GC-like field as FITS (float32, Jy/beam, SIN WCS, beam keywords)
  * and, if truth_path is not NULL, the list of injected sources as CSV
- * (x_pix0,y_pix0,peak_jy_per_beam,kind). Both atomically. */
+ * (x_pix0,y_pix0,peak_jy_per_beam,kind). Both are written to temporary
+ * names and renamed when complete; should the truth file's rename fail after
+ * the image is in place, the image stays and the error names the truth path.
+ * opts NULL means the defaults; size must be 16..65536 and nthreads >= 0,
+ * else SKY_ERR_ARGUMENT. The field depends only on size and seed, not on the
+ * thread count. Needs about 12 bytes of memory per pixel. */
 int sky_synth_write (const char *path, const char *truth_path, const SkySynthOptions *opts);
 
 #ifdef __cplusplus

@@ -66,7 +66,7 @@ read_hdu_shape (fitsfile *fptr, HduShape *shape, int *is_image, int *status)
 static int
 select_hdu (fitsfile *fptr, const char *path, int wanted, HduShape *shape, int *hdu_out)
 {
-  int status = 0, nhdus = 0, is_image = 0;
+  int status = 0, nhdus = 0, is_image = 0, first_empty = 0;
 
   if (fits_get_num_hdus (fptr, &nhdus, &status))
     return fits_failure (SKY_ERR_FORMAT, path, status, "cannot count HDUs");
@@ -85,16 +85,32 @@ select_hdu (fitsfile *fptr, const char *path, int wanted, HduShape *shape, int *
       return SKY_OK;
     }
 
+  /* An image HDU with a zero-length axis holds no data (some writers make
+   * their empty primary that way): pass over it, but if nothing better
+   * follows, go back so that check_shape names the empty axis. */
   for (int hdu = 1; hdu <= nhdus; hdu++)
     {
+      int has_pixels = 1;
       if (fits_movabs_hdu (fptr, hdu, NULL, &status)
           || read_hdu_shape (fptr, shape, &is_image, &status))
         return fits_failure (SKY_ERR_FORMAT, path, status, "cannot read an HDU header");
-      if (is_image)
+      for (int i = 0; i < shape->naxis; i++)
+        has_pixels = has_pixels && shape->naxes[i] > 0;
+      if (is_image && has_pixels)
         {
           *hdu_out = hdu;
           return SKY_OK;
         }
+      if (is_image && first_empty == 0)
+        first_empty = hdu;
+    }
+  if (first_empty > 0)
+    {
+      if (fits_movabs_hdu (fptr, first_empty, NULL, &status)
+          || read_hdu_shape (fptr, shape, &is_image, &status))
+        return fits_failure (SKY_ERR_FORMAT, path, status, "cannot read an HDU header");
+      *hdu_out = first_empty;
+      return SKY_OK;
     }
   return sky_fail (SKY_ERR_NO_IMAGE, "%s: no HDU holds image data", path);
 }
@@ -202,8 +218,11 @@ read_header_values (fitsfile *fptr, SkyImage *img)
     }
   status = 0;
 
-  /* Keep every card so that wcslib can build the WCS from the same header. */
-  if (fits_hdr2str (fptr, 0, NULL, 0, &img->header, &img->nheader_cards, &status))
+  /* Keep every card so that wcslib can build the WCS from the same header;
+   * of a tile-compressed image, the image's header, not its table's. */
+  if (fits_is_compressed_image (fptr, &status)
+        ? fits_convert_hdr2str (fptr, 0, NULL, 0, &img->header, &img->nheader_cards, &status)
+        : fits_hdr2str (fptr, 0, NULL, 0, &img->header, &img->nheader_cards, &status))
     {
       img->header = NULL;
       img->nheader_cards = 0;
@@ -286,9 +305,12 @@ sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out)
   out->nx = nx;
   out->ny = ny;
 
-  /* cfitsio applies BSCALE/BZERO and writes nulval for BLANK pixels. */
-  if (fits_read_pixll (fptr, TFLOAT, first_pixel, nx * ny, &nulval, out->pixels, &anynul,
-                       &status))
+  /* cfitsio applies BSCALE/BZERO and writes nulval for BLANK pixels. Float
+   * images are read without that check: it tests only the exponent, so it
+   * would turn +-Inf into nulval as well and ninf could never be counted;
+   * NaN and Inf come through as they are and mark_blanks sorts them out. */
+  if (fits_read_pixll (fptr, TFLOAT, first_pixel, nx * ny, shape.bitpix < 0 ? NULL : &nulval,
+                       out->pixels, &anynul, &status))
     {
       ret = fits_failure (SKY_ERR_FORMAT, path, status, "cannot read the pixels");
       goto exit;
