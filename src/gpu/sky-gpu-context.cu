@@ -1,0 +1,364 @@
+/* The device: whether there is a usable one and why not, the context that
+ * owns a stream, events and buffers, and CUDA errors as statuses. */
+#include "sky-gpu-private.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A device needs at least this much free memory to be worth using. */
+#define SKY_GPU_MIN_FREE (256u << 20)
+
+int
+sky_gpu_cuda_fail (cudaError_t err, const char *call, const char *file, int line)
+{
+  int status = err == cudaErrorMemoryAllocation ? SKY_ERR_MEMORY : SKY_ERR_UNAVAILABLE;
+  const char *base = strrchr (file, '/');
+
+  /* Clear a non-sticky error so that it is not reported again later. */
+  cudaGetLastError ();
+  return sky_fail (status, "CUDA: %s failed at %s:%d: %s (%s)", call, base ? base + 1 : file, line,
+                   cudaGetErrorString (err), cudaGetErrorName (err));
+}
+
+static void
+set_why (char *why, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+
+static void
+set_why (char *why, size_t size, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (why == NULL || size == 0)
+    return;
+  va_start (ap, fmt);
+  vsnprintf (why, size, fmt, ap);
+  va_end (ap);
+}
+
+int
+sky_gpu_available (char *why, size_t why_size)
+{
+  char msg[512];
+  int count = 0, driver = 0, runtime = 0;
+  size_t free_bytes = 0, total_bytes = 0;
+  cudaDeviceProp prop;
+  cudaError_t err;
+
+  /* The runtime is linked statically; the driver comes as libcuda.so.1.
+   * Asking for it first gives a plainer reason than the runtime would. */
+  if (dlopen ("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) == NULL)
+    {
+      const char *e = dlerror ();
+      snprintf (msg, sizeof msg, "no NVIDIA driver: libcuda.so.1 cannot be loaded (%s)",
+                e ? e : "not found");
+      set_why (why, why_size, "%s", msg);
+      return sky_fail (SKY_ERR_UNAVAILABLE, "%s", msg);
+    }
+
+  cudaRuntimeGetVersion (&runtime);
+  err = cudaGetDeviceCount (&count);
+  if (err != cudaSuccess || count == 0)
+    {
+      cudaDriverGetVersion (&driver);
+      if (err == cudaErrorInsufficientDriver)
+        snprintf (msg, sizeof msg,
+                  "the NVIDIA driver supports CUDA %d.%d, older than this build's CUDA %d.%d",
+                  driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+      else if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0))
+        snprintf (msg, sizeof msg, "no CUDA device: the NVIDIA driver is loaded but sees no GPU");
+      else
+        snprintf (msg, sizeof msg, "CUDA cannot start: %s (%s)", cudaGetErrorString (err),
+                  cudaGetErrorName (err));
+      cudaGetLastError ();
+      set_why (why, why_size, "%s", msg);
+      return sky_fail (SKY_ERR_UNAVAILABLE, "%s", msg);
+    }
+
+  err = cudaGetDeviceProperties (&prop, 0);
+  if (err == cudaSuccess)
+    err = cudaSetDevice (0);
+  if (err == cudaSuccess)
+    err = cudaMemGetInfo (&free_bytes, &total_bytes);
+  if (err != cudaSuccess)
+    {
+      snprintf (msg, sizeof msg, "CUDA device 0 cannot be used: %s (%s)", cudaGetErrorString (err),
+                cudaGetErrorName (err));
+      cudaGetLastError ();
+      set_why (why, why_size, "%s", msg);
+      return sky_fail (SKY_ERR_UNAVAILABLE, "%s", msg);
+    }
+  if (prop.major < 8)
+    {
+      snprintf (msg, sizeof msg,
+                "%s has compute capability %d.%d; this build runs on 8.0 (Ampere) and newer",
+                prop.name, prop.major, prop.minor);
+      set_why (why, why_size, "%s", msg);
+      return sky_fail (SKY_ERR_UNAVAILABLE, "%s", msg);
+    }
+  if (free_bytes < SKY_GPU_MIN_FREE)
+    {
+      snprintf (msg, sizeof msg, "%s has only %zu MiB of free memory (at least %u MiB needed)",
+                prop.name, free_bytes >> 20, SKY_GPU_MIN_FREE >> 20);
+      set_why (why, why_size, "%s", msg);
+      return sky_fail (SKY_ERR_UNAVAILABLE, "%s", msg);
+    }
+  cudaDriverGetVersion (&driver);
+  set_why (why, why_size, "%s, compute %d.%d, %d SMs, %.1f GiB (%.1f GiB free), driver CUDA %d.%d",
+           prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+           total_bytes / 1073741824.0, free_bytes / 1073741824.0, driver / 1000,
+           driver % 1000 / 10);
+  return SKY_OK;
+}
+
+/* ------------------------------------------------------------- context */
+
+static void
+free_image_buffers (SkyGpu *gpu)
+{
+  cudaFree (gpu->d_image);
+  cudaFree (gpu->d_mask);
+  cudaFree (gpu->d_work);
+  cudaFree (gpu->d_labels);
+  if (gpu->block_hist_owned)
+    cudaFree (gpu->d_block_hist);
+  cudaFree (gpu->d_tile_counts);
+  cudaFree (gpu->d_tile_offs);
+  cudaFree (gpu->d_scan_temp);
+  gpu->d_image = NULL;
+  gpu->d_mask = NULL;
+  gpu->d_work = NULL;
+  gpu->d_labels = NULL;
+  gpu->d_block_hist = NULL;
+  gpu->block_hist_owned = 0;
+  gpu->d_tile_counts = gpu->d_tile_offs = NULL;
+  gpu->d_scan_temp = NULL;
+  gpu->scan_temp_bytes = 0;
+  gpu->capacity = 0;
+}
+
+void
+sky_gpu_free (SkyGpu *gpu)
+{
+  if (gpu == NULL)
+    return;
+  cudaSetDevice (gpu->device);
+  if (gpu->stream)
+    cudaStreamSynchronize (gpu->stream);
+  free_image_buffers (gpu);
+  cudaFree (gpu->d_counts);
+  cudaFree (gpu->d_offs);
+  cudaFree (gpu->d_cursor);
+  cudaFree (gpu->d_bsum);
+  cudaFree (gpu->d_bsum2);
+  cudaFree (gpu->d_gsum);
+  cudaFree (gpu->d_gsum2);
+  cudaFree (gpu->d_meas);
+  cudaFree (gpu->d_state);
+  cudaFree (gpu->d_params);
+  cudaFreeHost (gpu->h_state);
+  cudaFreeHost (gpu->h_params);
+  cudaFreeHost (gpu->h_cat);
+  cudaFreeHost (gpu->h_stage);
+  for (int i = 0; i < (int) (sizeof gpu->ev / sizeof gpu->ev[0]); i++)
+    if (gpu->ev[i])
+      cudaEventDestroy (gpu->ev[i]);
+  if (gpu->stream)
+    cudaStreamDestroy (gpu->stream);
+  cudaGetLastError ();
+  free (gpu);
+}
+
+template <typename T>
+static int
+device_alloc (SkyGpu *gpu, T **ptr, size_t bytes)
+{
+  (void) gpu;
+  SKY_CUDA (cudaMalloc ((void **) ptr, bytes));
+  return SKY_OK;
+}
+
+static int
+context_init (SkyGpu *gpu)
+{
+  const size_t nb = SKY_CLIP_BUCKETS;
+  int ret;
+
+  SKY_CUDA (cudaSetDevice (gpu->device));
+  SKY_CUDA (cudaDeviceGetAttribute (&gpu->nsm, cudaDevAttrMultiProcessorCount, gpu->device));
+  SKY_CUDA (cudaStreamCreateWithFlags (&gpu->stream, cudaStreamNonBlocking));
+  for (int i = 0; i < (int) (sizeof gpu->ev / sizeof gpu->ev[0]); i++)
+    SKY_CUDA (cudaEventCreate (&gpu->ev[i]));
+  if ((ret = device_alloc (gpu, &gpu->d_counts, nb * sizeof (uint32_t))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_offs, (nb + 1) * sizeof (uint32_t))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_cursor, nb * sizeof (uint32_t))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_bsum, nb * sizeof (double))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_bsum2, nb * sizeof (double))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_gsum, SKY_CLIP_GROUPS * sizeof (double))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_gsum2, SKY_CLIP_GROUPS * sizeof (double))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_state, sizeof (SkyGpuState))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_params, sizeof (SkyGpuParams))) != SKY_OK)
+    return ret;
+  SKY_CUDA (cudaHostAlloc ((void **) &gpu->h_state, sizeof (SkyGpuState), cudaHostAllocDefault));
+  SKY_CUDA (cudaHostAlloc ((void **) &gpu->h_params, sizeof (SkyGpuParams), cudaHostAllocDefault));
+  return sky_gpu_clip_prepare (gpu);
+}
+
+int
+sky_gpu_new (SkyGpu **out)
+{
+  char why[512];
+  SkyGpu *gpu;
+  int ret;
+
+  *out = NULL;
+  if ((ret = sky_gpu_available (why, sizeof why)) != SKY_OK)
+    return ret;
+  gpu = (SkyGpu *) calloc (1, sizeof *gpu);
+  if (gpu == NULL)
+    return sky_fail (SKY_ERR_MEMORY, "out of memory for a GPU context");
+  gpu->device = 0;
+  if ((ret = context_init (gpu)) != SKY_OK)
+    {
+      char msg[1024];
+      snprintf (msg, sizeof msg, "%s", sky_last_error ());
+      sky_gpu_free (gpu);
+      return sky_fail (ret, "%s", msg);
+    }
+  *out = gpu;
+  return SKY_OK;
+}
+
+
+/* Bytes of the image-sized buffers for capacity pixels. */
+static size_t
+image_bytes (int64_t n, size_t scan_bytes)
+{
+  const int64_t ntiles = (n + SKY_LABEL_TILE - 1) / SKY_LABEL_TILE;
+
+  return (size_t) ((n + 15) / 16 * 16) * 4      /* image */
+         + (size_t) (ntiles * SKY_LABEL_TILE)   /* mask */
+         + (size_t) n * 4                       /* work */
+         + (size_t) ((n + 3) / 4 * 4) * 4       /* labels */
+         + (size_t) ntiles * 8 + scan_bytes;    /* tile counts and offsets, scan */
+}
+
+/* The clip's per-block histograms: in the label buffer (unused until the
+ * clip is over) when they fit there, else in their own buffer, sized for a
+ * whole device's worth of blocks so that it fits any later image. */
+static int
+place_block_hist (SkyGpu *gpu)
+{
+  const int64_t need = (int64_t) gpu->clip_blocks * SKY_CLIP_BUCKETS;
+
+  if (gpu->block_hist_owned)
+    return SKY_OK;
+  if (need <= (gpu->capacity + 3) / 4 * 4)
+    {
+      gpu->d_block_hist = reinterpret_cast<uint32_t *> (gpu->d_labels);
+      return SKY_OK;
+    }
+  SKY_CUDA (cudaMalloc ((void **) &gpu->d_block_hist, (size_t) gpu->nsm * SKY_CLIP_BUCKETS * 4));
+  gpu->block_hist_owned = 1;
+  return SKY_OK;
+}
+
+/* Image-sized buffers for n pixels, reused while they are large enough.
+ * Checks the free memory first, so that a too-large image is a plain
+ * SKY_ERR_MEMORY naming the sizes rather than a failed allocation. */
+int
+sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n)
+{
+  const int64_t ntiles = (n + SKY_LABEL_TILE - 1) / SKY_LABEL_TILE;
+  size_t scan_bytes, free_bytes, total_bytes, need;
+  int ret;
+
+  sky_gpu_clip_geometry (gpu, n, &gpu->clip_blocks, &gpu->clip_chunk);
+  gpu->ntiles = ntiles;
+  if ((ret = sky_gpu_label_scan_bytes (ntiles, &scan_bytes)) != SKY_OK)
+    return ret;
+  scan_bytes = scan_bytes > 0 ? scan_bytes : 16;
+  if (n <= gpu->capacity && scan_bytes <= gpu->scan_temp_bytes)
+    return place_block_hist (gpu);
+
+  free_image_buffers (gpu);
+
+  need = image_bytes (n, scan_bytes);
+  SKY_CUDA (cudaMemGetInfo (&free_bytes, &total_bytes));
+  if (need + (64u << 20) > free_bytes)
+    return sky_fail (SKY_ERR_MEMORY,
+                     "the GPU needs %zu MiB for a %lld-pixel image and has %zu MiB free of %zu MiB",
+                     need >> 20, (long long) n, free_bytes >> 20, total_bytes >> 20);
+
+  if ((ret = device_alloc (gpu, &gpu->d_image, (size_t) ((n + 15) / 16 * 16) * 4)) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_mask, (size_t) (ntiles * SKY_LABEL_TILE))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_work, (size_t) n * 4)) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_labels, (size_t) ((n + 3) / 4 * 4) * 4)) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_tile_counts, (size_t) ntiles * 4)) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_tile_offs, (size_t) ntiles * 4)) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_scan_temp, scan_bytes)) != SKY_OK)
+    {
+      free_image_buffers (gpu);
+      return ret;
+    }
+  gpu->scan_temp_bytes = scan_bytes;
+  gpu->capacity = n;
+  return place_block_hist (gpu);
+}
+
+/* The measure buffer for at least nsources sources. */
+int
+sky_gpu_ensure_measure (SkyGpu *gpu, int64_t nsources)
+{
+  if (nsources <= gpu->meas_cap && gpu->d_meas != NULL)
+    return SKY_OK;
+  if (gpu->d_meas != NULL)
+    {
+      cudaFree (gpu->d_meas);
+      gpu->d_meas = NULL;
+      gpu->meas_cap = 0;
+    }
+  nsources = (nsources + 255) / 256 * 256;
+  SKY_CUDA (cudaMalloc ((void **) &gpu->d_meas,
+                        (size_t) nsources * (SKY_MEASURE_ACC_BYTES + SKY_MEASURE_CAT_BYTES)));
+  gpu->meas_cap = nsources;
+  return SKY_OK;
+}
+
+size_t
+sky_gpu_device_bytes (const SkyGpu *gpu)
+{
+  const size_t nb = SKY_CLIP_BUCKETS;
+  size_t bytes;
+
+  if (gpu == NULL)
+    return 0;
+  bytes = nb * 4 * 3 + 4 + nb * 8 * 2 + SKY_CLIP_GROUPS * 8 * 2 + sizeof (SkyGpuState)
+          + sizeof (SkyGpuParams);
+  if (gpu->capacity > 0)
+    bytes += image_bytes (gpu->capacity, gpu->scan_temp_bytes);
+  if (gpu->block_hist_owned)
+    bytes += (size_t) gpu->nsm * nb * 4;
+  bytes += (size_t) gpu->meas_cap * (SKY_MEASURE_ACC_BYTES + SKY_MEASURE_CAT_BYTES);
+  return bytes;
+}
+
+/* ------------------------------------------------------------- pinning */
+
+int
+sky_gpu_pin (const SkyImage *img)
+{
+  SKY_CUDA (cudaHostRegister (img->pixels, (size_t) (img->nx * img->ny) * sizeof (float),
+                              cudaHostRegisterDefault));
+  return SKY_OK;
+}
+
+void
+sky_gpu_unpin (const SkyImage *img)
+{
+  if (img->pixels != NULL)
+    cudaHostUnregister (img->pixels);
+  cudaGetLastError ();
+}

@@ -1,0 +1,326 @@
+/* One run of the four steps on the device: upload, the steps back to back
+ * on one stream with an event between each, then the results home. The
+ * host waits twice: once for the header (statistics and source count, to
+ * know how much catalogue to fetch) and once for the catalogue. */
+#include "sky-gpu-private.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  EV_START,      /* before the upload */
+  EV_UPLOADED,
+  EV_CLIPPED,
+  EV_SEGMENTED,
+  EV_LABELLED,
+  EV_MEASURED,
+  EV_HEADER,     /* statistics and source count at home */
+  EV_BODY_START,
+  EV_BODY_END,   /* catalogue (and mask, labels) at home */
+  EV_REMEASURE,  /* before a second measure with a larger buffer */
+};
+
+/* Sources the measure buffer holds at first: more than any sky image has,
+ * and a buffer of under a byte per pixel; a run that finds more grows it
+ * and measures again. */
+static int64_t
+initial_measure_capacity (int64_t n)
+{
+  return n / 128 > 4096 ? n / 128 : 4096;
+}
+
+static double
+elapsed_ms (const SkyGpu *gpu, int from, int to)
+{
+  float ms = 0;
+
+  if (cudaEventElapsedTime (&ms, gpu->ev[from], gpu->ev[to]) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return NAN;
+    }
+  return ms;
+}
+
+static int
+is_pinned (const void *p)
+{
+  cudaPointerAttributes attr;
+
+  if (cudaPointerGetAttributes (&attr, p) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return 0;
+    }
+  return attr.type == cudaMemoryTypeHost;
+}
+
+static int
+ensure_host (void **buf, size_t *have, size_t need)
+{
+  if (need <= *have && *buf != NULL)
+    return SKY_OK;
+  cudaFreeHost (*buf);
+  *buf = NULL;
+  *have = 0;
+  SKY_CUDA (cudaHostAlloc (buf, need > 0 ? need : 64, cudaHostAllocDefault));
+  *have = need > 0 ? need : 64;
+  return SKY_OK;
+}
+
+/* Prepares res like sky_cpu_run: the catalogue goes; mask and label
+ * buffers stay when asked for again at the same size. */
+static int
+reset_result (SkyResult *res, const SkyImage *img, unsigned flags)
+{
+  const int64_t n = img->nx * img->ny;
+  const int same = res->nx == img->nx && res->ny == img->ny;
+  uint8_t *mask = (flags & SKY_GPU_WANT_MASK) && same ? res->mask : NULL;
+  int32_t *labels = (flags & SKY_GPU_WANT_LABELS) && same ? res->labels : NULL;
+
+  if (mask != res->mask)
+    free (res->mask);
+  if (labels != res->labels)
+    free (res->labels);
+  sky_catalogue_clear (&res->catalogue);
+  memset (res, 0, sizeof *res);
+  res->nx = img->nx;
+  res->ny = img->ny;
+  if ((flags & SKY_GPU_WANT_MASK) && mask == NULL)
+    mask = (uint8_t *) sky_alloc_large ((size_t) n);
+  if ((flags & SKY_GPU_WANT_LABELS) && labels == NULL)
+    labels = (int32_t *) sky_alloc_large ((size_t) n * sizeof *labels);
+  res->mask = mask;
+  res->labels = labels;
+  if (((flags & SKY_GPU_WANT_MASK) && mask == NULL)
+      || ((flags & SKY_GPU_WANT_LABELS) && labels == NULL))
+    return sky_fail (SKY_ERR_MEMORY, "no host memory for the mask and labels of %lld pixels",
+                     (long long) n);
+  return SKY_OK;
+}
+
+static int
+unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat)
+{
+  int ret = sky_catalogue_alloc (cat, n);
+  const double *x = (const double *) packed, *y = x + n, *sum = y + n;
+  const int64_t *npix = (const int64_t *) (sum + n);
+  const float *peak = (const float *) (npix + n);
+  const int32_t *peak_x = (const int32_t *) (peak + n), *peak_y = peak_x + n;
+  const int32_t *xmin = peak_y + n, *xmax = xmin + n, *ymin = xmax + n, *ymax = ymin + n;
+
+  if (ret != SKY_OK || n == 0)
+    return ret;
+  memcpy (cat->x, x, (size_t) n * sizeof *x);
+  memcpy (cat->y, y, (size_t) n * sizeof *y);
+  memcpy (cat->sum, sum, (size_t) n * sizeof *sum);
+  memcpy (cat->npix, npix, (size_t) n * sizeof *npix);
+  memcpy (cat->peak, peak, (size_t) n * sizeof *peak);
+  memcpy (cat->peak_x, peak_x, (size_t) n * sizeof *peak_x);
+  memcpy (cat->peak_y, peak_y, (size_t) n * sizeof *peak_y);
+  memcpy (cat->xmin, xmin, (size_t) n * sizeof *xmin);
+  memcpy (cat->xmax, xmax, (size_t) n * sizeof *xmax);
+  memcpy (cat->ymin, ymin, (size_t) n * sizeof *ymin);
+  memcpy (cat->ymax, ymax, (size_t) n * sizeof *ymax);
+  return SKY_OK;
+}
+
+static int
+run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
+           SkyResult *res, SkyGpuTimes *t)
+{
+  const int64_t nx = img->nx, ny = img->ny, n = nx * ny;
+  cudaStream_t s = gpu->stream;
+  const float *src = img->pixels;
+  const SkyGpuState *st = gpu->h_state;
+  int remeasured = 0, ret;
+  int64_t nsources;
+
+  SKY_CUDA (cudaSetDevice (gpu->device));
+  if ((ret = sky_gpu_ensure_buffers (gpu, n)) != SKY_OK
+      || (ret = sky_gpu_ensure_measure (gpu, initial_measure_capacity (n))) != SKY_OK)
+    return ret;
+
+  gpu->h_params->clip_kappa = params->clip_kappa;
+  gpu->h_params->threshold = params->threshold;
+  gpu->h_params->max_iter = params->max_iter;
+  gpu->h_params->relative = params->relative;
+  gpu->h_params->connectivity = params->connectivity;
+  if (!is_pinned (src))
+    {
+      if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
+          != SKY_OK)
+        return ret;
+      memcpy (gpu->h_stage, src, (size_t) n * 4);
+      src = gpu->h_stage;
+    }
+
+  SKY_CUDA (cudaEventRecord (gpu->ev[EV_START], s));
+  SKY_CUDA (cudaMemcpyAsync (gpu->d_image, src, (size_t) n * 4, cudaMemcpyHostToDevice, s));
+  SKY_CUDA (cudaMemcpyAsync (gpu->d_params, gpu->h_params, sizeof (SkyGpuParams),
+                             cudaMemcpyHostToDevice, s));
+  SKY_CUDA (cudaEventRecord (gpu->ev[EV_UPLOADED], s));
+  if ((ret = sky_gpu_clip_enqueue (gpu, n)) != SKY_OK)
+    return ret;
+  SKY_CUDA (cudaEventRecord (gpu->ev[EV_CLIPPED], s));
+  if ((ret = sky_gpu_segment_enqueue (gpu, n)) != SKY_OK)
+    return ret;
+  SKY_CUDA (cudaEventRecord (gpu->ev[EV_SEGMENTED], s));
+  if ((ret = sky_gpu_label_enqueue (gpu, nx, ny)) != SKY_OK)
+    return ret;
+  SKY_CUDA (cudaEventRecord (gpu->ev[EV_LABELLED], s));
+  if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny)) != SKY_OK)
+    return ret;
+  SKY_CUDA (cudaEventRecord (gpu->ev[EV_MEASURED], s));
+  SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
+                             cudaMemcpyDeviceToHost, s));
+  SKY_CUDA (cudaEventRecord (gpu->ev[EV_HEADER], s));
+  SKY_CUDA (cudaEventSynchronize (gpu->ev[EV_HEADER]));
+
+  if (st->empty)
+    return sky_fail (SKY_ERR_EMPTY, "clip: every pixel is blank");
+  nsources = st->nsources;
+  if (st->overflow)
+    {
+      /* More sources than the buffer holds: grow it, measure again. */
+      if ((ret = sky_gpu_ensure_measure (gpu, nsources)) != SKY_OK)
+        return ret;
+      SKY_CUDA (cudaEventRecord (gpu->ev[EV_REMEASURE], s));
+      if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny)) != SKY_OK)
+        return ret;
+      SKY_CUDA (cudaEventRecord (gpu->ev[EV_MEASURED], s));
+      SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
+                                 cudaMemcpyDeviceToHost, s));
+      SKY_CUDA (cudaEventRecord (gpu->ev[EV_HEADER], s));
+      SKY_CUDA (cudaEventSynchronize (gpu->ev[EV_HEADER]));
+      if (st->overflow)
+        return sky_fail (SKY_ERR_UNAVAILABLE, "measure: %lld sources overflow a buffer of %lld",
+                         (long long) nsources, (long long) gpu->meas_cap);
+      remeasured = 1;
+    }
+
+  if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes,
+                          (size_t) nsources * SKY_MEASURE_CAT_BYTES)) != SKY_OK)
+    return ret;
+  SKY_CUDA (cudaEventRecord (gpu->ev[EV_BODY_START], s));
+  if (nsources > 0)
+    SKY_CUDA (cudaMemcpyAsync (gpu->h_cat, gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES,
+                               (size_t) nsources * SKY_MEASURE_CAT_BYTES, cudaMemcpyDeviceToHost,
+                               s));
+  if (flags & SKY_GPU_WANT_MASK)
+    SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost, s));
+  if (flags & SKY_GPU_WANT_LABELS)
+    SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4, cudaMemcpyDeviceToHost,
+                               s));
+  SKY_CUDA (cudaEventRecord (gpu->ev[EV_BODY_END], s));
+  SKY_CUDA (cudaEventSynchronize (gpu->ev[EV_BODY_END]));
+
+  t->upload = elapsed_ms (gpu, EV_START, EV_UPLOADED);
+  t->clip = elapsed_ms (gpu, EV_UPLOADED, EV_CLIPPED);
+  t->segment = elapsed_ms (gpu, EV_CLIPPED, EV_SEGMENTED);
+  t->label = elapsed_ms (gpu, EV_SEGMENTED, EV_LABELLED);
+  t->measure = elapsed_ms (gpu, remeasured ? EV_REMEASURE : EV_LABELLED, EV_MEASURED);
+  t->download = elapsed_ms (gpu, EV_MEASURED, EV_HEADER) + elapsed_ms (gpu, EV_BODY_START, EV_BODY_END);
+  t->kernels = t->clip + t->segment + t->label + t->measure;
+  t->total = elapsed_ms (gpu, EV_START, EV_BODY_END);
+
+  res->stats.median = st->median;
+  res->stats.sigma = st->sigma;
+  res->stats.mean = st->mean;
+  res->stats.n = st->n;
+  res->stats.ninput = st->ninput;
+  res->stats.iterations = st->iterations;
+  res->stats.converged = st->converged;
+  res->stats.flat = st->flat;
+  res->threshold_value = st->threshold_value;
+  res->nsources = nsources;
+  res->times.clip = t->clip;
+  res->times.segment = t->segment;
+  res->times.label = t->label;
+  res->times.measure = t->measure;
+  res->times.total = t->kernels;
+  return unpack_catalogue (gpu->h_cat, nsources, &res->catalogue);
+}
+
+int
+sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
+                SkyResult *res, SkyGpuTimes *times)
+{
+  SkyGpuTimes local;
+  int ret;
+
+  if (times == NULL)
+    times = &local;
+  memset (times, 0, sizeof *times);
+  if ((ret = sky_params_check (params)) != SKY_OK)
+    return ret;
+  if (gpu->broken)
+    return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
+  if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || img->nx * img->ny > INT32_MAX)
+    return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^31 - 1 pixels (got %lld x %lld)",
+                     (long long) img->nx, (long long) img->ny);
+  if (img->ny > 65535LL * 8)
+    return sky_fail (SKY_ERR_SIZE, "the GPU backend takes at most %lld rows (got %lld)",
+                     65535LL * 8, (long long) img->ny);
+  if ((ret = reset_result (res, img, flags)) != SKY_OK)
+    return ret;
+
+  ret = run_steps (gpu, img, params, flags, res, times);
+  if (ret != SKY_OK)
+    {
+      /* A fault inside a kernel leaves the context unusable: say so from
+       * now on instead of failing in stranger ways. */
+      cudaError_t err = cudaStreamSynchronize (gpu->stream);
+      if (err != cudaSuccess)
+        {
+          gpu->broken = 1;
+          snprintf (gpu->broken_why, sizeof gpu->broken_why, "%s", sky_last_error ());
+        }
+      sky_catalogue_clear (&res->catalogue);
+    }
+  return ret;
+}
+
+/* ------------------------------------------------- process-wide context */
+
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static SkyGpu *default_gpu;
+
+int
+sky_gpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res, SkyGpuTimes *times)
+{
+  int ret = SKY_OK;
+
+  pthread_mutex_lock (&default_lock);
+  if (default_gpu == NULL)
+    ret = sky_gpu_new (&default_gpu);
+  if (ret == SKY_OK)
+    ret = sky_gpu_run_on (default_gpu, img, params, 0, res, times);
+  pthread_mutex_unlock (&default_lock);
+  return ret;
+}
+
+void
+sky_gpu_shutdown (void)
+{
+  pthread_mutex_lock (&default_lock);
+  sky_gpu_free (default_gpu);
+  default_gpu = NULL;
+  pthread_mutex_unlock (&default_lock);
+}
+
+void
+sky_gpu_times_min (SkyGpuTimes *best, const SkyGpuTimes *t)
+{
+  best->upload = fmin (best->upload, t->upload);
+  best->clip = fmin (best->clip, t->clip);
+  best->segment = fmin (best->segment, t->segment);
+  best->label = fmin (best->label, t->label);
+  best->measure = fmin (best->measure, t->measure);
+  best->download = fmin (best->download, t->download);
+  best->kernels = fmin (best->kernels, t->kernels);
+  best->total = fmin (best->total, t->total);
+}

@@ -1,0 +1,96 @@
+/* sky-gpu.h: the CUDA backend, with the CPU backend's contract (sky-cpu.h):
+ * the same statistics, the same label numbers, the same catalogue, checked
+ * as ../shared/ARCHITECTURE.md says.
+ *
+ * Plain C: the kernels live in .cu files behind this header, and nothing
+ * here needs CUDA's headers. The image goes up once; clip, segment, label
+ * and measure run on the device with no host round trip between them (the
+ * clipping loop included); only the statistics and the catalogue come back,
+ * and the mask and label image when asked. The CUDA runtime is linked
+ * statically, so a program using this starts on a machine without the
+ * NVIDIA driver and sky_gpu_available() says so.
+ *
+ * Failures return a status from sky-core.h with the detail in
+ * sky_last_error(): SKY_ERR_UNAVAILABLE when there is no usable device or a
+ * CUDA call failed (the message names the call, file and line), and
+ * SKY_ERR_MEMORY when the device lacks the memory for an image, so that the
+ * caller can fall back to the CPU. Nothing here calls exit(). */
+#ifndef SKY_GPU_H
+#define SKY_GPU_H
+
+#include "sky-core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* SKY_OK when device 0 can run the pipeline; why (if not NULL) then gets a
+ * one-line description of it ("NVIDIA H200, compute 9.0, 132 SMs, ...").
+ * Otherwise SKY_ERR_UNAVAILABLE, and why gets the reason a person can act
+ * on: no NVIDIA driver, a driver older than this build's CUDA, no device,
+ * a device older than compute capability 8.0, too little free memory. */
+int sky_gpu_available (char *why, size_t why_size);
+
+/* A device context: the stream, events and device buffers of one device,
+ * kept between runs so that a rerun on an image of the same size allocates
+ * nothing. One thread at a time may use a context. */
+typedef struct SkyGpu SkyGpu;
+
+/* Makes a context on device 0; SKY_ERR_UNAVAILABLE when there is none. */
+int sky_gpu_new (SkyGpu **out);
+
+/* Frees the context and its device memory; NULL is allowed. */
+void sky_gpu_free (SkyGpu *gpu);
+
+/* Bytes of device memory the context holds now. */
+size_t sky_gpu_device_bytes (const SkyGpu *gpu);
+
+/* What a run downloads besides the statistics and the catalogue. */
+enum {
+  SKY_GPU_WANT_MASK = 1u << 0,   /* res->mask, nx * ny bytes */
+  SKY_GPU_WANT_LABELS = 1u << 1, /* res->labels, nx * ny int32 */
+};
+
+/* Runs the four steps on the device into res, which must be zeroed or hold
+ * an earlier result (its catalogue is replaced; its mask and labels are
+ * kept for reuse when asked for again at the same size, freed otherwise).
+ * res->times gets each step's kernel time; times (if not NULL) also gets
+ * the transfers. The upload is a DMA from pinned memory: from the image
+ * itself after sky_gpu_pin(), else through a pinned staging buffer that
+ * the pixels are first copied into (host time outside the events).
+ * Images up to 2^31 - 1 pixels. */
+int sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
+                    SkyResult *res, SkyGpuTimes *times);
+
+/* sky_gpu_run_on() with a process-wide context made on first use (and
+ * guarded by a lock), downloading no mask and no labels. */
+int sky_gpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                 SkyGpuTimes *times);
+
+/* Frees the process-wide context of sky_gpu_run(), if any. */
+void sky_gpu_shutdown (void);
+
+/* Page-locks the image's pixels so that uploads read them directly; the
+ * caller must call sky_gpu_unpin() before freeing or reallocating them. */
+int sky_gpu_pin (const SkyImage *img);
+void sky_gpu_unpin (const SkyImage *img);
+
+/* Keeps, field by field, the smaller of best and t (best of N repeats). */
+void sky_gpu_times_min (SkyGpuTimes *best, const SkyGpuTimes *t);
+
+/* Checks res against the reference ref (the CPU's) as the contract says:
+ * statistics to 1e-6 relative with the same iteration and pixel counts,
+ * the same sources and label numbers (the label images when both have
+ * them), centroids within 1e-4 pixel, sums within 1e-6 relative, peaks,
+ * peak positions and boxes exact. Returns the number of failed checks; what
+ * (if not NULL) gets "agree" or the failed checks, each with its first
+ * difference, and says when a pixel lies exactly on the threshold, the one
+ * allowed source of difference. img is the image both ran on. */
+int sky_gpu_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
+                     size_t what_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SKY_GPU_H */
