@@ -1,0 +1,500 @@
+/* GPU parity: the CUDA backend against the CPU backend, as the contract in
+ * ../shared/ARCHITECTURE.md says (statistics to 1e-6 relative with the same
+ * counts, the same label image, centroids within 1e-4 pixel, sums within
+ * 1e-6 relative, peaks and boxes exact), on every shared test image and on
+ * random fields drawn afresh each run (GTest's seed; `--seed` replays one).
+ * Without a usable GPU every test skips and says why.
+ *
+ * SKYSIFT_GPU_TEST_QUICK=1 keeps the fields small, for compute-sanitizer. */
+#include "sky-gpu.h"
+#include "sky-test-util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static SkyGpu *gpu;
+static char gpu_why[512];
+static gboolean quick;
+static int checks_passed, checks_failed;
+
+static gboolean
+have_gpu (void)
+{
+  if (gpu == NULL)
+    {
+      g_test_skip (gpu_why);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Runs both backends and checks every part of the contract, the mask too. */
+static void
+check_parity (const char *what, const SkyImage *img, const SkyParams *params)
+{
+  SkyResult cpu = { 0 }, res = { 0 };
+  char diff[2048] = "";
+  int rc = sky_cpu_run (img, params, &cpu), rg;
+  char cpu_err[512];
+
+  g_snprintf (cpu_err, sizeof cpu_err, "%s", sky_last_error ());
+  rg = sky_gpu_run_on (gpu, img, params, SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS, &res, NULL);
+  if (rc != rg)
+    g_snprintf (diff, sizeof diff, "status: CPU %s (%s), GPU %s (%s)", sky_status_string (rc),
+                cpu_err, sky_status_string (rg), rg ? sky_last_error () : "");
+  else if (rc == SKY_OK)
+    {
+      sky_gpu_compare (img, &cpu, &res, diff, sizeof diff);
+      if (strcmp (diff, "agree") == 0)
+        {
+          diff[0] = '\0';
+          if (memcmp (cpu.mask, res.mask, (size_t) (img->nx * img->ny)) != 0)
+            g_snprintf (diff, sizeof diff, "mask differs");
+        }
+    }
+  if (diff[0] == '\0')
+    checks_passed++;
+  else
+    {
+      checks_failed++;
+      g_test_fail_printf ("%s (%lld x %lld, kappa %g, threshold %g%s, %d-connected, max_iter %d): "
+                          "%s",
+                          what, (long long) img->nx, (long long) img->ny, params->clip_kappa,
+                          params->threshold, params->relative ? " relative" : "",
+                          params->connectivity, params->max_iter, diff);
+    }
+  sky_result_clear (&cpu);
+  sky_result_clear (&res);
+}
+
+/* Each parameter variant the contract names: 4 and 8 neighbours, and a
+ * relative threshold. */
+static void
+check_variants (const char *what, const SkyImage *img, const SkyParams *base)
+{
+  SkyParams p = *base;
+
+  p.connectivity = 4;
+  check_parity (what, img, &p);
+  p.connectivity = 8;
+  check_parity (what, img, &p);
+  p.connectivity = 4;
+  p.relative = !base->relative;
+  check_parity (what, img, &p);
+}
+
+/* ------------------------------------------------------- random fields */
+
+static double
+gauss (void)
+{
+  double u = g_test_rand_double_range (1e-12, 1.0), v = g_test_rand_double ();
+  return sqrt (-2.0 * log (u)) * cos (2.0 * G_PI * v);
+}
+
+/* Noise smoothed over a (2r + 1)^2 box, as a beam correlates it, plus
+ * Gaussian sources: a sky-like field with sources of many sizes. */
+static void
+make_sky (SkyImage *img, int64_t nx, int64_t ny, int r, int nsources, double offset)
+{
+  float *raw = g_new (float, nx * ny);
+
+  sky_test_image (img, nx, ny, NULL);
+  for (int64_t i = 0; i < nx * ny; i++)
+    raw[i] = (float) gauss ();
+  for (int64_t y = 0; y < ny; y++)
+    for (int64_t x = 0; x < nx; x++)
+      {
+        double s = 0;
+        int k = 0;
+        for (int64_t v = y - r; v <= y + r; v++)
+          for (int64_t u = x - r; u <= x + r; u++)
+            if (u >= 0 && u < nx && v >= 0 && v < ny)
+              {
+                s += raw[v * nx + u];
+                k++;
+              }
+        img->pixels[y * nx + x] = (float) (offset + s / sqrt ((double) k));
+      }
+  for (int k = 0; k < nsources; k++)
+    {
+      double cx = g_test_rand_double_range (0, (double) nx), cy = g_test_rand_double_range (0, (double) ny);
+      double amp = 5 + 200 * pow (g_test_rand_double (), 4), w = g_test_rand_double_range (0.5, 6);
+      int64_t rad = (int64_t) (4 * w) + 1;
+      for (int64_t y = (int64_t) cy - rad; y <= (int64_t) cy + rad; y++)
+        for (int64_t x = (int64_t) cx - rad; x <= (int64_t) cx + rad; x++)
+          if (x >= 0 && x < nx && y >= 0 && y < ny)
+            img->pixels[y * nx + x] += (float) (amp * exp (-((x - cx) * (x - cx) + (y - cy) * (y - cy))
+                                                          / (2 * w * w)));
+    }
+  g_free (raw);
+  sky_image_count_blanks (img);
+}
+
+typedef struct {
+  int64_t nx, ny;
+} Size;
+
+/* Sizes that are multiples of no block or tile size, and a few that are. */
+static const Size sizes[] = {
+  { 1, 1 }, { 1, 257 }, { 257, 1 }, { 33, 31 }, { 127, 129 }, { 640, 479 },
+  { 1023, 1025 }, { 2049, 2047 }, { 4096, 1024 },
+};
+
+static int
+nsizes (void)
+{
+  return quick ? 6 : (int) G_N_ELEMENTS (sizes);
+}
+
+static void
+test_sparse_sky (void)
+{
+  SkyParams p;
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  for (int i = 0; i < nsizes (); i++)
+    {
+      SkyImage img;
+      make_sky (&img, sizes[i].nx, sizes[i].ny, 1, (int) (sizes[i].nx * sizes[i].ny / 5000) + 1, 0);
+      check_variants ("sparse sky", &img, &p);
+      sky_image_clear (&img);
+    }
+}
+
+/* A low threshold makes most of the field one tangle of sources: long
+ * union-find chains, sources across every tile and block edge. */
+static void
+test_dense_mask (void)
+{
+  SkyParams p;
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  for (int i = 3; i < nsizes (); i++)
+    {
+      SkyImage img;
+      make_sky (&img, sizes[i].nx, sizes[i].ny, 2, 3, 0);
+      p.threshold = g_test_rand_double_range (-0.5, 0.7);
+      check_variants ("dense mask", &img, &p);
+      sky_image_clear (&img);
+    }
+}
+
+/* Blanks: scattered NaN, whole NaN rows and a NaN block; they take no part
+ * in the statistics and never belong to a source. */
+static void
+test_nan_blanks (void)
+{
+  SkyParams p;
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  for (int i = 2; i < nsizes (); i++)
+    {
+      SkyImage img;
+      int64_t nx = sizes[i].nx, ny = sizes[i].ny;
+      double frac = g_test_rand_double_range (0.01, 0.5);
+      make_sky (&img, nx, ny, 1, (int) (nx * ny / 3000) + 1, 0);
+      for (int64_t k = 0; k < nx * ny; k++)
+        if (g_test_rand_double () < frac)
+          img.pixels[k] = NAN;
+      for (int64_t x = 0; x < nx; x++)
+        img.pixels[(ny / 2) * nx + x] = NAN;
+      for (int64_t y = ny / 4; y < ny / 3; y++)
+        for (int64_t x = nx / 5; x < nx / 2; x++)
+          img.pixels[y * nx + x] = NAN;
+      sky_image_count_blanks (&img);
+      check_variants ("NaN blanks", &img, &p);
+      sky_image_clear (&img);
+    }
+}
+
+/* A flat field has no spread and no sources; an all-blank one is an error
+ * on both backends; a field of one value plus blanks is flat too. */
+static void
+test_flat_and_blank (void)
+{
+  SkyParams p;
+  SkyImage img;
+  float v = (float) g_test_rand_double_range (-100, 100);
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  sky_test_image (&img, 301, 203, NULL);
+  for (int64_t k = 0; k < img.nx * img.ny; k++)
+    img.pixels[k] = v;
+  check_variants ("flat", &img, &p);
+  for (int64_t k = 0; k < img.nx * img.ny; k += 7)
+    img.pixels[k] = NAN;
+  sky_image_count_blanks (&img);
+  check_variants ("flat with blanks", &img, &p);
+  for (int64_t k = 0; k < img.nx * img.ny; k++)
+    img.pixels[k] = NAN;
+  sky_image_count_blanks (&img);
+  check_parity ("all blank", &img, &p);
+  sky_image_clear (&img);
+
+  /* Zeros of both signs: -0 and +0 have different keys, one value. */
+  sky_test_image (&img, 257, 129, NULL);
+  for (int64_t k = 0; k < img.nx * img.ny; k++)
+    img.pixels[k] = g_test_rand_bit () ? 0.0f : -0.0f;
+  for (int k = 0; k < 50; k++)
+    img.pixels[g_test_rand_int_range (0, (gint32) (img.nx * img.ny))] = (float) gauss ();
+  check_variants ("signed zeros", &img, &p);
+  sky_image_clear (&img);
+}
+
+/* Integer-valued fields: many equal values, medians between two equal
+ * ones, bounds landing on values. */
+static void
+test_quantized (void)
+{
+  SkyParams p;
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  for (int i = 3; i < nsizes (); i++)
+    {
+      SkyImage img;
+      make_sky (&img, sizes[i].nx, sizes[i].ny, 1, 20, 0);
+      double scale = g_test_rand_double_range (0.5, 8);
+      for (int64_t k = 0; k < img.nx * img.ny; k++)
+        img.pixels[k] = floorf (img.pixels[k] * (float) scale);
+      check_variants ("quantized", &img, &p);
+      sky_image_clear (&img);
+    }
+}
+
+/* A large offset (sums must not lose sigma to it), huge outliers of both
+ * signs, an iteration cap, another kappa. */
+static void
+test_offsets_and_outliers (void)
+{
+  SkyParams p;
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  for (int i = 4; i < nsizes (); i++)
+    {
+      SkyImage img;
+      int64_t n = sizes[i].nx * sizes[i].ny;
+      make_sky (&img, sizes[i].nx, sizes[i].ny, 1, 30, g_test_rand_double_range (-2e4, 2e4));
+      check_variants ("offset", &img, &p);
+      for (int k = 0; k < 20; k++)
+        img.pixels[g_test_rand_int_range (0, (gint32) n)] = (k & 1 ? 1 : -1) * 1e30f;
+      check_variants ("outliers", &img, &p);
+      p.max_iter = g_test_rand_int_range (1, 4);
+      check_parity ("iteration cap", &img, &p);
+      p.max_iter = 0;
+      p.clip_kappa = g_test_rand_double_range (1.5, 5);
+      check_parity ("kappa", &img, &p);
+      p.clip_kappa = 3;
+      sky_image_clear (&img);
+    }
+}
+
+/* Checkerboards: with 4 neighbours every source pixel is its own source,
+ * more sources than the measure buffer first holds; with 8, one source. */
+static void
+test_checkerboard (void)
+{
+  SkyParams p;
+  SkyImage img;
+  const int64_t nx = quick ? 97 : 301, ny = quick ? 95 : 299;
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  sky_test_image (&img, nx, ny, NULL);
+  for (int64_t y = 0; y < ny; y++)
+    for (int64_t x = 0; x < nx; x++)
+      img.pixels[y * nx + x] = (float) (((x + y) & 1) ? 100 + g_test_rand_double ()
+                                                     : -1 - fabs (gauss ()));
+  p.threshold = 0; /* pixel > 0: the odd squares only */
+  check_parity ("checkerboard", &img, &p);
+  p.connectivity = 8;
+  check_parity ("checkerboard", &img, &p);
+  sky_image_clear (&img);
+}
+
+/* One context across sizes: buffers grown, reused for smaller images
+ * (stale mask padding, block histograms), grown again. */
+static void
+test_context_reuse (void)
+{
+  static const Size order[] = { { 1500, 1300 }, { 17, 3 }, { 700, 900 }, { 2100, 1400 }, { 5, 5 } };
+  SkyParams p;
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  for (int i = 0; i < (int) G_N_ELEMENTS (order); i++)
+    {
+      SkyImage img;
+      if (quick && order[i].nx * order[i].ny > 1000000)
+        continue;
+      make_sky (&img, order[i].nx, order[i].ny, 1, 40, 0);
+      check_parity ("context reuse", &img, &p);
+      sky_image_clear (&img);
+    }
+}
+
+/* sky_gpu_run: the shared context, no mask or labels downloaded. */
+static void
+test_simple_api (void)
+{
+  SkyParams p;
+  SkyImage img;
+  SkyResult cpu = { 0 }, res = { 0 };
+  SkyGpuTimes t;
+  char diff[2048];
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  make_sky (&img, 513, 385, 1, 30, 0);
+  sky_test_run_cpu (&img, &p, &cpu);
+  g_assert_cmpint (sky_gpu_run (&img, &p, &res, &t), ==, SKY_OK);
+  g_assert_null (res.labels);
+  g_assert_null (res.mask);
+  g_assert_true (t.kernels > 0 && t.total >= t.kernels);
+  if (sky_gpu_compare (&img, &cpu, &res, diff, sizeof diff) == 0)
+    checks_passed++;
+  else
+    {
+      checks_failed++;
+      g_test_fail_printf ("sky_gpu_run: %s", diff);
+    }
+  sky_result_clear (&cpu);
+  sky_result_clear (&res);
+  sky_image_clear (&img);
+  sky_gpu_shutdown ();
+}
+
+/* ------------------------------------------------------- shared images */
+
+static void
+test_shared_image (gconstpointer data)
+{
+  const char *path = data;
+  SkyImage img;
+  SkyParams p;
+
+  if (!have_gpu ())
+    return;
+  if (sky_image_load (path, NULL, &img) != SKY_OK)
+    {
+      g_test_fail_printf ("%s: %s", path, sky_last_error ());
+      return;
+    }
+  sky_params_init (&p);
+  check_variants (path, &img, &p);
+  sky_image_clear (&img);
+}
+
+static void
+test_no_shared_data (gconstpointer why)
+{
+  g_test_skip (why);
+}
+
+static void
+add_shared_tests (void)
+{
+  const char *why = NULL, *dir = sky_test_shared_data (&why);
+  const char *subdirs[] = { "", "external" };
+
+  if (dir == NULL)
+    {
+      g_test_add_data_func ("/gpu/shared-images", why, test_no_shared_data);
+      return;
+    }
+  for (int s = 0; s < (int) G_N_ELEMENTS (subdirs); s++)
+    {
+      char *folder = g_build_filename (dir, subdirs[s], NULL);
+      GDir *d = g_dir_open (folder, 0, NULL);
+      GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+      const char *name;
+
+      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+        if (g_str_has_suffix (name, ".fits"))
+          g_ptr_array_add (names, g_strdup (name));
+      g_ptr_array_sort (names, (GCompareFunc) g_strcmp0);
+      for (guint i = 0; i < names->len; i++)
+        {
+          const char *file = g_ptr_array_index (names, i);
+          char *test;
+          if (quick && strstr (file, "2048") != NULL)
+            continue;
+          test = g_strdup_printf ("/gpu/shared/%s", file);
+          g_test_add_data_func_full (test, g_build_filename (folder, file, NULL),
+                                     test_shared_image, g_free);
+          g_free (test);
+        }
+      g_ptr_array_free (names, TRUE);
+      if (d != NULL)
+        g_dir_close (d);
+      g_free (folder);
+    }
+}
+
+static void
+test_device (void)
+{
+  if (!have_gpu ())
+    return;
+  g_test_message ("device: %s", gpu_why);
+}
+
+int
+main (int argc, char **argv)
+{
+  int ret;
+
+  g_test_init (&argc, &argv, NULL);
+  quick = g_strcmp0 (g_getenv ("SKYSIFT_GPU_TEST_QUICK"), "1") == 0;
+  if (sky_gpu_available (gpu_why, sizeof gpu_why) == SKY_OK)
+    {
+      char device[512];
+      g_snprintf (device, sizeof device, "%s", gpu_why);
+      if (sky_gpu_new (&gpu) != SKY_OK)
+        g_snprintf (gpu_why, sizeof gpu_why, "no GPU context: %s", sky_last_error ());
+      else
+        g_snprintf (gpu_why, sizeof gpu_why, "%s", device);
+    }
+  else
+    {
+      char reason[512];
+      g_snprintf (reason, sizeof reason, "no usable GPU: %s", gpu_why);
+      g_snprintf (gpu_why, sizeof gpu_why, "%s", reason);
+    }
+
+  g_test_add_func ("/gpu/device", test_device);
+  add_shared_tests ();
+  g_test_add_func ("/gpu/random/sparse-sky", test_sparse_sky);
+  g_test_add_func ("/gpu/random/dense-mask", test_dense_mask);
+  g_test_add_func ("/gpu/random/nan-blanks", test_nan_blanks);
+  g_test_add_func ("/gpu/random/flat-and-blank", test_flat_and_blank);
+  g_test_add_func ("/gpu/random/quantized", test_quantized);
+  g_test_add_func ("/gpu/random/offsets-and-outliers", test_offsets_and_outliers);
+  g_test_add_func ("/gpu/random/checkerboard", test_checkerboard);
+  g_test_add_func ("/gpu/context-reuse", test_context_reuse);
+  g_test_add_func ("/gpu/simple-api", test_simple_api);
+  ret = g_test_run ();
+
+  if (gpu != NULL)
+    printf ("# GPU parity checks: %d passed, %d failed\n", checks_passed, checks_failed);
+  else
+    printf ("# GPU parity checks skipped: %s\n", gpu_why);
+  sky_gpu_free (gpu);
+  return ret;
+}
