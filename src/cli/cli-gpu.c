@@ -1,0 +1,141 @@
+/* skysift-cli find on the GPU: the repeats, the comparison with the CPU's
+ * result, and the tables that put the two side by side. */
+#include "cli-gpu.h"
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int
+cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const SkyResult *cpu,
+              CliGpuRun *run)
+{
+  SkyGpu *gpu = NULL;
+  SkyGpuTimes t;
+  int ret = CLI_EXIT_FAILURE;
+
+  memset (run, 0, sizeof *run);
+  if (sky_gpu_new (&gpu) != SKY_OK)
+    {
+      cli_error ("GPU: %s", sky_last_error ());
+      return CLI_EXIT_FAILURE;
+    }
+  /* Uploads then DMA from the image's own pages; without the lock they go
+   * through a pinned staging copy, which costs host time, not device time. */
+  run->pinned = sky_gpu_pin (img) == SKY_OK;
+
+  for (int r = 0; r < repeat; r++)
+    {
+      if (sky_gpu_run_on (gpu, img, params, 0, &run->res, &t) != SKY_OK)
+        {
+          cli_error ("%s: GPU: %s", img->path ? img->path : "image", sky_last_error ());
+          goto exit;
+        }
+      if (r == 0)
+        run->times = t;
+      else
+        sky_gpu_times_min (&run->times, &t);
+    }
+  if (cpu != NULL)
+    {
+      /* One more run bringing the label image home, for the comparison. */
+      if (sky_gpu_run_on (gpu, img, params, SKY_GPU_WANT_LABELS | SKY_GPU_WANT_MASK, &run->res,
+                          &t) != SKY_OK)
+        {
+          cli_error ("%s: GPU: %s", img->path ? img->path : "image", sky_last_error ());
+          goto exit;
+        }
+      run->failed_checks = sky_gpu_compare (img, cpu, &run->res, run->compare,
+                                            sizeof run->compare);
+    }
+  run->res.times.clip = run->times.clip;
+  run->res.times.segment = run->times.segment;
+  run->res.times.label = run->times.label;
+  run->res.times.measure = run->times.measure;
+  run->res.times.total = run->times.kernels;
+  run->device_bytes = sky_gpu_device_bytes (gpu);
+  ret = 0;
+
+exit:
+  if (run->pinned)
+    sky_gpu_unpin (img);
+  sky_gpu_free (gpu);
+  return ret;
+}
+
+static double
+image_mib (const SkyImage *img)
+{
+  return (double) (img->nx * img->ny) * sizeof (float) / 1048576.0;
+}
+
+void
+cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat)
+{
+  const SkyGpuTimes *t = &run->times;
+
+  printf ("gpu (ms%s): upload %.3f (%s), clip %.3f, segment %.3f, label %.3f, measure %.3f, "
+          "four steps %.3f, download %.3f, total %.3f\n",
+          repeat > 1 ? ", best of repeats" : "", t->upload,
+          run->pinned ? "pinned" : "via pinned staging", t->clip, t->segment, t->label,
+          t->measure, t->kernels, t->download, t->total);
+  printf ("gpu memory %.1f MiB on the device, %.2f x the float32 image\n",
+          run->device_bytes / 1048576.0, run->device_bytes / 1048576.0 / image_mib (img));
+}
+
+static void
+cell (char *buf, size_t size, const char *fmt, double v)
+{
+  if (isnan (v))
+    snprintf (buf, size, "-");
+  else
+    snprintf (buf, size, fmt, v);
+}
+
+/* One step: CPU, GPU kernels, GPU with the transfers the step needs, and
+ * the two speedups. */
+static void
+row (const char *name, double cpu, double kernels, double with_transfers)
+{
+  char c[32], k[32], w[32], sk[32], sw[32];
+
+  cell (c, sizeof c, "%.3f", cpu);
+  cell (k, sizeof k, "%.3f", kernels);
+  cell (w, sizeof w, "%.3f", with_transfers);
+  cell (sk, sizeof sk, "%.0fx", kernels > 0 ? cpu / kernels : NAN);
+  cell (sw, sizeof sw, "%.0fx", with_transfers > 0 ? cpu / with_transfers : NAN);
+  printf ("  %-11s %11s %11s %11s %9s %9s\n", name, c, k, w, sk, sw);
+}
+
+void
+cli_gpu_print_table (const CliGpuRun *run, const SkyResult *cpu, const SkyImage *img, int repeat)
+{
+  const SkyGpuTimes *t = &run->times;
+  const SkyStepTimes *c = &cpu->times;
+
+  printf ("cpu and gpu, ms%s (gpu from device events; the upload, from %s memory, counts\n"
+          "with clip and the download with measure)\n",
+          repeat > 1 ? ", best of repeats" : "", run->pinned ? "page-locked" : "staged pinned");
+  printf ("  %-11s %11s %11s %11s %9s %9s\n", "step", "cpu", "gpu kernels", "gpu+xfer",
+          "speedup", "w/ xfer");
+  row ("clip", c->clip, t->clip, t->upload + t->clip);
+  row ("segment", c->segment, t->segment, t->segment);
+  row ("label", c->label, t->label, t->label);
+  row ("measure", c->measure, t->measure, t->measure + t->download);
+  row ("four steps", c->total, t->kernels, t->total);
+  printf ("  upload %.3f ms, download %.3f ms; gpu memory %.1f MiB, %.2f x the float32 image\n",
+          t->upload, t->download, run->device_bytes / 1048576.0,
+          run->device_bytes / 1048576.0 / image_mib (img));
+  if (run->failed_checks == 0)
+    printf ("results    agree: statistics, %lld sources, label image, catalogue\n",
+            (long long) cpu->nsources);
+  else
+    printf ("results    DIFFER (%d failed checks): %s\n", run->failed_checks, run->compare);
+}
+
+void
+cli_gpu_clear (CliGpuRun *run)
+{
+  sky_result_clear (&run->res);
+}

@@ -1,0 +1,33 @@
+/* skysift-cli find on the GPU: runs, timing and the CPU/GPU comparison
+ * table of --backend gpu and --backend both. Built only with CUDA. */
+#ifndef SKY_CLI_GPU_H
+#define SKY_CLI_GPU_H
+
+#include "sky-gpu.h"
+
+typedef struct CliGpuRun {
+  SkyResult res;         /* the GPU's result; res.times are the best kernel times */
+  SkyGpuTimes times;     /* best of the repeats, transfers included */
+  size_t device_bytes;   /* device memory the context held */
+  int pinned;            /* the upload read the image's own pages */
+  int failed_checks;     /* against the CPU's result, when compared */
+  char compare[2048];    /* "agree" or the failed checks */
+} CliGpuRun;
+
+/* Runs the pipeline repeat times on the GPU (the image page-locked for the
+ * uploads) and, when cpu is not NULL, once more with the label image and
+ * compares that run with cpu. 0, or CLI_EXIT_FAILURE with the error printed. */
+int cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const SkyResult *cpu,
+                  CliGpuRun *run);
+
+/* One line of GPU times for --backend gpu. */
+void cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat);
+
+/* The --backend both table: each step on the CPU and the GPU, speedups,
+ * and whether the results agree. */
+void cli_gpu_print_table (const CliGpuRun *run, const SkyResult *cpu, const SkyImage *img,
+                          int repeat);
+
+void cli_gpu_clear (CliGpuRun *run);
+
+#endif
