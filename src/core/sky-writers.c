@@ -3,6 +3,7 @@
  * a failure leaves whatever was there before. Special files (a terminal,
  * /dev/stdout, a pipe) are written in place. */
 #include "sky-core.h"
+#include "sky-output-private.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -13,93 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct {
-  const char *path;
-  char *tmp_path;       /* NULL when writing in place */
-  FILE *fp;
-} OutputFile;
-
-static int
-output_open (OutputFile *out, const char *path)
-{
-  struct stat st;
-  int fd;
-
-  memset (out, 0, sizeof *out);
-  out->path = path;
-  if (stat (path, &st) == 0 && !S_ISREG (st.st_mode))
-    {
-      if (S_ISDIR (st.st_mode))
-        return sky_fail (SKY_ERR_IO, "%s: is a directory", path);
-      out->fp = fopen (path, "w");
-      if (out->fp == NULL)
-        return sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (errno));
-      return SKY_OK;
-    }
-
-  if (asprintf (&out->tmp_path, "%s.tmpXXXXXX", path) < 0)
-    {
-      out->tmp_path = NULL;
-      return sky_fail (SKY_ERR_MEMORY, "%s: out of memory", path);
-    }
-  fd = mkstemp (out->tmp_path);
-  if (fd < 0)
-    {
-      int err = errno;
-      free (out->tmp_path);
-      out->tmp_path = NULL;
-      return sky_fail (SKY_ERR_IO, "%s: cannot create the file: %s", path, strerror (err));
-    }
-  fchmod (fd, 0644); /* mkstemp makes 0600; a catalogue is for sharing */
-  out->fp = fdopen (fd, "w");
-  if (out->fp == NULL)
-    {
-      int err = errno;
-      close (fd);
-      unlink (out->tmp_path);
-      free (out->tmp_path);
-      out->tmp_path = NULL;
-      return sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (err));
-    }
-  return SKY_OK;
-}
-
-/* Finishes the file: flushes, checks every write, renames into place. On
- * failure the temporary is removed and the old file, if any, stays. */
-static int
-output_close (OutputFile *out)
-{
-  int err = 0;
-
-  if (ferror (out->fp))
-    err = errno ? errno : EIO;
-  if (fflush (out->fp) != 0 && err == 0)
-    err = errno;
-  if (out->tmp_path != NULL && err == 0 && fsync (fileno (out->fp)) != 0)
-    err = errno;
-  if (fclose (out->fp) != 0 && err == 0)
-    err = errno;
-  out->fp = NULL;
-
-  if (out->tmp_path != NULL)
-    {
-      if (err == 0 && rename (out->tmp_path, out->path) != 0)
-        err = errno;
-      if (err != 0)
-        unlink (out->tmp_path);
-      free (out->tmp_path);
-      out->tmp_path = NULL;
-    }
-  if (err != 0)
-    return sky_fail (SKY_ERR_IO, "%s: writing failed: %s", out->path, strerror (err));
-  return SKY_OK;
-}
-
 int
 sky_write_catalogue_csv (const char *path, const SkyCatalogue *cat)
 {
-  OutputFile out;
-  int ret = output_open (&out, path);
+  SkyOutput out;
+  int ret = sky_output_open (&out, path);
 
   if (ret != SKY_OK)
     return ret;
@@ -110,7 +29,7 @@ sky_write_catalogue_csv (const char *path, const SkyCatalogue *cat)
              cat->x[i], cat->y[i], cat->sum[i], (long long) cat->npix[i], (double) cat->peak[i],
              cat->peak_x[i], cat->peak_y[i], cat->xmin[i], cat->xmax[i], cat->ymin[i],
              cat->ymax[i]);
-  return output_close (&out);
+  return sky_output_close (&out);
 }
 
 static void
@@ -148,8 +67,8 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   const SkyStepTimes *t = &res->times;
   int64_t top[10];
   int ntop = sky_catalogue_top_sums (&res->catalogue, top, 10);
-  OutputFile out;
-  int ret = output_open (&out, path);
+  SkyOutput out;
+  int ret = sky_output_open (&out, path);
 
   if (ret != SKY_OK)
     return ret;
@@ -199,5 +118,5 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   fputs (", \"total\": ", out.fp);
   json_number (out.fp, t->total);
   fputs ("}}\n}\n", out.fp);
-  return output_close (&out);
+  return sky_output_close (&out);
 }
