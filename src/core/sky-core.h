@@ -185,10 +185,11 @@ void sky_result_clear (SkyResult *res);
 
 /* ----------------------------------------------------------------- writers */
 
-/* Writes the catalogue as CSV with a header row:
+/* Writes the catalogue's pixel columns as CSV with a header row:
  * source_id,x_centroid,y_centroid,sum_flux,npix,peak_flux,peak_x,peak_y,
  * xmin,xmax,ymin,ymax. The file is written beside its final name and renamed
- * into place, so a failure never leaves a partial file. */
+ * into place, so a failure never leaves a partial file. sky_export_csv
+ * (below) writes the same columns followed by sky positions and fluxes. */
 int sky_write_catalogue_csv (const char *path, const SkyCatalogue *cat);
 
 /* What a run's JSON summary holds besides the result. */
@@ -203,6 +204,152 @@ typedef struct SkyRunInfo {
 /* Writes the run summary as JSON (image, shape, nblank, clipped statistics,
  * threshold, nsources, times_ms.cpu), atomically like the CSV writer. */
 int sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *res);
+
+/* -------------------------------------------------------- world coordinates */
+
+/* The celestial systems skysift tells apart. A position is always named
+ * after its own system: galactic positions are glon/glat, never RA/Dec. */
+typedef enum SkyCoordSystem {
+  SKY_COORD_EQUATORIAL,    /* ra, dec; the frame says ICRS, FK5, FK4... */
+  SKY_COORD_GALACTIC,      /* glon, glat */
+  SKY_COORD_ECLIPTIC,      /* elon, elat */
+  SKY_COORD_SUPERGALACTIC, /* slon, slat */
+  SKY_COORD_OTHER,         /* another celestial pair (e.g. helioprojective),
+                            * named after its CTYPEs: hpln, hplt */
+} SkyCoordSystem;
+
+/* "equatorial", "galactic", "ecliptic", "supergalactic" or "other". */
+const char *sky_coord_system_name (SkyCoordSystem system);
+
+/* An image's world coordinate system, read with wcslib. Opaque. */
+typedef struct SkyWcs SkyWcs;
+
+/* Builds the WCS of img from its header cards (img->header) the way
+ * astropy.wcs does (wcspih with every relaxation, the primary
+ * representation, wcsfix, wcsset): any projection wcslib knows, CDELT with
+ * PC or CROTA, or CD; celestial units made degrees. Axes beyond the second
+ * stand at the image's plane. SKY_ERR_UNAVAILABLE where the image has no
+ * celestial WCS (no header, no CTYPE, linear axes only), SKY_ERR_FORMAT
+ * where wcslib refuses the header's; sky_last_error() then says why in a
+ * line that names the image. Free with sky_wcs_free (NULL is fine). */
+int sky_wcs_new (const SkyImage *img, SkyWcs **out);
+void sky_wcs_free (SkyWcs *wcs);
+
+/* Pixel to world: x, y are skysift's 0-based pixel coordinates (FITS pixel
+ * x + 1, y + 1); lng, lat are degrees in the WCS's own system and frame,
+ * lng in [0, 360). Where the projection has no world position for the
+ * pixel (outside a SIN disc, say) both are NaN and the status is
+ * SKY_ERR_ARGUMENT. wcslib keeps scratch state in the WCS, so one SkyWcs
+ * must not be used by two threads at once: give each thread its own. */
+int sky_wcs_pix2world (SkyWcs *wcs, double x, double y, double *lng, double *lat);
+
+/* The same for n pixels; returns how many had a world position. */
+int64_t sky_wcs_pix2world_n (SkyWcs *wcs, int64_t n, const double *x, const double *y,
+                             double *lng, double *lat);
+
+SkyCoordSystem sky_wcs_system (const SkyWcs *wcs);
+
+/* Column names of the two coordinates, lower case: "ra"/"dec",
+ * "glon"/"glat", "elon"/"elat", "slon"/"slat", else the CTYPE's first four
+ * letters ("hpln"/"hplt"). */
+const char *sky_wcs_lng_name (const SkyWcs *wcs);
+const char *sky_wcs_lat_name (const SkyWcs *wcs);
+
+/* The reference frame: RADESYS for equatorial systems ("ICRS", "FK5",
+ * "FK4", "FK4-NO-E", "GAPPT"; FITS defaults applied), else "galactic",
+ * "ecliptic", "supergalactic", or the axis types ("HPLN/HPLT"). */
+const char *sky_wcs_frame (const SkyWcs *wcs);
+
+/* The equinox in years (2000.0 for FK5 J2000), NaN where the frame has
+ * none (ICRS, galactic). */
+double sky_wcs_equinox (const SkyWcs *wcs);
+
+/* The projection code ("SIN", "TAN", "CAR"...) and CTYPE of image axis 0 or
+ * 1 ("RA---SIN"). */
+const char *sky_wcs_projection (const SkyWcs *wcs);
+const char *sky_wcs_ctype (const SkyWcs *wcs, int axis);
+
+/* The solid angle of one pixel at the reference point, in square degrees:
+ * |det| of the celestial CDELT * PC (or CD) matrix. NaN where the image's
+ * two axes are not the celestial pair. */
+double sky_wcs_pixel_area (const SkyWcs *wcs);
+
+/* Sexagesimal text, rounded once so that 59.995 s carries: right ascension
+ * in degrees as "HH:MM:SS.ss" (wrapped to [0, 360)), declination as
+ * "+DD:MM:SS.s" (sign always). "" for NaN. buf needs SKY_SEXAGESIMAL_SIZE
+ * bytes; returns buf. */
+#define SKY_SEXAGESIMAL_SIZE 16
+char *sky_format_ra (double ra_deg, char *buf, size_t size);
+char *sky_format_dec (double dec_deg, char *buf, size_t size);
+
+/* -------------------------------------------------------- catalogue export */
+
+/* A run's catalogue as an astronomer reads it: the pixel measures with the
+ * sky positions and flux densities the image's header allows, and the
+ * run's provenance. sky_export_init fills it; the writers below and the
+ * app's table read it. */
+typedef struct SkyExport {
+  const SkyImage *image;        /* borrowed, as are params and result; image */
+  const SkyParams *params;      /* NULL gives the pixel columns only */
+  const SkyResult *result;
+  const char *backend;          /* "cpu", "gpu"... from the run info */
+  char device[160];             /* what ran the steps; set for the CPU backend,
+                                 * others fill it in; "" when unknown */
+
+  SkyWcs *wcs;                  /* NULL: no celestial WCS (sky_note says why) */
+  double *lng, *lat;            /* per source: the centroid's world position in
+                                 * degrees, NaN where it has none; NULL
+                                 * without a WCS */
+  double beam_area;             /* beam solid angle in pixels: pi BMAJ BMIN /
+                                 * (4 ln 2) / pixel area; NaN when unknown */
+  double *int_flux;             /* per source, Jy: sum / beam_area (scaled
+                                 * from mJy or uJy per beam); NULL when the
+                                 * header has no beam, no pixel scale, or a
+                                 * unit that is not per beam (flux_note) */
+  char unit[72];                /* the image unit as unit-aware formats write
+                                 * it ("Jy/beam" for JY/BEAM); "" when none */
+  char sky_note[512];           /* why there are no sky positions, or "" */
+  char flux_note[512];          /* why int_flux is empty, or "" */
+} SkyExport;
+
+/* Prepares the export of res, which came from info->image with
+ * info->params on info->backend: converts every centroid to the sky and
+ * every sum to a flux density where the header allows, and says in the
+ * notes what it could not do and why (no WCS, a WCS wcslib refuses, no
+ * beam: none is a failure). Fails only when out of memory. Without image
+ * or params the export has the pixel columns only. Clear with
+ * sky_export_clear, even after a failure. */
+int sky_export_init (SkyExport *ex, const SkyRunInfo *info, const SkyResult *res);
+void sky_export_clear (SkyExport *ex);
+
+/* The catalogue writers. Every file is written beside its final name and
+ * renamed into place, so a failure never leaves a partial file; the error
+ * names the path.
+ *
+ * CSV: a header row, then one row per source in label order: source_id,
+ * x_centroid, y_centroid, sum_flux, npix, peak_flux, peak_x, peak_y, xmin,
+ * xmax, ymin, ymax; then, with a celestial WCS, the centroid's two world
+ * coordinates named after the system (ra, dec, ra_str, dec_str for
+ * equatorial; glon, glat for galactic...); then int_flux, local_rms, snr.
+ * Pixel coordinates are 0-based. Missing values are empty fields.
+ *
+ * ECSV: the same table as ECSV 1.0 (astropy's Table.read reads it), with
+ * a unit and a description per column and the provenance in its metadata.
+ *
+ * Regions: a DS9 version 4.2 region file, one circle per source (the area
+ * of the source's pixels, centred on the centroid) with text={id}; in the
+ * WCS's frame (fk5, fk4, icrs, galactic, ecliptic) where DS9 has it, else
+ * in the image frame with 1-based FITS pixel coordinates.
+ *
+ * VOTable: the same table as VOTable 1.4 TABLEDATA with units, UCDs, a
+ * COOSYS and the provenance as PARAMs (TOPCAT, CARTA, astropy). */
+int sky_export_csv (const char *path, const SkyExport *ex);
+int sky_export_ecsv (const char *path, const SkyExport *ex);
+int sky_export_regions (const char *path, const SkyExport *ex);
+int sky_export_votable (const char *path, const SkyExport *ex);
+
+/* "0.1.0": the version the files record as their software. */
+const char *sky_version (void);
 
 /* ------------------------------------------------------------------ memory */
 

@@ -17,19 +17,18 @@
 int
 sky_write_catalogue_csv (const char *path, const SkyCatalogue *cat)
 {
-  SkyOutput out;
-  int ret = sky_output_open (&out, path);
+  /* The pixel columns of the one CSV writer: an export without an image. */
+  SkyResult res = { 0 };
+  SkyRunInfo info = { 0 };
+  SkyExport ex;
+  int ret;
 
-  if (ret != SKY_OK)
-    return ret;
-  fprintf (out.fp, "source_id,x_centroid,y_centroid,sum_flux,npix,peak_flux,peak_x,peak_y,"
-                   "xmin,xmax,ymin,ymax\n");
-  for (int64_t i = 0; i < cat->n; i++)
-    fprintf (out.fp, "%lld,%.6f,%.6f,%.10g,%lld,%.9g,%d,%d,%d,%d,%d,%d\n", (long long) (i + 1),
-             cat->x[i], cat->y[i], cat->sum[i], (long long) cat->npix[i], (double) cat->peak[i],
-             cat->peak_x[i], cat->peak_y[i], cat->xmin[i], cat->xmax[i], cat->ymin[i],
-             cat->ymax[i]);
-  return sky_output_close (&out);
+  res.catalogue = *cat;
+  res.nsources = cat->n;
+  sky_export_init (&ex, &info, &res);
+  ret = sky_export_csv (path, &ex);
+  sky_export_clear (&ex);
+  return ret;
 }
 
 static void

@@ -1,0 +1,73 @@
+/* sky-export-private.h: the columns and metadata every catalogue format
+ * shares, so that CSV, ECSV and VOTable hold the same table with the same
+ * text in each cell. Not installed: only the writers in this folder use it.
+ */
+#ifndef SKY_EXPORT_PRIVATE_H
+#define SKY_EXPORT_PRIVATE_H
+
+#include "sky-core.h"
+
+#include <stdio.h>
+
+typedef enum {
+  SKY_COL_SOURCE_ID,
+  SKY_COL_X, SKY_COL_Y,
+  SKY_COL_SUM, SKY_COL_NPIX, SKY_COL_PEAK,
+  SKY_COL_PEAK_X, SKY_COL_PEAK_Y,
+  SKY_COL_XMIN, SKY_COL_XMAX, SKY_COL_YMIN, SKY_COL_YMAX,
+  SKY_COL_LNG, SKY_COL_LAT,         /* named after the system: ra/dec, glon/glat... */
+  SKY_COL_LNG_STR, SKY_COL_LAT_STR, /* equatorial only: ra_str, dec_str */
+  SKY_COL_INT_FLUX, SKY_COL_LOCAL_RMS, SKY_COL_SNR,
+} SkyColumnId;
+
+typedef enum { SKY_TYPE_INT, SKY_TYPE_DOUBLE, SKY_TYPE_STRING } SkyValueType;
+
+typedef struct {
+  SkyColumnId id;
+  char name[16];
+  SkyValueType type;
+  char unit[72];        /* astropy/VOUnit text, "" for none */
+  const char *ucd;      /* IVOA UCD1+ word list */
+  char description[200];
+} SkyColumn;
+
+#define SKY_MAX_COLUMNS 24
+
+/* The columns ex has (cols holds SKY_MAX_COLUMNS), in file order: the
+ * twelve pixel columns always, then the sky columns where there is a
+ * celestial WCS, then int_flux, local_rms and snr where the image is
+ * known. Returns the count. */
+int sky_export_columns (const SkyExport *ex, SkyColumn *cols);
+
+/* The text of column col for source index i (label i + 1) into buf. Returns
+ * 0 and leaves "" where the value is missing (no beam, no world position). */
+int sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char *buf,
+                     size_t size);
+
+/* One item of the run's provenance, as ECSV metadata or a VOTable PARAM. */
+typedef struct {
+  const char *key;      /* a static name, e.g. "clip_kappa" */
+  SkyValueType type;    /* INT or DOUBLE: text is a number; STRING: raw text */
+  int is_bool;          /* with SKY_TYPE_INT: 0 or 1 */
+  char text[600];
+  const char *unit;     /* NULL for none */
+  const char *description;
+} SkyMeta;
+
+#define SKY_MAX_META 48
+
+/* The provenance of ex (meta holds SKY_MAX_META): image, HDU, plane, parameters, statistics,
+ * backend, device, software version, WCS and beam, and the notes on what
+ * was left out. Items that do not apply are left out. Returns the count. */
+int sky_export_meta (const SkyExport *ex, SkyMeta *meta);
+
+/* The shortest text that reads back as v ("%.17g" at most). */
+void sky_format_double (double v, char *buf, size_t size);
+
+/* Writes s with the escapes of a JSON (and so YAML) double-quoted string. */
+void sky_put_quoted (FILE *fp, const char *s);
+
+/* Writes s with XML's five entities escaped and control characters dropped. */
+void sky_put_xml (FILE *fp, const char *s);
+
+#endif /* SKY_EXPORT_PRIVATE_H */
