@@ -22,6 +22,9 @@ static const char find_usage[] =
   "  --hdu N              1-based HDU (default: the first with image data)\n"
   "  --plane N            0-based plane of a cube (default 0)\n"
   "  --csv FILE           write the source list as CSV\n"
+  "  --ecsv FILE          ... as ECSV, with units and the run's provenance (astropy)\n"
+  "  --regions FILE       ... as a DS9 region file, one labelled circle per source\n"
+  "  --votable FILE       ... as a VOTable (TOPCAT, CARTA, astropy)\n"
   "  --json FILE          write the run summary as JSON\n"
   "  --repeat N           run N times, report each step's best time\n"
   "  --threads N          worker threads (default: every core)\n"
@@ -31,6 +34,7 @@ typedef struct {
   SkyParams params;
   SkyLoadOptions load;
   const char *image, *csv, *json, *backend;
+  const char *ecsv, *regions, *votable; /* catalogue files besides the CSV */
   int repeat, quiet;
 } FindArgs;
 
@@ -38,7 +42,7 @@ static int
 parse_find_args (int argc, char **argv, FindArgs *a)
 {
   enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN, O_HDU, O_PLANE,
-         O_CSV, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_HELP };
+         O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_HELP };
   static const struct option options[] = {
     { "backend", required_argument, NULL, O_BACKEND },
     { "clip-kappa", required_argument, NULL, O_KAPPA },
@@ -49,6 +53,9 @@ parse_find_args (int argc, char **argv, FindArgs *a)
     { "hdu", required_argument, NULL, O_HDU },
     { "plane", required_argument, NULL, O_PLANE },
     { "csv", required_argument, NULL, O_CSV },
+    { "ecsv", required_argument, NULL, O_ECSV },
+    { "regions", required_argument, NULL, O_REGIONS },
+    { "votable", required_argument, NULL, O_VOTABLE },
     { "json", required_argument, NULL, O_JSON },
     { "repeat", required_argument, NULL, O_REPEAT },
     { "threads", required_argument, NULL, O_THREADS },
@@ -74,6 +81,9 @@ parse_find_args (int argc, char **argv, FindArgs *a)
         case O_RELATIVE: a->params.relative = 1; break;
         case O_QUIET: a->quiet = 1; break;
         case O_CSV: a->csv = optarg; break;
+        case O_ECSV: a->ecsv = optarg; break;
+        case O_REGIONS: a->regions = optarg; break;
+        case O_VOTABLE: a->votable = optarg; break;
         case O_JSON: a->json = optarg; break;
         case O_MAXITER:
           if ((ret = cli_parse_int ("--max-iter", optarg, 0, 1000000, &v)) == 0)
@@ -187,6 +197,68 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
           res->times.segment, res->times.label, res->times.measure, res->times.total);
 }
 
+/* Writes the catalogue files asked for (CSV, ECSV, regions, VOTable) from
+ * one export, so that every file holds the same sky positions and fluxes.
+ * What the header lacks for them (a WCS, a beam) is a warning in the
+ * summary, not an error: those columns stay out or empty and the files say
+ * why. stderr stays for the one line of an error. */
+static int
+write_catalogues (const FindArgs *a, const SkyImage *img, const SkyResult *res,
+                  const char *backend)
+{
+  const struct {
+    const char *path;
+    int (*write) (const char *path, const SkyExport *ex);
+  } files[] = {
+    { a->csv, sky_export_csv }, { a->ecsv, sky_export_ecsv },
+    { a->regions, sky_export_regions }, { a->votable, sky_export_votable },
+  };
+  SkyRunInfo info = { 0 };
+  SkyExport ex;
+  int ret = 0;
+
+  if (a->csv == NULL && a->ecsv == NULL && a->regions == NULL && a->votable == NULL)
+    return 0;
+  info.image = img;
+  info.params = &a->params;
+  info.backend = backend;
+  if (sky_export_init (&ex, &info, res) != SKY_OK)
+    {
+      cli_error ("%s", sky_last_error ());
+      sky_export_clear (&ex);
+      return CLI_EXIT_FAILURE;
+    }
+  if (!a->quiet)
+    {
+      if (ex.wcs != NULL)
+        {
+          double eq = sky_wcs_equinox (ex.wcs);
+          printf ("sky        %s, %s of each centroid (%s", sky_wcs_lng_name (ex.wcs),
+                  sky_wcs_lat_name (ex.wcs), sky_wcs_frame (ex.wcs));
+          if (isfinite (eq))
+            printf (" %c%g", strncmp (sky_wcs_frame (ex.wcs), "FK4", 3) == 0 ? 'B' : 'J', eq);
+          printf (", %s projection)\n", sky_wcs_projection (ex.wcs));
+        }
+      else
+        printf ("sky        none: %s\n", ex.sky_note);
+      if (ex.int_flux != NULL)
+        printf ("beam       %.4g\" x %.4g\" = %.6g pixels: int_flux = sum_flux / %.6g, in Jy\n",
+                img->bmaj * 3600, img->bmin * 3600, ex.beam_area, ex.beam_area);
+      else
+        printf ("int_flux   empty: %s\n", ex.flux_note);
+      if (ex.wcs != NULL && ex.sky_note[0])
+        printf ("sky        %s\n", ex.sky_note); /* centroids outside the projection */
+    }
+  for (size_t k = 0; k < sizeof files / sizeof files[0] && ret == 0; k++)
+    if (files[k].path != NULL && files[k].write (files[k].path, &ex) != SKY_OK)
+      {
+        cli_error ("%s", sky_last_error ());
+        ret = CLI_EXIT_FAILURE;
+      }
+  sky_export_clear (&ex);
+  return ret;
+}
+
 int
 cli_find (int argc, char **argv)
 {
@@ -225,11 +297,8 @@ cli_find (int argc, char **argv)
 
   if (!a.quiet)
     print_summary (&a, &img, &res, load_ms);
-  if (a.csv != NULL && sky_write_catalogue_csv (a.csv, &res.catalogue) != SKY_OK)
-    {
-      cli_error ("%s", sky_last_error ());
-      goto exit;
-    }
+  if (write_catalogues (&a, &img, &res, "cpu") != 0)
+    goto exit;
   if (a.json != NULL)
     {
       SkyRunInfo info = { &img, &a.params, a.backend, load_ms, a.repeat };
