@@ -348,6 +348,30 @@ test_context_reuse (void)
     }
 }
 
+/* The clip's full path (all values scattered by bucket), which runs only
+ * when the gather's plan misses, forced on sky-like fields of each kind. */
+static void
+test_full_clip_path (void)
+{
+  SkyParams p;
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  g_setenv ("SKYSIFT_GPU_FULL_CLIP", "1", TRUE);
+  for (int i = 0; i < nsizes (); i += 2)
+    {
+      SkyImage img;
+      make_sky (&img, sizes[i].nx, sizes[i].ny, 1, 20, g_test_rand_double_range (-10, 10));
+      for (int64_t k = 0; k < img.nx * img.ny; k += 13)
+        img.pixels[k] = NAN;
+      sky_image_count_blanks (&img);
+      check_variants ("full clip path", &img, &p);
+      sky_image_clear (&img);
+    }
+  g_unsetenv ("SKYSIFT_GPU_FULL_CLIP");
+}
+
 /* sky_gpu_run: the shared context, no mask or labels downloaded. */
 static void
 test_simple_api (void)
@@ -487,6 +511,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/random/quantized", test_quantized);
   g_test_add_func ("/gpu/random/offsets-and-outliers", test_offsets_and_outliers);
   g_test_add_func ("/gpu/random/checkerboard", test_checkerboard);
+  g_test_add_func ("/gpu/random/full-clip-path", test_full_clip_path);
   g_test_add_func ("/gpu/context-reuse", test_context_reuse);
   g_test_add_func ("/gpu/simple-api", test_simple_api);
   ret = g_test_run ();

@@ -2,28 +2,39 @@
  *
  * Every pass keeps the pixels strictly inside an interval nested in the
  * last, so the survivors are the non-blank pixels inside (L, H), the
- * intersection of all the intervals so far. The pixels are bucketed once by
- * the top 15 bits of an order-preserving key:
+ * intersection of the intervals so far. Pixels are bucketed by the top 15
+ * bits of an order-preserving key. A pass needs exact values only in the
+ * buckets of its two bounds and of its median; every bucket between counts
+ * whole. So nothing sorts or scatters the whole image:
  *
- *   histogram  each block counts its chunk in shared memory (32-bit
- *              counters, 128 KiB), keeps that count and adds it to the
- *              global one;
- *   scan       one block turns the counts into bucket offsets;
- *   scatter    each block reserves its share of every bucket with one
- *              atomic per bucket, then places its pixels with shared-memory
- *              atomics: the values end up grouped by bucket;
- *   sums       per-bucket sums of (x - shift) and its square in double,
- *              reduced per warp before the atomics, and per group of 256
- *              buckets, so that any run of whole buckets sums in a few
- *              hundred loads.
+ *   histogram  each block counts its chunk in shared memory (128 KiB of
+ *              32-bit counters) into the global counts;
+ *   scan       one block: bucket offsets (positions in sorted order);
+ *   plan       one block: from the counts, a robust sigma (half the spread
+ *              of the 16th to 84th percentiles) and median; the tails
+ *              beyond median +- 2.5 sigma, where every bound of the loop
+ *              should fall, and the window of ranks every median of the
+ *              loop can take, are gathered value by value; the central
+ *              band between is only ever needed whole;
+ *   gather     each block places its gathered values (a few per cent of
+ *              the pixels) grouped by bucket, and sums the central band in
+ *              registers: one pass over the image;
+ *   sums       per-bucket sums of (x - shift) and its square in double for
+ *              the gathered buckets, and per group of 256 buckets;
+ *   loop       one block on one multiprocessor runs the passes with no
+ *              host round trip: the median by a radix select inside its
+ *              bucket (histograms of the low key bits, kept while the
+ *              median stays there), the next interval's count and moments
+ *              from its two edge buckets value by value, the whole buckets
+ *              between from their sums, and the central band whole.
  *
- * The clipping loop is then one block on one multiprocessor with no host
- * round trip: each pass finds its median by a radix select inside the one
- * bucket that holds it (histograms of the low key bits, cached while the
- * median stays in the same bucket), and the moments and survivor count of
- * the next interval from the two buckets its bounds fall in plus the
- * precomputed sums of the buckets between. The median is an exact order
- * statistic, and the sums are double, so the statistics, iteration count
+ * The loop checks at every pass that its median and bounds lie in
+ * gathered buckets and that its interval holds the whole central band. If
+ * not (a distribution the plan misjudged), it says so, and the full path
+ * runs instead, still on the device with no host round trip: all values
+ * partitioned by the top 8 key bits, then scattered by bucket, summed, and
+ * the same loop over all of them. The median is an exact order statistic
+ * and the sums are double either way, so the statistics, iteration count
  * and survivor count are the CPU's. */
 #include "sky-gpu-private.h"
 
@@ -37,16 +48,21 @@ constexpr int kBuckets = SKY_CLIP_BUCKETS;
 constexpr int kLowBits = 32 - SKY_CLIP_BUCKET_BITS;  /* 17 key bits inside a bucket */
 constexpr int kGroup = SKY_CLIP_GROUP;
 constexpr int kGroups = SKY_CLIP_GROUPS;
+constexpr int kCoarseShift = 24;                     /* partition by the top 8 key bits */
+constexpr int kCoarse = 256;
+constexpr int kFinePerCoarse = kBuckets / kCoarse;   /* 128 */
 constexpr int kSel1Bins = 1 << (kLowBits - 8);       /* key bits 16..8 */
 constexpr int kSel2Bins = 256;                       /* key bits 7..0 */
 constexpr int kHistThreads = 1024;
 constexpr int kScanThreads = 1024;
-constexpr int kScanItems = kBuckets / kScanThreads;
 constexpr int kSumThreads = 256;
-constexpr int kSumItems = 8;                         /* values per lane */
+constexpr int kSumItems = 8;                         /* 16-byte loads per lane */
 constexpr int kLoopThreads = 1024;
 constexpr int kLoopWarps = kLoopThreads / 32;
 constexpr size_t kHistSmem = kBuckets * sizeof (uint32_t);
+constexpr size_t kLoopSmem = (kBuckets + 1) * sizeof (uint32_t);
+constexpr uint32_t kNone = 0xffffffffu;  /* no bucket: blank, or not gathered */
+constexpr int kPlanThreads = 1024;
 
 /* Order-preserving map of a float to uint32, as on the CPU: negative floats
  * have all bits flipped, others the sign bit set; -0 sorts just below +0. */
@@ -78,16 +94,24 @@ count_value (uint32_t *s_hist, float v)
     atomicAdd (&s_hist[bucket_of (v)], 1u);
 }
 
-/* Each block counts the non-blank pixels of its chunk: chunk is a multiple
- * of 4, so every chunk starts 16-byte aligned. */
+/* Each block counts the non-blank pixels of its chunk (a multiple of 4
+ * pixels, so every chunk starts 16-byte aligned) into the global counts,
+ * and keeps its own counts, per bucket for the gather and per coarse
+ * bucket for the full path's partition. */
 __global__ void __launch_bounds__ (kHistThreads)
 clipHistogramKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
-                     uint32_t *__restrict__ block_hist, uint32_t *__restrict__ counts)
+                     uint32_t *__restrict__ block_hist, uint32_t *__restrict__ block_coarse,
+                     uint32_t *__restrict__ counts, double *__restrict__ bsum,
+                     double *__restrict__ bsum2)
 {
   extern __shared__ uint32_t s_hist[];
   const int64_t start = (int64_t) blockIdx.x * chunk;
   const int64_t end = min (n, start + chunk);
 
+  /* The bucket sums of this run start from zero (the sums kernel comes
+   * after this one). */
+  for (int b = blockIdx.x * blockDim.x + threadIdx.x; b < kBuckets; b += gridDim.x * blockDim.x)
+    bsum[b] = bsum2[b] = 0;
   for (int b = threadIdx.x; b < kBuckets; b += blockDim.x)
     s_hist[b] = 0;
   __syncthreads ();
@@ -129,6 +153,19 @@ clipHistogramKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
       if (c != 0)
         atomicAdd (&counts[b], c);
     }
+  /* The block's count per coarse bucket (128 buckets each), for the
+   * partition pass's reservations. */
+  const int lane = threadIdx.x & 31;
+  for (int cb = threadIdx.x >> 5; cb < kCoarse; cb += blockDim.x >> 5)
+    {
+      uint32_t c = 0;
+#pragma unroll
+      for (int j = 0; j < kFinePerCoarse / 32; j++)
+        c += s_hist[cb * kFinePerCoarse + j * 32 + lane];
+      c = __reduce_add_sync (0xffffffffu, c);
+      if (lane == 0)
+        block_coarse[(size_t) blockIdx.x * kCoarse + cb] = c;
+    }
 }
 
 /* ----------------------------------------------------------------- scan */
@@ -136,43 +173,76 @@ clipHistogramKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
 /* One block: bucket offsets, the scatter's cursors, the count of non-blank
  * pixels and the shift, the value of smallest magnitude in the bucket of
  * the overall median (close to it, so sums of x - shift lose nothing to an
- * offset; the CPU uses the median itself, which changes only rounding). */
+ * offset; the CPU uses the median itself, which changes only rounding).
+ * Warp w scans buckets w * 1024 .. w * 1024 + 1023 in coalesced rounds of
+ * 32; it also clears the counts for the next run once it has read them. */
 __global__ void __launch_bounds__ (kScanThreads)
-clipScanKernel (const uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
-                uint32_t *__restrict__ cursor, SkyGpuState *__restrict__ st)
+clipScanKernel (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
+                uint32_t *__restrict__ cursor, uint32_t *__restrict__ coarse_cursor,
+                SkyGpuState *__restrict__ st)
 {
-  typedef cub::BlockScan<uint32_t, kScanThreads> Scan;
-  __shared__ typename Scan::TempStorage tmp;
-  const int base = threadIdx.x * kScanItems;
-  uint32_t c[kScanItems], sum = 0, run, total;
+  constexpr int kPerWarp = kBuckets / (kScanThreads / 32);
+  __shared__ uint32_t s_base[kScanThreads / 32 + 1];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int base = warp * kPerWarp;
+  uint32_t sum = 0;
 
-#pragma unroll
-  for (int j = 0; j < kScanItems; j++)
+#pragma unroll 8
+  for (int i = 0; i < kPerWarp; i += 32)
+    sum += counts[base + i + lane];
+  sum = __reduce_add_sync (0xffffffffu, sum);
+  if (lane == 0)
+    s_base[warp] = sum;
+  __syncthreads ();
+  if (warp == 0)
     {
-      c[j] = counts[base + j];
-      sum += c[j];
-    }
-  Scan (tmp).ExclusiveSum (sum, run, total);
-
-  const uint32_t median_pos = total > 0 ? (total - 1) / 2 : 0;
+      uint32_t v = lane < kScanThreads / 32 ? s_base[lane] : 0, incl = v;
 #pragma unroll
-  for (int j = 0; j < kScanItems; j++)
-    {
-      offs[base + j] = run;
-      cursor[base + j] = run;
-      if (c[j] != 0 && run <= median_pos && median_pos < run + c[j])
+      for (int o = 1; o < 32; o <<= 1)
         {
-          uint32_t b = (uint32_t) (base + j);
-          uint32_t key = (b << kLowBits) | ((b & (1u << (SKY_CLIP_BUCKET_BITS - 1))) ? 0u
-                                                                  : (1u << kLowBits) - 1);
+          uint32_t t = __shfl_up_sync (0xffffffffu, incl, o);
+          if (lane >= o)
+            incl += t;
+        }
+      __syncwarp ();
+      s_base[lane] = incl - v;
+      if (lane == 31)
+        s_base[32] = incl;
+    }
+  __syncthreads ();
+
+  const uint32_t total = s_base[32];
+  const uint32_t median_pos = total > 0 ? (total - 1) / 2 : 0;
+  uint32_t run = s_base[warp];
+  for (int i = 0; i < kPerWarp; i += 32)
+    {
+      const int b = base + i + lane;
+      const uint32_t c = counts[b];
+      uint32_t incl = c;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1)
+        {
+          uint32_t t = __shfl_up_sync (0xffffffffu, incl, o);
+          if (lane >= o)
+            incl += t;
+        }
+      const uint32_t at = run + incl - c;
+      offs[b] = at;
+      cursor[b] = at;
+      counts[b] = 0;
+      if (b % kFinePerCoarse == 0)
+        coarse_cursor[b / kFinePerCoarse] = at;
+      if (c != 0 && at <= median_pos && median_pos < at + c)
+        {
+          uint32_t key = ((uint32_t) b << kLowBits)
+                         | ((b & (1 << (SKY_CLIP_BUCKET_BITS - 1))) ? 0u : (1u << kLowBits) - 1);
           st->shift = (double) key_float (key);
         }
-      run += c[j];
+      run += __shfl_sync (0xffffffffu, incl, 31);
     }
-  if (threadIdx.x == kScanThreads - 1)
-    offs[kBuckets] = total;
   if (threadIdx.x == 0)
     {
+      offs[kBuckets] = total;
       st->ninput = total;
       st->empty = total == 0;
       if (total == 0)
@@ -182,44 +252,391 @@ clipScanKernel (const uint32_t *__restrict__ counts, uint32_t *__restrict__ offs
 
 /* -------------------------------------------------------------- scatter */
 
-/* Each block takes its share of every bucket (one global atomic per bucket
- * it has pixels in) and then places its pixels with shared atomics. Order
- * inside a bucket is arbitrary; nothing downstream depends on it. */
-__global__ void __launch_bounds__ (kHistThreads)
-clipScatterKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
-                   const uint32_t *__restrict__ block_hist, uint32_t *__restrict__ cursor,
-                   float *__restrict__ values)
+/* ---------------------------------------------------------------- plan */
+
+/* The plan as every kernel reads it from the state. */
+struct Plan {
+  int nranges;
+  uint32_t lo[3], hi[3], base[3];
+  int has_central;
+  uint32_t clo, chi;
+};
+
+__device__ __forceinline__ Plan
+load_plan (const SkyGpuState *st)
 {
+  Plan p;
+  p.nranges = st->nranges;
+  for (int j = 0; j < 3; j++)
+    {
+      p.lo[j] = st->range_lo[j];
+      p.hi[j] = st->range_hi[j];
+      p.base[j] = st->range_base[j];
+    }
+  p.has_central = st->has_central;
+  p.clo = st->central_lo;
+  p.chi = st->central_hi;
+  return p;
+}
+
+/* Whether bucket b is gathered, and where its first value is. */
+__device__ __forceinline__ bool
+gathered_at (const Plan &p, const uint32_t *offs, uint32_t b, uint32_t *at)
+{
+  for (int j = 0; j < p.nranges; j++)
+    if (p.lo[j] <= b && b <= p.hi[j])
+      {
+        *at = p.base[j] + offs[b] - offs[p.lo[j]];
+        return true;
+      }
+  return false;
+}
+
+__device__ __forceinline__ bool
+is_gathered (const Plan &p, uint32_t b)
+{
+  for (int j = 0; j < p.nranges; j++)
+    if (p.lo[j] <= b && b <= p.hi[j])
+      return true;
+  return false;
+}
+
+/* The value at sorted position k, as if spread evenly over its bucket:
+ * good enough to place the plan's bounds, which the loop checks. */
+__device__ double
+approx_value (const uint32_t *offs, uint32_t b, double k)
+{
+  const double lo = key_float (b << kLowBits), hi = key_float ((b << kLowBits) | ((1u << kLowBits) - 1));
+  const double c = (double) (offs[b + 1] - offs[b]);
+  const double f = c > 0 ? (k - offs[b] + 0.5) / c : 0.5;
+  return lo + (hi - lo) * fmin (fmax (f, 0.0), 1.0);
+}
+
+/* The bucket that holds sorted position r: binary search in offsets. */
+__device__ __forceinline__ uint32_t
+bucket_at (uint32_t r, const uint32_t *offs)
+{
+  uint32_t lo = 0, hi = kBuckets - 1;
+
+  while (lo < hi)
+    {
+      const uint32_t mid = (lo + hi + 1) / 2;
+      if (offs[mid] <= r)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+  return lo;
+}
+
+/* One block: decides what the gather takes (see the top of this file), or
+ * that the full path should run; points the cursors of gathered buckets at
+ * their places in the gathered array. The offsets sit in shared memory. */
+__global__ void __launch_bounds__ (kPlanThreads)
+clipPlanKernel (const uint32_t *__restrict__ offs, uint32_t *__restrict__ cursor,
+                const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st)
+{
+  extern __shared__ uint32_t s_offs[];
+  __shared__ Plan s_plan;
+  __shared__ int s_ok;
+
+  for (int b = threadIdx.x; b <= kBuckets; b += blockDim.x)
+    s_offs[b] = offs[b];
+  __syncthreads ();
+  const uint32_t total = s_offs[kBuckets];
+
+  if (threadIdx.x == 0)
+    {
+      int ok = total > 0 && !params->full_clip;
+      Plan p;
+      p.nranges = 0;
+      p.has_central = 0;
+      p.clo = p.chi = 0;
+      for (int j = 0; j < 3; j++)
+        {
+          p.lo[j] = 1;
+          p.hi[j] = 0;
+          p.base[j] = 0;
+        }
+      if (ok)
+        {
+          const double last = (double) (total - 1);
+          const double k16 = 0.15865525393145705 * last, k50 = 0.5 * last;
+          const double k84 = 0.8413447460685429 * last;
+          const double q16 = approx_value (s_offs, bucket_at ((uint32_t) k16, s_offs), k16);
+          const double m = approx_value (s_offs, bucket_at ((uint32_t) k50, s_offs), k50);
+          const double q84 = approx_value (s_offs, bucket_at ((uint32_t) k84, s_offs), k84);
+          const double sig = 0.5 * (q84 - q16), A = m - 2.5 * sig, B = m + 2.5 * sig;
+          uint32_t ba = 0, bb = 0;
+          ok = isfinite (sig) && sig > 0 && isfinite (A) && isfinite (B);
+          if (ok)
+            {
+              ba = bucket_of (__double2float_rn (A));
+              bb = bucket_of (__double2float_rn (B));
+              ok = ba + 1 < bb;
+            }
+          if (ok)
+            {
+              /* While every interval holds buckets ba + 1 .. bb - 1, at most
+               * c_low values lie below it and c_high above, so each median's
+               * rank lies in [(total - c_high) / 2 - 1, (total + c_low) / 2]. */
+              const uint32_t c_low = s_offs[ba + 1], c_high = total - s_offs[bb];
+              const int64_t r0 = max ((int64_t) 0, ((int64_t) total - c_high) / 2 - 2);
+              const int64_t r1 = min ((int64_t) total - 1, ((int64_t) total + c_low) / 2 + 2);
+              uint32_t lo[3] = { 0, bucket_at ((uint32_t) r0, s_offs), bb };
+              uint32_t hi[3] = { ba, bucket_at ((uint32_t) r1, s_offs), kBuckets - 1 };
+              uint32_t base = 0;
+              /* Ranges [0, ba], [w0, w1], [bb, last bucket], sorted, merged. */
+              for (int i = 1; i < 3; i++)
+                for (int j = i; j > 0 && lo[j] < lo[j - 1]; j--)
+                  {
+                    uint32_t t = lo[j]; lo[j] = lo[j - 1]; lo[j - 1] = t;
+                    t = hi[j]; hi[j] = hi[j - 1]; hi[j - 1] = t;
+                  }
+              for (int j = 0; j < 3; j++)
+                {
+                  if (p.nranges > 0 && lo[j] <= p.hi[p.nranges - 1] + 1)
+                    p.hi[p.nranges - 1] = max (p.hi[p.nranges - 1], hi[j]);
+                  else
+                    {
+                      p.lo[p.nranges] = lo[j];
+                      p.hi[p.nranges] = hi[j];
+                      p.nranges++;
+                    }
+                }
+              for (int j = 0; j < p.nranges; j++)
+                {
+                  p.base[j] = base;
+                  base += s_offs[p.hi[j] + 1] - s_offs[p.lo[j]];
+                }
+              p.has_central = p.nranges > 1;
+              p.clo = p.hi[0] + 1;
+              p.chi = p.nranges > 1 ? p.lo[p.nranges - 1] - 1 : 0;
+              st->ngathered = base;
+            }
+        }
+      st->fallback = total > 0 && !ok;
+      st->nranges = p.nranges;
+      for (int j = 0; j < 3; j++)
+        {
+          st->range_lo[j] = p.lo[j];
+          st->range_hi[j] = p.hi[j];
+          st->range_base[j] = p.base[j];
+        }
+      st->has_central = p.has_central;
+      st->central_lo = p.clo;
+      st->central_hi = p.chi;
+      st->central_s = st->central_s2 = 0;
+      if (!ok)
+        st->ngathered = 0;
+      s_plan = p;
+      s_ok = ok;
+    }
+  __syncthreads ();
+  if (!s_ok)
+    return;
+  const Plan p = s_plan;
+  for (uint32_t b = threadIdx.x; b < kBuckets; b += blockDim.x)
+    {
+      uint32_t at;
+      if (gathered_at (p, s_offs, b, &at))
+        cursor[b] = at;
+    }
+}
+
+/* Places one value in its bucket (key >> SHIFT): lanes of a warp with the
+ * same bucket (neighbouring pixels often are) take their places with one
+ * shared atomic, so that a hot bucket does not serialise the warp. */
+template <int SHIFT>
+__device__ __forceinline__ void
+place_value (float v, bool valid, uint32_t *s_pos, float *__restrict__ out, int lane)
+{
+  const uint32_t b = valid && !isnan (v) ? float_key (v) >> SHIFT : 0xffffffffu;
+  const uint32_t peers = __match_any_sync (0xffffffffu, b);
+
+  if (b == 0xffffffffu)
+    return;
+  const int leader = __ffs (peers) - 1;
+  uint32_t at = 0;
+  if (lane == leader)
+    at = atomicAdd (&s_pos[b], (uint32_t) __popc (peers));
+  at = __shfl_sync (peers, at, leader);
+  out[at + __popc (peers & ((1u << lane) - 1))] = v;
+}
+
+/* Counts one value in its bucket, a warp's equal buckets in one atomic. */
+__device__ __forceinline__ void
+count_fine (float v, bool valid, uint32_t *s_hist, int lane)
+{
+  const uint32_t b = valid ? bucket_of (v) : 0xffffffffu;
+  const uint32_t peers = __match_any_sync (0xffffffffu, b);
+
+  if (b != 0xffffffffu && lane == __ffs (peers) - 1)
+    atomicAdd (&s_hist[b], (uint32_t) __popc (peers));
+}
+
+/* Runs f (value, valid) over in[start .. end), 16-byte loads two at a
+ * time, every lane of a warp in every call (for the match). start is a
+ * multiple of 4. */
+template <typename F>
+__device__ __forceinline__ void
+for_chunk (const float *__restrict__ in, int64_t start, int64_t end, F f)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const int64_t nvec = (end - start) / 4;
+  const float4 *v4 = reinterpret_cast<const float4 *> (in + start);
+
+  for (int64_t i0 = (int64_t) warp * 32; i0 < nvec; i0 += (int64_t) nwarps * 64)
+    {
+      const int64_t i = i0 + lane, j = i0 + (int64_t) nwarps * 32 + lane;
+      const bool vi = i < nvec, vj = j < nvec;
+      const float4 a = vi ? __ldg (v4 + i) : make_float4 (0, 0, 0, 0);
+      const float4 c = vj ? __ldg (v4 + j) : make_float4 (0, 0, 0, 0);
+      f (a.x, vi); f (a.y, vi); f (a.z, vi); f (a.w, vi);
+      f (c.x, vj); f (c.y, vj); f (c.z, vj); f (c.w, vj);
+    }
+  if (warp == 0)
+    {
+      const int64_t j = start + nvec * 4 + lane;
+      f (j < end ? in[j] : 0.0f, j < end);
+    }
+}
+
+/* Gather: each block reserves its share of each gathered bucket's place in
+ * the gathered array with one global atomic (from its counts kept by the
+ * histogram pass, same chunks), and places its gathered values in one pass
+ * over its chunk; the values of the central band it sums in registers
+ * instead (one pair of double atomics per block). */
+__global__ void __launch_bounds__ (kHistThreads)
+clipGatherKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
+                  const uint32_t *__restrict__ block_hist, uint32_t *__restrict__ cursor,
+                  float *__restrict__ gathered, SkyGpuState *__restrict__ st)
+{
+  typedef cub::BlockReduce<double, kHistThreads> Reduce;
+  __shared__ typename Reduce::TempStorage tmp;
   extern __shared__ uint32_t s_pos[];
   const int64_t start = (int64_t) blockIdx.x * chunk;
   const int64_t end = min (n, start + chunk);
 
+  if (st->fallback || start >= end)
+    return;  /* uniform over the block */
+  const Plan p = load_plan (st);
+  const double shift = st->shift;
+  double cs = 0, cs2 = 0;
+
   for (int b = threadIdx.x; b < kBuckets; b += blockDim.x)
     {
-      uint32_t c = block_hist[(size_t) blockIdx.x * kBuckets + b];
-      s_pos[b] = c != 0 ? atomicAdd (&cursor[b], c) : 0;
+      const uint32_t c = block_hist[(size_t) blockIdx.x * kBuckets + b];
+      s_pos[b] = c != 0 && is_gathered (p, b) ? atomicAdd (&cursor[b], c) : 0;
+    }
+  __syncthreads ();
+  for_chunk (image, start, end, [&] (float v, bool valid) {
+    uint32_t b = valid && !isnan (v) ? bucket_of (v) : kNone;
+    if (b != kNone && !is_gathered (p, b))
+      {
+        const double d = (double) v - shift;
+        cs += d;
+        cs2 += d * d;
+        b = kNone;
+      }
+    /* Gathered values are few and spread over many buckets: a plain
+     * shared atomic each costs less than matching the warp. */
+    if (b != kNone)
+      gathered[atomicAdd (&s_pos[b], 1u)] = v;
+  });
+
+  cs = Reduce (tmp).Sum (cs);
+  __syncthreads ();
+  cs2 = Reduce (tmp).Sum (cs2);
+  if (threadIdx.x == 0 && p.has_central)
+    {
+      atomicAdd (&st->central_s, cs);
+      atomicAdd (&st->central_s2, cs2);
+    }
+}
+
+/* Partition: the non-blank pixels of each block's chunk go to their coarse
+ * bucket (top 8 key bits) in tmp, at places the block reserved with one
+ * global atomic per coarse bucket. Few coarse buckets hold pixels, so the
+ * writes form few streams that fill whole lines in L2; a direct scatter
+ * into 32768 buckets leaves so many lines half written that L2 thrashes. */
+__global__ void __launch_bounds__ (kHistThreads)
+clipPartitionKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
+                     const uint32_t *__restrict__ block_coarse,
+                     uint32_t *__restrict__ coarse_cursor, float *__restrict__ tmp,
+                     const uint32_t *__restrict__ offs, uint32_t *__restrict__ cursor,
+                     double *__restrict__ bsum, double *__restrict__ bsum2,
+                     SkyGpuState *__restrict__ st)
+{
+  __shared__ uint32_t s_pos[kCoarse];
+  const int64_t start = (int64_t) blockIdx.x * chunk;
+  const int64_t end = min (n, start + chunk);
+  const int lane = threadIdx.x & 31;
+
+  if (!st->fallback)
+    return;  /* the full path only */
+  /* The full path's starting state: cursors at the bucket offsets, sums
+   * cleared, and the plan that takes every bucket. */
+  for (int b = blockIdx.x * blockDim.x + threadIdx.x; b < kBuckets; b += gridDim.x * blockDim.x)
+    {
+      cursor[b] = offs[b];
+      bsum[b] = bsum2[b] = 0;
+    }
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    {
+      st->nranges = 1;
+      st->range_lo[0] = 0;
+      st->range_hi[0] = kBuckets - 1;
+      st->range_base[0] = 0;
+      st->has_central = 0;
+      st->ngathered = st->ninput;
+    }
+  for (int c = threadIdx.x; c < kCoarse; c += blockDim.x)
+    {
+      uint32_t k = block_coarse[(size_t) blockIdx.x * kCoarse + c];
+      s_pos[c] = k != 0 ? atomicAdd (&coarse_cursor[c], k) : 0;
     }
   __syncthreads ();
   if (start >= end)
     return;
+  for_chunk (image, start, end, [&] (float v, bool valid) {
+    place_value<kCoarseShift> (v, valid, s_pos, tmp, lane);
+  });
+}
 
-  const int64_t nvec = (end - start) / 4;
-  const float4 *v4 = reinterpret_cast<const float4 *> (image + start);
-  for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x)
+/* Scatter: each block takes a chunk of the partitioned values (which spans
+ * one or a few coarse buckets, so at most a few hundred fine ones), counts
+ * it by fine bucket, reserves its share of each with one global atomic,
+ * and places its values. Order inside a bucket is arbitrary; nothing
+ * downstream depends on it. */
+__global__ void __launch_bounds__ (kHistThreads)
+clipScatterKernel (const float *__restrict__ tmp, const SkyGpuState *__restrict__ st,
+                   uint32_t *__restrict__ cursor, float *__restrict__ values)
+{
+  extern __shared__ uint32_t s_pos[];
+  const int64_t nv = st->ninput;
+  const int64_t chunk = ((nv + gridDim.x - 1) / gridDim.x + 3) / 4 * 4;
+  const int64_t start = (int64_t) blockIdx.x * chunk;
+  const int64_t end = min (nv, start + chunk);
+  const int lane = threadIdx.x & 31;
+
+  if (!st->fallback || start >= end)
+    return;  /* the full path only; uniform over the block */
+  for (int b = threadIdx.x; b < kBuckets; b += blockDim.x)
+    s_pos[b] = 0;
+  __syncthreads ();
+  for_chunk (tmp, start, end, [&] (float v, bool valid) { count_fine (v, valid, s_pos, lane); });
+  __syncthreads ();
+  for (int b = threadIdx.x; b < kBuckets; b += blockDim.x)
     {
-      float4 a = __ldg (v4 + i);
-      float v[4] = { a.x, a.y, a.z, a.w };
-#pragma unroll
-      for (int k = 0; k < 4; k++)
-        if (!isnan (v[k]))
-          values[atomicAdd (&s_pos[bucket_of (v[k])], 1u)] = v[k];
+      uint32_t c = s_pos[b];
+      if (c != 0)
+        s_pos[b] = atomicAdd (&cursor[b], c);
     }
-  for (int64_t j = start + nvec * 4 + threadIdx.x; j < end; j += blockDim.x)
-    {
-      float v = image[j];
-      if (!isnan (v))
-        values[atomicAdd (&s_pos[bucket_of (v)], 1u)] = v;
-    }
+  __syncthreads ();
+  for_chunk (tmp, start, end, [&] (float v, bool valid) {
+    place_value<kLowBits> (v, valid, s_pos, values, lane);
+  });
 }
 
 /* ----------------------------------------------------------------- sums */
@@ -234,22 +651,43 @@ warp_sum (double v)
 }
 
 /* Per-bucket sums of d = x - shift and d * d. Values are grouped by bucket,
- * so a warp's 256 values are mostly one bucket: then one warp reduction and
- * one pair of atomics; else each lane flushes its own runs. */
+ * so a warp's 1024 values (eight 16-byte loads a lane) are mostly one
+ * bucket: then one warp reduction and one pair of atomics; else each lane
+ * flushes its own runs. */
 __global__ void __launch_bounds__ (kSumThreads)
 clipSumsKernel (const float *__restrict__ values, const SkyGpuState *__restrict__ st,
-                double *__restrict__ bsum, double *__restrict__ bsum2)
+                int full, double *__restrict__ bsum, double *__restrict__ bsum2)
 {
-  const int64_t nv = st->ninput;
+  if (st->fallback != full)
+    return;
+  const int64_t nv = full ? st->ninput : st->ngathered;
   const double shift = st->shift;
   const int lane = threadIdx.x & 31;
   const int64_t warp = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  const int64_t base = warp * 32 * kSumItems;
+  const int64_t base = warp * 32 * 4 * kSumItems;
+  const float4 *v4 = reinterpret_cast<const float4 *> (values);
+  float4 v[kSumItems];
 
   if (base >= nv)
     return;
-  const int64_t last = min (base + 32 * kSumItems, nv) - 1;
+  const int64_t last = min (base + 32 * 4 * kSumItems, nv) - 1;
   const uint32_t first_b = bucket_of (values[base]), last_b = bucket_of (values[last]);
+  const bool whole = base + 32 * 4 * kSumItems <= nv;
+
+  /* Lane's values: 4 (i * 32 + lane) + 0..3, rising with i. */
+#pragma unroll
+  for (int i = 0; i < kSumItems; i++)
+    {
+      const int64_t q = (base >> 2) + i * 32 + lane;
+      v[i] = whole || 4 * q + 3 < nv ? v4[q] : make_float4 (NAN, NAN, NAN, NAN);
+      if (!whole && 4 * q + 3 >= nv)
+        {
+          /* The tail of the values: load what exists one by one. */
+          if (4 * q < nv) v[i].x = values[4 * q];
+          if (4 * q + 1 < nv) v[i].y = values[4 * q + 1];
+          if (4 * q + 2 < nv) v[i].z = values[4 * q + 2];
+        }
+    }
 
   if (first_b == last_b)
     {
@@ -257,13 +695,15 @@ clipSumsKernel (const float *__restrict__ values, const SkyGpuState *__restrict_
 #pragma unroll
       for (int i = 0; i < kSumItems; i++)
         {
-          int64_t idx = base + i * 32 + lane;
-          if (idx < nv)
-            {
-              double d = (double) values[idx] - shift;
-              s += d;
-              s2 += d * d;
-            }
+          const float e[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
+#pragma unroll
+          for (int k = 0; k < 4; k++)
+            if (!isnan (e[k]))
+              {
+                double d = (double) e[k] - shift;
+                s += d;
+                s2 += d * d;
+              }
         }
       s = warp_sum (s);
       s2 = warp_sum (s2);
@@ -275,30 +715,32 @@ clipSumsKernel (const float *__restrict__ values, const SkyGpuState *__restrict_
       return;
     }
 
-  /* A lane's values (base + i * 32 + lane) rise with i, so their buckets
-   * never decrease: each run of one bucket is flushed once. */
   uint32_t cur = 0xffffffffu;
   double s = 0, s2 = 0;
+#pragma unroll
   for (int i = 0; i < kSumItems; i++)
     {
-      int64_t idx = base + i * 32 + lane;
-      if (idx >= nv)
-        break;
-      float v = values[idx];
-      uint32_t b = bucket_of (v);
-      if (b != cur)
+      const float e[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
+#pragma unroll
+      for (int k = 0; k < 4; k++)
         {
-          if (cur != 0xffffffffu)
+          if (isnan (e[k]))
+            continue;
+          const uint32_t b = bucket_of (e[k]);
+          if (b != cur)
             {
-              atomicAdd (&bsum[cur], s);
-              atomicAdd (&bsum2[cur], s2);
+              if (cur != 0xffffffffu)
+                {
+                  atomicAdd (&bsum[cur], s);
+                  atomicAdd (&bsum2[cur], s2);
+                }
+              cur = b;
+              s = s2 = 0;
             }
-          cur = b;
-          s = s2 = 0;
+          double d = (double) e[k] - shift;
+          s += d;
+          s2 += d * d;
         }
-      double d = (double) v - shift;
-      s += d;
-      s2 += d * d;
     }
   if (cur != 0xffffffffu)
     {
@@ -310,8 +752,11 @@ clipSumsKernel (const float *__restrict__ values, const SkyGpuState *__restrict_
 /* One block per group of kGroup buckets. */
 __global__ void __launch_bounds__ (kGroup)
 clipGroupSumsKernel (const double *__restrict__ bsum, const double *__restrict__ bsum2,
-                     double *__restrict__ gsum, double *__restrict__ gsum2)
+                     double *__restrict__ gsum, double *__restrict__ gsum2,
+                     const SkyGpuState *__restrict__ st, int full)
 {
+  if (st->fallback != full)
+    return;
   typedef cub::BlockReduce<double, kGroup> Reduce;
   __shared__ typename Reduce::TempStorage tmp;
   const int b = blockIdx.x * kGroup + threadIdx.x;
@@ -329,7 +774,6 @@ clipGroupSumsKernel (const double *__restrict__ bsum, const double *__restrict__
 /* ----------------------------------------------------------------- loop */
 
 struct LoopShared {
-  uint32_t gcum[kGroups + 1];  /* sorted position of each group's first value */
   uint32_t hist1[kSel1Bins];   /* key bits 16..8 of hist1_bucket */
   uint32_t hist2[kSel2Bins];   /* key bits 7..0 of (hist2_bucket, hist2_prefix) */
   uint32_t hist1_bucket, hist2_bucket, hist2_prefix;
@@ -337,7 +781,7 @@ struct LoopShared {
   unsigned long long red_u[kLoopWarps][2];
   double res_d[2];
   unsigned long long res_u[2];
-  uint32_t found_group, found_bucket, bin, rank_in_bin;
+  uint32_t bin, rank_in_bin;
 };
 
 /* Sums two doubles and two counts over the block; every thread gets them. */
@@ -392,24 +836,52 @@ block_sum (double &a, double &b, unsigned long long &c, unsigned long long &d, L
   __syncthreads ();
 }
 
-/* The bucket that holds sorted position r (0 <= r < number of values). */
-__device__ uint32_t
-bucket_of_position (uint32_t r, const uint32_t *__restrict__ offs, LoopShared &sh)
+/* The bucket that holds sorted position r (0 <= r < number of values): a
+ * binary search in the shared copy of the offsets. Every thread runs it on
+ * the same data and gets the same answer, so no barrier is needed. */
+__device__ __forceinline__ uint32_t
+bucket_of_position (uint32_t r, const uint32_t *s_offs)
 {
-  if (threadIdx.x < kGroups && sh.gcum[threadIdx.x] <= r && r < sh.gcum[threadIdx.x + 1])
-    sh.found_group = threadIdx.x;
-  __syncthreads ();
-  const uint32_t g = sh.found_group;
-  if (threadIdx.x < kGroup)
+  uint32_t lo = 0, hi = kBuckets - 1;
+
+  while (lo < hi)
     {
-      uint32_t b = g * kGroup + threadIdx.x;
-      if (offs[b] <= r && r < offs[b + 1])
-        sh.found_bucket = b;
+      uint32_t mid = (lo + hi + 1) / 2;
+      if (s_offs[mid] <= r)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
-  __syncthreads ();
-  const uint32_t b = sh.found_bucket;
-  __syncthreads ();
-  return b;
+  return lo;
+}
+
+/* Calls f on every value of values[start .. start + count), spread over the
+ * block, with 16-byte loads two at a time in the aligned middle. */
+template <typename F>
+__device__ __forceinline__ void
+for_values (const float *__restrict__ values, uint32_t start, uint32_t count, F f)
+{
+  const uint32_t head = min (count, (4u - (start & 3u)) & 3u);
+  const uint32_t body = (count - head) / 4;
+  const float4 *v4 = reinterpret_cast<const float4 *> (values + start + head);
+
+  if (threadIdx.x < head)
+    f (values[start + threadIdx.x]);
+  uint32_t i = threadIdx.x;
+  for (; i + blockDim.x < body; i += 2 * blockDim.x)
+    {
+      const float4 a = v4[i], b = v4[i + blockDim.x];
+      f (a.x); f (a.y); f (a.z); f (a.w);
+      f (b.x); f (b.y); f (b.z); f (b.w);
+    }
+  if (i < body)
+    {
+      const float4 a = v4[i];
+      f (a.x); f (a.y); f (a.z); f (a.w);
+    }
+  const uint32_t tail = start + head + body * 4;
+  if (tail + threadIdx.x < start + count)
+    f (values[tail + threadIdx.x]);
 }
 
 /* The bin of a histogram that holds rank k, and k's rank inside it; warp 0
@@ -459,10 +931,10 @@ find_bin (const uint32_t *hist, uint32_t k, LoopShared &sh, uint32_t *bin, uint3
  * later calls ask the same bucket (and prefix): the median moves little
  * from one pass to the next. */
 __device__ uint32_t
-select_key (const float *__restrict__ values, const uint32_t *__restrict__ offs, uint32_t b,
+select_key (const float *__restrict__ values, const uint32_t *s_offs, uint32_t start, uint32_t b,
             uint32_t k, LoopShared &sh)
 {
-  const uint32_t start = offs[b], count = offs[b + 1] - start;
+  const uint32_t count = s_offs[b + 1] - s_offs[b];
   uint32_t d1, k1, d2, k2;
 
   if (sh.hist1_bucket != b)
@@ -470,8 +942,9 @@ select_key (const float *__restrict__ values, const uint32_t *__restrict__ offs,
       for (int i = threadIdx.x; i < kSel1Bins; i += blockDim.x)
         sh.hist1[i] = 0;
       __syncthreads ();
-      for (uint32_t i = threadIdx.x; i < count; i += blockDim.x)
-        atomicAdd (&sh.hist1[(float_key (values[start + i]) >> 8) & (kSel1Bins - 1)], 1u);
+      for_values (values, start, count, [&] (float v) {
+        atomicAdd (&sh.hist1[(float_key (v) >> 8) & (kSel1Bins - 1)], 1u);
+      });
       __syncthreads ();
       if (threadIdx.x == 0)
         sh.hist1_bucket = b;
@@ -483,12 +956,11 @@ select_key (const float *__restrict__ values, const uint32_t *__restrict__ offs,
       for (int i = threadIdx.x; i < kSel2Bins; i += blockDim.x)
         sh.hist2[i] = 0;
       __syncthreads ();
-      for (uint32_t i = threadIdx.x; i < count; i += blockDim.x)
-        {
-          uint32_t key = float_key (values[start + i]);
-          if (((key >> 8) & (kSel1Bins - 1)) == d1)
-            atomicAdd (&sh.hist2[key & (kSel2Bins - 1)], 1u);
-        }
+      for_values (values, start, count, [&] (float v) {
+        const uint32_t key = float_key (v);
+        if (((key >> 8) & (kSel1Bins - 1)) == d1)
+          atomicAdd (&sh.hist2[key & (kSel2Bins - 1)], 1u);
+      });
       __syncthreads ();
       if (threadIdx.x == 0)
         {
@@ -504,14 +976,16 @@ select_key (const float *__restrict__ values, const uint32_t *__restrict__ offs,
  * position of the first, and their sums of d = x - shift and d * d. Only
  * the buckets of L and H are read value by value; the buckets between come
  * whole from their sums (a value in a bucket above L's is above L, even
- * when (float) L rounded, and likewise below H). */
+ * when (float) L rounded, and likewise below H). One pass, one reduction. */
 struct Interval {
   uint32_t n, first;
   double s, s2;
+  bool ok;  /* false: the plan does not cover this interval */
 };
 
 __device__ Interval
-interval_of (const float *__restrict__ values, const uint32_t *__restrict__ offs,
+interval_of (const float *__restrict__ values, const uint32_t *s_offs, const Plan &plan,
+             double central_s, double central_s2,
              const double *__restrict__ bsum, const double *__restrict__ bsum2,
              const double *__restrict__ gsum, const double *__restrict__ gsum2, double L,
              double H, double shift, LoopShared &sh)
@@ -519,39 +993,43 @@ interval_of (const float *__restrict__ values, const uint32_t *__restrict__ offs
   const bool has_l = L != -INFINITY, has_h = H != INFINITY;
   const uint32_t bl = has_l ? bucket_of (__double2float_rn (L)) : 0;
   const uint32_t bh = has_h ? bucket_of (__double2float_rn (H)) : kBuckets - 1;
-  uint32_t start_l = 0, count_l = 0, start_h = 0, count_h = 0, lo, hi;
+  const bool one = has_l && has_h && bh == bl;
+  uint32_t at_l = 0, at_h = 0;
+  Interval out;
+
+  /* The edges' values must be gathered, and the central band, summed
+   * whole, must lie strictly between them. Uniform over the block. */
+  out.ok = (!has_l || gathered_at (plan, s_offs, bl, &at_l))
+           && (!has_h || gathered_at (plan, s_offs, bh, &at_h))
+           && (!plan.has_central
+               || ((!has_l || bl < plan.clo) && (!has_h || bh > plan.chi)));
+  if (!out.ok)
+    return out;
   double s = 0, s2 = 0;
   unsigned long long n_in = 0, above_l = 0;
+  uint32_t lo = has_l ? bl + 1 : 0, hi = has_h ? bh : kBuckets;
 
+  auto edge = [&] (float x) {
+    const double v = x;
+    if (v > L && v < H)
+      {
+        const double d = v - shift;
+        n_in++;
+        s += d;
+        s2 += d * d;
+      }
+  };
   if (has_l)
-    {
-      start_l = offs[bl];
-      count_l = offs[bl + 1] - start_l;
-    }
-  if (has_h && !(has_l && bh == bl))
-    {
-      start_h = offs[bh];
-      count_h = offs[bh + 1] - start_h;
-    }
-  for (uint32_t i = threadIdx.x; i < count_l + count_h; i += blockDim.x)
-    {
-      double v = i < count_l ? values[start_l + i] : values[start_h + (i - count_l)];
-      if (i < count_l && v > L)
-        above_l++;
-      if (v > L && v < H)
-        {
-          double d = v - shift;
-          n_in++;
-          s += d;
-          s2 += d * d;
-        }
-    }
+    for_values (values, at_l, s_offs[bl + 1] - s_offs[bl], [&] (float x) {
+      above_l += (double) x > L;
+      edge (x);
+    });
+  if (has_h && !one)
+    for_values (values, at_h, s_offs[bh + 1] - s_offs[bh], edge);
 
   /* Whole buckets lo .. hi - 1: partial groups at the ends bucket by
    * bucket, whole groups between from the group sums. */
-  lo = has_l ? bl + 1 : 0;
-  hi = has_h ? bh : kBuckets;
-  if (has_l && has_h && bh == bl)
+  if (one)
     hi = lo;
   if (lo < hi)
     {
@@ -586,24 +1064,36 @@ interval_of (const float *__restrict__ values, const uint32_t *__restrict__ offs
           }
     }
   block_sum (s, s2, n_in, above_l, sh);
+  if (plan.has_central && lo < hi)
+    {
+      /* Gathered buckets' sums cover only them; the band comes whole. */
+      s += central_s;
+      s2 += central_s2;
+    }
 
-  Interval out;
-  out.n = (uint32_t) n_in + (lo < hi ? offs[hi] - offs[lo] : 0);
-  out.first = has_l ? offs[bl + 1] - (uint32_t) above_l : 0;
+  out.n = (uint32_t) n_in + (lo < hi ? s_offs[hi] - s_offs[lo] : 0);
+  out.first = has_l ? s_offs[bl + 1] - (uint32_t) above_l : 0;
   out.s = s;
   out.s2 = s2;
   return out;
 }
 
 /* The whole clipping loop in one block. Every thread runs the same scalar
- * logic on the same broadcast values, so control flow stays uniform. */
+ * logic on the same broadcast values, so control flow stays uniform. The
+ * bucket offsets sit in shared memory (128 KiB). */
 __global__ void __launch_bounds__ (kLoopThreads, 1)
 clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ offs,
                 const double *__restrict__ bsum, const double *__restrict__ bsum2,
                 const double *__restrict__ gsum, const double *__restrict__ gsum2,
-                const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st)
+                const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st, int full)
 {
+  extern __shared__ uint32_t s_offs[];
   __shared__ LoopShared sh;
+
+  if (st->fallback != full)
+    return;
+  const Plan plan = load_plan (st);
+  const double central_s = st->central_s, central_s2 = st->central_s2;
   const double kappa = params->clip_kappa;
   const int max_iter = params->max_iter;
   const double shift = st->shift;
@@ -625,23 +1115,42 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
       return;
     }
 
-  for (int g = threadIdx.x; g <= kGroups; g += blockDim.x)
-    sh.gcum[g] = offs[g * kGroup];
+  for (int b = threadIdx.x; b <= kBuckets; b += blockDim.x)
+    s_offs[b] = offs[b];
   if (threadIdx.x == 0)
     sh.hist1_bucket = sh.hist2_bucket = sh.hist2_prefix = 0xffffffffu;
   __syncthreads ();
 
-  cur = interval_of (values, offs, bsum, bsum2, gsum, gsum2, L, H, shift, sh);
+  /* Leaves for the full path when the plan misjudged this image. */
+#define SKY_PLAN_MISSED()                                                      \
+  do                                                                           \
+    {                                                                          \
+      if (threadIdx.x == 0)                                                    \
+        st->fallback = 1;                                                      \
+      return;                                                                  \
+    }                                                                          \
+  while (0)
+
+  cur = interval_of (values, s_offs, plan, central_s, central_s2, bsum, bsum2, gsum, gsum2, L,
+                     H, shift, sh);
+  if (!cur.ok)
+    SKY_PLAN_MISSED ();
   for (;;)
     {
       const uint32_t r = cur.first + (cur.n - 1) / 2;
-      const uint32_t b = bucket_of_position (r, offs, sh);
-      double med = key_float (select_key (values, offs, b, r - offs[b], sh));
+      const uint32_t b = bucket_of_position (r, s_offs);
+      uint32_t at;
+      if (!gathered_at (plan, s_offs, b, &at))
+        SKY_PLAN_MISSED ();
+      double med = key_float (select_key (values, s_offs, at, b, r - s_offs[b], sh));
       if (cur.n % 2 == 0)
         {
           const uint32_t r2 = r + 1;
-          const uint32_t b2 = r2 < offs[b + 1] ? b : bucket_of_position (r2, offs, sh);
-          med = 0.5 * (med + (double) key_float (select_key (values, offs, b2, r2 - offs[b2], sh)));
+          const uint32_t b2 = r2 < s_offs[b + 1] ? b : bucket_of_position (r2, s_offs);
+          if (!gathered_at (plan, s_offs, b2, &at))
+            SKY_PLAN_MISSED ();
+          med = 0.5 * (med + (double) key_float (select_key (values, s_offs, at, b2,
+                                                              r2 - s_offs[b2], sh)));
         }
 
       /* As sky-cpu-clip.c's run_moments and clip_bounds. */
@@ -659,7 +1168,10 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
       if (hi == 0)
         hi = -0.0;
       const double L2 = fmax (L, lo), H2 = fmin (H, hi);
-      Interval next = interval_of (values, offs, bsum, bsum2, gsum, gsum2, L2, H2, shift, sh);
+      Interval next = interval_of (values, s_offs, plan, central_s, central_s2, bsum, bsum2, gsum,
+                                   gsum2, L2, H2, shift, sh);
+      if (!next.ok)
+        SKY_PLAN_MISSED ();
 
       /* next.n > cur.n cannot happen (the intervals nest); >= ends the
        * loop even if it did. */
@@ -681,6 +1193,7 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
       H = H2;
       cur = next;
     }
+#undef SKY_PLAN_MISSED
 
   if (threadIdx.x == 0)
     {
@@ -714,10 +1227,12 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
 void
 sky_gpu_clip_geometry (const SkyGpu *gpu, int64_t n, int *blocks, int64_t *chunk)
 {
-  /* At least 32768 pixels a block, so that clearing and flushing the
-   * block's 128 KiB histogram stays small beside counting; at most one
-   * block per multiprocessor (the histogram fills its shared memory). */
-  int64_t b = (n + 32767) / 32768;
+  /* At least 65536 pixels a block, so that clearing, flushing and keeping
+   * the block's 128 KiB histogram stays small beside counting; at most one
+   * block per multiprocessor (the histogram fills its shared memory). The
+   * kept histograms (blocks * 32768 counts) fit in d_work, which holds
+   * the pixel count rounded up to 32768. */
+  int64_t b = (n + 65535) / 65536;
 
   if (b > gpu->nsm)
     b = gpu->nsm;
@@ -735,6 +1250,12 @@ sky_gpu_clip_prepare (SkyGpu *gpu)
                                   (int) kHistSmem));
   SKY_CUDA (cudaFuncSetAttribute (clipScatterKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int) kHistSmem));
+  SKY_CUDA (cudaFuncSetAttribute (clipLoopKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int) kLoopSmem));
+  SKY_CUDA (cudaFuncSetAttribute (clipGatherKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int) kHistSmem));
+  SKY_CUDA (cudaFuncSetAttribute (clipPlanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int) kLoopSmem));
   return SKY_OK;
 }
 
@@ -745,22 +1266,38 @@ sky_gpu_clip_enqueue (SkyGpu *gpu, int64_t n)
   const int blocks = gpu->clip_blocks;
   const int64_t chunk = gpu->clip_chunk;
   float *values = reinterpret_cast<float *> (gpu->d_work);
-  const int64_t sum_blocks = (n + kSumThreads * kSumItems - 1) / (kSumThreads * kSumItems);
+  float *gathered = reinterpret_cast<float *> (gpu->d_labels); /* free until labelling */
+  const int64_t sum_blocks = (n + kSumThreads * 4 * kSumItems - 1) / (kSumThreads * 4 * kSumItems);
 
-  SKY_CUDA (cudaMemsetAsync (gpu->d_counts, 0, kBuckets * sizeof (uint32_t), s));
-  SKY_CUDA (cudaMemsetAsync (gpu->d_bsum, 0, kBuckets * sizeof (double), s));
-  SKY_CUDA (cudaMemsetAsync (gpu->d_bsum2, 0, kBuckets * sizeof (double), s));
+  /* d_counts is zero here: zeroed when allocated, and by the scan kernel
+   * after each run reads it. The block histograms sit in d_work, free
+   * until the full path (if any) or the labelling. */
   SKY_LAUNCH (clipHistogramKernel, blocks, kHistThreads, kHistSmem, s, gpu->d_image, n, chunk,
-              gpu->d_block_hist, gpu->d_counts);
+              gpu->d_work, gpu->d_block_coarse, gpu->d_counts, gpu->d_bsum, gpu->d_bsum2);
   SKY_LAUNCH (clipScanKernel, 1, kScanThreads, 0, s, gpu->d_counts, gpu->d_offs, gpu->d_cursor,
-              gpu->d_state);
-  SKY_LAUNCH (clipScatterKernel, blocks, kHistThreads, kHistSmem, s, gpu->d_image, n, chunk,
-              gpu->d_block_hist, gpu->d_cursor, values);
-  SKY_LAUNCH (clipSumsKernel, (unsigned) sum_blocks, kSumThreads, 0, s, values, gpu->d_state,
+              gpu->d_coarse_cursor, gpu->d_state);
+  SKY_LAUNCH (clipPlanKernel, 1, kPlanThreads, kLoopSmem, s, gpu->d_offs, gpu->d_cursor,
+              gpu->d_params, gpu->d_state);
+  SKY_LAUNCH (clipGatherKernel, blocks, kHistThreads, kHistSmem, s, gpu->d_image, n, chunk,
+              gpu->d_work, gpu->d_cursor, gathered, gpu->d_state);
+  SKY_LAUNCH (clipSumsKernel, (unsigned) sum_blocks, kSumThreads, 0, s, gathered, gpu->d_state, 0,
               gpu->d_bsum, gpu->d_bsum2);
   SKY_LAUNCH (clipGroupSumsKernel, kGroups, kGroup, 0, s, gpu->d_bsum, gpu->d_bsum2, gpu->d_gsum,
-              gpu->d_gsum2);
-  SKY_LAUNCH (clipLoopKernel, 1, kLoopThreads, 0, s, values, gpu->d_offs, gpu->d_bsum,
-              gpu->d_bsum2, gpu->d_gsum, gpu->d_gsum2, gpu->d_params, gpu->d_state);
+              gpu->d_gsum2, gpu->d_state, 0);
+  SKY_LAUNCH (clipLoopKernel, 1, kLoopThreads, kLoopSmem, s, gathered, gpu->d_offs, gpu->d_bsum,
+              gpu->d_bsum2, gpu->d_gsum, gpu->d_gsum2, gpu->d_params, gpu->d_state, 0);
+
+  /* The full path: each kernel returns at once unless the plan missed. */
+  SKY_LAUNCH (clipPartitionKernel, blocks, kHistThreads, 0, s, gpu->d_image, n, chunk,
+              gpu->d_block_coarse, gpu->d_coarse_cursor, gathered, gpu->d_offs, gpu->d_cursor,
+              gpu->d_bsum, gpu->d_bsum2, gpu->d_state);
+  SKY_LAUNCH (clipScatterKernel, blocks, kHistThreads, kHistSmem, s, gathered, gpu->d_state,
+              gpu->d_cursor, values);
+  SKY_LAUNCH (clipSumsKernel, (unsigned) sum_blocks, kSumThreads, 0, s, values, gpu->d_state, 1,
+              gpu->d_bsum, gpu->d_bsum2);
+  SKY_LAUNCH (clipGroupSumsKernel, kGroups, kGroup, 0, s, gpu->d_bsum, gpu->d_bsum2, gpu->d_gsum,
+              gpu->d_gsum2, gpu->d_state, 1);
+  SKY_LAUNCH (clipLoopKernel, 1, kLoopThreads, kLoopSmem, s, values, gpu->d_offs, gpu->d_bsum,
+              gpu->d_bsum2, gpu->d_gsum, gpu->d_gsum2, gpu->d_params, gpu->d_state, 1);
   return SKY_OK;
 }

@@ -122,8 +122,6 @@ free_image_buffers (SkyGpu *gpu)
   cudaFree (gpu->d_mask);
   cudaFree (gpu->d_work);
   cudaFree (gpu->d_labels);
-  if (gpu->block_hist_owned)
-    cudaFree (gpu->d_block_hist);
   cudaFree (gpu->d_tile_counts);
   cudaFree (gpu->d_tile_offs);
   cudaFree (gpu->d_scan_temp);
@@ -131,8 +129,6 @@ free_image_buffers (SkyGpu *gpu)
   gpu->d_mask = NULL;
   gpu->d_work = NULL;
   gpu->d_labels = NULL;
-  gpu->d_block_hist = NULL;
-  gpu->block_hist_owned = 0;
   gpu->d_tile_counts = gpu->d_tile_offs = NULL;
   gpu->d_scan_temp = NULL;
   gpu->scan_temp_bytes = 0;
@@ -151,6 +147,8 @@ sky_gpu_free (SkyGpu *gpu)
   cudaFree (gpu->d_counts);
   cudaFree (gpu->d_offs);
   cudaFree (gpu->d_cursor);
+  cudaFree (gpu->d_block_coarse);
+  cudaFree (gpu->d_coarse_cursor);
   cudaFree (gpu->d_bsum);
   cudaFree (gpu->d_bsum2);
   cudaFree (gpu->d_gsum);
@@ -194,6 +192,9 @@ context_init (SkyGpu *gpu)
   if ((ret = device_alloc (gpu, &gpu->d_counts, nb * sizeof (uint32_t))) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_offs, (nb + 1) * sizeof (uint32_t))) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_cursor, nb * sizeof (uint32_t))) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_block_coarse, (size_t) gpu->nsm * 256 * sizeof (uint32_t)))
+             != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_coarse_cursor, 256 * sizeof (uint32_t))) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_bsum, nb * sizeof (double))) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_bsum2, nb * sizeof (double))) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_gsum, SKY_CLIP_GROUPS * sizeof (double))) != SKY_OK
@@ -201,6 +202,9 @@ context_init (SkyGpu *gpu)
       || (ret = device_alloc (gpu, &gpu->d_state, sizeof (SkyGpuState))) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_params, sizeof (SkyGpuParams))) != SKY_OK)
     return ret;
+  /* The clip's histogram starts from zero counts; the clip's scan clears
+   * them again after each run. */
+  SKY_CUDA (cudaMemset (gpu->d_counts, 0, nb * sizeof (uint32_t)));
   SKY_CUDA (cudaHostAlloc ((void **) &gpu->h_state, sizeof (SkyGpuState), cudaHostAllocDefault));
   SKY_CUDA (cudaHostAlloc ((void **) &gpu->h_params, sizeof (SkyGpuParams), cudaHostAllocDefault));
   return sky_gpu_clip_prepare (gpu);
@@ -240,29 +244,9 @@ image_bytes (int64_t n, size_t scan_bytes)
 
   return (size_t) ((n + 15) / 16 * 16) * 4      /* image */
          + (size_t) (ntiles * SKY_LABEL_TILE)   /* mask */
-         + (size_t) n * 4                       /* work */
-         + (size_t) ((n + 3) / 4 * 4) * 4       /* labels */
+         + (size_t) ((n + 32767) / 32768 * 32768) * 4 /* work */
+         + (size_t) ((n + 15) / 16 * 16) * 4    /* labels */
          + (size_t) ntiles * 8 + scan_bytes;    /* tile counts and offsets, scan */
-}
-
-/* The clip's per-block histograms: in the label buffer (unused until the
- * clip is over) when they fit there, else in their own buffer, sized for a
- * whole device's worth of blocks so that it fits any later image. */
-static int
-place_block_hist (SkyGpu *gpu)
-{
-  const int64_t need = (int64_t) gpu->clip_blocks * SKY_CLIP_BUCKETS;
-
-  if (gpu->block_hist_owned)
-    return SKY_OK;
-  if (need <= (gpu->capacity + 3) / 4 * 4)
-    {
-      gpu->d_block_hist = reinterpret_cast<uint32_t *> (gpu->d_labels);
-      return SKY_OK;
-    }
-  SKY_CUDA (cudaMalloc ((void **) &gpu->d_block_hist, (size_t) gpu->nsm * SKY_CLIP_BUCKETS * 4));
-  gpu->block_hist_owned = 1;
-  return SKY_OK;
 }
 
 /* Image-sized buffers for n pixels, reused while they are large enough.
@@ -281,7 +265,7 @@ sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n)
     return ret;
   scan_bytes = scan_bytes > 0 ? scan_bytes : 16;
   if (n <= gpu->capacity && scan_bytes <= gpu->scan_temp_bytes)
-    return place_block_hist (gpu);
+    return SKY_OK;
 
   free_image_buffers (gpu);
 
@@ -294,8 +278,9 @@ sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n)
 
   if ((ret = device_alloc (gpu, &gpu->d_image, (size_t) ((n + 15) / 16 * 16) * 4)) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_mask, (size_t) (ntiles * SKY_LABEL_TILE))) != SKY_OK
-      || (ret = device_alloc (gpu, &gpu->d_work, (size_t) n * 4)) != SKY_OK
-      || (ret = device_alloc (gpu, &gpu->d_labels, (size_t) ((n + 3) / 4 * 4) * 4)) != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_work, (size_t) ((n + 32767) / 32768 * 32768) * 4))
+             != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_labels, (size_t) ((n + 15) / 16 * 16) * 4)) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_tile_counts, (size_t) ntiles * 4)) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_tile_offs, (size_t) ntiles * 4)) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_scan_temp, scan_bytes)) != SKY_OK)
@@ -305,7 +290,7 @@ sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n)
     }
   gpu->scan_temp_bytes = scan_bytes;
   gpu->capacity = n;
-  return place_block_hist (gpu);
+  return SKY_OK;
 }
 
 /* The measure buffer for at least nsources sources. */
@@ -335,12 +320,10 @@ sky_gpu_device_bytes (const SkyGpu *gpu)
 
   if (gpu == NULL)
     return 0;
-  bytes = nb * 4 * 3 + 4 + nb * 8 * 2 + SKY_CLIP_GROUPS * 8 * 2 + sizeof (SkyGpuState)
-          + sizeof (SkyGpuParams);
+  bytes = nb * 4 * 3 + 4 + nb * 8 * 2 + SKY_CLIP_GROUPS * 8 * 2 + (size_t) gpu->nsm * 256 * 4
+          + 256 * 4 + sizeof (SkyGpuState) + sizeof (SkyGpuParams);
   if (gpu->capacity > 0)
     bytes += image_bytes (gpu->capacity, gpu->scan_temp_bytes);
-  if (gpu->block_hist_owned)
-    bytes += (size_t) gpu->nsm * nb * 4;
   bytes += (size_t) gpu->meas_cap * (SKY_MEASURE_ACC_BYTES + SKY_MEASURE_CAT_BYTES);
   return bytes;
 }

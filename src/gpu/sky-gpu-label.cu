@@ -2,21 +2,24 @@
  * (and scipy.ndimage.label) numbers: 1..n in raster order of each
  * component's first pixel. Union-find over pixel indices in d_work, where
  * a root is always the smallest index of its set (Playne and Hawick's
- * label equivalence, as in YACCLAB's BUF family), in named phases:
+ * label equivalence, as in YACCLAB's BUF family). Each thread owns 16
+ * consecutive pixels in raster order (one 16-byte mask load; threads with
+ * no source pixel leave at once), in named phases:
  *
- *   init      each source pixel points at the start of its run inside its
- *             warp's 32 pixels of the row (one ballot, no loop);
+ *   init      each source pixel points at the start of its run inside the
+ *             thread's 16 pixels and its row: these starts are the only
+ *             roots, and the only entries the later phases ever change;
  *   merge     each source pixel joins the neighbours before it in raster
  *             order that no other pixel of its run joins for it, with
  *             lock-free atomicMin links from larger roots to smaller;
- *   compress  every source pixel points straight at its root, the first
- *             pixel of its component, and each tile of 8192 consecutive
- *             pixels counts its roots;
+ *   compress  every run start points straight at its root, the first pixel
+ *             of its component; each warp adds its roots to its tile's
+ *             count (tiles of 8192 pixels), with no block barrier;
  *   number    an exclusive scan over the tiles' counts, then a block scan
  *             inside each tile, give each root its raster rank + 1, stored
  *             negated in the root's own entry;
- *   relabel   every pixel of the label image gets its root's number (0 for
- *             background), with 16-byte stores.
+ *   relabel   the label image, 16 pixels per thread in four 16-byte
+ *             stores: pixel -> its run start -> the root (3 loads at most).
  *
  * Background entries of d_work are never read or written. */
 #include "sky-gpu-private.h"
@@ -27,10 +30,9 @@
 
 namespace {
 
-constexpr int kRows = 8;             /* init and merge: 32 x 8 pixel blocks */
-constexpr int kTileThreads = 1024;   /* compress and number: 8 pixels a thread */
-constexpr int kRelabelThreads = 256; /* relabel: 4 pixels a thread */
-static_assert (kTileThreads * 8 == SKY_LABEL_TILE, "a tile is 8 pixels per thread");
+constexpr int kPixels = 16;                            /* per thread */
+constexpr int kTileThreads = SKY_LABEL_TILE / kPixels; /* 512 */
+constexpr int kThreads = 256;
 
 /* Reads through L2 only: other threads relink roots during the merge. */
 __device__ __forceinline__ int
@@ -74,143 +76,222 @@ unite (int *parent, int a, int b)
     }
 }
 
-__global__ void __launch_bounds__ (32 * kRows)
-labelInitKernel (const uint8_t *__restrict__ mask, int nx, int ny, int *__restrict__ parent)
+/* The 16 mask bytes of a thread as a 16-bit set of its source pixels. */
+__device__ __forceinline__ uint32_t
+source_bits (const uint8_t *__restrict__ mask, int p0)
 {
-  const int lane = threadIdx.x;
-  const int x = blockIdx.x * 32 + lane, y = blockIdx.y * kRows + threadIdx.y;
-  const bool inside = x < nx && y < ny;
-  const int p = inside ? y * nx + x : 0;
-  const bool fg = inside && mask[p];
-  const uint32_t bits = __ballot_sync (0xffffffffu, fg);
+  const uint4 m = *reinterpret_cast<const uint4 *> (mask + p0);
+  const uint32_t w[4] = { m.x, m.y, m.z, m.w };
+  uint32_t bits = 0;
 
-  if (fg)
-    {
-      const uint32_t background_below = ~bits & ((1u << lane) - 1);
-      const int start = background_below ? 32 - __clz (background_below) : 0;
-      parent[p] = p - lane + start;
-    }
+#pragma unroll
+  for (int k = 0; k < 16; k++)
+    bits |= ((w[k >> 2] >> (8 * (k & 3))) & 0xffu ? 1u : 0u) << k;
+  return bits;
+}
+
+/* Which of the thread's pixels start a run: a source pixel that is the
+ * thread's first, the first of its row, or whose left neighbour is not a
+ * source pixel. x0 is the column of the first pixel. */
+__device__ __forceinline__ uint32_t
+run_starts (uint32_t bits, int x0, int nx)
+{
+  uint32_t row_starts = 0;
+
+  for (int x = x0 == 0 ? 0 : nx - x0; x < kPixels; x += nx)
+    row_starts |= 1u << x;
+  return bits & ~((bits << 1) & ~row_starts);
+}
+
+__global__ void __launch_bounds__ (kThreads)
+labelInitKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restrict__ parent,
+                 uint32_t *__restrict__ tile_counts, int ntiles)
+{
+  const int t = blockIdx.x * kThreads + threadIdx.x, p0 = t * kPixels;
+
+  /* The compress phase adds to the tile counts: clear them first. */
+  if (t < ntiles)
+    tile_counts[t] = 0;
+  if (p0 >= n)
+    return;
+  const uint32_t bits = source_bits (mask, p0);
+  if (bits == 0)
+    return;
+  const uint32_t starts = run_starts (bits, p0 % nx, nx);
+  int root = p0;
+  for (int k = 0; k < kPixels; k++)
+    if (bits & (1u << k))
+      {
+        if (starts & (1u << k))
+          root = p0 + k;
+        parent[p0 + k] = root;
+      }
 }
 
 /* Which joins a pixel makes, p's neighbours before it being W (left), NW,
- * N and NE. Pixels of one run in a warp already share a root; across a
- * warp boundary lane 0 joins its left neighbour. 4-connectivity: join N,
+ * N and NE. Pixels of one run in a thread already share a root; the first
+ * pixel of the thread joins its left neighbour. 4-connectivity: join N,
  * unless W and NW are both source pixels (then W's run reaches N through
  * NW). 8-connectivity: join N unless W is a source pixel (W reaches N as
  * its NE or through its N); with N empty, join NE, and NW unless W is a
  * source pixel (W reaches NW as its N). */
-__global__ void __launch_bounds__ (32 * kRows)
-labelMergeKernel (const uint8_t *__restrict__ mask, int nx, int ny,
+__global__ void __launch_bounds__ (kThreads)
+labelMergeKernel (const uint8_t *__restrict__ mask, int n, int nx,
                   const SkyGpuParams *__restrict__ params, int *__restrict__ parent)
 {
-  const int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * kRows + threadIdx.y;
-  if (x >= nx || y >= ny)
+  const int p0 = (blockIdx.x * kThreads + threadIdx.x) * kPixels;
+  if (p0 >= n)
     return;
-  const int p = y * nx + x;
-  if (!mask[p])
+  const uint32_t bits = source_bits (mask, p0);
+  if (bits == 0)
     return;
+  const bool eight = params->connectivity == 8;
+  int x = p0 % nx;
 
-  const bool w = x > 0 && mask[p - 1];
-  if (w && threadIdx.x == 0)
-    unite (parent, p, p - 1);
-  if (y == 0)
-    return;
-  const bool n = mask[p - nx];
-  if (params->connectivity == 8)
+  for (int k = 0; k < kPixels; k++, x = x + 1 == nx ? 0 : x + 1)
     {
-      if (n)
+      if (!(bits & (1u << k)))
+        continue;
+      const int p = p0 + k;
+      const bool w = x > 0 && (k > 0 ? (bits >> (k - 1)) & 1u : mask[p - 1] != 0);
+      if (w && k == 0)
+        unite (parent, p, p - 1);
+      if (p < nx)
+        continue;
+      const bool nn = mask[p - nx] != 0;
+      if (eight)
         {
-          if (!w)
-            unite (parent, p, p - nx);
+          if (nn)
+            {
+              if (!w)
+                unite (parent, p, p - nx);
+            }
+          else
+            {
+              if (x + 1 < nx && mask[p - nx + 1])
+                unite (parent, p, p - nx + 1);
+              if (!w && x > 0 && mask[p - nx - 1])
+                unite (parent, p, p - nx - 1);
+            }
         }
-      else
-        {
-          if (x + 1 < nx && mask[p - nx + 1])
-            unite (parent, p, p - nx + 1);
-          if (!w && x > 0 && mask[p - nx - 1])
-            unite (parent, p, p - nx - 1);
-        }
+      else if (nn && !(w && mask[p - nx - 1]))
+        unite (parent, p, p - nx);
     }
-  else if (n && !(w && mask[p - nx - 1]))
-    unite (parent, p, p - nx);
 }
 
-/* Path compression, and each tile's root count. Thread t of a tile owns
- * pixels 8t .. 8t + 7, read as one 8-byte mask word. */
-__global__ void __launch_bounds__ (kTileThreads)
-labelCompressKernel (const uint8_t *__restrict__ mask, int *__restrict__ parent,
+/* Run starts point straight at their roots; each warp adds the roots it
+ * found to its tile's count. */
+__global__ void __launch_bounds__ (kThreads)
+labelCompressKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restrict__ parent,
                      uint32_t *__restrict__ tile_counts)
 {
-  typedef cub::BlockReduce<uint32_t, kTileThreads> Reduce;
-  __shared__ typename Reduce::TempStorage tmp;
-  const int p0 = blockIdx.x * SKY_LABEL_TILE + threadIdx.x * 8;
-  const uint64_t m = *reinterpret_cast<const uint64_t *> (mask + p0);
+  const int t = blockIdx.x * kThreads + threadIdx.x, p0 = t * kPixels;
   uint32_t roots = 0;
 
-  if (m != 0)
-    for (int j = 0; j < 8; j++)
-      if ((m >> (8 * j)) & 0xff)
+  if (p0 < n)
+    {
+      const uint32_t bits = source_bits (mask, p0);
+      uint32_t starts = bits ? run_starts (bits, p0 % nx, nx) : 0;
+      while (starts)
         {
-          const int p = p0 + j, r = find_root (parent, p);
-          parent[p] = r;
+          const int k = __ffs (starts) - 1, p = p0 + k, r = find_root (parent, p);
+          starts &= starts - 1;
+          if (r != p)
+            parent[p] = r;
           roots += r == p;
         }
-  roots = Reduce (tmp).Sum (roots);
-  if (threadIdx.x == 0)
-    tile_counts[blockIdx.x] = roots;
+    }
+  roots = __reduce_add_sync (0xffffffffu, roots);
+  if ((threadIdx.x & 31) == 0 && roots != 0)
+    atomicAdd (&tile_counts[t / kTileThreads], roots);
 }
 
 /* Numbers the roots of a tile in raster order, after the tiles before it:
  * label = tile offset + rank in tile + 1, stored as -label in the root's
  * entry (other entries, being indices, are >= 0). */
 __global__ void __launch_bounds__ (kTileThreads)
-labelNumberKernel (const uint8_t *__restrict__ mask, int *__restrict__ parent,
+labelNumberKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restrict__ parent,
                    const uint32_t *__restrict__ tile_counts,
                    const uint32_t *__restrict__ tile_offs, int ntiles,
                    SkyGpuState *__restrict__ st)
 {
   typedef cub::BlockScan<uint32_t, kTileThreads> Scan;
   __shared__ typename Scan::TempStorage tmp;
-  const int p0 = blockIdx.x * SKY_LABEL_TILE + threadIdx.x * 8;
-  const uint64_t m = *reinterpret_cast<const uint64_t *> (mask + p0);
-  uint32_t flags = 0, rank;
+  const int p0 = blockIdx.x * SKY_LABEL_TILE + threadIdx.x * kPixels;
+  uint32_t roots = 0, rank;
 
-  if (m != 0)
-    for (int j = 0; j < 8; j++)
-      if (((m >> (8 * j)) & 0xff) && parent[p0 + j] == p0 + j)
-        flags |= 1u << j;
-  Scan (tmp).ExclusiveSum ((uint32_t) __popc (flags), rank);
+  if (tile_counts[blockIdx.x] == 0)
+    {
+      if (blockIdx.x == ntiles - 1 && threadIdx.x == 0)
+        st->nsources = tile_offs[blockIdx.x];
+      return;  /* uniform over the block */
+    }
+  if (p0 < n)
+    {
+      const uint32_t bits = source_bits (mask, p0);
+      uint32_t starts = bits ? run_starts (bits, p0 % nx, nx) : 0;
+      while (starts)
+        {
+          const int k = __ffs (starts) - 1;
+          starts &= starts - 1;
+          if (parent[p0 + k] == p0 + k)
+            roots |= 1u << k;
+        }
+    }
+  Scan (tmp).ExclusiveSum ((uint32_t) __popc (roots), rank);
 
   int label = (int) (tile_offs[blockIdx.x] + rank) + 1;
-  for (int j = 0; j < 8; j++)
-    if (flags & (1u << j))
-      parent[p0 + j] = -label++;
+  while (roots)
+    {
+      const int k = __ffs (roots) - 1;
+      roots &= roots - 1;
+      parent[p0 + k] = -label++;
+    }
   if (blockIdx.x == ntiles - 1 && threadIdx.x == 0)
     st->nsources = tile_offs[blockIdx.x] + tile_counts[blockIdx.x];
 }
 
-__global__ void __launch_bounds__ (kRelabelThreads)
-labelRelabelKernel (const uint8_t *__restrict__ mask, int n, const int *__restrict__ parent,
-                    int *__restrict__ labels)
+/* The label image. A run start holds -label (a root) or its root's index;
+ * the pixels after it in the run take the same label. */
+__global__ void __launch_bounds__ (kThreads)
+labelRelabelKernel (const uint8_t *__restrict__ mask, int n, int nx,
+                    const int *__restrict__ parent, int *__restrict__ labels)
 {
-  const int p0 = (blockIdx.x * kRelabelThreads + threadIdx.x) * 4;
-  if (p0 >= n)
-    return;
-  const uchar4 m = *reinterpret_cast<const uchar4 *> (mask + p0);
-  const uint8_t mb[4] = { m.x, m.y, m.z, m.w };
-  int out[4];
+  /* Each thread's 16 labels go through shared memory so that the warp
+   * stores 512 consecutive bytes at a time. */
+  __shared__ int4 s_out[kThreads * 4];
+  const int lane = threadIdx.x & 31, warp0 = threadIdx.x & ~31;
+  const int p0 = (blockIdx.x * kThreads + threadIdx.x) * kPixels;
+  const uint32_t bits = p0 < n ? source_bits (mask, p0) : 0;
+  int out[kPixels], label = 0;
 
-#pragma unroll
-  for (int j = 0; j < 4; j++)
+  if (bits != 0)
     {
-      out[j] = 0;
-      if (mb[j])
+      const uint32_t starts = run_starts (bits, p0 % nx, nx);
+#pragma unroll
+      for (int k = 0; k < kPixels; k++)
         {
-          const int v = parent[p0 + j];
-          out[j] = v < 0 ? -v : -parent[v];
+          if (starts & (1u << k))
+            {
+              const int v = parent[p0 + k];
+              label = v < 0 ? -v : -parent[v];
+            }
+          out[k] = (bits & (1u << k)) ? label : 0;
         }
     }
-  *reinterpret_cast<int4 *> (labels + p0) = make_int4 (out[0], out[1], out[2], out[3]);
+  else
+#pragma unroll
+    for (int k = 0; k < kPixels; k++)
+      out[k] = 0;
+  for (int q = 0; q < 4; q++)
+    s_out[threadIdx.x * 4 + q] = make_int4 (out[4 * q], out[4 * q + 1], out[4 * q + 2], out[4 * q + 3]);
+  __syncwarp ();
+  /* The warp's 32 threads cover 512 consecutive pixels: 128 int4. */
+  const int wp0 = (blockIdx.x * kThreads + warp0) * kPixels;
+  int4 *dst = reinterpret_cast<int4 *> (labels + wp0);
+  for (int q = lane; q < 128; q += 32)
+    if (wp0 + q * 4 < n)
+      dst[q] = s_out[warp0 * 4 + q];
 }
 
 } /* namespace */
@@ -229,20 +310,24 @@ sky_gpu_label_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny)
 {
   cudaStream_t s = gpu->stream;
   const int n = (int) (nx * ny), ntiles = (int) gpu->ntiles;
+  const unsigned blocks = (unsigned) ((n + kThreads * kPixels - 1) / (kThreads * kPixels));
+  const unsigned init_blocks = (unsigned) ((ntiles + kThreads - 1) / kThreads) > blocks
+                                   ? (unsigned) ((ntiles + kThreads - 1) / kThreads)
+                                   : blocks;
   int *parent = reinterpret_cast<int *> (gpu->d_work);
-  const dim3 block (32, kRows), grid ((unsigned) ((nx + 31) / 32), (unsigned) ((ny + kRows - 1) / kRows));
   size_t scan_bytes = gpu->scan_temp_bytes;
 
-  SKY_LAUNCH (labelInitKernel, grid, block, 0, s, gpu->d_mask, (int) nx, (int) ny, parent);
-  SKY_LAUNCH (labelMergeKernel, grid, block, 0, s, gpu->d_mask, (int) nx, (int) ny, gpu->d_params,
+  SKY_LAUNCH (labelInitKernel, init_blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
+              gpu->d_tile_counts, ntiles);
+  SKY_LAUNCH (labelMergeKernel, blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, gpu->d_params,
               parent);
-  SKY_LAUNCH (labelCompressKernel, ntiles, kTileThreads, 0, s, gpu->d_mask, parent,
+  SKY_LAUNCH (labelCompressKernel, blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
               gpu->d_tile_counts);
   SKY_CUDA (cub::DeviceScan::ExclusiveSum (gpu->d_scan_temp, scan_bytes, gpu->d_tile_counts,
                                            gpu->d_tile_offs, ntiles, s));
-  SKY_LAUNCH (labelNumberKernel, ntiles, kTileThreads, 0, s, gpu->d_mask, parent,
+  SKY_LAUNCH (labelNumberKernel, ntiles, kTileThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
               gpu->d_tile_counts, gpu->d_tile_offs, ntiles, gpu->d_state);
-  SKY_LAUNCH (labelRelabelKernel, (unsigned) ((n + 4 * kRelabelThreads - 1) / (4 * kRelabelThreads)),
-              kRelabelThreads, 0, s, gpu->d_mask, n, parent, gpu->d_labels);
+  SKY_LAUNCH (labelRelabelKernel, blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
+              gpu->d_labels);
   return SKY_OK;
 }

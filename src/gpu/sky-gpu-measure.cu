@@ -2,21 +2,22 @@
  * the intensity-weighted centroid (sums in double), the peak (the first in
  * raster order on ties, as the CPU) and the bounding box.
  *
- * Pre-reduction before any global atomic: a warp holds 32 consecutive
- * pixels of one row, where a source is a run, and reduces each run to its
- * first lane (a segmented shuffle reduction); the runs of a 32 x 32 block
- * then meet in shared memory, where the records of one label are merged,
- * so a source costs one set of atomics per block it touches rather than
- * one per pixel. Blocks without a source pixel leave after one mask load. */
+ * Pre-reduction before any global atomic: a thread owns 16 consecutive
+ * pixels in raster order and reduces each run of source pixels among them
+ * (a run lies in one row, so it is one source) to one record; the records
+ * of a block (4096 pixels) meet in shared memory, where those of one label
+ * are merged, so a source costs one set of atomics per block it touches
+ * rather than one per pixel. Threads without a source pixel leave after
+ * one 16-byte mask load. */
 #include "sky-gpu-private.h"
 
 #include <limits.h>
 
 namespace {
 
-constexpr int kSide = 32;                 /* measure blocks are 32 x 32 pixels */
-constexpr int kRecords = kSide * 16;      /* runs per warp are at most 16 */
+constexpr int kPixels = 16;               /* per thread, in raster order */
 constexpr int kThreads = 256;
+constexpr int kRecords = 512;             /* runs a block keeps in shared memory */
 
 /* The accumulators of capacity sources, then the packed catalogue. */
 struct Acc {
@@ -81,9 +82,34 @@ measureInitKernel (SkyGpuState *__restrict__ st, unsigned char *__restrict__ bas
   a.x1[i] = a.y1[i] = -1;
 }
 
-__global__ void __launch_bounds__ (kSide * kSide)
+/* One run's or one record's partial measurements. */
+struct Part {
+  int label;
+  unsigned npix;
+  double sum, sx, sy;
+  unsigned long long peak;
+  int x0, x1, y0, y1;
+};
+
+__device__ __forceinline__ void
+add_to_source (const Acc &a, const Part &r)
+{
+  const int i = r.label - 1;
+
+  atomicAdd (&a.npix[i], (unsigned long long) r.npix);
+  atomicAdd (&a.sum[i], r.sum);
+  atomicAdd (&a.sx[i], r.sx);
+  atomicAdd (&a.sy[i], r.sy);
+  atomicMax (&a.peak[i], r.peak);
+  atomicMin (&a.x0[i], r.x0);
+  atomicMax (&a.x1[i], r.x1);
+  atomicMin (&a.y0[i], r.y0);
+  atomicMax (&a.y1[i], r.y1);
+}
+
+__global__ void __launch_bounds__ (kThreads)
 measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask,
-               const int *__restrict__ labels, int nx, int ny,
+               const int *__restrict__ labels, int n, int nx,
                const SkyGpuState *__restrict__ st, unsigned char *__restrict__ base, int64_t cap)
 {
   __shared__ int s_count;
@@ -95,81 +121,99 @@ measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask
 
   if (st->nsources > cap)
     return;
-  const int lane = threadIdx.x;
-  const int x = blockIdx.x * kSide + lane, y = blockIdx.y * kSide + threadIdx.y;
-  const bool inside = x < nx && y < ny;
-  const int p = inside ? y * nx + x : 0;
-  const bool fg = inside && mask[p];
+  const Acc a = acc_layout (base, cap);
+  const int p0 = (blockIdx.x * kThreads + threadIdx.x) * kPixels;
+  uint32_t bits = 0;
 
-  if (threadIdx.x == 0 && threadIdx.y == 0)
+  if (threadIdx.x == 0)
     s_count = 0;
-  if (!__syncthreads_or (fg))
+  if (p0 < n)
+    {
+      const uint4 m = *reinterpret_cast<const uint4 *> (mask + p0);
+      const uint32_t w[4] = { m.x, m.y, m.z, m.w };
+#pragma unroll
+      for (int k = 0; k < kPixels; k++)
+        bits |= ((w[k >> 2] >> (8 * (k & 3))) & 0xffu ? 1u : 0u) << k;
+    }
+  if (!__syncthreads_or (bits != 0))
     return;
 
-  if (__ballot_sync (0xffffffffu, fg) != 0)
+  if (bits != 0)
     {
-      const int label = fg ? labels[p] : 0;
-      const float value = fg ? image[p] : 0.0f;
-      const double v = value;
-      const int prev = __shfl_up_sync (0xffffffffu, label, 1);
-      const bool head = fg && (lane == 0 || prev != label);
-      const uint32_t boundary = __ballot_sync (0xffffffffu, !fg || head);
-      const uint32_t after = boundary & ~((2u << lane) - 1u);
-      const int end = after ? __ffs (after) - 2 : 31;
-
-      unsigned npix = fg;
-      double sum = fg ? v : 0.0, sx = fg ? v * x : 0.0, sy = fg ? v * y : 0.0;
-      unsigned long long peak = fg ? peak_word (value, (uint32_t) p) : 0ull;
-      int x0 = fg ? x : INT_MAX, x1 = fg ? x : -1, y0 = fg ? y : INT_MAX, y1 = fg ? y : -1;
-
-      /* After the step of offset o, lane i holds lanes i .. min (i + 2o - 1,
-       * end): the head ends with its whole run. */
+      int lab[kPixels];
+      float val[kPixels];
+      const int4 *l4 = reinterpret_cast<const int4 *> (labels + p0);
+      const float4 *v4 = reinterpret_cast<const float4 *> (image + p0);
 #pragma unroll
-      for (int o = 1; o < 32; o <<= 1)
+      for (int q = 0; q < 4; q++)
         {
-          const unsigned n_o = __shfl_down_sync (0xffffffffu, npix, o);
-          const double sum_o = __shfl_down_sync (0xffffffffu, sum, o);
-          const double sx_o = __shfl_down_sync (0xffffffffu, sx, o);
-          const double sy_o = __shfl_down_sync (0xffffffffu, sy, o);
-          const unsigned long long peak_o = __shfl_down_sync (0xffffffffu, peak, o);
-          const int x1_o = __shfl_down_sync (0xffffffffu, x1, o);
-          const int y0_o = __shfl_down_sync (0xffffffffu, y0, o);
-          const int y1_o = __shfl_down_sync (0xffffffffu, y1, o);
-          if (lane + o <= end)
-            {
-              npix += n_o;
-              sum += sum_o;
-              sx += sx_o;
-              sy += sy_o;
-              peak = peak_o > peak ? peak_o : peak;
-              x1 = max (x1, x1_o);
-              y0 = min (y0, y0_o);
-              y1 = max (y1, y1_o);
-            }
+          const int4 l = l4[q];
+          const float4 v = v4[q];
+          lab[4 * q] = l.x; lab[4 * q + 1] = l.y; lab[4 * q + 2] = l.z; lab[4 * q + 3] = l.w;
+          val[4 * q] = v.x; val[4 * q + 1] = v.y; val[4 * q + 2] = v.z; val[4 * q + 3] = v.w;
         }
-      if (head)
+      int x = p0 % nx, y = p0 / nx;
+      Part r = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+      bool open = false;
+#pragma unroll
+      for (int k = 0; k <= kPixels; k++)
         {
-          /* A run lies in one row: its xmin is the head's own x. */
-          const int r = atomicAdd (&s_count, 1);
-          s_label[r] = label;
-          s_npix[r] = npix;
-          s_sum[r] = sum;
-          s_sx[r] = sx;
-          s_sy[r] = sy;
-          s_peak[r] = peak;
-          s_x0[r] = x0;
-          s_x1[r] = x1;
-          s_y0[r] = y0;
-          s_y1[r] = y1;
+          /* A run ends at a non-source pixel, a new row, or the last pixel. */
+          const bool fg = k < kPixels && (bits & (1u << k));
+          if (open && (!fg || x == 0))
+            {
+              const int slot = atomicAdd (&s_count, 1);
+              if (slot < kRecords)
+                {
+                  s_label[slot] = r.label;
+                  s_npix[slot] = r.npix;
+                  s_sum[slot] = r.sum;
+                  s_sx[slot] = r.sx;
+                  s_sy[slot] = r.sy;
+                  s_peak[slot] = r.peak;
+                  s_x0[slot] = r.x0;
+                  s_x1[slot] = r.x1;
+                  s_y0[slot] = r.y0;
+                  s_y1[slot] = r.y1;
+                }
+              else
+                add_to_source (a, r);
+              open = false;
+            }
+          if (fg)
+            {
+              const double v = val[k];
+              const unsigned long long pw = peak_word (val[k], (uint32_t) (p0 + k));
+              if (!open)
+                {
+                  r.label = lab[k];
+                  r.npix = 0;
+                  r.sum = r.sx = r.sy = 0;
+                  r.peak = 0;
+                  r.x0 = x;
+                  r.y0 = r.y1 = y;
+                  open = true;
+                }
+              r.npix++;
+              r.sum += v;
+              r.sx += v * x;
+              r.sy += v * y;
+              r.peak = pw > r.peak ? pw : r.peak;
+              r.x1 = x;
+            }
+          if (++x == nx)
+            {
+              x = 0;
+              y++;
+            }
         }
     }
   __syncthreads ();
 
   /* The first record of each label gathers the others and is the only one
    * that touches global memory. */
-  const int nrec = s_count, tid = threadIdx.y * kSide + threadIdx.x;
-  Acc a = acc_layout (base, cap);
-  for (int r = tid; r < nrec; r += kSide * kSide)
+  const int nrec = min (s_count, kRecords);
+  for (int r = threadIdx.x; r < nrec; r += kThreads)
     {
       const int label = s_label[r];
       bool first = true;
@@ -177,32 +221,22 @@ measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask
         first = s_label[q] != label;
       if (!first)
         continue;
-      unsigned long long npix = s_npix[r], peak = s_peak[r];
-      double sum = s_sum[r], sx = s_sx[r], sy = s_sy[r];
-      int x0 = s_x0[r], x1 = s_x1[r], y0 = s_y0[r], y1 = s_y1[r];
+      Part t = { label, s_npix[r], s_sum[r], s_sx[r], s_sy[r], s_peak[r],
+                 s_x0[r], s_x1[r], s_y0[r], s_y1[r] };
       for (int q = r + 1; q < nrec; q++)
         if (s_label[q] == label)
           {
-            npix += s_npix[q];
-            sum += s_sum[q];
-            sx += s_sx[q];
-            sy += s_sy[q];
-            peak = s_peak[q] > peak ? s_peak[q] : peak;
-            x0 = min (x0, s_x0[q]);
-            x1 = max (x1, s_x1[q]);
-            y0 = min (y0, s_y0[q]);
-            y1 = max (y1, s_y1[q]);
+            t.npix += s_npix[q];
+            t.sum += s_sum[q];
+            t.sx += s_sx[q];
+            t.sy += s_sy[q];
+            t.peak = s_peak[q] > t.peak ? s_peak[q] : t.peak;
+            t.x0 = min (t.x0, s_x0[q]);
+            t.x1 = max (t.x1, s_x1[q]);
+            t.y0 = min (t.y0, s_y0[q]);
+            t.y1 = max (t.y1, s_y1[q]);
           }
-      const int i = label - 1;
-      atomicAdd (&a.npix[i], npix);
-      atomicAdd (&a.sum[i], sum);
-      atomicAdd (&a.sx[i], sx);
-      atomicAdd (&a.sy[i], sy);
-      atomicMax (&a.peak[i], peak);
-      atomicMin (&a.x0[i], x0);
-      atomicMax (&a.x1[i], x1);
-      atomicMin (&a.y0[i], y0);
-      atomicMax (&a.y1[i], y1);
+      add_to_source (a, t);
     }
 }
 
@@ -248,12 +282,10 @@ sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny)
   cudaStream_t s = gpu->stream;
   const int64_t cap = gpu->meas_cap;
   const unsigned cap_blocks = (unsigned) ((cap + kThreads - 1) / kThreads);
-  const dim3 block (kSide, kSide), grid ((unsigned) ((nx + kSide - 1) / kSide),
-                                         (unsigned) ((ny + kSide - 1) / kSide));
-
+  const unsigned blocks = (unsigned) ((nx * ny + kThreads * kPixels - 1) / (kThreads * kPixels));
   SKY_LAUNCH (measureInitKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap);
-  SKY_LAUNCH (measureKernel, grid, block, 0, s, gpu->d_image, gpu->d_mask, gpu->d_labels, (int) nx,
-              (int) ny, gpu->d_state, gpu->d_meas, cap);
+  SKY_LAUNCH (measureKernel, blocks, kThreads, 0, s, gpu->d_image, gpu->d_mask, gpu->d_labels,
+              (int) (nx * ny), (int) nx, gpu->d_state, gpu->d_meas, cap);
   SKY_LAUNCH (measureFinalizeKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap,
               (int) nx);
   return SKY_OK;

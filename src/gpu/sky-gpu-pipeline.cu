@@ -149,6 +149,10 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   gpu->h_params->max_iter = params->max_iter;
   gpu->h_params->relative = params->relative;
   gpu->h_params->connectivity = params->connectivity;
+  /* The clip's full path, which otherwise runs only when its plan misses:
+   * tests set this to check that path against the CPU too. */
+  gpu->h_params->full_clip = getenv ("SKYSIFT_GPU_FULL_CLIP") != NULL
+                             && strcmp (getenv ("SKYSIFT_GPU_FULL_CLIP"), "1") == 0;
   if (!is_pinned (src))
     {
       if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
@@ -274,6 +278,8 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
       /* A fault inside a kernel leaves the context unusable: say so from
        * now on instead of failing in stranger ways. */
       cudaError_t err = cudaStreamSynchronize (gpu->stream);
+      if (err == cudaSuccess)
+        err = cudaMemset (gpu->d_counts, 0, SKY_CLIP_BUCKETS * sizeof (uint32_t));
       if (err != cudaSuccess)
         {
           gpu->broken = 1;

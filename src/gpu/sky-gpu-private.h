@@ -44,6 +44,7 @@ typedef struct SkyGpuParams {
   int max_iter;
   int relative;
   int connectivity;
+  int full_clip;          /* 1: skip the plan, clip on all values (tests) */
 } SkyGpuParams;
 
 /* A run's scalars on the device; the host downloads this whole struct as
@@ -54,6 +55,16 @@ typedef struct SkyGpuState {
   double shift;              /* sums are of (x - shift), shift near the median */
   uint32_t ninput, n;        /* non-blank pixels; survivors of the last pass */
   int iterations, converged, flat, empty;
+  /* clip plan: which buckets are gathered value by value (up to three
+   * ranges, in bucket order, each at range_base in the gathered array); the
+   * buckets between (the central band) are only ever summed whole */
+  int fallback;              /* the plan did not hold: the full path runs */
+  int nranges;
+  uint32_t range_lo[3], range_hi[3], range_base[3];  /* inclusive buckets */
+  int has_central;
+  uint32_t central_lo, central_hi;                   /* first, last not gathered */
+  uint32_t ngathered;
+  double central_s, central_s2;                      /* sums of the central band */
   /* segment */
   double threshold_value;    /* NAN when flat */
   float bound;               /* pixel > bound  <=>  pixel > threshold_value */
@@ -99,8 +110,8 @@ struct SkyGpu {
   uint32_t *d_counts, *d_offs, *d_cursor;    /* NB, NB + 1, NB */
   double *d_bsum, *d_bsum2;                  /* per bucket */
   double *d_gsum, *d_gsum2;                  /* per group */
-  uint32_t *d_block_hist;                    /* clip_blocks * NB, may alias d_labels */
-  int block_hist_owned;
+  uint32_t *d_block_coarse;                  /* nsm * 256 per-block coarse counts */
+  uint32_t *d_coarse_cursor;                 /* 256 */
   int clip_blocks;
   int64_t clip_chunk;
 
