@@ -351,6 +351,73 @@ int sky_export_votable (const char *path, const SkyExport *ex);
 /* "0.1.0": the version the files record as their software. */
 const char *sky_version (void);
 
+/* ------------------------------------------------------------- convolution */
+
+/* A convolution kernel: ny rows of nx values, row-major, in double. */
+typedef struct SkyKernel {
+  int nx, ny;
+  double *values;
+} SkyKernel;
+
+/* How much of the full convolution to keep, as scipy.signal.convolve2d
+ * defines it: full ((ny + ky - 1) x (nx + kx - 1)), same (the input's size,
+ * centred: offset (k - 1) / 2), valid (only outputs that need no zero fill;
+ * where the kernel is the larger in every axis the two swap roles). */
+typedef enum {
+  SKY_CONVOLVE_FULL,
+  SKY_CONVOLVE_SAME,
+  SKY_CONVOLVE_VALID,
+} SkyConvolveMode;
+
+/* The lesson's kernel: exp(-r^2 / 2) on a 15 x 15 grid spanning -2..2 in
+ * both axes (np.linspace (-2, 2, 15)), not normalised. */
+int sky_kernel_lesson (SkyKernel *k);
+
+/* A circular Gaussian of sigma pixels on size x size pixels (size odd, or 0
+ * for the smallest odd size reaching 4 sigma), of unit sum. */
+int sky_kernel_gaussian (SkyKernel *k, double sigma, int size);
+
+/* A size x size box of unit sum. */
+int sky_kernel_box (SkyKernel *k, int size);
+
+/* "lesson", "gauss:SIGMA[:SIZE]" or "box:SIZE"; a message names the spec. */
+int sky_kernel_parse (SkyKernel *k, const char *spec);
+
+/* Copies ny x nx values (row-major, double) into a new kernel. */
+int sky_kernel_from_values (SkyKernel *k, int nx, int ny, const double *values);
+
+/* Returns 1 and fills col (ny values) and row (nx values) when the kernel is
+ * their outer product to within tolerance times its largest magnitude
+ * (rank 1, like any Gaussian or box), else 0. */
+int sky_kernel_separate (const SkyKernel *k, double tolerance, double *col, double *row);
+
+void sky_kernel_clear (SkyKernel *k);
+
+/* The output of convolving an nx x ny input with kernel k in mode: its size,
+ * and where it starts in the full convolution's coordinates. For valid mode
+ * with a larger kernel, *swapped is set: the kernel is then the input.
+ * SKY_ERR_ARGUMENT where valid mode has no output (neither array contains
+ * the other). */
+int sky_convolve_geometry (int64_t nx, int64_t ny, const SkyKernel *k, SkyConvolveMode mode,
+                           int64_t *out_nx, int64_t *out_ny, int64_t *x0, int64_t *y0,
+                           int *swapped);
+
+/* Writes text to path atomically, like the catalogue writers. */
+int sky_write_text (const char *path, const char *text);
+
+/* Parses "full", "same" or "valid". */
+int sky_convolve_mode_parse (const char *text, SkyConvolveMode *mode);
+
+/* Writes an nx x ny plane as a FITS image, float32 (BITPIX -32, data is
+ * float) or float64 (BITPIX -64, data is double), atomically. */
+int sky_fits_write_plane (const char *path, int64_t nx, int64_t ny, int bitpix,
+                          const void *data);
+
+/* Reads the first image plane of a FITS file in double precision (for
+ * float64 convolution), with the loader's HDU and shape rules. *data is
+ * malloc'ed; NaN where blank. */
+int sky_fits_read_plane_f64 (const char *path, int64_t *nx, int64_t *ny, double **data);
+
 /* ------------------------------------------------------------------ memory */
 
 /* Allocates a large buffer, on huge pages where available; free() frees it.

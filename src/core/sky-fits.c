@@ -253,6 +253,44 @@ mark_blanks (SkyImage *img)
   img->ninf = ninf;
 }
 
+/* Opens path and finds the plane to read: the checks every reader shares.
+ * On success *fptr is open and the caller closes it. */
+static int
+open_plane (const char *path, const SkyLoadOptions *opts, fitsfile **fptr, HduShape *shape,
+            int *hdu, int64_t *nx, int64_t *ny, int64_t *nplanes, long long first_pixel[])
+{
+  int status = 0, ret;
+  struct stat st;
+
+  *fptr = NULL;
+  if (opts->hdu < 0)
+    return sky_fail (SKY_ERR_ARGUMENT, "%s: HDU numbers start at 1 (got %d)", path, opts->hdu);
+  if (stat (path, &st) != 0)
+    return sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (errno));
+  if (S_ISDIR (st.st_mode))
+    return sky_fail (SKY_ERR_IO, "%s: is a directory", path);
+
+  /* diskfile: the name is a plain path, so brackets in it stay brackets. */
+  if (fits_open_diskfile (fptr, path, READONLY, &status))
+    {
+      *fptr = NULL;
+      return fits_failure (status == FILE_NOT_OPENED ? SKY_ERR_IO : SKY_ERR_FORMAT, path, status,
+                           "not a readable FITS file");
+    }
+  ret = select_hdu (*fptr, path, opts->hdu, shape, hdu);
+  if (ret == SKY_OK)
+    ret = check_shape (path, shape, opts->plane, nx, ny, nplanes, first_pixel);
+  if (ret == SKY_OK)
+    ret = check_size (*fptr, path, shape, *nx, *ny);
+  if (ret != SKY_OK)
+    {
+      status = 0;
+      fits_close_file (*fptr, &status);
+      *fptr = NULL;
+    }
+  return ret;
+}
+
 int
 sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out)
 {
@@ -263,35 +301,11 @@ sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out)
   int64_t nx = 0, ny = 0, nplanes = 0;
   int status = 0, anynul = 0, hdu = 0, ret = SKY_OK;
   float nulval = NAN;
-  struct stat st;
 
   memset (out, 0, sizeof *out);
   if (opts == NULL)
     opts = &defaults;
-  if (opts->hdu < 0)
-    return sky_fail (SKY_ERR_ARGUMENT, "%s: HDU numbers start at 1 (got %d)", path, opts->hdu);
-
-  if (stat (path, &st) != 0)
-    return sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (errno));
-  if (S_ISDIR (st.st_mode))
-    return sky_fail (SKY_ERR_IO, "%s: is a directory", path);
-
-  /* diskfile: the name is a plain path, so brackets in it stay brackets. */
-  if (fits_open_diskfile (&fptr, path, READONLY, &status))
-    {
-      ret = fits_failure (status == FILE_NOT_OPENED ? SKY_ERR_IO : SKY_ERR_FORMAT, path, status,
-                          "not a readable FITS file");
-      fptr = NULL;
-      goto exit;
-    }
-
-  ret = select_hdu (fptr, path, opts->hdu, &shape, &hdu);
-  if (ret != SKY_OK)
-    goto exit;
-  ret = check_shape (path, &shape, opts->plane, &nx, &ny, &nplanes, first_pixel);
-  if (ret != SKY_OK)
-    goto exit;
-  ret = check_size (fptr, path, &shape, nx, ny);
+  ret = open_plane (path, opts, &fptr, &shape, &hdu, &nx, &ny, &nplanes, first_pixel);
   if (ret != SKY_OK)
     goto exit;
 
@@ -342,5 +356,38 @@ exit:
   fits_clear_errmsg ();
   if (ret != SKY_OK)
     sky_image_clear (out);
+  return ret;
+}
+
+int
+sky_fits_read_plane_f64 (const char *path, int64_t *nx, int64_t *ny, double **data)
+{
+  SkyLoadOptions opts = { 0, 0 };
+  fitsfile *fptr = NULL;
+  HduShape shape;
+  long long first_pixel[SKY_MAX_AXES];
+  int64_t nplanes;
+  int status = 0, anynul = 0, hdu, ret;
+  double nulval = NAN;
+
+  *data = NULL;
+  ret = open_plane (path, &opts, &fptr, &shape, &hdu, nx, ny, &nplanes, first_pixel);
+  if (ret != SKY_OK)
+    return ret;
+  *data = malloc ((size_t) (*nx * *ny) * sizeof **data);
+  if (*data == NULL)
+    ret = sky_fail (SKY_ERR_MEMORY, "%s: no memory for %lld x %lld pixels", path,
+                    (long long) *nx, (long long) *ny);
+  else if (fits_read_pixll (fptr, TDOUBLE, first_pixel, *nx * *ny,
+                            shape.bitpix < 0 ? NULL : &nulval, *data, &anynul, &status))
+    ret = fits_failure (SKY_ERR_FORMAT, path, status, "cannot read the pixels");
+  status = 0;
+  fits_close_file (fptr, &status);
+  fits_clear_errmsg ();
+  if (ret != SKY_OK)
+    {
+      free (*data);
+      *data = NULL;
+    }
   return ret;
 }

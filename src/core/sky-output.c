@@ -96,3 +96,15 @@ sky_output_abort (SkyOutput *out, int status)
     }
   return status;
 }
+
+int
+sky_write_text (const char *path, const char *text)
+{
+  SkyOutput out;
+  int ret = sky_output_open (&out, path);
+
+  if (ret != SKY_OK)
+    return ret;
+  fputs (text, out.fp);
+  return sky_output_close (&out);
+}

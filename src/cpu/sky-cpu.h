@@ -40,6 +40,33 @@ int sky_cpu_measure (const SkyImage *img, const int32_t *labels, int64_t nlabels
  * has the same size. The caller frees it with sky_result_clear. */
 int sky_cpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res);
 
+/* Which way to convolve: the separable path (rows then columns) is taken
+ * automatically when the kernel is of rank 1, the direct one otherwise. */
+typedef enum {
+  SKY_CONVOLVE_AUTO,
+  SKY_CONVOLVE_DIRECT,
+  SKY_CONVOLVE_SEPARABLE,
+} SkyConvolvePath;
+
+/* 2D convolution of an nx x ny image (row-major) with zero fill, as
+ * scipy.signal.convolve2d in the given mode (sky_convolve_geometry gives the
+ * output's size; out must hold it). Accumulates in the element type. *used,
+ * if not NULL, says which path ran. SKY_ERR_ARGUMENT for a separable path
+ * asked of a kernel of higher rank. */
+int sky_cpu_convolve2d_f32 (const float *in, int64_t nx, int64_t ny, const SkyKernel *kernel,
+                            SkyConvolveMode mode, SkyConvolvePath path, int nthreads,
+                            float *out, SkyConvolvePath *used);
+int sky_cpu_convolve2d_f64 (const double *in, int64_t nx, int64_t ny, const SkyKernel *kernel,
+                            SkyConvolveMode mode, SkyConvolvePath path, int nthreads,
+                            double *out, SkyConvolvePath *used);
+
+/* 1D full convolution as np.convolve: out (n + m - 1 values)[j] =
+ * sum over k of a[j - k] * v[k]. */
+int sky_cpu_convolve1d_f32 (const float *a, int64_t n, const float *v, int64_t m, int nthreads,
+                            float *out);
+int sky_cpu_convolve1d_f64 (const double *a, int64_t n, const double *v, int64_t m,
+                            int nthreads, double *out);
+
 #ifdef __cplusplus
 }
 #endif
