@@ -1,0 +1,377 @@
+/* SkyApplication: the app's actions and its one window.
+ *
+ * Every operation a script may want is an application action, so that it
+ * is on D-Bus (org.gtk.Actions at /io/github/skysift/SkySift) and its state
+ * is readable with Describe:
+ *   open (s)            state: the image shown
+ *   backend (s)         cpu, gpu or both; state: the backend in use
+ *   run (s)             clip, segment, label, measure or all;
+ *                       state: the step whose result is shown
+ *   threshold (d)       state: the threshold in sigma
+ *   export-catalog (s)  state: the last CSV written
+ *   export-view (s)     state: the last PNG written
+ *   state               no parameter; state: the window's figures as JSON
+ *                       (busy, nsources, times, the main loop's stalls)
+ *   screenshot (s)      the whole window as PNG (documentation, tests)
+ *   zoom (d)            logical screen pixels per image pixel (to 32)
+ *   select-source (x)   select and centre the source with that number
+ *   panel (s)           pipeline, timings or sources
+ *   display (s)         stretch=…, limits=… or colormap=…
+ *   about, quit
+ * Operations queue in the window and run in order, so a script can send
+ * open, run and export one after the other and poll state until busy is
+ * false.
+ */
+#include "sky-application.h"
+#include "sky-pipeline.h"
+#include "sky-render.h"
+#include "sky-window.h"
+
+#include <epoxy/gl.h>
+#include <errno.h>
+#include <string.h>
+
+struct _SkyApplication {
+  GtkApplication parent_instance;
+  gint64 start_us;
+};
+
+G_DEFINE_FINAL_TYPE (SkyApplication, sky_application, GTK_TYPE_APPLICATION)
+
+SkyApplication *
+sky_application_new (void)
+{
+  gint64 start_us = g_get_monotonic_time ();
+  SkyApplication *self = g_object_new (SKY_TYPE_APPLICATION,
+                       "application-id", SKY_APPLICATION_ID,
+                       "flags", G_APPLICATION_HANDLES_OPEN,
+                       "resource-base-path", "/io/github/skysift/SkySift",
+                       NULL);
+  self->start_us = start_us;
+  return self;
+}
+
+static void
+set_state (SkyApplication *self, const char *name, GVariant *state)
+{
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), name);
+  g_autoptr (GVariant) sunk = g_variant_ref_sink (state);
+  g_autoptr (GVariant) old = g_action_get_state (action);
+
+  if (old == NULL || !g_variant_equal (old, sunk))
+    g_simple_action_set_state (G_SIMPLE_ACTION (action), sunk);
+}
+
+/* The window's state, mirrored into the actions' states for Describe. */
+static void
+on_window_state_changed (SkyWindow *window, SkyApplication *self)
+{
+  SkyStep step = sky_window_get_shown_step (window);
+
+  set_state (self, "open", g_variant_new_string (sky_window_get_image_path (window)));
+  set_state (self, "backend", g_variant_new_string (sky_backend_name (sky_window_get_backend (window))));
+  set_state (self, "run", g_variant_new_string (sky_step_name (step)));
+  set_state (self, "threshold", g_variant_new_double (sky_window_get_threshold (window)));
+  set_state (self, "export-catalog", g_variant_new_string (sky_window_get_catalogue_path (window)));
+  set_state (self, "export-view", g_variant_new_string (sky_window_get_view_path (window)));
+  set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
+}
+
+static SkyWindow *
+main_window (SkyApplication *self)
+{
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (self));
+  SkyWindow *window;
+
+  for (GList *l = windows; l; l = l->next)
+    if (SKY_IS_WINDOW (l->data))
+      return l->data;
+  window = sky_window_new (GTK_APPLICATION (self));
+  sky_window_set_start_time (window, self->start_us);
+  g_signal_connect_object (window, "state-changed", G_CALLBACK (on_window_state_changed), self, 0);
+  return window;
+}
+
+/* Relative paths from D-Bus or the command line are taken from the
+ * caller's working directory where we know it, else ours. */
+static char *
+absolute_path (const char *path)
+{
+  g_autoptr (GFile) file = g_file_new_for_commandline_arg (path);
+  char *abs = g_file_get_path (file);
+  return abs ? abs : g_strdup (path);
+}
+
+/* --------------------------------------------------------------- actions */
+
+static void
+action_open (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyApplication *self = data;
+  g_autofree char *path = absolute_path (g_variant_get_string (param, NULL));
+  SkyWindow *window = main_window (self);
+
+  sky_window_open (window, path, FALSE);
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static void
+action_backend (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyApplication *self = data;
+  SkyWindow *window = main_window (self);
+  int backend = sky_backend_from_name (g_variant_get_string (param, NULL));
+  g_autoptr (GError) error = NULL;
+
+  if (backend < 0)
+    g_warning ("app.backend: “%s” is not cpu, gpu or both", g_variant_get_string (param, NULL));
+  else if (!sky_window_set_backend (window, backend, &error))
+    sky_window_show_error (window, "That backend cannot run here", error->message);
+}
+
+static void
+action_run (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyApplication *self = data;
+  SkyStep step = sky_step_from_name (g_variant_get_string (param, NULL));
+
+  if ((int) step <= (int) SKY_STEP_NONE)
+    {
+      g_warning ("app.run: “%s” is not clip, segment, label, measure or all",
+                 g_variant_get_string (param, NULL));
+      return;
+    }
+  sky_window_run (main_window (self), step);
+}
+
+static void
+action_threshold (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyApplication *self = data;
+  sky_window_set_threshold (main_window (self), g_variant_get_double (param));
+}
+
+static void
+action_export_catalog (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyApplication *self = data;
+  g_autofree char *path = absolute_path (g_variant_get_string (param, NULL));
+  sky_window_export_catalogue (main_window (self), path);
+}
+
+static void
+action_export_view (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyApplication *self = data;
+  g_autofree char *path = absolute_path (g_variant_get_string (param, NULL));
+  sky_window_export_view (main_window (self), path);
+}
+
+static void
+action_screenshot (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyApplication *self = data;
+  g_autofree char *path = absolute_path (g_variant_get_string (param, NULL));
+  sky_window_screenshot (main_window (self), path);
+}
+
+static void
+action_zoom (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_zoom (main_window (data), g_variant_get_double (param));
+}
+
+static void
+action_select_source (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_select_source (main_window (data), g_variant_get_int64 (param));
+}
+
+static void
+action_panel (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  if (!sky_window_show_panel (main_window (data), g_variant_get_string (param, NULL)))
+    g_warning ("app.panel: no panel “%s” (pipeline, timings, sources)",
+               g_variant_get_string (param, NULL));
+}
+
+/* "setting=value", e.g. "stretch=asinh", "limits=zscale", "colormap=inferno". */
+static void
+action_display (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  const char *text = g_variant_get_string (param, NULL);
+  g_auto (GStrv) parts = g_strsplit (text, "=", 2);
+
+  if (g_strv_length (parts) != 2 || !sky_window_set_display (main_window (data), parts[0], parts[1]))
+    g_warning ("app.display: “%s” is not stretch=…, limits=… or colormap=… with a known value",
+               text);
+}
+
+static void
+action_state (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  /* Nothing to do: the state is the answer. */
+}
+
+static void
+action_quit (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (data));
+  g_autoptr (GList) copy = g_list_copy (windows);
+
+  for (GList *l = copy; l; l = l->next)
+    gtk_window_destroy (l->data);
+}
+
+static void
+action_about (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyApplication *self = data;
+  SkyWindow *window = main_window (self);
+  g_autofree char *gpu = sky_backend_gpu_description ();
+  g_autofree char *system = g_strdup_printf ("GPU backend: %s\n\nImage view: %s\n\n"
+                                             "CPU backend: %d threads\n\nGTK %u.%u.%u",
+                                             gpu, sky_window_get_gl_info (window),
+                                             sky_default_threads (), gtk_get_major_version (),
+                                             gtk_get_minor_version (), gtk_get_micro_version ());
+  const char *authors[] = { "The skysift authors", NULL };
+
+  gtk_show_about_dialog (GTK_WINDOW (window),
+                         "program-name", "skysift",
+                         "logo-icon-name", SKY_APPLICATION_ID,
+                         "version", SKYSIFT_VERSION,
+                         "comments", "Find and measure the sources in a radio image: "
+                                     "kappa-sigma clip, segment, label, measure — on the CPU "
+                                     "and on the GPU, side by side.",
+                         "website", "https://github.com/skysift/skysift",
+                         "license-type", GTK_LICENSE_GPL_3_0,
+                         "authors", authors,
+                         "system-information", system,
+                         NULL);
+}
+
+static const GActionEntry app_actions[] = {
+  { "open", action_open, "s", "''", NULL },
+  { "backend", action_backend, "s", "'cpu'", NULL },
+  { "run", action_run, "s", "'none'", NULL },
+  { "threshold", action_threshold, "d", "5.0", NULL },
+  { "export-catalog", action_export_catalog, "s", "''", NULL },
+  { "export-view", action_export_view, "s", "''", NULL },
+  { "screenshot", action_screenshot, "s", NULL, NULL },
+  { "zoom", action_zoom, "d", NULL, NULL },
+  { "select-source", action_select_source, "x", NULL, NULL },
+  { "panel", action_panel, "s", NULL, NULL },
+  { "display", action_display, "s", NULL, NULL },
+  { "state", action_state, NULL, "'{}'", NULL },
+  { "about", action_about, NULL, NULL, NULL },
+  { "quit", action_quit, NULL, NULL, NULL },
+};
+
+/* ------------------------------------------------------- GApplication */
+
+/* With a software OpenGL (llvmpipe and the like, as under Xvfb or on a
+ * machine without a GPU driver) GTK's cairo renderer draws a window three
+ * times faster than its GL renderer, and the image view draws on the CPU
+ * (sky-raster.h). Decided once, before the first window is made;
+ * GSK_RENDERER and SKYSIFT_VIEW, when set, win. */
+static void
+choose_renderer (void)
+{
+  GdkDisplay *display = gdk_display_get_default ();
+  g_autoptr (GdkGLContext) context = NULL;
+  g_autoptr (GError) error = NULL;
+  const char *renderer;
+
+  gboolean software;
+
+  if (display == NULL)
+    return;
+  context = gdk_display_create_gl_context (display, &error);
+  if (context == NULL || !gdk_gl_context_realize (context, &error))
+    {
+      g_debug ("no OpenGL: %s", error ? error->message : "?");
+      sky_render_set_gl_probe (NULL, TRUE);
+      return;
+    }
+  gdk_gl_context_make_current (context);
+  renderer = (const char *) glGetString (GL_RENDERER);
+  software = renderer && (strstr (renderer, "llvmpipe") || strstr (renderer, "softpipe")
+                          || strstr (renderer, "Software Rasterizer")
+                          || strstr (renderer, "swrast"));
+  sky_render_set_gl_probe (renderer, software);
+  if (software && g_getenv ("GSK_RENDERER") == NULL)
+    {
+      g_debug ("software OpenGL (%s): windows drawn with cairo", renderer);
+      g_setenv ("GSK_RENDERER", "cairo", FALSE);
+    }
+  gdk_gl_context_clear_current ();
+}
+
+static void
+sky_application_startup (GApplication *app)
+{
+  g_autoptr (GtkCssProvider) css = gtk_css_provider_new ();
+  static const char *const quit_accels[] = { "<Control>q", NULL };
+  static const char *const run_accels[] = { "<Control>r", NULL };
+
+  G_APPLICATION_CLASS (sky_application_parent_class)->startup (app);
+  choose_renderer ();
+
+  g_set_application_name ("skysift");
+  gtk_window_set_default_icon_name (SKY_APPLICATION_ID);
+  gtk_css_provider_load_from_resource (css, "/io/github/skysift/SkySift/style.css");
+  gtk_style_context_add_provider_for_display (gdk_display_get_default (),
+                                              GTK_STYLE_PROVIDER (css),
+                                              GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions),
+                                   app);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.run('all')", run_accels);
+}
+
+static void
+sky_application_activate (GApplication *app)
+{
+  SkyApplication *self = SKY_APPLICATION (app);
+  SkyWindow *window = main_window (self);
+
+  /* Started with no file: show the demo, made on first use. */
+  if (!sky_window_has_image (window))
+    {
+      g_autofree char *demo = sky_image_data_demo_path ();
+      sky_window_open (window, demo, TRUE);
+    }
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static void
+sky_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
+{
+  SkyApplication *self = SKY_APPLICATION (app);
+  SkyWindow *window = main_window (self);
+
+  /* One window shows one image: the last file named is the one that stays. */
+  for (int i = 0; i < n_files; i++)
+    {
+      g_autofree char *path = g_file_get_path (files[i]);
+      if (path)
+        sky_window_open (window, path, FALSE);
+    }
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static void
+sky_application_class_init (SkyApplicationClass *klass)
+{
+  GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
+
+  app_class->startup = sky_application_startup;
+  app_class->activate = sky_application_activate;
+  app_class->open = sky_application_open;
+}
+
+static void
+sky_application_init (SkyApplication *self)
+{
+}

@@ -1,0 +1,17 @@
+/* sky-application.h: the GtkApplication io.github.skysift.SkySift, whose
+ * actions (open, backend, run, threshold, export-catalog, export-view,
+ * quit) drive the window from the toolbar and from D-Bus alike. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+#define SKY_APPLICATION_ID "io.github.skysift.SkySift"
+
+#define SKY_TYPE_APPLICATION (sky_application_get_type ())
+G_DECLARE_FINAL_TYPE (SkyApplication, sky_application, SKY, APPLICATION, GtkApplication)
+
+SkyApplication *sky_application_new (void);
+
+G_END_DECLS

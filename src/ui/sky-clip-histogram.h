@@ -1,0 +1,18 @@
+/* sky-clip-histogram.h: the clip step's picture: the pixel values around
+ * the background, with the median, the clipping bounds and the threshold. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "sky-pipeline.h"
+
+G_BEGIN_DECLS
+
+#define SKY_TYPE_CLIP_HISTOGRAM (sky_clip_histogram_get_type ())
+G_DECLARE_FINAL_TYPE (SkyClipHistogram, sky_clip_histogram, SKY, CLIP_HISTOGRAM, GtkWidget)
+
+GtkWidget *sky_clip_histogram_new (void);
+/* Shows run's histogram (NULL, or a run before clip: empty). */
+void sky_clip_histogram_set_run (SkyClipHistogram *self, SkyRun *run);
+
+G_END_DECLS

@@ -1,0 +1,78 @@
+/* sky-display-stats.h: what the viewer needs to know about an image before
+ * it can draw it: display limits (min-max, percentiles, zscale), the pixel
+ * distribution for histogram equalisation, a mean pyramid for zooming out,
+ * and which way the sky's longitude runs. Plain C on sky-core, no GTK; the
+ * loader computes all of it on its worker thread.
+ */
+#ifndef SKY_DISPLAY_STATS_H
+#define SKY_DISPLAY_STATS_H
+
+#include "sky-core.h"
+
+typedef enum {
+  SKY_LIMITS_MINMAX,
+  SKY_LIMITS_99_5,    /* 0.25% to 99.75% */
+  SKY_LIMITS_99_9,    /* 0.05% to 99.95% */
+  SKY_LIMITS_ZSCALE,  /* IRAF's zscale, as astropy's ZScaleInterval */
+  SKY_N_LIMITS
+} SkyLimits;
+
+/* Pixels are counted in buckets of the top 16 bits of an order-preserving
+ * 32-bit key of their value: a bucket spans 1/128 of an octave, so
+ * quantiles are good to a fraction of a percent whatever the dynamic range. */
+#define SKY_DISPLAY_NBUCKETS 65536
+
+typedef struct SkyDisplayStats {
+  int64_t nvalid;       /* non-blank pixels */
+  double min, max;      /* of the non-blank pixels; 0 when there are none */
+  double lo[SKY_N_LIMITS], hi[SKY_N_LIMITS];
+  uint64_t *cum;        /* SKY_DISPLAY_NBUCKETS + 1 running counts by bucket */
+} SkyDisplayStats;
+
+const char *sky_limits_name (SkyLimits l);  /* "minmax", "99.5", "99.9", "zscale" */
+int sky_limits_from_name (const char *name); /* -1 if unknown */
+
+/* Computes everything above on nthreads threads (0: every core). */
+int sky_display_stats_compute (const SkyImage *img, int nthreads, SkyDisplayStats *out);
+void sky_display_stats_clear (SkyDisplayStats *st);
+
+/* The value below which a fraction q (0..1) of the non-blank pixels lie. */
+double sky_display_stats_quantile (const SkyDisplayStats *st, double q);
+
+/* The fraction of non-blank pixels below x. Rises monotonically with x. */
+double sky_display_stats_cdf (const SkyDisplayStats *st, double x);
+
+/* Fills eq (SKY_EQ_SIZE entries) with the histogram equalisation between
+ * lo and hi: eq[i] is the fraction of the pixels in [lo, hi] that lie below
+ * lo + i / (SKY_EQ_SIZE - 1) * (hi - lo). Linear where the range is empty. */
+void sky_display_stats_fill_eq (const SkyDisplayStats *st, double lo, double hi, float *eq);
+
+/* IRAF zscale limits of a sample of up to nsamples pixels (astropy's
+ * ZScaleInterval with its defaults: contrast 0.25, 2.5-sigma rejection). */
+void sky_zscale (const SkyImage *img, int nsamples, double *lo, double *hi);
+
+/* --------------------------------------------------------------- pyramid */
+
+#define SKY_PYRAMID_MAX_LEVELS 24
+
+/* Level k is max(1, nx >> k) by max(1, ny >> k), as OpenGL sizes mipmap
+ * levels; each pixel is the mean of the non-blank pixels it covers (blank
+ * only where all are). Level 0 is the image's own pixels, borrowed. */
+typedef struct SkyPyramid {
+  int nlevels;
+  int64_t nx[SKY_PYRAMID_MAX_LEVELS], ny[SKY_PYRAMID_MAX_LEVELS];
+  float *pixels[SKY_PYRAMID_MAX_LEVELS];
+} SkyPyramid;
+
+int sky_pyramid_build (const SkyImage *img, int nthreads, SkyPyramid *pyr);
+void sky_pyramid_clear (SkyPyramid *pyr);
+
+/* ------------------------------------------------------------ orientation */
+
+/* Whether the display must mirror the image left-right to show the first
+ * sky axis (RA, or longitude) increasing to the left: true when the header's
+ * CD1_1, or CDELT1 times PC1_1, is positive. Without those cards (no WCS)
+ * it returns true, the lesson's np.fliplr; *has_wcs says which case it was. */
+int sky_header_flip_x (const char *header, int ncards, int *has_wcs);
+
+#endif /* SKY_DISPLAY_STATS_H */

@@ -1,0 +1,136 @@
+/* Loading an image and preparing it for display, off the main thread. */
+#include "sky-image-data.h"
+
+#include <glib/gstdio.h>
+
+G_DEFINE_BOXED_TYPE (SkyImageData, sky_image_data, sky_image_data_ref, sky_image_data_unref)
+G_DEFINE_QUARK (sky-ui-error-quark, sky_ui_error)
+
+static void
+image_data_free (SkyImageData *data)
+{
+  sky_pyramid_clear (&data->pyramid);
+  sky_display_stats_clear (&data->stats);
+  sky_image_clear (&data->image);
+  g_free (data->display_name);
+}
+
+SkyImageData *
+sky_image_data_ref (SkyImageData *data)
+{
+  return g_atomic_rc_box_acquire (data);
+}
+
+void
+sky_image_data_unref (SkyImageData *data)
+{
+  g_atomic_rc_box_release_full (data, (GDestroyNotify) image_data_free);
+}
+
+char *
+sky_image_data_demo_path (void)
+{
+  return g_build_filename (g_get_user_cache_dir (), "skysift", "gc_like_demo_2048.fits", NULL);
+}
+
+typedef struct {
+  char *path;
+  gboolean make_demo;
+} LoadInput;
+
+static void
+load_input_free (LoadInput *in)
+{
+  g_free (in->path);
+  g_free (in);
+}
+
+static GError *
+core_error (void)
+{
+  return g_error_new_literal (SKY_UI_ERROR, 0, sky_last_error ());
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  LoadInput *in = task_data;
+  g_autoptr (SkyImageData) data = g_atomic_rc_box_new0 (SkyImageData);
+  double t0;
+  int ret;
+
+  if (in->make_demo && !g_file_test (in->path, G_FILE_TEST_EXISTS))
+    {
+      g_autofree char *dir = g_path_get_dirname (in->path);
+      g_autofree char *truth = NULL;
+
+      if (g_mkdir_with_parents (dir, 0755) != 0)
+        {
+          int err = errno;
+          g_task_return_new_error (task, SKY_UI_ERROR, SKY_ERR_IO,
+                                   "%s: cannot make the cache folder for the demo image: %s",
+                                   dir, g_strerror (err));
+          return;
+        }
+      truth = g_strdup_printf ("%.*s_truth.csv", (int) strlen (in->path) - 5, in->path);
+      if (sky_synth_write (in->path, truth, NULL) != SKY_OK)
+        {
+          g_task_return_error (task, core_error ());
+          return;
+        }
+    }
+  data->is_demo = in->make_demo;
+
+  t0 = sky_now_ms ();
+  ret = sky_image_load (in->path, NULL, &data->image);
+  data->load_ms = sky_now_ms () - t0;
+  if (ret != SKY_OK)
+    {
+      g_task_return_error (task, core_error ());
+      return;
+    }
+  if (g_task_return_error_if_cancelled (task))
+    return;
+
+  t0 = sky_now_ms ();
+  if (sky_display_stats_compute (&data->image, 0, &data->stats) != SKY_OK
+      || sky_pyramid_build (&data->image, 0, &data->pyramid) != SKY_OK)
+    {
+      g_task_return_new_error (task, SKY_UI_ERROR, SKY_ERR_MEMORY, "%s: %s", in->path,
+                               sky_last_error ());
+      return;
+    }
+  data->flip_x = sky_header_flip_x (data->image.header, data->image.nheader_cards,
+                                    &data->has_wcs);
+  data->display_name = g_filename_display_basename (in->path);
+  data->prepare_ms = sky_now_ms () - t0;
+
+  g_task_return_pointer (task, g_steal_pointer (&data), (GDestroyNotify) sky_image_data_unref);
+}
+
+void
+sky_image_data_load_async (const char *path,
+                           gboolean make_demo,
+                           GCancellable *cancellable,
+                           GAsyncReadyCallback callback,
+                           gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+  LoadInput *in = g_new0 (LoadInput, 1);
+
+  g_return_if_fail (path != NULL);
+
+  in->path = g_strdup (path);
+  in->make_demo = make_demo;
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sky_image_data_load_async);
+  g_task_set_task_data (task, in, (GDestroyNotify) load_input_free);
+  g_task_run_in_thread (task, load_thread);
+}
+
+SkyImageData *
+sky_image_data_load_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

@@ -1,0 +1,52 @@
+/* sky-image-data.h: an image as the app holds it, loaded on a worker thread
+ * with everything the display needs, then shared read-only (reference
+ * counted) between the view, the pipeline workers and the exporters.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sky-core.h"
+#include "sky-display-stats.h"
+
+G_BEGIN_DECLS
+
+typedef struct _SkyImageData {
+  SkyImage image;
+  SkyDisplayStats stats;
+  SkyPyramid pyramid;
+  char *display_name;     /* the file's name for titles and messages */
+  gboolean has_wcs;
+  gboolean flip_x;        /* mirror to show RA increasing to the left */
+  gboolean is_demo;
+  double load_ms;         /* reading the file */
+  double prepare_ms;      /* limits, histogram and pyramid */
+} SkyImageData;
+
+#define SKY_TYPE_IMAGE_DATA (sky_image_data_get_type ())
+GType sky_image_data_get_type (void) G_GNUC_CONST;
+
+SkyImageData *sky_image_data_ref (SkyImageData *data);
+void sky_image_data_unref (SkyImageData *data);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyImageData, sky_image_data_unref)
+
+#define SKY_UI_ERROR (sky_ui_error_quark ())
+GQuark sky_ui_error_quark (void);
+
+/* Loads path (the first HDU with an image) on a worker thread. With
+ * make_demo, a missing file is first made with sky_synth_write: that is how
+ * the demo image comes to be in the cache directory. Errors are in
+ * SKY_UI_ERROR with the core's status as code and its message, which names
+ * the file and the reason. */
+void sky_image_data_load_async (const char *path,
+                                gboolean make_demo,
+                                GCancellable *cancellable,
+                                GAsyncReadyCallback callback,
+                                gpointer user_data);
+SkyImageData *sky_image_data_load_finish (GAsyncResult *result, GError **error);
+
+/* Where the demo image lives: $XDG_CACHE_HOME/skysift/gc_like_demo_2048.fits,
+ * the same file scripts/demo makes with skysift-cli synth. */
+char *sky_image_data_demo_path (void);
+
+G_END_DECLS

@@ -1,0 +1,328 @@
+/* SkyImageView's OpenGL side: one program, the image uploaded once as an
+ * R32F texture (its zoom-out pyramid as mipmap levels), the results as
+ * integer textures, and a draw that sets uniforms. GL 3.3 core or GLES 3.0,
+ * whichever GTK hands out: the shaders differ only in their first lines. */
+#include "sky-image-view-private.h"
+
+#include <math.h>
+
+#define SHADER_PATH "/io/github/skysift/SkySift/shaders/"
+
+static const char gl_prefix[] = "#version 330 core\n";
+static const char gles_prefix[] =
+  "#version 300 es\n"
+  "precision highp float;\n"
+  "precision highp int;\n"
+  "precision highp sampler2D;\n"
+  "precision highp usampler2D;\n"
+  "precision highp isampler2D;\n";
+
+enum { UNIT_IMAGE, UNIT_CMAP, UNIT_EQ, UNIT_MASK, UNIT_LABELS };
+
+static GLuint
+compile_shader (GLenum type, const char *resource, gboolean es, GError **error)
+{
+  g_autoptr (GBytes) bytes = g_resources_lookup_data (resource, 0, error);
+  const char *sources[2];
+  GLint lengths[2], ok = 0;
+  GLuint shader;
+  gsize size;
+
+  if (bytes == NULL)
+    return 0;
+  sources[0] = es ? gles_prefix : gl_prefix;
+  lengths[0] = (GLint) strlen (sources[0]);
+  sources[1] = g_bytes_get_data (bytes, &size);
+  lengths[1] = (GLint) size;
+  shader = glCreateShader (type);
+  glShaderSource (shader, 2, sources, lengths);
+  glCompileShader (shader);
+  glGetShaderiv (shader, GL_COMPILE_STATUS, &ok);
+  if (!ok)
+    {
+      char log[2048] = "";
+      glGetShaderInfoLog (shader, sizeof log, NULL, log);
+      g_set_error (error, SKY_UI_ERROR, 0, "%s does not compile: %s", resource, log);
+      glDeleteShader (shader);
+      return 0;
+    }
+  return shader;
+}
+
+static GLuint
+link_program (gboolean es, GError **error)
+{
+  GLuint vs, fs, program;
+  GLint ok = 0;
+
+  if ((vs = compile_shader (GL_VERTEX_SHADER, SHADER_PATH "image.vert", es, error)) == 0)
+    return 0;
+  if ((fs = compile_shader (GL_FRAGMENT_SHADER, SHADER_PATH "image.frag", es, error)) == 0)
+    {
+      glDeleteShader (vs);
+      return 0;
+    }
+  program = glCreateProgram ();
+  glAttachShader (program, vs);
+  glAttachShader (program, fs);
+  glLinkProgram (program);
+  glDeleteShader (vs);
+  glDeleteShader (fs);
+  glGetProgramiv (program, GL_LINK_STATUS, &ok);
+  if (!ok)
+    {
+      char log[2048] = "";
+      glGetProgramInfoLog (program, sizeof log, NULL, log);
+      g_set_error (error, SKY_UI_ERROR, 0, "the image shader does not link: %s", log);
+      glDeleteProgram (program);
+      return 0;
+    }
+  return program;
+}
+
+static GLuint
+new_texture (void)
+{
+  GLuint tex;
+  glGenTextures (1, &tex);
+  glBindTexture (GL_TEXTURE_2D, tex);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+  return tex;
+}
+
+void
+sky_image_view_gl_realize (SkyImageView *self)
+{
+  GtkGLArea *area = GTK_GL_AREA (self->area);
+  GdkGLContext *context;
+  g_autoptr (GError) error = NULL;
+  gboolean es;
+  int major, minor;
+
+  double t0 = g_get_monotonic_time ();
+
+  gtk_gl_area_make_current (area);
+  if (gtk_gl_area_get_error (area) != NULL)
+    {
+      g_free (self->gl_info);
+      self->gl_info = g_strdup_printf ("No OpenGL: %s", gtk_gl_area_get_error (area)->message);
+      return;
+    }
+  context = gtk_gl_area_get_context (area);
+  es = gdk_gl_context_get_use_es (context);
+  gdk_gl_context_get_version (context, &major, &minor);
+  g_free (self->gl_info);
+  self->gl_info = g_strdup_printf ("%s %d.%d, %s", es ? "OpenGL ES" : "OpenGL", major, minor,
+                                   (const char *) glGetString (GL_RENDERER));
+  if ((es && major < 3) || (!es && (major * 10 + minor) < 33))
+    {
+      g_set_error (&error, SKY_UI_ERROR, 0, "the image view needs OpenGL 3.3 or OpenGL ES 3.0; "
+                   "this context is %s", self->gl_info);
+      gtk_gl_area_set_error (area, error);
+      return;
+    }
+  if ((self->program = link_program (es, &error)) == 0)
+    {
+      gtk_gl_area_set_error (area, error);
+      return;
+    }
+#define U(name) self->u.name = glGetUniformLocation (self->program, "u_" #name)
+  U (center); U (half); U (fb_zoom); U (flip); U (size); U (lod); U (base_lod); U (lo); U (hi);
+  U (stretch); U (overlay); U (selected); U (background); U (blank);
+#undef U
+  glUseProgram (self->program);
+  glUniform1i (glGetUniformLocation (self->program, "u_image"), UNIT_IMAGE);
+  glUniform1i (glGetUniformLocation (self->program, "u_cmap"), UNIT_CMAP);
+  glUniform1i (glGetUniformLocation (self->program, "u_eq"), UNIT_EQ);
+  glUniform1i (glGetUniformLocation (self->program, "u_mask"), UNIT_MASK);
+  glUniform1i (glGetUniformLocation (self->program, "u_labels"), UNIT_LABELS);
+
+  glGenVertexArrays (1, &self->vao);
+  self->tex_image = new_texture ();
+  self->tex_cmap = new_texture ();
+  self->tex_eq = new_texture ();
+  self->tex_mask = new_texture ();
+  self->tex_labels = new_texture ();
+  glGetIntegerv (GL_MAX_TEXTURE_SIZE, &self->max_texture_size);
+  g_debug ("GL ready in %.1f ms: %s", (g_get_monotonic_time () - t0) / 1000.0, self->gl_info);
+  self->image_dirty = self->cmap_dirty = self->eq_dirty = TRUE;
+  self->mask_dirty = self->labels_dirty = TRUE;
+}
+
+void
+sky_image_view_gl_unrealize (SkyImageView *self)
+{
+  GLuint textures[] = { self->tex_image, self->tex_cmap, self->tex_eq, self->tex_mask,
+                        self->tex_labels };
+
+  gtk_gl_area_make_current (GTK_GL_AREA (self->area));
+  if (gtk_gl_area_get_error (GTK_GL_AREA (self->area)) == NULL)
+    {
+      if (self->tex_image)
+        glDeleteTextures (G_N_ELEMENTS (textures), textures);
+      if (self->vao)
+        glDeleteVertexArrays (1, &self->vao);
+      if (self->program)
+        glDeleteProgram (self->program);
+    }
+  self->tex_image = self->tex_cmap = self->tex_eq = self->tex_mask = self->tex_labels = 0;
+  self->vao = self->program = 0;
+}
+
+static void
+upload_image (SkyImageView *self)
+{
+  const SkyPyramid *pyr = &self->image->pyramid;
+  int base = 0;
+
+  while (base < pyr->nlevels - 1
+         && (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size))
+    base++;
+  self->base_lod = base;
+  self->overlays_uploadable = base == 0;
+  glBindTexture (GL_TEXTURE_2D, self->tex_image);
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+  for (int k = base; k < pyr->nlevels; k++)
+    glTexImage2D (GL_TEXTURE_2D, k - base, GL_R32F, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k],
+                  0, GL_RED, GL_FLOAT, pyr->pixels[k]);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST_MIPMAP_NEAREST);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, 0);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, pyr->nlevels - 1 - base);
+}
+
+static void
+upload_overlay (SkyImageView *self, GLuint tex, GLint format, GLenum type, const void *pixels)
+{
+  const SkyImage *img = &self->image->image;
+  static const guint32 zero = 0;
+
+  glBindTexture (GL_TEXTURE_2D, tex);
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
+  if (pixels != NULL && self->overlays_uploadable)
+    glTexImage2D (GL_TEXTURE_2D, 0, format, (GLsizei) img->nx, (GLsizei) img->ny, 0,
+                  GL_RED_INTEGER, type, pixels);
+  else
+    glTexImage2D (GL_TEXTURE_2D, 0, format, 1, 1, 0, GL_RED_INTEGER, type, &zero);
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+}
+
+static void
+upload_dirty (SkyImageView *self)
+{
+  if (self->image_dirty)
+    {
+      double t0 = g_get_monotonic_time ();
+      upload_image (self);
+      self->image_dirty = FALSE;
+      g_debug ("image uploaded to the GPU in %.1f ms", (g_get_monotonic_time () - t0) / 1000.0);
+    }
+  if (self->cmap_dirty)
+    {
+      guint8 rgba[SKY_CMAP_SIZE * 4];
+      sky_colormap_fill (self->colormap, rgba);
+      glBindTexture (GL_TEXTURE_2D, self->tex_cmap);
+      glTexImage2D (GL_TEXTURE_2D, 0, GL_RGBA8, SKY_CMAP_SIZE, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                    rgba);
+      self->cmap_dirty = FALSE;
+    }
+  if (self->eq_dirty)
+    {
+      glBindTexture (GL_TEXTURE_2D, self->tex_eq);
+      glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, SKY_EQ_SIZE, 1, 0, GL_RED, GL_FLOAT, self->eq);
+      self->eq_dirty = FALSE;
+    }
+}
+
+/* The mask and the labels go up only when a frame shows them: a label image
+ * is four bytes a pixel, 16 MiB at 2048 x 2048, and at a fitted zoom with
+ * only markers drawn nothing reads it. */
+static void
+upload_overlays (SkyImageView *self, int overlay)
+{
+  if (self->mask_dirty && (overlay & 1))
+    {
+      upload_overlay (self, self->tex_mask, GL_R8UI, GL_UNSIGNED_BYTE,
+                      self->run ? self->run->mask : NULL);
+      self->mask_dirty = FALSE;
+    }
+  if (self->labels_dirty && (overlay & 6))
+    {
+      upload_overlay (self, self->tex_labels, GL_R32I, GL_INT,
+                      self->run ? self->run->labels : NULL);
+      self->labels_dirty = FALSE;
+    }
+}
+
+static void
+bind_unit (int unit, GLuint tex)
+{
+  glActiveTexture (GL_TEXTURE0 + unit);
+  glBindTexture (GL_TEXTURE_2D, tex);
+}
+
+gboolean
+sky_image_view_gl_render (SkyImageView *self)
+{
+  int scale = gtk_widget_get_scale_factor (self->area);
+  int width = gtk_widget_get_width (self->area) * scale;
+  int height = gtk_widget_get_height (self->area) * scale;
+  double fb_zoom = self->zoom * scale, lo, hi;
+  const SkyImage *img;
+  int lod = 0, overlay = 0;
+
+  glClearColor (0.23f, 0.23f, 0.24f, 1.0f);
+  glClear (GL_COLOR_BUFFER_BIT);
+  if (self->program == 0 || self->image == NULL)
+    {
+      self->render_current = TRUE;
+      return TRUE;
+    }
+  img = &self->image->image;
+  glActiveTexture (GL_TEXTURE0);
+  upload_dirty (self);
+
+  sky_image_view_frame_setup (self, fb_zoom, &lod, &overlay);
+  sky_image_view_get_scale (self, &lo, &hi, NULL);
+  upload_overlays (self, overlay);
+  glViewport (0, 0, width, height);
+  glUseProgram (self->program);
+  bind_unit (UNIT_IMAGE, self->tex_image);
+  bind_unit (UNIT_CMAP, self->tex_cmap);
+  bind_unit (UNIT_EQ, self->tex_eq);
+  bind_unit (UNIT_MASK, self->tex_mask);
+  bind_unit (UNIT_LABELS, self->tex_labels);
+  glActiveTexture (GL_TEXTURE0);
+
+  glUniform2f (self->u.center, (float) self->cx, (float) self->cy);
+  glUniform2f (self->u.half, width / 2.0f, height / 2.0f);
+  glUniform1f (self->u.fb_zoom, (float) fb_zoom);
+  glUniform1f (self->u.flip, self->flip_x ? -1.0f : 1.0f);
+  glUniform2i (self->u.size, (GLint) img->nx, (GLint) img->ny);
+  glUniform1i (self->u.lod, lod);
+  glUniform1i (self->u.base_lod, self->base_lod);
+  glUniform1f (self->u.lo, (float) lo);
+  glUniform1f (self->u.hi, (float) hi);
+  glUniform1i (self->u.stretch, self->stretch);
+  glUniform1i (self->u.overlay, overlay);
+  glUniform1i (self->u.selected, (GLint) (self->selected + 1));
+  glUniform3f (self->u.background, 0.23f, 0.23f, 0.24f);
+  glUniform3f (self->u.blank, 0.55f, 0.62f, 0.75f);
+
+  glBindVertexArray (self->vao);
+  glDrawArrays (GL_TRIANGLES, 0, 3);
+  if (g_getenv ("SKYSIFT_GL_FINISH"))
+    {
+      double t0 = g_get_monotonic_time ();
+      glFinish ();
+      g_debug ("frame: %d x %d, lod %d, drawn in %.1f ms", width, height, lod,
+               (g_get_monotonic_time () - t0) / 1000.0);
+    }
+  glBindVertexArray (0);
+  glUseProgram (0);
+  self->render_current = TRUE;
+  return TRUE;
+}

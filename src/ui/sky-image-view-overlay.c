@@ -1,0 +1,166 @@
+/* SkyImageView's markers and label numbers, drawn with cairo on top of the
+ * GL image. Numbers that would overlap an earlier one are left out, the
+ * brightest sources placed first, so a crowded field stays readable. */
+#include "sky-image-view-private.h"
+
+#include <math.h>
+
+#define CELL 4  /* occupancy grid for the numbers, in logical pixels */
+
+static double
+marker_radius (SkyImageView *self, gint64 i)
+{
+  /* The radius of a disc of the source's area, plus a margin. */
+  double r = sqrt (self->run->catalogue.npix[i] / G_PI) * self->zoom;
+  return MAX (r + 3, 5);
+}
+
+static gboolean
+cells_free (const guint8 *grid, int gw, int gh, double x0, double y0, double x1, double y1)
+{
+  int a = MAX ((int) floor (x0 / CELL), 0), b = MIN ((int) floor (x1 / CELL), gw - 1);
+  int c = MAX ((int) floor (y0 / CELL), 0), d = MIN ((int) floor (y1 / CELL), gh - 1);
+  for (int y = c; y <= d; y++)
+    for (int x = a; x <= b; x++)
+      if (grid[y * gw + x])
+        return FALSE;
+  return TRUE;
+}
+
+static void
+cells_take (guint8 *grid, int gw, int gh, double x0, double y0, double x1, double y1)
+{
+  int a = MAX ((int) floor (x0 / CELL), 0), b = MIN ((int) floor (x1 / CELL), gw - 1);
+  int c = MAX ((int) floor (y0 / CELL), 0), d = MIN ((int) floor (y1 / CELL), gh - 1);
+  for (int y = c; y <= d; y++)
+    for (int x = a; x <= b; x++)
+      grid[y * gw + x] = 1;
+}
+
+/* Strokes the path twice: a light halo under the line keeps it visible on
+ * dark and light colour maps alike. */
+static void
+stroke_markers (cairo_t *cr, gboolean selected)
+{
+  cairo_set_line_width (cr, selected ? 4.5 : 3.0);
+  cairo_set_source_rgba (cr, 1, 1, 1, 0.55);
+  cairo_stroke_preserve (cr);
+  cairo_set_line_width (cr, selected ? 2.5 : 1.5);
+  if (selected)
+    cairo_set_source_rgb (cr, 1.0, 0.15, 0.1);
+  else
+    cairo_set_source_rgb (cr, 0.85, 0.1, 0.45);
+  cairo_stroke (cr);
+}
+
+/* Glyphs rather than text paths (a stroked path per number cost tens of
+ * milliseconds a frame for a few hundred sources): the halo is the number
+ * drawn in white one pixel off each way, then the number itself. */
+static void
+show_number (cairo_t *cr, double x, double y, const char *text, gboolean selected)
+{
+  static const double off[4][2] = { { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
+
+  cairo_set_source_rgba (cr, 1, 1, 1, 0.9);
+  for (int k = 0; k < 4; k++)
+    {
+      cairo_move_to (cr, x + off[k][0], y + off[k][1]);
+      cairo_show_text (cr, text);
+    }
+  if (selected)
+    cairo_set_source_rgb (cr, 1.0, 0.15, 0.1);
+  else
+    cairo_set_source_rgb (cr, 0.55, 0.0, 0.3);
+  cairo_move_to (cr, x, y);
+  cairo_show_text (cr, text);
+}
+
+void
+sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
+{
+  const SkyCatalogue *cat;
+  int w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
+  int gw = w / CELL + 1, gh = h / CELL + 1;
+  g_autofree guint8 *grid = NULL;
+  cairo_t *cr;
+
+  if (!self->show_markers || self->run == NULL || self->draw_order == NULL || w <= 0 || h <= 0)
+    return;
+  cat = &self->run->catalogue;
+  grid = g_malloc0 ((gsize) gw * gh);
+  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, w, h));
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+  cairo_set_font_size (cr, 10.5);
+
+  /* Markers first, all in one path, and the selected one on top. */
+  cairo_new_path (cr);
+  for (gint64 i = 0; i < cat->n; i++)
+    {
+      double x, y, r = marker_radius (self, i);
+      sky_image_view_image_to_widget (self, cat->x[i] + 0.5, cat->y[i] + 0.5, &x, &y);
+      if (i == self->selected || x < -r || y < -r || x > w + r || y > h + r)
+        continue;
+      cairo_new_sub_path (cr);
+      cairo_arc (cr, x, y, r, 0, 2 * G_PI);
+    }
+  stroke_markers (cr, FALSE);
+  if (self->selected >= 0)
+    {
+      double x, y, r = marker_radius (self, self->selected);
+      sky_image_view_image_to_widget (self, cat->x[self->selected] + 0.5,
+                                      cat->y[self->selected] + 0.5, &x, &y);
+      cairo_new_path (cr);
+      cairo_arc (cr, x, y, r, 0, 2 * G_PI);
+      stroke_markers (cr, TRUE);
+    }
+
+  /* Then the numbers, the selected source's first (it always shows), then
+   * the brightest first, each where it overlaps none placed before. */
+  for (gint64 k = -1; k < cat->n; k++)
+    {
+      gint64 i = k < 0 ? self->selected : self->draw_order[k];
+      char text[32];
+      cairo_text_extents_t ext;
+      double x, y, r, tx, ty;
+
+      if (i < 0 || (k >= 0 && i == self->selected))
+        continue;
+      r = marker_radius (self, i);
+      sky_image_view_image_to_widget (self, cat->x[i] + 0.5, cat->y[i] + 0.5, &x, &y);
+      if (x < -r || y < -r || x > w + r || y > h + r)
+        continue;
+      g_snprintf (text, sizeof text, "%" G_GINT64_FORMAT, i + 1);
+      cairo_text_extents (cr, text, &ext);
+      tx = x + r * 0.72 + 1;
+      ty = y - r * 0.72 - 1;
+      if (!cells_free (grid, gw, gh, tx, ty - ext.height, tx + ext.x_advance, ty) && k >= 0)
+        continue;
+      cells_take (grid, gw, gh, tx, ty - ext.height, tx + ext.x_advance, ty);
+      show_number (cr, tx, ty, text, i == self->selected);
+    }
+  cairo_destroy (cr);
+}
+
+gint64
+sky_image_view_overlay_pick (SkyImageView *self, double wx, double wy)
+{
+  const SkyCatalogue *cat;
+  gint64 best = -1;
+  double best_d = G_MAXDOUBLE;
+
+  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+    return -1;
+  cat = &self->run->catalogue;
+  for (gint64 i = 0; i < cat->n; i++)
+    {
+      double x, y, d, r = marker_radius (self, i);
+      sky_image_view_image_to_widget (self, cat->x[i] + 0.5, cat->y[i] + 0.5, &x, &y);
+      d = hypot (x - wx, y - wy);
+      if (d <= r + 3 && d < best_d)
+        {
+          best = i;
+          best_d = d;
+        }
+    }
+  return best;
+}

@@ -1,0 +1,99 @@
+/* sky-image-view-private.h: SkyImageView's instance, shared by the files that
+ * split it by concern: sky-image-view.c (state, input), sky-image-view-gl.c
+ * (textures and the shader), sky-image-view-overlay.c (markers, numbers). */
+#pragma once
+
+#include <epoxy/gl.h>
+
+#include "sky-colormap.h"
+#include "sky-image-view.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  GLint center, half, fb_zoom, flip, size, lod, base_lod, lo, hi, stretch, overlay, selected,
+    background, blank;
+} SkyViewUniforms;
+
+struct _SkyImageView {
+  GtkWidget parent_instance;
+
+  GtkWidget *area;              /* GtkGLArea, our only child */
+
+  SkyImageData *image;
+  SkyRun *run;
+  gint64 *draw_order;           /* catalogue indices, brightest sum first */
+
+  /* What the view shows. zoom is logical pixels per image pixel; (cx, cy)
+   * the image point at the view's centre, in pixel units where pixel i
+   * covers [i, i + 1). Image rows go up the screen (FITS convention). */
+  double zoom, cx, cy;
+  gboolean fitted;              /* refit on resize until the user zooms */
+  gboolean flip_x;
+  SkyStretch stretch;
+  SkyLimits limits;
+  SkyColormap colormap;
+  gboolean show_mask, show_labels, show_markers;
+  gint64 selected;
+  float eq[SKY_EQ_SIZE];
+
+  /* Pointer and drag. */
+  gboolean pointer_inside;
+  double pointer_x, pointer_y;
+  double drag_cx, drag_cy;
+
+  /* GL state, only touched with the area's context current. */
+  GLuint program, vao;
+  GLuint tex_image, tex_cmap, tex_eq, tex_mask, tex_labels;
+  SkyViewUniforms u;
+  int base_lod;                 /* pyramid level in the texture's level 0 */
+  gboolean image_dirty, cmap_dirty, eq_dirty, mask_dirty, labels_dirty;
+  gboolean overlays_uploadable; /* the label image fits the GL size limit */
+  GLint max_texture_size;
+  char *gl_info;
+
+  /* Drawing on the CPU (sky-raster.h) where OpenGL is software or absent:
+   * the last picture and the view it was drawn for, and the state serial
+   * it shows. */
+  gboolean use_raster;
+  GdkTexture *frame;
+  double frame_zoom, frame_cx, frame_cy;
+  gboolean frame_flip;
+  int frame_width, frame_height;  /* logical pixels */
+  guint64 serial, frame_serial;
+  gboolean raster_busy;
+
+  /* Frames: callbacks waiting for a frame that shows the current state. */
+  gboolean render_current;      /* the last GL render drew the current state */
+  gboolean drawn_current;       /* ... and a frame with it was painted */
+  GPtrArray *when_drawn;        /* pairs of (GFunc, data) */
+  GdkFrameClock *frame_clock;
+  gulong after_paint_id;
+};
+
+/* sky-image-view.c */
+void sky_image_view_state_changed (SkyImageView *self, gboolean gl_too);
+void sky_image_view_image_to_widget (SkyImageView *self, double ix, double iy,
+                                     double *wx, double *wy);
+void sky_image_view_widget_to_image (SkyImageView *self, double wx, double wy,
+                                     double *ix, double *iy);
+
+/* The pyramid level to sample and the overlay bits (SKY_OVERLAY_*) of
+ * the frame about to be drawn, for the GL and the CPU paths alike. */
+void sky_image_view_frame_setup (SkyImageView *self, double fb_zoom, int *lod, int *overlay);
+
+/* sky-image-view-raster.c */
+void sky_image_view_raster_request (SkyImageView *self);
+void sky_image_view_raster_snapshot (SkyImageView *self, GtkSnapshot *snapshot);
+
+/* sky-image-view-gl.c */
+void sky_image_view_gl_realize (SkyImageView *self);
+void sky_image_view_gl_unrealize (SkyImageView *self);
+gboolean sky_image_view_gl_render (SkyImageView *self);
+
+/* sky-image-view-overlay.c */
+void sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot);
+/* The catalogue index of the marker at widget point (wx, wy), or -1. */
+gint64 sky_image_view_overlay_pick (SkyImageView *self, double wx, double wy);
+
+G_END_DECLS

@@ -1,0 +1,818 @@
+/* SkyImageView: display settings, zoom and pan, pointer and keys. */
+#include "sky-image-view-private.h"
+#include "sky-raster.h"
+#include "sky-render.h"
+
+#include <math.h>
+
+G_DEFINE_FINAL_TYPE (SkyImageView, sky_image_view, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_STRETCH,
+  PROP_LIMITS,
+  PROP_COLORMAP,
+  PROP_FLIP_X,
+  PROP_ZOOM,
+  PROP_SHOW_MASK,
+  PROP_SHOW_LABELS,
+  PROP_SHOW_MARKERS,
+  N_PROPS
+};
+
+enum {
+  POINTER_MOVED,
+  SOURCE_ACTIVATED,
+  DISPLAY_CHANGED,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+/* Zoom steps: halves of an octave, then whole logical pixels from 2x up so
+ * that every image pixel is drawn the same number of screen pixels wide. */
+static double
+next_zoom (double zoom, int direction)
+{
+  double z = zoom * (direction > 0 ? G_SQRT2 : 1 / G_SQRT2);
+  if (z >= 1.9)
+    z = direction > 0 ? MAX (round (z), floor (zoom) + 1) : MIN (round (z), ceil (zoom) - 1);
+  return z;
+}
+
+static double
+fit_zoom (SkyImageView *self)
+{
+  int w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
+  if (self->image == NULL || w <= 0 || h <= 0)
+    return 1;
+  return MIN (w / (double) self->image->image.nx, h / (double) self->image->image.ny);
+}
+
+static double
+clamp_zoom (SkyImageView *self, double zoom)
+{
+  double lowest = MIN (fit_zoom (self) / 2, 1.0);
+  return CLAMP (zoom, MAX (lowest, 1.0 / 4096), SKY_IMAGE_VIEW_MAX_ZOOM);
+}
+
+void
+sky_image_view_image_to_widget (SkyImageView *self, double ix, double iy, double *wx, double *wy)
+{
+  double w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
+  *wx = w / 2 + (ix - self->cx) * self->zoom * (self->flip_x ? -1 : 1);
+  *wy = h / 2 - (iy - self->cy) * self->zoom;
+}
+
+void
+sky_image_view_widget_to_image (SkyImageView *self, double wx, double wy, double *ix, double *iy)
+{
+  double w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
+  *ix = self->cx + (wx - w / 2) / self->zoom * (self->flip_x ? -1 : 1);
+  *iy = self->cy - (wy - h / 2) / self->zoom;
+}
+
+/* Everything that changes the picture goes through here: the GL area
+ * renders again when gl_too, the markers are drawn again in any case, and
+ * the frame that shows it releases the when_drawn callbacks. */
+void
+sky_image_view_state_changed (SkyImageView *self, gboolean gl_too)
+{
+  self->render_current = FALSE;
+  self->drawn_current = FALSE;
+  if (gl_too && self->use_raster)
+    {
+      self->serial++;
+      sky_image_view_raster_request (self);
+    }
+  else if (gl_too)
+    gtk_gl_area_queue_render (GTK_GL_AREA (self->area));
+  else
+    self->render_current = !self->use_raster || self->frame_serial == self->serial;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+sky_image_view_frame_setup (SkyImageView *self, double fb_zoom, int *lod, int *overlay)
+{
+  *lod = 0;
+  *overlay = 0;
+  if (self->image == NULL)
+    return;
+  while (*lod < self->image->pyramid.nlevels - 1 && fb_zoom * (1 << (*lod + 1)) <= 1.0)
+    (*lod)++;
+  if (self->run == NULL || (!self->use_raster && !self->overlays_uploadable))
+    return;
+  if (self->show_mask && self->run->mask)
+    *overlay |= SKY_OVERLAY_MASK;
+  if (self->show_labels && self->run->labels)
+    *overlay |= SKY_OVERLAY_LABELS;
+  /* Outlines once a pixel is four screen pixels wide. */
+  if ((self->show_labels || self->show_markers) && self->run->labels && fb_zoom >= 4)
+    *overlay |= SKY_OVERLAY_OUTLINES;
+}
+
+static void
+pointer_update (SkyImageView *self)
+{
+  double ix = 0, iy = 0;
+  if (self->pointer_inside && self->image != NULL)
+    sky_image_view_widget_to_image (self, self->pointer_x, self->pointer_y, &ix, &iy);
+  g_signal_emit (self, signals[POINTER_MOVED], 0, self->pointer_inside && self->image != NULL,
+                 ix, iy);
+}
+
+static void
+refresh_eq (SkyImageView *self)
+{
+  double lo, hi;
+  if (self->image == NULL)
+    return;
+  sky_image_view_get_scale (self, &lo, &hi, NULL);
+  sky_display_stats_fill_eq (&self->image->stats, lo, hi, self->eq);
+  self->eq_dirty = TRUE;
+}
+
+static void
+display_changed (SkyImageView *self)
+{
+  sky_image_view_state_changed (self, TRUE);
+  g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
+}
+
+static void
+set_view (SkyImageView *self, double zoom, double cx, double cy)
+{
+  gboolean zoom_changed = zoom != self->zoom;
+  self->zoom = zoom;
+  self->cx = cx;
+  self->cy = cy;
+  sky_image_view_state_changed (self, TRUE);
+  pointer_update (self);
+  if (zoom_changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+}
+
+/* Zooms keeping the image point under widget point (wx, wy) where it is. */
+static void
+zoom_around (SkyImageView *self, double zoom, double wx, double wy)
+{
+  double w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
+  double ix, iy;
+
+  if (self->image == NULL)
+    return;
+  zoom = clamp_zoom (self, zoom);
+  sky_image_view_widget_to_image (self, wx, wy, &ix, &iy);
+  self->fitted = FALSE;
+  set_view (self, zoom, ix - (wx - w / 2) / zoom * (self->flip_x ? -1 : 1),
+            iy + (wy - h / 2) / zoom);
+}
+
+/* ------------------------------------------------------------ public API */
+
+GtkWidget *
+sky_image_view_new (void)
+{
+  return g_object_new (SKY_TYPE_IMAGE_VIEW, NULL);
+}
+
+void
+sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+
+  if (image == self->image)
+    return;
+  g_clear_pointer (&self->run, sky_run_unref);
+  g_clear_pointer (&self->draw_order, g_free);
+  g_clear_pointer (&self->image, sky_image_data_unref);
+  self->image = image ? sky_image_data_ref (image) : NULL;
+  self->selected = -1;
+  self->image_dirty = self->mask_dirty = self->labels_dirty = TRUE;
+  if (image != NULL && image->flip_x != self->flip_x)
+    {
+      self->flip_x = image->flip_x;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FLIP_X]);
+    }
+  refresh_eq (self);
+  sky_image_view_fit (self);
+  g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
+}
+
+SkyImageData *
+sky_image_view_get_image (SkyImageView *self)
+{
+  g_return_val_if_fail (SKY_IS_IMAGE_VIEW (self), NULL);
+  return self->image;
+}
+
+static int
+compare_sum_desc (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const SkyCatalogue *cat = data;
+  double x = cat->sum[*(const gint64 *) a], y = cat->sum[*(const gint64 *) b];
+  return (x < y) - (x > y);
+}
+
+void
+sky_image_view_set_run (SkyImageView *self, SkyRun *run)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  g_return_if_fail (run == NULL || run->image == self->image);
+
+  if (run == self->run)
+    return;
+  if (self->run == NULL || run == NULL || run->mask != self->run->mask)
+    self->mask_dirty = TRUE;
+  if (self->run == NULL || run == NULL || run->labels != self->run->labels)
+    self->labels_dirty = TRUE;
+  g_clear_pointer (&self->run, sky_run_unref);
+  g_clear_pointer (&self->draw_order, g_free);
+  self->run = run ? sky_run_ref (run) : NULL;
+  if (run != NULL && run->done >= SKY_STEP_MEASURE && run->catalogue.n > 0)
+    {
+      self->draw_order = g_new (gint64, run->catalogue.n);
+      for (gint64 i = 0; i < run->catalogue.n; i++)
+        self->draw_order[i] = i;
+      g_qsort_with_data (self->draw_order, (gint) run->catalogue.n, sizeof (gint64), compare_sum_desc,
+                    &run->catalogue);
+    }
+  if (run == NULL || self->selected >= run->catalogue.n)
+    self->selected = -1;
+  sky_image_view_state_changed (self, TRUE);
+}
+
+void
+sky_image_view_fit (SkyImageView *self)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  if (self->image == NULL)
+    return;
+  self->fitted = TRUE;
+  set_view (self, fit_zoom (self), self->image->image.nx / 2.0, self->image->image.ny / 2.0);
+}
+
+void
+sky_image_view_set_zoom (SkyImageView *self, double zoom)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  zoom_around (self, zoom, gtk_widget_get_width (GTK_WIDGET (self)) / 2.0,
+               gtk_widget_get_height (GTK_WIDGET (self)) / 2.0);
+}
+
+double
+sky_image_view_get_zoom (SkyImageView *self)
+{
+  g_return_val_if_fail (SKY_IS_IMAGE_VIEW (self), 1);
+  return self->zoom;
+}
+
+/* One image pixel to one device pixel. */
+void
+sky_image_view_zoom_one (SkyImageView *self)
+{
+  sky_image_view_set_zoom (self, 1.0 / gtk_widget_get_scale_factor (GTK_WIDGET (self)));
+}
+
+void
+sky_image_view_zoom_in (SkyImageView *self)
+{
+  sky_image_view_set_zoom (self, next_zoom (self->zoom, 1));
+}
+
+void
+sky_image_view_zoom_out (SkyImageView *self)
+{
+  sky_image_view_set_zoom (self, next_zoom (self->zoom, -1));
+}
+
+void
+sky_image_view_center_on (SkyImageView *self, double x, double y)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  if (self->image == NULL)
+    return;
+  self->fitted = FALSE;
+  set_view (self, self->zoom, x + 0.5, y + 0.5);
+}
+
+void
+sky_image_view_set_selected (SkyImageView *self, gint64 index)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  if (self->run == NULL || index < 0 || index >= self->run->catalogue.n)
+    index = -1;
+  if (index == self->selected)
+    return;
+  self->selected = index;
+  sky_image_view_state_changed (self, TRUE);
+}
+
+void
+sky_image_view_get_scale (SkyImageView *self, double *lo, double *hi, const float **eq)
+{
+  double a = 0, b = 1;
+  if (self->image != NULL)
+    {
+      a = self->image->stats.lo[self->limits];
+      b = self->image->stats.hi[self->limits];
+      if (!(b > a))
+        {
+          a -= 0.5;
+          b = a + 1;
+        }
+    }
+  *lo = a;
+  *hi = b;
+  if (eq)
+    *eq = self->stretch == SKY_STRETCH_HISTEQ ? self->eq : NULL;
+}
+
+typedef struct {
+  GFunc func;
+  gpointer data;
+} WhenDrawn;
+
+static gboolean
+call_when_drawn (gpointer data)
+{
+  WhenDrawn *w = data;
+  w->func (w->data, NULL);
+  g_free (w);
+  return G_SOURCE_REMOVE;
+}
+
+void
+sky_image_view_when_drawn (SkyImageView *self, GFunc func, gpointer data)
+{
+  WhenDrawn *w = g_new (WhenDrawn, 1);
+
+  w->func = func;
+  w->data = data;
+  /* At default priority: redraws (priority 120) would starve an idle while
+   * something animates. */
+  if (self->drawn_current)
+    g_idle_add_full (G_PRIORITY_DEFAULT, call_when_drawn, w, NULL);
+  else
+    g_ptr_array_add (self->when_drawn, w);
+}
+
+static void
+after_paint (GdkFrameClock *clock, SkyImageView *self)
+{
+  g_autoptr (GPtrArray) waiting = NULL;
+
+  if (!self->render_current || self->drawn_current)
+    return;
+  self->drawn_current = TRUE;
+  waiting = g_steal_pointer (&self->when_drawn);
+  self->when_drawn = g_ptr_array_new ();
+  for (guint i = 0; i < waiting->len; i++)
+    call_when_drawn (waiting->pdata[i]);
+}
+
+GdkTexture *
+sky_image_view_render_texture (SkyImageView *self, GError **error)
+{
+  if (!self->use_raster && gtk_gl_area_get_error (GTK_GL_AREA (self->area)) != NULL)
+    {
+      g_set_error (error, SKY_UI_ERROR, 0, "the image view cannot draw: %s",
+                   gtk_gl_area_get_error (GTK_GL_AREA (self->area))->message);
+      return NULL;
+    }
+  return sky_render_widget (GTK_WIDGET (self), error);
+}
+
+const char *
+sky_image_view_get_gl_info (SkyImageView *self)
+{
+  if (self->use_raster)
+    return sky_render_cpu_view_reason ();
+  return self->gl_info ? self->gl_info : "OpenGL not started yet";
+}
+
+/* ------------------------------------------------------------------ input */
+
+static void
+on_motion (GtkEventControllerMotion *motion, double x, double y, SkyImageView *self)
+{
+  self->pointer_inside = TRUE;
+  self->pointer_x = x;
+  self->pointer_y = y;
+  pointer_update (self);
+}
+
+static void
+on_leave (GtkEventControllerMotion *motion, SkyImageView *self)
+{
+  self->pointer_inside = FALSE;
+  pointer_update (self);
+}
+
+static gboolean
+on_scroll (GtkEventControllerScroll *scroll, double dx, double dy, SkyImageView *self)
+{
+  double zoom = self->zoom;
+  GdkScrollUnit unit = gtk_event_controller_scroll_get_unit (scroll);
+
+  if (self->image == NULL || dy == 0)
+    return FALSE;
+  if (unit == GDK_SCROLL_UNIT_WHEEL)
+    {
+      /* One click, one zoom step; a high-resolution wheel's fractions add
+       * up to one. */
+      int steps = (int) round (fabs (dy));
+      for (int i = 0; i < MAX (steps, 1); i++)
+        zoom = next_zoom (zoom, dy < 0 ? 1 : -1);
+    }
+  else
+    zoom *= exp (-dy * 0.01);  /* touchpad: smooth */
+  zoom_around (self, zoom, self->pointer_x, self->pointer_y);
+  return TRUE;
+}
+
+static void
+on_drag_begin (GtkGestureDrag *drag, double x, double y, SkyImageView *self)
+{
+  self->drag_cx = self->cx;
+  self->drag_cy = self->cy;
+  gtk_widget_grab_focus (GTK_WIDGET (self));
+}
+
+static void
+on_drag_update (GtkGestureDrag *drag, double dx, double dy, SkyImageView *self)
+{
+  if (self->image == NULL)
+    return;
+  self->fitted = FALSE;
+  set_view (self, self->zoom, self->drag_cx - dx / self->zoom * (self->flip_x ? -1 : 1),
+            self->drag_cy + dy / self->zoom);
+}
+
+static void
+on_drag_end (GtkGestureDrag *drag, double dx, double dy, SkyImageView *self)
+{
+  double x, y;
+  gint64 index;
+
+  /* A press that did not move is a click: on a marker it picks the source. */
+  if (fabs (dx) > 3 || fabs (dy) > 3 || !gtk_gesture_drag_get_start_point (drag, &x, &y))
+    return;
+  index = sky_image_view_overlay_pick (self, x, y);
+  if (index >= 0)
+    g_signal_emit (self, signals[SOURCE_ACTIVATED], 0, index);
+}
+
+static gboolean
+action_pan (GtkWidget *widget, GVariant *args, gpointer user_data)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (widget);
+  int dx, dy;
+
+  if (self->image == NULL)
+    return FALSE;
+  g_variant_get (args, "(ii)", &dx, &dy);
+  self->fitted = FALSE;
+  /* A tenth of the view per key press, at least one image pixel. */
+  double step = MAX (gtk_widget_get_width (widget) / 10.0 / self->zoom, 1.0);
+  set_view (self, self->zoom, self->cx + dx * step * (self->flip_x ? -1 : 1), self->cy + dy * step);
+  return TRUE;
+}
+
+static gboolean
+action_zoom (GtkWidget *widget, GVariant *args, gpointer user_data)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (widget);
+  const char *what = g_variant_get_string (args, NULL);
+
+  if (g_str_equal (what, "in"))
+    sky_image_view_zoom_in (self);
+  else if (g_str_equal (what, "out"))
+    sky_image_view_zoom_out (self);
+  else if (g_str_equal (what, "fit"))
+    sky_image_view_fit (self);
+  else
+    sky_image_view_zoom_one (self);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------- GtkWidget */
+
+static void
+on_area_realize (GtkWidget *area, SkyImageView *self)
+{
+  sky_image_view_gl_realize (self);
+}
+
+static void
+on_area_unrealize (GtkWidget *area, SkyImageView *self)
+{
+  sky_image_view_gl_unrealize (self);
+}
+
+static gboolean
+on_area_render (GtkGLArea *area, GdkGLContext *context, SkyImageView *self)
+{
+  return sky_image_view_gl_render (self);
+}
+
+static void
+sky_image_view_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (widget);
+
+  if (!self->use_raster)
+    gtk_widget_allocate (self->area, width, height, baseline, NULL);
+  if (self->fitted && self->image != NULL && fit_zoom (self) != self->zoom)
+    set_view (self, fit_zoom (self), self->image->image.nx / 2.0, self->image->image.ny / 2.0);
+  else if (self->use_raster && (width != self->frame_width || height != self->frame_height))
+    sky_image_view_state_changed (self, TRUE);
+}
+
+static void
+sky_image_view_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
+                        int *minimum, int *natural, int *minimum_baseline, int *natural_baseline)
+{
+  *minimum = 64;
+  *natural = 640;
+}
+
+static void
+sky_image_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (widget);
+
+  if (self->use_raster)
+    sky_image_view_raster_snapshot (self, snapshot);
+  else
+    gtk_widget_snapshot_child (widget, self->area, snapshot);
+  sky_image_view_overlay_snapshot (self, snapshot);
+}
+
+static void
+sky_image_view_realize (GtkWidget *widget)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (widget);
+
+  GTK_WIDGET_CLASS (sky_image_view_parent_class)->realize (widget);
+  self->frame_clock = gtk_widget_get_frame_clock (widget);
+  self->after_paint_id = g_signal_connect (self->frame_clock, "after-paint",
+                                           G_CALLBACK (after_paint), self);
+}
+
+static void
+sky_image_view_unrealize (GtkWidget *widget)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (widget);
+
+  g_clear_signal_handler (&self->after_paint_id, self->frame_clock);
+  self->frame_clock = NULL;
+  GTK_WIDGET_CLASS (sky_image_view_parent_class)->unrealize (widget);
+}
+
+/* ------------------------------------------------------------- GObject */
+
+static void
+sky_image_view_dispose (GObject *object)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (object);
+
+  g_clear_pointer (&self->area, gtk_widget_unparent);
+  g_clear_pointer (&self->run, sky_run_unref);
+  g_clear_pointer (&self->image, sky_image_data_unref);
+  G_OBJECT_CLASS (sky_image_view_parent_class)->dispose (object);
+}
+
+static void
+sky_image_view_finalize (GObject *object)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (object);
+
+  g_free (self->draw_order);
+  g_free (self->gl_info);
+  g_clear_object (&self->frame);
+  g_ptr_array_free (self->when_drawn, TRUE);
+  G_OBJECT_CLASS (sky_image_view_parent_class)->finalize (object);
+}
+
+static void
+sky_image_view_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_STRETCH:
+      g_value_set_uint (value, self->stretch);
+      break;
+    case PROP_LIMITS:
+      g_value_set_uint (value, self->limits);
+      break;
+    case PROP_COLORMAP:
+      g_value_set_uint (value, self->colormap);
+      break;
+    case PROP_FLIP_X:
+      g_value_set_boolean (value, self->flip_x);
+      break;
+    case PROP_ZOOM:
+      g_value_set_double (value, self->zoom);
+      break;
+    case PROP_SHOW_MASK:
+      g_value_set_boolean (value, self->show_mask);
+      break;
+    case PROP_SHOW_LABELS:
+      g_value_set_boolean (value, self->show_labels);
+      break;
+    case PROP_SHOW_MARKERS:
+      g_value_set_boolean (value, self->show_markers);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+set_boolean (SkyImageView *self, gboolean *field, gboolean value, GParamSpec *pspec)
+{
+  if (*field == value)
+    return;
+  *field = value;
+  sky_image_view_state_changed (self, TRUE);
+  g_object_notify_by_pspec (G_OBJECT (self), pspec);
+}
+
+static void
+sky_image_view_set_property (GObject *object, guint prop_id, const GValue *value,
+                             GParamSpec *pspec)
+{
+  SkyImageView *self = SKY_IMAGE_VIEW (object);
+  guint u;
+
+  switch (prop_id)
+    {
+    case PROP_STRETCH:
+      if ((u = g_value_get_uint (value)) != self->stretch)
+        {
+          self->stretch = u;
+          display_changed (self);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
+    case PROP_LIMITS:
+      if ((u = g_value_get_uint (value)) != self->limits)
+        {
+          self->limits = u;
+          refresh_eq (self);
+          display_changed (self);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
+    case PROP_COLORMAP:
+      if ((u = g_value_get_uint (value)) != self->colormap)
+        {
+          self->colormap = u;
+          self->cmap_dirty = TRUE;
+          display_changed (self);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
+    case PROP_FLIP_X:
+      set_boolean (self, &self->flip_x, g_value_get_boolean (value), pspec);
+      pointer_update (self);
+      break;
+    case PROP_ZOOM:
+      sky_image_view_set_zoom (self, g_value_get_double (value));
+      break;
+    case PROP_SHOW_MASK:
+      set_boolean (self, &self->show_mask, g_value_get_boolean (value), pspec);
+      break;
+    case PROP_SHOW_LABELS:
+      set_boolean (self, &self->show_labels, g_value_get_boolean (value), pspec);
+      break;
+    case PROP_SHOW_MARKERS:
+      set_boolean (self, &self->show_markers, g_value_get_boolean (value), pspec);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+sky_image_view_class_init (SkyImageViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = sky_image_view_dispose;
+  object_class->finalize = sky_image_view_finalize;
+  object_class->get_property = sky_image_view_get_property;
+  object_class->set_property = sky_image_view_set_property;
+
+  widget_class->measure = sky_image_view_measure;
+  widget_class->size_allocate = sky_image_view_size_allocate;
+  widget_class->snapshot = sky_image_view_snapshot;
+  widget_class->realize = sky_image_view_realize;
+  widget_class->unrealize = sky_image_view_unrealize;
+
+  properties[PROP_STRETCH] =
+    g_param_spec_uint ("stretch", NULL, NULL, 0, SKY_N_STRETCHES - 1, SKY_STRETCH_LOG,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_LIMITS] =
+    g_param_spec_uint ("limits", NULL, NULL, 0, SKY_N_LIMITS - 1, SKY_LIMITS_MINMAX,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_COLORMAP] =
+    g_param_spec_uint ("colormap", NULL, NULL, 0, SKY_N_COLORMAPS - 1, SKY_COLORMAP_GREY_R,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_FLIP_X] =
+    g_param_spec_boolean ("flip-x", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_ZOOM] =
+    g_param_spec_double ("zoom", NULL, NULL, 0, SKY_IMAGE_VIEW_MAX_ZOOM, 1,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SHOW_MASK] =
+    g_param_spec_boolean ("show-mask", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SHOW_LABELS] =
+    g_param_spec_boolean ("show-labels", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SHOW_MARKERS] =
+    g_param_spec_boolean ("show-markers", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* (inside, x, y): the image point under the pointer, 0-based pixels. */
+  signals[POINTER_MOVED] =
+    g_signal_new ("pointer-moved", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                  NULL, G_TYPE_NONE, 3, G_TYPE_BOOLEAN, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+  /* (index): a click on a marker; index into the run's catalogue. */
+  signals[SOURCE_ACTIVATED] =
+    g_signal_new ("source-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT64);
+  /* The image, limits, stretch or colour map changed: the colour bar listens. */
+  signals[DISPLAY_CHANGED] =
+    g_signal_new ("display-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 0);
+
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_plus, 0, action_zoom, "s", "in");
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_KP_Add, 0, action_zoom, "s", "in");
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_equal, 0, action_zoom, "s", "in");
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_minus, 0, action_zoom, "s", "out");
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_KP_Subtract, 0, action_zoom, "s", "out");
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_0, 0, action_zoom, "s", "fit");
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_KP_0, 0, action_zoom, "s", "fit");
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_1, 0, action_zoom, "s", "one");
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_KP_1, 0, action_zoom, "s", "one");
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_Left, 0, action_pan, "(ii)", -1, 0);
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_Right, 0, action_pan, "(ii)", 1, 0);
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_Up, 0, action_pan, "(ii)", 0, 1);
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_Down, 0, action_pan, "(ii)", 0, -1);
+
+  gtk_widget_class_set_css_name (widget_class, "skyimageview");
+}
+
+static void
+sky_image_view_init (SkyImageView *self)
+{
+  GtkEventController *controller;
+  GtkGesture *drag;
+
+  self->zoom = 1;
+  self->fitted = TRUE;
+  self->stretch = SKY_STRETCH_LOG;
+  self->limits = SKY_LIMITS_MINMAX;
+  self->colormap = SKY_COLORMAP_GREY_R;
+  self->selected = -1;
+  self->when_drawn = g_ptr_array_new ();
+
+  self->use_raster = sky_render_view_on_cpu ();
+  self->area = gtk_gl_area_new ();
+  gtk_gl_area_set_auto_render (GTK_GL_AREA (self->area), FALSE);
+  gtk_gl_area_set_required_version (GTK_GL_AREA (self->area), 3, 3);
+  gtk_widget_set_parent (self->area, GTK_WIDGET (self));
+  gtk_widget_set_visible (self->area, !self->use_raster);
+  g_signal_connect_after (self->area, "realize", G_CALLBACK (on_area_realize), self);
+  g_signal_connect (self->area, "unrealize", G_CALLBACK (on_area_unrealize), self);
+  g_signal_connect (self->area, "render", G_CALLBACK (on_area_render), self);
+
+  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
+  gtk_widget_set_focus_on_click (GTK_WIDGET (self), TRUE);
+  gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "crosshair");
+
+  controller = gtk_event_controller_motion_new ();
+  g_signal_connect (controller, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (controller, "leave", G_CALLBACK (on_leave), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), controller);
+
+  controller = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
+  g_signal_connect (controller, "scroll", G_CALLBACK (on_scroll), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), controller);
+
+  drag = gtk_gesture_drag_new ();
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
+}

@@ -1,0 +1,55 @@
+/* sky-image-view.h: the image with its display settings and the pipeline's
+ * results on top: an OpenGL area for the pixels, cairo for the markers. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "sky-image-data.h"
+#include "sky-pipeline.h"
+
+G_BEGIN_DECLS
+
+#define SKY_TYPE_IMAGE_VIEW (sky_image_view_get_type ())
+G_DECLARE_FINAL_TYPE (SkyImageView, sky_image_view, SKY, IMAGE_VIEW, GtkWidget)
+
+#define SKY_IMAGE_VIEW_MAX_ZOOM 32.0
+
+GtkWidget *sky_image_view_new (void);
+
+/* Shows image (NULL for none), fitted, in its natural orientation. */
+void sky_image_view_set_image (SkyImageView *self, SkyImageData *image);
+SkyImageData *sky_image_view_get_image (SkyImageView *self);
+
+/* The results to draw; which of them show is up to the show-* properties. */
+void sky_image_view_set_run (SkyImageView *self, SkyRun *run);
+
+void sky_image_view_fit (SkyImageView *self);
+void sky_image_view_zoom_one (SkyImageView *self);
+void sky_image_view_zoom_in (SkyImageView *self);
+void sky_image_view_zoom_out (SkyImageView *self);
+/* Zoom (logical pixels per image pixel) keeping the centre. */
+void sky_image_view_set_zoom (SkyImageView *self, double zoom);
+double sky_image_view_get_zoom (SkyImageView *self);
+/* Puts image point (x, y) (0-based pixel indices, may be fractional) at the
+ * centre of the view. */
+void sky_image_view_center_on (SkyImageView *self, double x, double y);
+
+/* The catalogue index (label - 1) of the highlighted source, or -1. */
+void sky_image_view_set_selected (SkyImageView *self, gint64 index);
+
+/* The data values at the ends of the colour scale and, for histogram
+ * equalisation, the table (SKY_EQ_SIZE entries; NULL for other stretches). */
+void sky_image_view_get_scale (SkyImageView *self, double *lo, double *hi, const float **eq);
+
+/* Calls func (data) once the view has drawn a frame that shows its current
+ * image, results and settings. */
+void sky_image_view_when_drawn (SkyImageView *self, GFunc func, gpointer data);
+
+/* The view as it looks now, overlays included, in device pixels; NULL
+ * with error set when it cannot be drawn (no GL, not on screen). */
+GdkTexture *sky_image_view_render_texture (SkyImageView *self, GError **error);
+
+/* The OpenGL version and renderer, or why there is none. */
+const char *sky_image_view_get_gl_info (SkyImageView *self);
+
+G_END_DECLS

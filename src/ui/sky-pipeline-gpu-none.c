@@ -1,0 +1,39 @@
+/* The GPU bridge of a build without the GPU backend: it only says why. */
+#include "sky-pipeline-gpu.h"
+
+#define NO_GPU_REASON \
+  "This build of skysift has no GPU backend: it was built without CUDA " \
+  "(nvcc was not found, or meson -Dcuda=disabled)."
+
+gboolean
+sky_pipeline_gpu_available (char **reason)
+{
+  if (reason)
+    *reason = g_strdup (NO_GPU_REASON);
+  return FALSE;
+}
+
+char *
+sky_pipeline_gpu_describe (void)
+{
+  return g_strdup (NO_GPU_REASON);
+}
+
+static gboolean
+no_gpu (GError **error)
+{
+  g_set_error_literal (error, SKY_UI_ERROR, SKY_ERR_UNAVAILABLE, NO_GPU_REASON);
+  return FALSE;
+}
+
+gboolean
+sky_pipeline_gpu_fill (SkyRun *run, GCancellable *cancellable, GError **error)
+{
+  return no_gpu (error);
+}
+
+gboolean
+sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error)
+{
+  return no_gpu (error);
+}

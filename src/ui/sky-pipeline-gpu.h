@@ -1,0 +1,29 @@
+/* sky-pipeline-gpu.h: the app's bridge to the GPU backend (src/gpu). Built
+ * from sky-pipeline-gpu.c where meson found that backend, and from
+ * sky-pipeline-gpu-none.c, which says why there is none, elsewhere. */
+#pragma once
+
+#include "sky-pipeline.h"
+
+G_BEGIN_DECLS
+
+/* Whether a GPU can run the steps; if not, *reason (free it) says why. The
+ * first call looks for the device (starting CUDA can take a moment: call
+ * it from a worker); later calls answer from what it found. */
+gboolean sky_pipeline_gpu_available (char **reason);
+
+/* The GPU and driver in use, or why there is none; free it. */
+char *sky_pipeline_gpu_describe (void);
+
+/* The GPU backend alone: runs the four steps on the device and fills the
+ * run's statistics, threshold, mask, labels, catalogue and GPU times;
+ * run->done becomes SKY_STEP_MEASURE (the device runs them in one go). */
+gboolean sky_pipeline_gpu_fill (SkyRun *run, GCancellable *cancellable, GError **error);
+
+/* Both backends: the run holds the CPU's results up to run->done; runs
+ * the GPU too and fills the GPU times and, per step up to run->done,
+ * whether the GPU's result is the CPU's (docs/contract.md), with what
+ * differs in run->gpu_note. */
+gboolean sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error);
+
+G_END_DECLS

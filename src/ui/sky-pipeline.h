@@ -1,0 +1,105 @@
+/* sky-pipeline.h: the four steps run from the app, on a worker thread.
+ *
+ * A SkyRun is the immutable outcome of running the steps up to one of them
+ * on one image with one set of parameters: the background statistics and
+ * their histogram, the mask, the labels and the catalogue, each step's time.
+ * A new run reuses what an earlier run of the same image computed with the
+ * same parameters (moving the threshold does not clip again).
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sky-core.h"
+#include "sky-image-data.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SKY_STEP_NONE,
+  SKY_STEP_CLIP,
+  SKY_STEP_SEGMENT,
+  SKY_STEP_LABEL,
+  SKY_STEP_MEASURE,
+} SkyStep;
+
+const char *sky_step_name (SkyStep step);        /* "none", "clip", ... */
+SkyStep sky_step_from_name (const char *name);   /* "all" is SKY_STEP_MEASURE; -1 unknown */
+
+typedef enum {
+  SKY_BACKEND_CPU,
+  SKY_BACKEND_GPU,
+  SKY_BACKEND_BOTH,
+  SKY_N_BACKENDS
+} SkyBackend;
+
+const char *sky_backend_name (SkyBackend backend);    /* "cpu", "gpu", "both" */
+int sky_backend_from_name (const char *name);          /* -1 if unknown */
+
+/* Whether the backend can run here; if not, *reason (free it) says why. */
+gboolean sky_backend_available (SkyBackend backend, char **reason);
+
+/* A one-line description of the GPU in use, or why there is none. */
+char *sky_backend_gpu_description (void);
+
+#define SKY_CLIP_HIST_BINS 160
+
+typedef struct _SkyRun {
+  SkyImageData *image;
+  SkyParams params;
+  SkyBackend backend;
+  SkyStep done;              /* the last step whose result is here */
+
+  SkyClipStats stats;
+  double threshold_value;    /* NAN when flat */
+  /* Pixel values between hist_lo and hist_hi, in SKY_CLIP_HIST_BINS bins:
+   * the clip panel's histogram, with the median and the clipping bounds. */
+  double hist_lo, hist_hi;
+  guint32 hist[SKY_CLIP_HIST_BINS];
+
+  guint8 *mask;              /* nx * ny, after segment (in mask_bytes) */
+  gint32 *labels;            /* nx * ny, after label (in labels_bytes) */
+  GBytes *mask_bytes, *labels_bytes; /* shared with runs that reuse them */
+  gint64 nsources;
+  SkyCatalogue catalogue;    /* after measure */
+
+  SkyStepTimes cpu;          /* ms; a reused step keeps the time it took then */
+  gboolean has_gpu;          /* GPU figures below are valid */
+  SkyStepTimes gpu_kernel;   /* ms, the kernels alone */
+  SkyStepTimes gpu_total;    /* ms, with transfers */
+  gboolean agree[SKY_STEP_MEASURE + 1]; /* GPU result equals CPU, per step */
+  char *gpu_note;            /* why there are no GPU figures, or NULL */
+} SkyRun;
+
+#define SKY_TYPE_RUN (sky_run_get_type ())
+GType sky_run_get_type (void) G_GNUC_CONST;
+
+SkyRun *sky_run_ref (SkyRun *run);
+void sky_run_unref (SkyRun *run);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyRun, sky_run_unref)
+
+/* The last step of previous whose result the image and params would give
+ * again (SKY_STEP_NONE when previous is NULL or of another image). */
+SkyStep sky_run_valid_step (const SkyRun *previous, const SkyImageData *image,
+                            const SkyParams *params, SkyBackend backend);
+
+/* Runs the steps up to `until` on a worker thread. previous (may be NULL)
+ * lends what it holds that the same image and parameters would give again;
+ * when it already holds everything up to `until`, it is what comes back.
+ * Cancelling stops between steps. */
+void sky_pipeline_run_async (SkyImageData *image,
+                             const SkyParams *params,
+                             SkyBackend backend,
+                             SkyStep until,
+                             SkyRun *previous,
+                             GCancellable *cancellable,
+                             GAsyncReadyCallback callback,
+                             gpointer user_data);
+SkyRun *sky_pipeline_run_finish (GAsyncResult *result, GError **error);
+
+/* Synchronous form, for tests and the worker itself. */
+SkyRun *sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
+                          SkyStep until, SkyRun *previous, GCancellable *cancellable,
+                          GError **error);
+
+G_END_DECLS

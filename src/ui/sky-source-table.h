@@ -1,0 +1,22 @@
+/* sky-source-table.h: the catalogue as a sortable table. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "sky-pipeline.h"
+
+G_BEGIN_DECLS
+
+#define SKY_TYPE_SOURCE_TABLE (sky_source_table_get_type ())
+G_DECLARE_FINAL_TYPE (SkySourceTable, sky_source_table, SKY, SOURCE_TABLE, GtkWidget)
+
+GtkWidget *sky_source_table_new (void);
+
+/* Shows run's catalogue (empty for NULL or a run before measure). */
+void sky_source_table_set_run (SkySourceTable *self, SkyRun *run);
+
+/* Selects the row of catalogue index `index` (-1: none) and scrolls to it,
+ * without emitting source-selected. */
+void sky_source_table_select (SkySourceTable *self, gint64 index);
+
+G_END_DECLS

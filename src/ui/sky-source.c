@@ -1,0 +1,91 @@
+/* SkySource: the catalogue's numbers as properties, for sorting by
+ * expression and for the table's cells. */
+#include "sky-source.h"
+
+struct _SkySource {
+  GObject parent_instance;
+  gint64 index;
+  double x, y, peak, sum;
+  gint64 npix;
+};
+
+G_DEFINE_FINAL_TYPE (SkySource, sky_source, G_TYPE_OBJECT)
+
+enum { PROP_0, PROP_ID, PROP_X, PROP_Y, PROP_PEAK, PROP_SUM, PROP_NPIX, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+SkySource *
+sky_source_new (SkyRun *run, gint64 index)
+{
+  const SkyCatalogue *cat = &run->catalogue;
+  SkySource *self;
+
+  g_return_val_if_fail (index >= 0 && index < cat->n, NULL);
+  self = g_object_new (SKY_TYPE_SOURCE, NULL);
+  self->index = index;
+  self->x = cat->x[index];
+  self->y = cat->y[index];
+  self->peak = cat->peak[index];
+  self->sum = cat->sum[index];
+  self->npix = cat->npix[index];
+  return self;
+}
+
+gint64
+sky_source_get_index (SkySource *self)
+{
+  return self->index;
+}
+
+static void
+sky_source_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  SkySource *self = SKY_SOURCE (object);
+
+  switch (prop_id)
+    {
+    case PROP_ID:
+      g_value_set_int64 (value, self->index + 1);
+      break;
+    case PROP_X:
+      g_value_set_double (value, self->x);
+      break;
+    case PROP_Y:
+      g_value_set_double (value, self->y);
+      break;
+    case PROP_PEAK:
+      g_value_set_double (value, self->peak);
+      break;
+    case PROP_SUM:
+      g_value_set_double (value, self->sum);
+      break;
+    case PROP_NPIX:
+      g_value_set_int64 (value, self->npix);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+sky_source_class_init (SkySourceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+
+  object_class->get_property = sky_source_get_property;
+
+  properties[PROP_ID] = g_param_spec_int64 ("id", NULL, NULL, 0, G_MAXINT64, 0, flags);
+  properties[PROP_X] = g_param_spec_double ("x", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
+  properties[PROP_Y] = g_param_spec_double ("y", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
+  properties[PROP_PEAK] =
+    g_param_spec_double ("peak", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
+  properties[PROP_SUM] = g_param_spec_double ("sum", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
+  properties[PROP_NPIX] = g_param_spec_int64 ("npix", NULL, NULL, 0, G_MAXINT64, 0, flags);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+sky_source_init (SkySource *self)
+{
+}

@@ -1,0 +1,211 @@
+/* SkyTimingsPanel: a grid of times in milliseconds and a bar chart. */
+#include "sky-timings-panel.h"
+
+#include <math.h>
+
+#define N_ROWS 5      /* clip, segment, label, measure, total */
+#define N_VALUES 5    /* CPU, GPU kernels, GPU with transfers, speedup, agree */
+
+struct _SkyTimingsPanel {
+  GtkWidget parent_instance;
+
+  GtkGrid *grid;
+  GtkDrawingArea *chart;
+  GtkLabel *gpu_note;
+  GtkLabel *caption;
+
+  GtkLabel *cells[N_ROWS][N_VALUES];
+  SkyRun *run;
+};
+
+G_DEFINE_FINAL_TYPE (SkyTimingsPanel, sky_timings_panel, GTK_TYPE_WIDGET)
+
+static const char *const row_names[N_ROWS] = { "clip", "segment", "label", "measure", "total" };
+
+GtkWidget *
+sky_timings_panel_new (void)
+{
+  return g_object_new (SKY_TYPE_TIMINGS_PANEL, NULL);
+}
+
+static double
+step_time (const SkyStepTimes *t, int row)
+{
+  switch (row)
+    {
+    case 0: return t->clip;
+    case 1: return t->segment;
+    case 2: return t->label;
+    case 3: return t->measure;
+    default: return t->total;
+    }
+}
+
+static void
+set_cell (SkyTimingsPanel *self, int row, int col, const char *text)
+{
+  gtk_label_set_text (self->cells[row][col], text);
+}
+
+void
+sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
+{
+  g_return_if_fail (SKY_IS_TIMINGS_PANEL (self));
+
+  g_clear_pointer (&self->run, sky_run_unref);
+  self->run = run ? sky_run_ref (run) : NULL;
+  for (int r = 0; r < N_ROWS; r++)
+    {
+      gboolean done = run && (r == N_ROWS - 1 ? run->done >= SKY_STEP_CLIP : (int) run->done >= r + 1);
+      char text[64];
+
+      if (done)
+        g_snprintf (text, sizeof text, "%.2f", step_time (&run->cpu, r));
+      set_cell (self, r, 0, done ? text : "–");
+      if (done && run->has_gpu)
+        {
+          double cpu = step_time (&run->cpu, r), gpu = step_time (&run->gpu_total, r);
+          g_snprintf (text, sizeof text, "%.2f", step_time (&run->gpu_kernel, r));
+          set_cell (self, r, 1, text);
+          g_snprintf (text, sizeof text, "%.2f", gpu);
+          set_cell (self, r, 2, text);
+          g_snprintf (text, sizeof text, gpu > 0 ? "%.1f×" : "–", cpu / gpu);
+          set_cell (self, r, 3, text);
+          set_cell (self, r, 4, r == N_ROWS - 1 ? "" : run->agree[r + 1] ? "yes" : "NO");
+        }
+      else
+        for (int c = 1; c < N_VALUES; c++)
+          set_cell (self, r, c, "–");
+    }
+  if (run == NULL)
+    gtk_label_set_text (self->caption, "Run a step to time it.");
+  else
+    {
+      g_autofree char *text =
+        g_strdup_printf ("%s, %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT " pixels, %s backend, "
+                         "%d threads. Milliseconds; a step reused from an earlier run keeps "
+                         "the time it took then.",
+                         run->image->display_name, run->image->image.nx, run->image->image.ny,
+                         sky_backend_name (run->backend),
+                         run->params.nthreads ? run->params.nthreads : sky_default_threads ());
+      gtk_label_set_text (self->caption, text);
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self->chart));
+}
+
+void
+sky_timings_panel_set_gpu_note (SkyTimingsPanel *self, const char *note)
+{
+  gtk_label_set_text (self->gpu_note, note ? note : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->gpu_note), note && *note);
+}
+
+/* Bars per step: CPU, and where there is one, the GPU with and without its
+ * transfers; all on one linear scale in milliseconds. */
+static void
+draw_chart (GtkDrawingArea *area, cairo_t *cr, int w, int h, gpointer data)
+{
+  SkyTimingsPanel *self = data;
+  SkyRun *run = self->run;
+  const double label_w = 58, right = 48, row_h = (h - 4) / 4.0;
+  double tmax = 0;
+  GdkRGBA fg;
+
+  if (run == NULL || w < label_w + right + 20)
+    return;
+  gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (area)), &fg);
+  for (int r = 0; r < 4; r++)
+    {
+      tmax = MAX (tmax, step_time (&run->cpu, r));
+      if (run->has_gpu)
+        tmax = MAX (tmax, step_time (&run->gpu_total, r));
+    }
+  if (tmax <= 0)
+    return;
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 10);
+  for (int r = 0; r < 4 && (int) run->done >= r + 1; r++)
+    {
+      double y = 2 + r * row_h, bar_h = run->has_gpu ? row_h * 0.36 : row_h * 0.6;
+      double scale = (w - label_w - right) / tmax;
+      char text[32];
+
+      gdk_cairo_set_source_rgba (cr, &fg);
+      cairo_move_to (cr, 0, y + row_h / 2 + 4);
+      cairo_show_text (cr, row_names[r]);
+
+      cairo_set_source_rgb (cr, 0.25, 0.5, 0.85);
+      cairo_rectangle (cr, label_w, y + 2, MAX (step_time (&run->cpu, r) * scale, 1), bar_h);
+      cairo_fill (cr);
+      gdk_cairo_set_source_rgba (cr, &fg);
+      g_snprintf (text, sizeof text, "%.1f", step_time (&run->cpu, r));
+      cairo_move_to (cr, label_w + step_time (&run->cpu, r) * scale + 4, y + 2 + bar_h - 2);
+      cairo_show_text (cr, text);
+      if (run->has_gpu)
+        {
+          double yg = y + 3 + bar_h;
+          cairo_set_source_rgb (cr, 0.55, 0.8, 0.45);
+          cairo_rectangle (cr, label_w, yg, MAX (step_time (&run->gpu_total, r) * scale, 1), bar_h);
+          cairo_fill (cr);
+          cairo_set_source_rgb (cr, 0.2, 0.6, 0.2);
+          cairo_rectangle (cr, label_w, yg, MAX (step_time (&run->gpu_kernel, r) * scale, 1), bar_h);
+          cairo_fill (cr);
+          gdk_cairo_set_source_rgba (cr, &fg);
+          g_snprintf (text, sizeof text, "%.1f", step_time (&run->gpu_total, r));
+          cairo_move_to (cr, label_w + step_time (&run->gpu_total, r) * scale + 4, yg + bar_h - 2);
+          cairo_show_text (cr, text);
+        }
+    }
+}
+
+static void
+sky_timings_panel_dispose (GObject *object)
+{
+  SkyTimingsPanel *self = SKY_TIMINGS_PANEL (object);
+
+  GtkWidget *child;
+
+  gtk_widget_dispose_template (GTK_WIDGET (self), SKY_TYPE_TIMINGS_PANEL);
+  /* Template children without an id are ours to unparent. */
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))))
+    gtk_widget_unparent (child);
+  g_clear_pointer (&self->run, sky_run_unref);
+  G_OBJECT_CLASS (sky_timings_panel_parent_class)->dispose (object);
+}
+
+static void
+sky_timings_panel_class_init (SkyTimingsPanelClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = sky_timings_panel_dispose;
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/skysift/SkySift/ui/sky-timings-panel.ui");
+  gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, grid);
+  gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, chart);
+  gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, gpu_note);
+  gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, caption);
+
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "skytimingspanel");
+}
+
+static void
+sky_timings_panel_init (SkyTimingsPanel *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  /* The value cells: the template lays out the headers and step names. */
+  for (int r = 0; r < N_ROWS; r++)
+    for (int c = 0; c < N_VALUES; c++)
+      {
+        GtkWidget *label = gtk_label_new ("–");
+        gtk_label_set_xalign (GTK_LABEL (label), 1.0);
+        gtk_widget_add_css_class (label, "numeric");
+        gtk_grid_attach (self->grid, label, c + 1, r + 1, 1, 1);
+        self->cells[r][c] = GTK_LABEL (label);
+      }
+  gtk_drawing_area_set_draw_func (self->chart, draw_chart, self, NULL);
+}

@@ -1,0 +1,19 @@
+/* sky-timings-panel.h: each step's time on each backend, side by side, with
+ * the speedup, whether the backends agree, and a bar chart of the same. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "sky-pipeline.h"
+
+G_BEGIN_DECLS
+
+#define SKY_TYPE_TIMINGS_PANEL (sky_timings_panel_get_type ())
+G_DECLARE_FINAL_TYPE (SkyTimingsPanel, sky_timings_panel, SKY, TIMINGS_PANEL, GtkWidget)
+
+GtkWidget *sky_timings_panel_new (void);
+void sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run);
+/* What the GPU columns stand for here: a device, or why there is none. */
+void sky_timings_panel_set_gpu_note (SkyTimingsPanel *self, const char *note);
+
+G_END_DECLS

@@ -1,0 +1,197 @@
+/* SkyWindow's files: the open and export dialogs, drag and drop, and the
+ * recent files menu. Every path ends up in the queue like a script's. */
+#include "sky-window-private.h"
+
+#define MAX_RECENT 8
+
+static const char *const fits_patterns[] = {
+  "*.fits", "*.fit", "*.fts", "*.fits.gz", "*.fits.fz", "*.fz", "*.FITS", "*.FIT", "*.FTS", NULL,
+};
+
+static gboolean
+looks_like_fits (const char *name)
+{
+  for (int i = 0; fits_patterns[i]; i++)
+    if (g_pattern_match_simple (fits_patterns[i], name))
+      return TRUE;
+  return FALSE;
+}
+
+/* ----------------------------------------------------------------- open */
+
+static void
+on_open_response (GtkNativeDialog *dialog, int response, SkyWindow *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = file ? g_file_get_path (file) : NULL;
+      if (path)
+        sky_window_open (self, path, FALSE);
+      else if (file)
+        sky_window_show_error (self, "Could not open the file",
+                               "skysift reads local files only (this one has no local path).");
+    }
+  g_object_unref (dialog);
+}
+
+void
+sky_window_open_dialog (SkyWindow *self)
+{
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new ("Open a FITS Image", GTK_WINDOW (self),
+                                 GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  g_autoptr (GtkFileFilter) fits = gtk_file_filter_new ();
+  g_autoptr (GtkFileFilter) all = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (fits, "FITS images");
+  gtk_file_filter_add_mime_type (fits, "application/fits");
+  gtk_file_filter_add_mime_type (fits, "image/fits");
+  for (int i = 0; fits_patterns[i]; i++)
+    gtk_file_filter_add_pattern (fits, fits_patterns[i]);
+  gtk_file_filter_set_name (all, "All files");
+  gtk_file_filter_add_pattern (all, "*");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), fits);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all);
+  gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (dialog), fits);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+/* --------------------------------------------------------------- export */
+
+static void
+on_export_response (GtkNativeDialog *dialog, int response, SkyWindow *self)
+{
+  gboolean csv = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (dialog), "csv"));
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = file ? g_file_get_path (file) : NULL;
+      if (path && csv)
+        sky_window_export_catalogue (self, path);
+      else if (path)
+        sky_window_export_view (self, path);
+    }
+  g_object_unref (dialog);
+}
+
+static void
+export_dialog (SkyWindow *self, gboolean csv)
+{
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new (csv ? "Export the Catalogue" : "Export the View",
+                                 GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, "_Export",
+                                 "_Cancel");
+  g_autofree char *stem = NULL;
+  g_autofree char *name = NULL;
+
+  if (self->image_path)
+    {
+      g_autofree char *base = g_path_get_basename (self->image_path);
+      char *dot = strstr (base, ".fit");
+      if (dot)
+        *dot = '\0';
+      stem = g_strdup (base);
+    }
+  name = g_strdup_printf ("%s_%s", stem ? stem : "skysift", csv ? "sources.csv" : "view.png");
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
+  g_object_set_data (G_OBJECT (dialog), "csv", GINT_TO_POINTER (csv));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+void
+sky_window_export_catalogue_dialog (SkyWindow *self)
+{
+  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+    {
+      sky_window_show_error (self, "There is no catalogue to export yet",
+                             "Run measure (or Run All) first, then export.");
+      return;
+    }
+  export_dialog (self, TRUE);
+}
+
+void
+sky_window_export_view_dialog (SkyWindow *self)
+{
+  export_dialog (self, FALSE);
+}
+
+/* --------------------------------------------------------- drag and drop */
+
+static gboolean
+on_drop (GtkDropTarget *target, const GValue *value, double x, double y, SkyWindow *self)
+{
+  GSList *files;
+  g_autofree char *path = NULL;
+
+  if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
+    return FALSE;
+  files = g_value_get_boxed (value);
+  if (files == NULL)
+    return FALSE;
+  path = g_file_get_path (files->data);
+  if (path == NULL)
+    {
+      sky_window_show_error (self, "Could not open the dropped file",
+                             "skysift reads local files only (this one has no local path).");
+      return FALSE;
+    }
+  sky_window_open (self, path, FALSE);
+  return TRUE;
+}
+
+/* --------------------------------------------------------------- recent */
+
+static void
+rebuild_recent_menu (GtkRecentManager *manager, SkyWindow *self)
+{
+  GList *items = gtk_recent_manager_get_items (manager);
+  int n = 0;
+
+  g_menu_remove_all (self->recent_menu);
+  for (GList *l = items; l && n < MAX_RECENT; l = l->next)
+    {
+      GtkRecentInfo *info = l->data;
+      g_autofree char *path = NULL;
+      g_autoptr (GMenuItem) item = NULL;
+
+      if (!gtk_recent_info_has_application (info, g_get_application_name ())
+          || !looks_like_fits (gtk_recent_info_get_display_name (info)))
+        continue;
+      path = g_filename_from_uri (gtk_recent_info_get_uri (info), NULL, NULL);
+      if (path == NULL || !g_file_test (path, G_FILE_TEST_EXISTS))
+        continue;
+      item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
+      g_menu_item_set_action_and_target_value (item, "app.open", g_variant_new_string (path));
+      g_menu_append_item (self->recent_menu, item);
+      n++;
+    }
+  g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
+}
+
+void
+sky_window_files_add_recent (SkyWindow *self, const char *path)
+{
+  g_autofree char *uri = g_filename_to_uri (path, NULL, NULL);
+  if (uri)
+    gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+}
+
+void
+sky_window_files_init (SkyWindow *self)
+{
+  GtkDropTarget *target = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  GtkRecentManager *manager = gtk_recent_manager_get_default ();
+
+  g_signal_connect (target, "drop", G_CALLBACK (on_drop), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (target));
+
+  g_signal_connect_object (manager, "changed", G_CALLBACK (rebuild_recent_menu), self, 0);
+  rebuild_recent_menu (manager, self);
+}

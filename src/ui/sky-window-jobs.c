@@ -1,0 +1,619 @@
+/* SkyWindow's queue. Each operation (open, run, export) is a job; one runs
+ * at a time, its heavy part on a worker thread, and its result is applied
+ * here on the main loop. A GLib timeout ticking every 10 ms meanwhile
+ * records how long the main loop was ever kept from it while the pipeline
+ * ran: the measure of "never blocked". */
+#include "sky-window-private.h"
+#include "sky-render.h"
+
+#include <math.h>
+
+#define GAP_TICK_MS 10
+
+static void next_job (SkyWindow *self);
+
+static void
+job_free (SkyJob *job)
+{
+  g_free (job->path);
+  g_free (job);
+}
+
+void
+sky_window_set_status (SkyWindow *self, const char *text)
+{
+  gtk_label_set_text (self->status_label, text ? text : "");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), text);
+}
+
+static void
+on_error_response (GtkDialog *dialog, int response, gpointer data)
+{
+  gtk_window_destroy (GTK_WINDOW (dialog));
+}
+
+void
+sky_window_show_error (SkyWindow *self, const char *primary, const char *detail)
+{
+  GtkWidget *dialog;
+
+  g_free (self->last_error);
+  self->last_error = g_strdup_printf ("%s: %s", primary, detail);
+  g_debug ("%s", self->last_error);
+  dialog = gtk_message_dialog_new (GTK_WINDOW (self), GTK_DIALOG_DESTROY_WITH_PARENT,
+                                   GTK_MESSAGE_ERROR, GTK_BUTTONS_CLOSE, "%s", primary);
+  gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog), "%s", detail);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_error_response), NULL);
+  gtk_window_present (GTK_WINDOW (dialog));
+  sky_window_set_status (self, primary);
+  sky_window_changed (self);
+}
+
+/* ------------------------------------------------------------- the meter */
+
+static gboolean
+gap_tick (gpointer data)
+{
+  SkyWindow *self = data;
+  gint64 now = g_get_monotonic_time ();
+
+  if (self->last_tick_us && (self->pipeline_active > 0 || self->prev_tick_in_pipeline))
+    {
+      double gap = (now - self->last_tick_us) / 1000.0;
+      if (gap > 30)
+        g_debug ("main loop stall: %.1f ms", gap);
+      self->max_gap_ms = MAX (self->max_gap_ms, gap);
+      self->run_max_gap_ms = MAX (self->run_max_gap_ms, gap);
+    }
+  self->last_tick_us = now;
+  self->prev_tick_in_pipeline = self->pipeline_active > 0;
+  if (self->current == NULL && self->pipeline_active == 0)
+    {
+      self->gap_timer = 0;
+      self->last_tick_us = 0;
+      return G_SOURCE_REMOVE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+meter_start (SkyWindow *self)
+{
+  if (self->gap_timer == 0)
+    {
+      self->last_tick_us = g_get_monotonic_time ();
+      self->gap_timer = g_timeout_add (GAP_TICK_MS, gap_tick, self);
+    }
+}
+
+/* -------------------------------------------------------------- plumbing */
+
+/* A bar pulsing a few times a second rather than a spinner: a spinner
+ * redraws the window every frame, which software OpenGL pays for. */
+static gboolean
+pulse (gpointer data)
+{
+  gtk_progress_bar_pulse (SKY_WINDOW (data)->progress);
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+show_busy (gpointer data)
+{
+  SkyWindow *self = data;
+  self->busy_timer = 0;
+  gtk_widget_set_visible (GTK_WIDGET (self->progress), TRUE);
+  gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), TRUE);
+  self->pulse_timer = g_timeout_add (250, pulse, self);
+  return G_SOURCE_REMOVE;
+}
+
+/* Work that ends within a fifth of a second (a threshold step, an export)
+ * shows nothing: the bar would only flicker and cost relayouts. */
+static void
+busy_indicator (SkyWindow *self, gboolean busy)
+{
+  if (busy && self->busy_timer == 0 && self->pulse_timer == 0)
+    self->busy_timer = g_timeout_add (200, show_busy, self);
+  else if (!busy)
+    {
+      g_clear_handle_id (&self->busy_timer, g_source_remove);
+      g_clear_handle_id (&self->pulse_timer, g_source_remove);
+      gtk_widget_set_visible (GTK_WIDGET (self->progress), FALSE);
+      gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), FALSE);
+    }
+}
+
+typedef struct {
+  SkyWindow *self;
+  SkyJobKind kind;
+  SkyStep step;
+  gint64 t0_us;
+  char *path;
+  SkyRun *run;
+} JobContext;
+
+static JobContext *
+job_context_new (SkyWindow *self)
+{
+  JobContext *ctx = g_new0 (JobContext, 1);
+  ctx->self = g_object_ref (self);
+  if (self->current)
+    {
+      ctx->kind = self->current->kind;
+      ctx->step = self->current->step;
+      ctx->t0_us = self->current->queued_us;
+      ctx->path = g_strdup (self->current->path);
+    }
+  return ctx;
+}
+
+static void
+job_context_free (JobContext *ctx)
+{
+  g_object_unref (ctx->self);
+  g_clear_pointer (&ctx->run, sky_run_unref);
+  g_free (ctx->path);
+  g_free (ctx);
+}
+
+static void
+job_done (SkyWindow *self)
+{
+  g_clear_pointer (&self->current, job_free);
+  if (self->disposed)
+    return;
+  if (g_queue_is_empty (&self->jobs))
+    busy_indicator (self, FALSE);
+  sky_window_changed (self);
+  next_job (self);
+}
+
+void
+sky_window_push_job (SkyWindow *self, SkyJobKind kind, const char *path, SkyStep step,
+                     gboolean is_demo)
+{
+  SkyJob *job;
+
+  /* A rerun still waiting will read the parameters when it starts: one is
+   * enough however many moves of the slider come before it. */
+  if (kind == SKY_JOB_RERUN)
+    for (GList *l = self->jobs.head; l; l = l->next)
+      if (((SkyJob *) l->data)->kind == SKY_JOB_RERUN)
+        return;
+  job = g_new0 (SkyJob, 1);
+  job->kind = kind;
+  job->path = g_strdup (path);
+  job->step = step;
+  job->is_demo = is_demo;
+  job->queued_us = g_get_monotonic_time ();
+  g_queue_push_tail (&self->jobs, job);
+  sky_window_changed (self);
+  next_job (self);
+}
+
+void
+sky_window_jobs_clear (SkyWindow *self)
+{
+  g_queue_clear_full (&self->jobs, (GDestroyNotify) job_free);
+}
+
+void
+sky_window_cancel (SkyWindow *self)
+{
+  sky_window_jobs_clear (self);
+  if (self->cancellable)
+    g_cancellable_cancel (self->cancellable);
+  sky_window_changed (self);
+}
+
+/* ------------------------------------------------------------------ open */
+
+static void
+on_first_frame (gpointer data, gpointer unused)
+{
+  JobContext *ctx = data;
+  SkyWindow *self = ctx->self;
+
+  if (self->disposed)
+    {
+      job_context_free (ctx);
+      return;
+    }
+  gint64 now = g_get_monotonic_time ();
+
+  self->open_to_frame_ms = (now - ctx->t0_us) / 1000.0;
+  if (self->startup_to_frame_ms == 0)
+    self->startup_to_frame_ms = (now - self->started_us) / 1000.0;
+  sky_window_changed (self);
+  job_context_free (ctx);
+}
+
+static void
+on_loaded (GObject *source, GAsyncResult *result, gpointer data)
+{
+  JobContext *ctx = data;
+  SkyWindow *self = ctx->self;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SkyImageData) image = sky_image_data_load_finish (result, &error);
+
+  if (self->disposed)
+    {
+      job_context_free (ctx);
+      job_done (self);
+      return;
+    }
+  if (image == NULL)
+    {
+      g_autofree char *name = g_filename_display_basename (ctx->path);
+      g_autofree char *primary = g_strdup_printf ("Could not open “%s”", name);
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        sky_window_set_status (self, "Opening cancelled");
+      else
+        sky_window_show_error (self, primary, error->message);
+      job_context_free (ctx);
+    }
+  else
+    {
+      g_autofree char *status =
+        g_strdup_printf ("Opened %s: read in %.0f ms, prepared for display in %.0f ms",
+                         image->display_name, image->load_ms, image->prepare_ms);
+      sky_window_apply_image (self, image, ctx->path);
+      sky_window_set_status (self, status);
+      if (!ctx->self->current->is_demo)
+        sky_window_files_add_recent (self, ctx->path);
+      sky_image_view_when_drawn (self->view, on_first_frame, ctx);
+    }
+  job_done (self);
+}
+
+static void
+start_open (SkyWindow *self, SkyJob *job)
+{
+  g_autofree char *name = g_filename_display_basename (job->path);
+  g_autofree char *status = g_strdup_printf (job->is_demo && !g_file_test (job->path,
+                                                                           G_FILE_TEST_EXISTS)
+                                             ? "Making the demo image %s…" : "Opening %s…",
+                                             name);
+  JobContext *ctx = job_context_new (self);
+
+  /* The first frame is timed from the moment the user asked. */
+  ctx->t0_us = job->queued_us;
+  sky_window_set_status (self, status);
+  sky_image_data_load_async (job->path, job->is_demo, self->cancellable, on_loaded, ctx);
+}
+
+/* ------------------------------------------------------------------- run */
+
+static void
+on_run_drawn (gpointer data, gpointer unused)
+{
+  JobContext *ctx = data;
+  SkyWindow *self = ctx->self;
+
+  if (self->disposed)
+    {
+      job_context_free (ctx);
+      return;
+    }
+
+  if (ctx->kind == SKY_JOB_RERUN)
+    {
+      self->last_threshold_redraw_ms = (g_get_monotonic_time () - ctx->t0_us) / 1000.0;
+      self->max_threshold_redraw_ms = MAX (self->max_threshold_redraw_ms,
+                                           self->last_threshold_redraw_ms);
+      self->threshold_redraws++;
+    }
+  self->pipeline_active--;
+  sky_window_changed (self);
+  job_context_free (ctx);
+}
+
+static void
+on_run_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  JobContext *ctx = data;
+  SkyWindow *self = ctx->self;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SkyRun) run = sky_pipeline_run_finish (result, &error);
+
+  if (self->disposed)
+    {
+      job_context_free (ctx);
+      job_done (self);
+      return;
+    }
+  if (run == NULL)
+    {
+      self->pipeline_active--;
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        sky_window_set_status (self, "Cancelled");
+      else
+        sky_window_show_error (self, "The pipeline failed", error->message);
+      job_context_free (ctx);
+    }
+  else
+    {
+      g_autofree char *status = NULL;
+      sky_window_apply_run (self, run, ctx->step);
+      if (run->done >= SKY_STEP_MEASURE)
+        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; the four steps took %.1f ms on "
+                                  "the CPU", run->nsources, run->cpu.total);
+      else if (run->done >= SKY_STEP_LABEL)
+        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources labelled", run->nsources);
+      else if (run->done >= SKY_STEP_CLIP)
+        status = g_strdup_printf ("Background: median %.4g, σ %.4g %s", run->stats.median,
+                                  run->stats.sigma, run->image->image.bunit);
+      sky_window_set_status (self, status);
+      sky_image_view_when_drawn (self->view, on_run_drawn, ctx);
+    }
+  job_done (self);
+}
+
+static void
+start_run (SkyWindow *self, SkyJob *job)
+{
+  g_autofree char *reason = NULL;
+  g_autofree char *status = NULL;
+  SkyParams params;
+  JobContext *ctx;
+
+  if (job->kind == SKY_JOB_RERUN)
+    {
+      if (self->run == NULL || self->shown_step == SKY_STEP_NONE)
+        {
+          job_done (self);
+          return;
+        }
+      job->step = self->shown_step;
+    }
+  if (self->image == NULL)
+    {
+      sky_window_set_status (self, "Open an image first");
+      job_done (self);
+      return;
+    }
+  if (!sky_backend_available (self->backend, &reason))
+    {
+      sky_window_show_error (self, "That backend cannot run here", reason);
+      job_done (self);
+      return;
+    }
+  status = g_strdup_printf ("Running %s on the %s backend…",
+                            job->step == SKY_STEP_MEASURE && job->kind == SKY_JOB_RUN
+                              ? "the steps" : sky_step_name (job->step),
+                            sky_backend_name (self->backend));
+  sky_window_set_status (self, status);
+  ctx = job_context_new (self);
+  self->pipeline_active++;
+  self->run_max_gap_ms = 0;
+  meter_start (self);
+  params = self->params;
+  /* A rerun (a parameter moving) leaves one core to the window, which is
+   * drawing the last result meanwhile; a run asked for uses them all. */
+  if (job->kind == SKY_JOB_RERUN && sky_default_threads () > 1)
+    params.nthreads = sky_default_threads () - 1;
+  g_debug ("run job starts %.1f ms after it was asked for",
+           (g_get_monotonic_time () - job->queued_us) / 1000.0);
+  sky_pipeline_run_async (self->image, &params, self->backend, job->step, self->run,
+                          self->cancellable, on_run_done, ctx);
+}
+
+/* ---------------------------------------------------------------- export */
+
+/* The CLI's writer with the CLI's inputs, so that the file is the one
+ * `skysift-cli find --csv` writes for the same image and parameters: the
+ * pixel columns, then sky positions and fluxes where the header has them. */
+static void
+csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  JobContext *ctx = task_data;
+  SkyRun *run = ctx->run;
+  SkyResult res = { 0 };
+  SkyRunInfo info = { 0 };
+  SkyExport ex;
+  int ret;
+
+  res.nx = run->image->image.nx;
+  res.ny = run->image->image.ny;
+  res.stats = run->stats;
+  res.threshold_value = run->threshold_value;
+  res.mask = run->mask;
+  res.labels = run->labels;
+  res.nsources = run->nsources;
+  res.catalogue = run->catalogue;   /* borrowed: res is not cleared */
+  res.times = run->cpu;
+  info.image = &run->image->image;
+  info.params = &run->params;
+  info.backend = run->backend == SKY_BACKEND_GPU ? "gpu" : "cpu";
+  ret = sky_export_init (&ex, &info, &res);
+  if (ret == SKY_OK)
+    ret = sky_export_csv (ctx->path, &ex);
+  sky_export_clear (&ex);
+  if (ret != SKY_OK)
+    g_task_return_new_error (task, SKY_UI_ERROR, ret, "%s", sky_last_error ());
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+static void
+on_csv_written (GObject *source, GAsyncResult *result, gpointer data)
+{
+  SkyWindow *self = SKY_WINDOW (source);
+  JobContext *ctx = g_task_get_task_data (G_TASK (result));
+  g_autoptr (GError) error = NULL;
+
+  if (self->disposed)
+    return;
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    sky_window_show_error (self, "Could not export the catalogue", error->message);
+  else
+    {
+      g_autofree char *status = g_strdup_printf ("Wrote %" G_GINT64_FORMAT " sources to %s",
+                                                 ctx->run->catalogue.n, ctx->path);
+      g_free (self->catalogue_path);
+      self->catalogue_path = g_strdup (ctx->path);
+      sky_window_set_status (self, status);
+    }
+  job_done (self);
+}
+
+static void
+start_export_csv (SkyWindow *self, SkyJob *job)
+{
+  g_autoptr (GTask) task = NULL;
+  JobContext *ctx;
+
+  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+    {
+      sky_window_show_error (self, "There is no catalogue to export yet",
+                             "Run measure (or Run All) first, then export.");
+      job_done (self);
+      return;
+    }
+  ctx = job_context_new (self);
+  ctx->run = sky_run_ref (self->run);
+  task = g_task_new (self, self->cancellable, on_csv_written, NULL);
+  g_task_set_task_data (task, ctx, (GDestroyNotify) job_context_free);
+  g_task_run_in_thread (task, csv_thread);
+}
+
+static void
+on_png_written (GObject *source, GAsyncResult *result, gpointer data)
+{
+  JobContext *ctx = data;
+  SkyWindow *self = ctx->self;
+  g_autoptr (GError) error = NULL;
+
+  if (self->disposed)
+    ;
+  else if (!sky_texture_save_png_finish (result, &error))
+    sky_window_show_error (self, "Could not export the picture", error->message);
+  else
+    {
+      g_autofree char *status = g_strdup_printf ("Wrote %s", ctx->path);
+      if (ctx->kind == SKY_JOB_EXPORT_PNG)
+        {
+          g_free (self->view_path);
+          self->view_path = g_strdup (ctx->path);
+        }
+      sky_window_set_status (self, status);
+    }
+  job_context_free (ctx);
+  job_done (self);
+}
+
+static void
+on_view_ready (gpointer data, gpointer unused)
+{
+  JobContext *ctx = data;
+  SkyWindow *self = ctx->self;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
+
+  if (self->disposed)
+    {
+      job_context_free (ctx);
+      job_done (self);
+      return;
+    }
+  if (ctx->kind == SKY_JOB_EXPORT_PNG)
+    texture = sky_image_view_render_texture (self->view, &error);
+  else
+    texture = sky_render_widget (GTK_WIDGET (self), &error);
+  if (texture == NULL)
+    {
+      sky_window_show_error (self, "Could not export the picture", error->message);
+      job_context_free (ctx);
+      job_done (self);
+      return;
+    }
+  sky_texture_save_png_async (texture, ctx->path, self->cancellable, on_png_written, ctx);
+}
+
+/* A widget shows in a picture the node it drew in the last frame, and
+ * widgets that changed since (a status line, the busy bar) have none until
+ * the next: wait for a frame after the job began. */
+typedef struct {
+  JobContext *ctx;
+  GdkFrameClock *clock;
+  gulong handler;
+} NextFrame;
+
+static void
+on_next_frame (GdkFrameClock *clock, gpointer data)
+{
+  NextFrame *next = data;
+  g_signal_handler_disconnect (clock, next->handler);
+  on_view_ready (next->ctx, NULL);
+  g_object_unref (next->clock);
+  g_free (next);
+}
+
+static void
+after_view_drawn (gpointer data, gpointer unused)
+{
+  JobContext *ctx = data;
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (ctx->self));
+  NextFrame *next;
+
+  if (ctx->self->disposed || clock == NULL)
+    {
+      on_view_ready (ctx, NULL);
+      return;
+    }
+  next = g_new0 (NextFrame, 1);
+  next->ctx = ctx;
+  next->clock = g_object_ref (clock);
+  next->handler = g_signal_connect (clock, "after-paint", G_CALLBACK (on_next_frame), next);
+  gtk_widget_queue_draw (GTK_WIDGET (ctx->self));
+}
+
+static void
+start_export_png (SkyWindow *self, SkyJob *job)
+{
+  if (job->kind == SKY_JOB_EXPORT_PNG && self->image == NULL)
+    {
+      sky_window_show_error (self, "There is no image to export", "Open an image first.");
+      job_done (self);
+      return;
+    }
+  /* What is exported is what the screen shows once it has caught up. */
+  sky_image_view_when_drawn (self->view, after_view_drawn, job_context_new (self));
+}
+
+/* ------------------------------------------------------------------ next */
+
+static void
+next_job (SkyWindow *self)
+{
+  SkyJob *job;
+
+  if (self->current != NULL || g_queue_is_empty (&self->jobs))
+    return;
+  job = self->current = g_queue_pop_head (&self->jobs);
+  g_clear_object (&self->cancellable);
+  self->cancellable = g_cancellable_new ();
+  busy_indicator (self, TRUE);
+  meter_start (self);
+
+  switch (job->kind)
+    {
+    case SKY_JOB_OPEN:
+      start_open (self, job);
+      break;
+    case SKY_JOB_RUN:
+    case SKY_JOB_RERUN:
+      start_run (self, job);
+      break;
+    case SKY_JOB_EXPORT_CSV:
+      start_export_csv (self, job);
+      break;
+    case SKY_JOB_EXPORT_PNG:
+    case SKY_JOB_SCREENSHOT:
+      start_export_png (self, job);
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}

@@ -1,0 +1,117 @@
+/* sky-window-private.h: SkyWindow's instance, shared by the files that split
+ * it by concern: sky-window.c (the class, panels, readout),
+ * sky-window-jobs.c (the queue: load, run, export), sky-window-files.c
+ * (file dialogs, drag and drop, recent files). */
+#pragma once
+
+#include "sky-clip-histogram.h"
+#include "sky-color-bar.h"
+#include "sky-image-view.h"
+#include "sky-source-table.h"
+#include "sky-timings-panel.h"
+#include "sky-window.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SKY_JOB_OPEN,
+  SKY_JOB_RUN,
+  SKY_JOB_RERUN,        /* parameters moved: run again up to the shown step */
+  SKY_JOB_EXPORT_CSV,
+  SKY_JOB_EXPORT_PNG,
+  SKY_JOB_SCREENSHOT,
+} SkyJobKind;
+
+typedef struct {
+  SkyJobKind kind;
+  char *path;
+  gboolean is_demo;
+  SkyStep step;
+  gint64 queued_us;     /* when it was asked for (a threshold move's start) */
+} SkyJob;
+
+struct _SkyWindow {
+  GtkApplicationWindow parent_instance;
+
+  /* Template widgets */
+  GtkLabel *title_label;
+  GtkLabel *subtitle_label;
+  GtkToggleButton *cpu_button;
+  GtkToggleButton *gpu_button;
+  GtkToggleButton *both_button;
+  GtkProgressBar *progress;
+  GtkLabel *status_label;
+  GtkButton *cancel_button;
+  GtkDropDown *stretch_dropdown;
+  GtkDropDown *limits_dropdown;
+  GtkDropDown *colormap_dropdown;
+  GtkToggleButton *flip_button;
+  SkyImageView *view;
+  SkyColorBar *color_bar;
+  GtkLabel *readout_label;
+  GtkStack *panels;
+  GtkAdjustment *threshold_adjustment;
+  GtkAdjustment *kappa_adjustment;
+  GtkDropDown *connectivity_dropdown;
+  GtkCheckButton *relative_check;
+  GtkLabel *stats_label;
+  SkyClipHistogram *histogram;
+  GtkCheckButton *show_mask_check;
+  GtkCheckButton *show_labels_check;
+  GtkCheckButton *show_markers_check;
+  SkyTimingsPanel *timings;
+  SkySourceTable *sources;
+  GMenu *recent_menu;
+
+  /* What the window shows */
+  SkyImageData *image;
+  char *image_path;
+  SkyRun *run;
+  SkyStep shown_step;   /* the step whose result the view shows */
+  SkyParams params;
+  SkyBackend backend;
+  char *catalogue_path;  /* last written */
+  char *view_path;
+
+  /* The queue */
+  GQueue jobs;
+  SkyJob *current;
+  GCancellable *cancellable;
+
+  /* Measurements for describe () */
+  gint64 started_us;      /* the process's start, for startup to first frame */
+  double open_to_frame_ms;
+  double startup_to_frame_ms;
+  double last_threshold_redraw_ms, max_threshold_redraw_ms;
+  int threshold_redraws;
+  guint gap_timer;
+  guint pulse_timer;
+  guint busy_timer;
+  gint64 last_tick_us;
+  gboolean prev_tick_in_pipeline;
+  int pipeline_active;    /* runs started whose result is not on screen yet */
+  double max_gap_ms;      /* longest main loop stall while a step ran */
+  double run_max_gap_ms;  /* ... during the last run */
+  char *last_error;
+  gboolean disposed;
+};
+
+/* sky-window-jobs.c */
+void sky_window_push_job (SkyWindow *self, SkyJobKind kind, const char *path, SkyStep step,
+                          gboolean is_demo);
+void sky_window_jobs_clear (SkyWindow *self);
+void sky_window_set_status (SkyWindow *self, const char *text);
+
+/* sky-window.c */
+void sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path);
+void sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown);
+void sky_window_changed (SkyWindow *self);   /* describe () would say something new */
+
+/* sky-window-files.c */
+void sky_window_files_init (SkyWindow *self);
+void sky_window_files_add_recent (SkyWindow *self, const char *path);
+void sky_window_open_dialog (SkyWindow *self);
+void sky_window_export_catalogue_dialog (SkyWindow *self);
+void sky_window_export_view_dialog (SkyWindow *self);
+
+G_END_DECLS

@@ -1,0 +1,752 @@
+/* SkyWindow: the class, its panels and the readout under the pointer. */
+#include "sky-window-private.h"
+#include "sky-resources.h"
+
+#include <math.h>
+
+#include "sky-colormap.h"
+
+G_DEFINE_FINAL_TYPE (SkyWindow, sky_window, GTK_TYPE_APPLICATION_WINDOW)
+
+enum { STATE_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void sync_backend_buttons (SkyWindow *self);
+
+SkyWindow *
+sky_window_new (GtkApplication *app)
+{
+  return g_object_new (SKY_TYPE_WINDOW, "application", app, NULL);
+}
+
+void
+sky_window_set_start_time (SkyWindow *self, gint64 start_us)
+{
+  self->started_us = start_us;
+}
+
+/* --------------------------------------------------------------- queued */
+
+void
+sky_window_open (SkyWindow *self, const char *path, gboolean is_demo)
+{
+  g_return_if_fail (SKY_IS_WINDOW (self));
+  sky_window_push_job (self, SKY_JOB_OPEN, path, SKY_STEP_NONE, is_demo);
+}
+
+void
+sky_window_run (SkyWindow *self, SkyStep until)
+{
+  g_return_if_fail (SKY_IS_WINDOW (self));
+  sky_window_push_job (self, SKY_JOB_RUN, NULL, until, FALSE);
+}
+
+void
+sky_window_export_catalogue (SkyWindow *self, const char *path)
+{
+  g_return_if_fail (SKY_IS_WINDOW (self));
+  sky_window_push_job (self, SKY_JOB_EXPORT_CSV, path, SKY_STEP_NONE, FALSE);
+}
+
+void
+sky_window_export_view (SkyWindow *self, const char *path)
+{
+  g_return_if_fail (SKY_IS_WINDOW (self));
+  sky_window_push_job (self, SKY_JOB_EXPORT_PNG, path, SKY_STEP_NONE, FALSE);
+}
+
+void
+sky_window_screenshot (SkyWindow *self, const char *path)
+{
+  g_return_if_fail (SKY_IS_WINDOW (self));
+  sky_window_push_job (self, SKY_JOB_SCREENSHOT, path, SKY_STEP_NONE, FALSE);
+}
+
+/* ------------------------------------------------------------- settings */
+
+gboolean
+sky_window_set_backend (SkyWindow *self, SkyBackend backend, GError **error)
+{
+  g_autofree char *reason = NULL;
+
+  g_return_val_if_fail (SKY_IS_WINDOW (self), FALSE);
+  if (!sky_backend_available (backend, &reason))
+    {
+      g_set_error (error, SKY_UI_ERROR, SKY_ERR_UNAVAILABLE, "%s", reason);
+      return FALSE;
+    }
+  self->backend = backend;
+  sync_backend_buttons (self);
+  sky_window_changed (self);
+  return TRUE;
+}
+
+void
+sky_window_set_threshold (SkyWindow *self, double threshold)
+{
+  g_return_if_fail (SKY_IS_WINDOW (self));
+  gtk_adjustment_set_value (self->threshold_adjustment, threshold);
+}
+
+gboolean
+sky_window_has_image (SkyWindow *self)
+{
+  return self->image != NULL;
+}
+
+void
+sky_window_set_zoom (SkyWindow *self, double zoom)
+{
+  sky_image_view_set_zoom (self->view, zoom);
+}
+
+void
+sky_window_select_source (SkyWindow *self, gint64 id)
+{
+  gint64 index = id - 1;
+
+  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE || index >= self->run->catalogue.n)
+    index = -1;
+  sky_source_table_select (self->sources, index);
+  sky_image_view_set_selected (self->view, index);
+  if (index >= 0)
+    sky_image_view_center_on (self->view, self->run->catalogue.x[index],
+                              self->run->catalogue.y[index]);
+}
+
+gboolean
+sky_window_show_panel (SkyWindow *self, const char *name)
+{
+  if (gtk_stack_get_child_by_name (self->panels, name) == NULL)
+    return FALSE;
+  gtk_stack_set_visible_child_name (self->panels, name);
+  return TRUE;
+}
+
+gboolean
+sky_window_set_display (SkyWindow *self, const char *setting, const char *value)
+{
+  int v = -1;
+
+  if (g_str_equal (setting, "stretch"))
+    v = sky_stretch_from_name (value);
+  else if (g_str_equal (setting, "limits"))
+    v = sky_limits_from_name (value);
+  else if (g_str_equal (setting, "colormap"))
+    v = sky_colormap_from_name (value);
+  if (v < 0)
+    return FALSE;
+  g_object_set (self->view, setting, (guint) v, NULL);
+  return TRUE;
+}
+
+const char *
+sky_window_get_image_path (SkyWindow *self)
+{
+  return self->image_path ? self->image_path : "";
+}
+
+SkyBackend
+sky_window_get_backend (SkyWindow *self)
+{
+  return self->backend;
+}
+
+SkyStep
+sky_window_get_shown_step (SkyWindow *self)
+{
+  return self->shown_step;
+}
+
+double
+sky_window_get_threshold (SkyWindow *self)
+{
+  return self->params.threshold;
+}
+
+const char *
+sky_window_get_catalogue_path (SkyWindow *self)
+{
+  return self->catalogue_path ? self->catalogue_path : "";
+}
+
+const char *
+sky_window_get_view_path (SkyWindow *self)
+{
+  return self->view_path ? self->view_path : "";
+}
+
+const char *
+sky_window_get_gl_info (SkyWindow *self)
+{
+  return sky_image_view_get_gl_info (self->view);
+}
+
+static void
+rerun (SkyWindow *self)
+{
+  if (self->run != NULL)
+    sky_window_push_job (self, SKY_JOB_RERUN, NULL, SKY_STEP_NONE, FALSE);
+}
+
+static void
+on_backend_toggled (GtkToggleButton *button, SkyWindow *self)
+{
+  SkyBackend backend = button == self->gpu_button ? SKY_BACKEND_GPU
+                       : button == self->both_button ? SKY_BACKEND_BOTH : SKY_BACKEND_CPU;
+  g_autoptr (GError) error = NULL;
+
+  if (!gtk_toggle_button_get_active (button) || backend == self->backend)
+    return;
+  if (!sky_window_set_backend (self, backend, &error))
+    {
+      sky_window_show_error (self, "That backend cannot run here", error->message);
+      sync_backend_buttons (self);
+    }
+}
+
+static void
+sync_backend_buttons (SkyWindow *self)
+{
+  GtkToggleButton *button = self->backend == SKY_BACKEND_GPU ? self->gpu_button
+                            : self->backend == SKY_BACKEND_BOTH ? self->both_button
+                            : self->cpu_button;
+  if (!gtk_toggle_button_get_active (button))
+    gtk_toggle_button_set_active (button, TRUE);
+}
+
+static void
+on_threshold_changed (GtkAdjustment *adjustment, SkyWindow *self)
+{
+  self->params.threshold = gtk_adjustment_get_value (adjustment);
+  sky_window_changed (self);
+  rerun (self);
+}
+
+static void
+on_kappa_changed (GtkAdjustment *adjustment, SkyWindow *self)
+{
+  self->params.clip_kappa = gtk_adjustment_get_value (adjustment);
+  rerun (self);
+}
+
+static void
+on_connectivity_changed (GtkDropDown *dropdown, GParamSpec *pspec, SkyWindow *self)
+{
+  self->params.connectivity = gtk_drop_down_get_selected (dropdown) == 1 ? 8 : 4;
+  rerun (self);
+}
+
+static void
+on_relative_toggled (GtkCheckButton *check, SkyWindow *self)
+{
+  self->params.relative = gtk_check_button_get_active (check);
+  rerun (self);
+}
+
+/* ----------------------------------------------------------- applying */
+
+void
+sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
+{
+  const SkyImage *img = &image->image;
+  g_autofree char *subtitle = NULL;
+
+  g_clear_pointer (&self->run, sky_run_unref);
+  g_clear_pointer (&self->image, sky_image_data_unref);
+  self->image = sky_image_data_ref (image);
+  g_free (self->image_path);
+  self->image_path = g_strdup (path);
+  self->shown_step = SKY_STEP_NONE;
+
+  sky_image_view_set_image (self->view, image);
+  sky_clip_histogram_set_run (self->histogram, NULL);
+  sky_timings_panel_set_run (self->timings, NULL);
+  sky_source_table_set_run (self->sources, NULL);
+  gtk_label_set_text (self->stats_label, "Run clip to measure the background.");
+
+  gtk_label_set_text (self->title_label, image->display_name);
+  subtitle = g_strdup_printf ("%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "%s%s, HDU %d%s%s",
+                              img->nx, img->ny, img->bunit[0] ? ", " : "", img->bunit, img->hdu,
+                              image->has_wcs ? "" : ", no WCS",
+                              image->is_demo ? " (demo)" : "");
+  gtk_label_set_text (self->subtitle_label, subtitle);
+  gtk_window_set_title (GTK_WINDOW (self), image->display_name);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->flip_button),
+                               image->has_wcs
+                               ? "Mirror left-right. It starts where RA (the first axis) "
+                                 "increases to the left, from the sign of CDELT1 or CD1_1."
+                               : "Mirror left-right. This image has no WCS: it starts "
+                                 "mirrored, as the lesson shows it (np.fliplr).");
+  gtk_widget_grab_focus (GTK_WIDGET (self->view));
+  sky_window_changed (self);
+}
+
+static void
+update_stats_label (SkyWindow *self)
+{
+  SkyRun *run = self->run;
+  const char *unit;
+  GString *text;
+
+  if (run == NULL || run->done < SKY_STEP_CLIP)
+    return;
+  unit = run->image->image.bunit;
+  text = g_string_new (NULL);
+  if (run->stats.flat)
+    g_string_append_printf (text, "The image is flat (σ = 0 after clipping): no background "
+                            "to measure and no sources.");
+  else
+    {
+      g_string_append_printf (text, "Background: median %.6g, σ %.6g %s\n", run->stats.median,
+                              run->stats.sigma, unit);
+      g_string_append_printf (text, "%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                              " pixels kept after %d passes%s\n", run->stats.n,
+                              run->stats.ninput, run->stats.iterations,
+                              run->stats.converged ? "" : " (stopped by the pass limit)");
+      g_string_append_printf (text, "Threshold: pixel > %s%.6g %s (%gσ)", run->params.relative
+                              ? "median + " : "", run->threshold_value, unit,
+                              run->params.threshold);
+      if (run->done >= SKY_STEP_LABEL)
+        g_string_append_printf (text, "\n%" G_GINT64_FORMAT " sources, %d-connected",
+                                run->nsources, run->params.connectivity);
+    }
+  gtk_label_set_text (self->stats_label, text->str);
+  g_string_free (text, TRUE);
+}
+
+void
+sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
+{
+  gboolean new_step = shown != self->shown_step;
+  gint64 t0 = g_get_monotonic_time ();
+
+  g_return_if_fail (run->image == self->image);
+
+  g_clear_pointer (&self->run, sky_run_unref);
+  self->run = sky_run_ref (run);
+  self->shown_step = shown;
+
+  sky_image_view_set_run (self->view, run);
+  if (new_step)
+    {
+      /* Each step's own picture: the mask, the sources in colour, markers. */
+      g_object_set (self->view,
+                    "show-mask", shown == SKY_STEP_SEGMENT,
+                    "show-labels", shown == SKY_STEP_LABEL,
+                    "show-markers", shown == SKY_STEP_MEASURE,
+                    NULL);
+    }
+  sky_clip_histogram_set_run (self->histogram, run);
+  sky_timings_panel_set_run (self->timings, run);
+  sky_source_table_set_run (self->sources, run);
+  update_stats_label (self);
+  sky_window_changed (self);
+  g_debug ("run applied in %.1f ms", (g_get_monotonic_time () - t0) / 1000.0);
+}
+
+/* ------------------------------------------------------------- readout */
+
+static void
+on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWindow *self)
+{
+  const SkyImage *img;
+  gint64 ix, iy;
+  GString *text;
+  float v;
+
+  if (!inside || self->image == NULL)
+    {
+      gtk_label_set_text (self->readout_label, "");
+      return;
+    }
+  img = &self->image->image;
+  ix = (gint64) floor (x);
+  iy = (gint64) floor (y);
+  if (ix < 0 || iy < 0 || ix >= img->nx || iy >= img->ny)
+    {
+      gtk_label_set_text (self->readout_label, "");
+      return;
+    }
+  text = g_string_new (NULL);
+  v = img->pixels[iy * img->nx + ix];
+  g_string_append_printf (text, "x %5" G_GINT64_FORMAT "  y %5" G_GINT64_FORMAT "  ", ix, iy);
+  if (isnan (v))
+    g_string_append (text, "blank");
+  else
+    g_string_append_printf (text, "%.5g %s", v, img->bunit);
+  if (self->run && self->run->labels && self->run->labels[iy * img->nx + ix] > 0)
+    g_string_append_printf (text, "  source %d", self->run->labels[iy * img->nx + ix]);
+  gtk_label_set_text (self->readout_label, text->str);
+  g_string_free (text, TRUE);
+}
+
+/* ------------------------------------------------------------ selection */
+
+static void
+on_source_selected (SkySourceTable *table, gint64 index, SkyWindow *self)
+{
+  sky_image_view_set_selected (self->view, index);
+  if (index >= 0 && self->run)
+    sky_image_view_center_on (self->view, self->run->catalogue.x[index],
+                              self->run->catalogue.y[index]);
+}
+
+static void
+on_source_activated (SkyImageView *view, gint64 index, SkyWindow *self)
+{
+  sky_image_view_set_selected (self->view, index);
+  gtk_stack_set_visible_child_name (self->panels, "sources");
+  sky_source_table_select (self->sources, index);
+}
+
+/* ------------------------------------------------------------- describe */
+
+static void
+json_string (GString *out, const char *s)
+{
+  g_string_append_c (out, '"');
+  for (; s && *s; s++)
+    {
+      if (*s == '"' || *s == '\\')
+        g_string_append_printf (out, "\\%c", *s);
+      else if ((guchar) *s < 0x20)
+        g_string_append_printf (out, "\\u%04x", *s);
+      else
+        g_string_append_c (out, *s);
+    }
+  g_string_append_c (out, '"');
+}
+
+static void
+json_number (GString *out, double v)
+{
+  if (isfinite (v))
+    g_string_append_printf (out, "%.17g", v);
+  else
+    g_string_append (out, "null");
+}
+
+char *
+sky_window_describe (SkyWindow *self)
+{
+  GString *out = g_string_new ("{");
+  SkyRun *run = self->run;
+
+  g_string_append (out, "\"image\": ");
+  json_string (out, self->image_path);
+  g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
+                          self->current || !g_queue_is_empty (&self->jobs) ? "true" : "false",
+                          g_queue_get_length (&self->jobs));
+  g_string_append (out, ", \"backend\": ");
+  json_string (out, sky_backend_name (self->backend));
+  g_string_append (out, ", \"shown_step\": ");
+  json_string (out, sky_step_name (self->shown_step));
+  g_string_append (out, ", \"done\": ");
+  json_string (out, sky_step_name (run ? run->done : SKY_STEP_NONE));
+  g_string_append (out, ", \"threshold\": ");
+  json_number (out, self->params.threshold);
+  g_string_append_printf (out, ", \"nsources\": %" G_GINT64_FORMAT,
+                          run && run->done >= SKY_STEP_LABEL ? run->nsources : -1);
+  if (run && run->done >= SKY_STEP_CLIP)
+    {
+      g_string_append (out, ", \"median\": ");
+      json_number (out, run->stats.median);
+      g_string_append (out, ", \"sigma\": ");
+      json_number (out, run->stats.sigma);
+      g_string_append (out, ", \"times_ms\": {\"clip\": ");
+      json_number (out, run->cpu.clip);
+      g_string_append (out, ", \"segment\": ");
+      json_number (out, run->cpu.segment);
+      g_string_append (out, ", \"label\": ");
+      json_number (out, run->cpu.label);
+      g_string_append (out, ", \"measure\": ");
+      json_number (out, run->cpu.measure);
+      g_string_append (out, "}");
+    }
+  g_string_append (out, ", \"open_to_frame_ms\": ");
+  json_number (out, self->open_to_frame_ms);
+  g_string_append (out, ", \"startup_to_frame_ms\": ");
+  json_number (out, self->startup_to_frame_ms);
+  g_string_append (out, ", \"threshold_redraw_ms\": ");
+  json_number (out, self->last_threshold_redraw_ms);
+  g_string_append (out, ", \"threshold_redraw_max_ms\": ");
+  json_number (out, self->max_threshold_redraw_ms);
+  g_string_append_printf (out, ", \"threshold_redraws\": %d", self->threshold_redraws);
+  g_string_append (out, ", \"max_gap_ms\": ");
+  json_number (out, self->max_gap_ms);
+  g_string_append (out, ", \"run_max_gap_ms\": ");
+  json_number (out, self->run_max_gap_ms);
+  g_string_append (out, ", \"zoom\": ");
+  json_number (out, sky_image_view_get_zoom (self->view));
+  g_string_append (out, ", \"catalogue\": ");
+  json_string (out, self->catalogue_path);
+  g_string_append (out, ", \"view\": ");
+  json_string (out, self->view_path);
+  g_string_append (out, ", \"gl\": ");
+  json_string (out, sky_image_view_get_gl_info (self->view));
+  g_string_append (out, ", \"last_error\": ");
+  json_string (out, self->last_error);
+  g_string_append (out, "}");
+  return g_string_free (out, FALSE);
+}
+
+/* At once, so that a script that asked for something and then reads the
+ * state sees it queued. */
+void
+sky_window_changed (SkyWindow *self)
+{
+  if (!self->disposed)
+    g_signal_emit (self, signals[STATE_CHANGED], 0);
+}
+
+/* -------------------------------------------------------------- actions */
+
+static void
+action_open (GtkWidget *widget, const char *name, GVariant *param)
+{
+  sky_window_open_dialog (SKY_WINDOW (widget));
+}
+
+static void
+action_open_demo (GtkWidget *widget, const char *name, GVariant *param)
+{
+  g_autofree char *path = sky_image_data_demo_path ();
+  sky_window_open (SKY_WINDOW (widget), path, TRUE);
+}
+
+static void
+action_export_catalog (GtkWidget *widget, const char *name, GVariant *param)
+{
+  sky_window_export_catalogue_dialog (SKY_WINDOW (widget));
+}
+
+static void
+action_export_view (GtkWidget *widget, const char *name, GVariant *param)
+{
+  sky_window_export_view_dialog (SKY_WINDOW (widget));
+}
+
+static void
+action_cancel (GtkWidget *widget, const char *name, GVariant *param)
+{
+  sky_window_cancel (SKY_WINDOW (widget));
+}
+
+static void
+action_zoom (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SkyImageView *view = SKY_WINDOW (widget)->view;
+
+  if (g_str_equal (name, "win.zoom-in"))
+    sky_image_view_zoom_in (view);
+  else if (g_str_equal (name, "win.zoom-out"))
+    sky_image_view_zoom_out (view);
+  else if (g_str_equal (name, "win.zoom-fit"))
+    sky_image_view_fit (view);
+  else
+    sky_image_view_zoom_one (view);
+}
+
+/* ------------------------------------------------------------------ GPU */
+
+static void
+probe_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  char *reason = NULL;
+  if (sky_backend_available (SKY_BACKEND_GPU, &reason))
+    g_task_return_pointer (task, NULL, NULL);
+  else
+    g_task_return_pointer (task, reason, g_free);
+}
+
+/* The GPU choices say why they cannot be chosen, where they cannot. */
+static void
+on_gpu_probed (GObject *source, GAsyncResult *result, gpointer data)
+{
+  SkyWindow *self = SKY_WINDOW (source);
+  g_autofree char *reason = g_task_propagate_pointer (G_TASK (result), NULL);
+
+  if (reason != NULL)
+    {
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->gpu_button), reason);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->both_button), reason);
+      sky_timings_panel_set_gpu_note (self->timings, reason);
+    }
+  else
+    {
+      g_autofree char *gpu = sky_backend_gpu_description ();
+      g_autofree char *both = g_strdup_printf ("Run on the CPU and on the GPU (%s) and compare",
+                                               gpu);
+      gtk_widget_set_sensitive (GTK_WIDGET (self->gpu_button), TRUE);
+      gtk_widget_set_sensitive (GTK_WIDGET (self->both_button), TRUE);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->gpu_button), gpu);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->both_button), both);
+      sky_timings_panel_set_gpu_note (self->timings, NULL);
+    }
+}
+
+static void
+probe_gpu (SkyWindow *self)
+{
+  g_autoptr (GTask) task = g_task_new (self, NULL, on_gpu_probed, NULL);
+  g_task_run_in_thread (task, probe_thread);
+}
+
+/* -------------------------------------------------------------- GObject */
+
+static void
+sky_window_dispose (GObject *object)
+{
+  SkyWindow *self = SKY_WINDOW (object);
+
+  /* Work under way finishes on its own and finds the window gone. */
+  self->disposed = TRUE;
+  sky_window_jobs_clear (self);
+  if (self->cancellable)
+    g_cancellable_cancel (self->cancellable);
+  g_clear_handle_id (&self->gap_timer, g_source_remove);
+  g_clear_handle_id (&self->pulse_timer, g_source_remove);
+  g_clear_handle_id (&self->busy_timer, g_source_remove);
+  gtk_widget_dispose_template (GTK_WIDGET (self), SKY_TYPE_WINDOW);
+  G_OBJECT_CLASS (sky_window_parent_class)->dispose (object);
+}
+
+static void
+sky_window_finalize (GObject *object)
+{
+  SkyWindow *self = SKY_WINDOW (object);
+
+  g_clear_object (&self->cancellable);
+  g_clear_pointer (&self->run, sky_run_unref);
+  g_clear_pointer (&self->image, sky_image_data_unref);
+  g_free (self->image_path);
+  g_free (self->catalogue_path);
+  g_free (self->view_path);
+  g_free (self->last_error);
+  G_OBJECT_CLASS (sky_window_parent_class)->finalize (object);
+}
+
+static void
+sky_window_class_init (SkyWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = sky_window_dispose;
+  object_class->finalize = sky_window_finalize;
+
+  /* Something sky_window_describe () reports has changed. */
+  signals[STATE_CHANGED] =
+    g_signal_new ("state-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                  NULL, G_TYPE_NONE, 0);
+
+  /* The templates live in a GResource inside the static library: naming it
+   * keeps its object file, and the constructor that registers it, linked. */
+  (void) sky_ui_get_resource ();
+  g_type_ensure (SKY_TYPE_IMAGE_VIEW);
+  g_type_ensure (SKY_TYPE_COLOR_BAR);
+  g_type_ensure (SKY_TYPE_CLIP_HISTOGRAM);
+  g_type_ensure (SKY_TYPE_TIMINGS_PANEL);
+  g_type_ensure (SKY_TYPE_SOURCE_TABLE);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/skysift/SkySift/ui/sky-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, title_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, subtitle_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, cpu_button);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, gpu_button);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, both_button);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, progress);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, status_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, cancel_button);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, stretch_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, limits_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, colormap_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, flip_button);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, view);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, color_bar);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, readout_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, panels);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, connectivity_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, relative_check);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, stats_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, histogram);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, show_mask_check);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, show_labels_check);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, show_markers_check);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, timings);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, sources);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, recent_menu);
+
+  gtk_widget_class_install_action (widget_class, "win.open", NULL, action_open);
+  gtk_widget_class_install_action (widget_class, "win.open-demo", NULL, action_open_demo);
+  gtk_widget_class_install_action (widget_class, "win.export-catalog", NULL, action_export_catalog);
+  gtk_widget_class_install_action (widget_class, "win.export-view", NULL, action_export_view);
+  gtk_widget_class_install_action (widget_class, "win.cancel", NULL, action_cancel);
+  gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "win.zoom-one", NULL, action_zoom);
+
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK,
+                                       "win.export-catalog", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.export-view", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.cancel", NULL);
+}
+
+static void
+sky_window_init (SkyWindow *self)
+{
+  g_autofree char *reason = NULL;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+  g_queue_init (&self->jobs);
+  self->started_us = g_get_monotonic_time ();
+  sky_params_init (&self->params);
+  self->backend = SKY_BACKEND_CPU;
+
+  /* Display settings are the view's properties; the toolbar only mirrors them. */
+  g_object_bind_property (self->view, "stretch", self->stretch_dropdown, "selected",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->view, "limits", self->limits_dropdown, "selected",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->view, "colormap", self->colormap_dropdown, "selected",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->view, "flip-x", self->flip_button, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->view, "show-mask", self->show_mask_check, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->view, "show-labels", self->show_labels_check, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->view, "show-markers", self->show_markers_check, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+
+  gtk_adjustment_set_value (self->threshold_adjustment, self->params.threshold);
+  gtk_adjustment_set_value (self->kappa_adjustment, self->params.clip_kappa);
+  g_signal_connect (self->threshold_adjustment, "value-changed",
+                    G_CALLBACK (on_threshold_changed), self);
+  g_signal_connect (self->kappa_adjustment, "value-changed", G_CALLBACK (on_kappa_changed), self);
+  g_signal_connect (self->connectivity_dropdown, "notify::selected",
+                    G_CALLBACK (on_connectivity_changed), self);
+  g_signal_connect (self->relative_check, "toggled", G_CALLBACK (on_relative_toggled), self);
+
+  g_signal_connect (self->cpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
+  g_signal_connect (self->gpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
+  g_signal_connect (self->both_button, "toggled", G_CALLBACK (on_backend_toggled), self);
+  g_signal_connect (self->view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
+  g_signal_connect (self->view, "source-activated", G_CALLBACK (on_source_activated), self);
+  g_signal_connect (self->sources, "source-selected", G_CALLBACK (on_source_selected), self);
+
+  /* Until the GPU has been looked for (off the main thread: starting CUDA
+   * takes a moment), its choices wait. */
+  gtk_widget_set_sensitive (GTK_WIDGET (self->gpu_button), FALSE);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->both_button), FALSE);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->gpu_button), "Looking for a GPU…");
+  probe_gpu (self);
+
+  sky_window_files_init (self);
+}

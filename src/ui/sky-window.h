@@ -1,0 +1,68 @@
+/* sky-window.h: the main window: the image, the pipeline's toolbar and its
+ * panels. Every operation on it is queued and runs in order, so that a
+ * script's open, run and export (the app's D-Bus actions) follow each other
+ * as a person's clicks would. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "sky-pipeline.h"
+
+G_BEGIN_DECLS
+
+#define SKY_TYPE_WINDOW (sky_window_get_type ())
+G_DECLARE_FINAL_TYPE (SkyWindow, sky_window, SKY, WINDOW, GtkApplicationWindow)
+
+SkyWindow *sky_window_new (GtkApplication *app);
+
+/* When the process started (g_get_monotonic_time), to time startup to
+ * the first frame; the window's creation when never set. */
+void sky_window_set_start_time (SkyWindow *self, gint64 start_us);
+
+/* Queued operations. open with is_demo makes the demo image first if it is
+ * not there yet. Failures are shown in a dialog naming the file and reason,
+ * and leave what the window had. */
+void sky_window_open (SkyWindow *self, const char *path, gboolean is_demo);
+void sky_window_run (SkyWindow *self, SkyStep until);
+void sky_window_export_catalogue (SkyWindow *self, const char *path);
+void sky_window_export_view (SkyWindow *self, const char *path);
+void sky_window_screenshot (SkyWindow *self, const char *path);
+/* Tells the user (a dialog) and records it for describe (). */
+void sky_window_show_error (SkyWindow *self, const char *primary, const char *detail);
+
+/* Cancels the operation under way and drops those queued behind it. */
+void sky_window_cancel (SkyWindow *self);
+
+/* Settings; FALSE (and nothing changed) for an unavailable backend. */
+gboolean sky_window_set_backend (SkyWindow *self, SkyBackend backend, GError **error);
+void sky_window_set_threshold (SkyWindow *self, double threshold);
+
+gboolean sky_window_has_image (SkyWindow *self);
+
+/* The view, for scripts: zoom (logical pixels per image pixel), the
+ * source to select and centre (its label number, 0 for none), the panel
+ * to show (pipeline, timings, sources), and display settings by name
+ * (stretch linear|log|sqrt|asinh|histeq, limits minmax|99.5|99.9|zscale,
+ * colormap grey-r|grey|inferno|viridis|heat); FALSE for an unknown name. */
+void sky_window_set_zoom (SkyWindow *self, double zoom);
+void sky_window_select_source (SkyWindow *self, gint64 id);
+gboolean sky_window_show_panel (SkyWindow *self, const char *name);
+gboolean sky_window_set_display (SkyWindow *self, const char *setting, const char *value);
+
+/* What the app's action states mirror ("" where there is nothing yet). */
+const char *sky_window_get_image_path (SkyWindow *self);
+SkyBackend sky_window_get_backend (SkyWindow *self);
+SkyStep sky_window_get_shown_step (SkyWindow *self);
+double sky_window_get_threshold (SkyWindow *self);
+const char *sky_window_get_catalogue_path (SkyWindow *self);
+const char *sky_window_get_view_path (SkyWindow *self);
+
+/* Figures for scripts and tests, as a JSON object: the image, busy, the
+ * last step, nsources, first-frame and threshold redraw times, the main
+ * loop's longest stall while the pipeline ran, the last error. */
+char *sky_window_describe (SkyWindow *self);
+
+/* Information for the about dialog: the OpenGL renderer. */
+const char *sky_window_get_gl_info (SkyWindow *self);
+
+G_END_DECLS
