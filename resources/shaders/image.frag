@@ -22,6 +22,8 @@ uniform float u_hi;
 uniform int u_stretch;        // 0 linear, 1 log, 2 sqrt, 3 asinh, 4 histeq
 uniform int u_overlay;        // 1 mask, 2 label tint, 4 outlines
 uniform int u_selected;       // label drawn brighter, 0 for none
+uniform float u_reach;        // zoomed out: half a screen pixel in image pixels
+                              // (at most 4), the footprint searched for sources
 uniform vec3 u_background;
 uniform vec3 u_blank;
 
@@ -90,12 +92,40 @@ main ()
       c = texelFetch (u_cmap, ivec2 (int (s * 255.0 + 0.5), 0), 0).rgb;
     }
 
-  if ((u_overlay & 1) != 0 && texelFetch (u_mask, ip, 0).r != 0u)
+  // Zoomed out, a screen pixel covers several image pixels: show a source
+  // where any of them is one, so that small sources stay in the overview.
+  bool masked = false;
+  int l = 0;
+  if (u_reach > 0.0 && (u_overlay & 3) != 0)
+    {
+      ivec2 a = max (ivec2 (floor (p - u_reach)), ivec2 (0));
+      ivec2 b = min (ivec2 (floor (p + u_reach)), u_size - 1);
+      for (int y = a.y; y <= b.y; y++)
+        for (int x = a.x; x <= b.x; x++)
+          {
+            if ((u_overlay & 1) != 0 && texelFetch (u_mask, ivec2 (x, y), 0).r != 0u)
+              masked = true;
+            if ((u_overlay & 2) != 0)
+              {
+                int q = texelFetch (u_labels, ivec2 (x, y), 0).r;
+                if (l != u_selected)
+                  l = q == u_selected ? q : max (l, q);
+              }
+          }
+    }
+  else
+    {
+      if ((u_overlay & 1) != 0)
+        masked = texelFetch (u_mask, ip, 0).r != 0u;
+      if ((u_overlay & 6) != 0)
+        l = texelFetch (u_labels, ip, 0).r;
+    }
+
+  if (masked)
     c = mix (c, vec3 (0.0, 0.75, 1.0), 0.5);
 
   if ((u_overlay & 6) != 0)
     {
-      int l = texelFetch (u_labels, ip, 0).r;
       if (l > 0)
         {
           if ((u_overlay & 2) != 0)

@@ -12,11 +12,13 @@
  *   export-view (s)     state: the last PNG written
  *   state               no parameter; state: the window's figures as JSON
  *                       (busy, nsources, times, the main loop's stalls)
- *   screenshot (s)      the whole window as PNG (documentation, tests)
+ *   screenshot (s)      the whole window as PNG; "panel:PATH" the side
+ *                       panel, "zoom=0.8:PATH" smaller (documentation)
  *   zoom (d)            logical screen pixels per image pixel (to 32)
  *   select-source (x)   select and centre the source with that number
  *   panel (s)           pipeline, timings or sources
- *   display (s)         stretch=…, limits=… or colormap=…
+ *   display (s)         stretch=…, limits=…, colormap=…, or mask, labels,
+ *                       markers, flip =on|off
  *   about, quit
  * Operations queue in the window and run in order, so a script can send
  * open, run and export one after the other and poll state until busy is
@@ -167,12 +169,40 @@ action_export_view (GSimpleAction *action, GVariant *param, gpointer data)
   sky_window_export_view (main_window (self), path);
 }
 
+/* "PATH" for the window; before the path, "panel:" for the side panel
+ * alone and "zoom=F:" for a picture F times the size on screen. */
 static void
 action_screenshot (GSimpleAction *action, GVariant *param, gpointer data)
 {
   SkyApplication *self = data;
-  g_autofree char *path = absolute_path (g_variant_get_string (param, NULL));
-  sky_window_screenshot (main_window (self), path);
+  const char *text = g_variant_get_string (param, NULL);
+  gboolean panel = FALSE;
+  double zoom = 1;
+  g_autofree char *path = NULL;
+
+  for (;;)
+    {
+      if (g_str_has_prefix (text, "panel:"))
+        {
+          panel = TRUE;
+          text += 6;
+        }
+      else if (g_str_has_prefix (text, "zoom="))
+        {
+          char *end;
+          zoom = g_ascii_strtod (text + 5, &end);
+          if (*end != ':' || !(zoom > 0))
+            {
+              g_warning ("app.screenshot: “%s”: zoom=F: wants a number", text);
+              return;
+            }
+          text = end + 1;
+        }
+      else
+        break;
+    }
+  path = absolute_path (text);
+  sky_window_screenshot (main_window (self), panel ? "panel" : NULL, zoom, path);
 }
 
 static void
@@ -203,8 +233,8 @@ action_display (GSimpleAction *action, GVariant *param, gpointer data)
   g_auto (GStrv) parts = g_strsplit (text, "=", 2);
 
   if (g_strv_length (parts) != 2 || !sky_window_set_display (main_window (data), parts[0], parts[1]))
-    g_warning ("app.display: “%s” is not stretch=…, limits=… or colormap=… with a known value",
-               text);
+    g_warning ("app.display: “%s” is not stretch=, limits=, colormap=, mask=, labels=, "
+               "markers= or flip= with a known value", text);
 }
 
 static void

@@ -29,15 +29,21 @@ sky_clip_histogram_set_run (SkyClipHistogram *self, SkyRun *run)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+/* A line at x with its label beside it, on the left where the right
+ * would leave the plot (right is its right edge). */
 static void
-vline (cairo_t *cr, double x, double top, double bottom, const char *label, double label_y)
+vline (cairo_t *cr, double x, double top, double bottom, const char *label, double label_y,
+       double right)
 {
+  cairo_text_extents_t ext;
+
   cairo_move_to (cr, floor (x) + 0.5, top);
   cairo_line_to (cr, floor (x) + 0.5, bottom);
   cairo_stroke (cr);
   if (label)
     {
-      cairo_move_to (cr, x + 3, label_y);
+      cairo_text_extents (cr, label, &ext);
+      cairo_move_to (cr, x + 3 + ext.x_advance > right ? x - 3 - ext.x_advance : x + 3, label_y);
       cairo_show_text (cr, label);
     }
 }
@@ -95,20 +101,20 @@ sky_clip_histogram_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   sigma = run->stats.sigma;
   k = run->params.clip_kappa;
   cairo_set_source_rgb (cr, 0.1, 0.65, 0.25);
-  vline (cr, XOF (med), top - 2, top + ph, "median", top + 8);
+  vline (cr, XOF (med), top - 2, top + ph, "median", top + 8, left + pw);
   if (sigma > 0)
     {
       cairo_set_source_rgb (cr, 0.9, 0.5, 0.0);
       g_snprintf (text, sizeof text, "-%gσ", k);
-      vline (cr, XOF (med - k * sigma), top, top + ph, text, top + 20);
+      vline (cr, XOF (med - k * sigma), top, top + ph, text, top + 20, left + pw);
       g_snprintf (text, sizeof text, "+%gσ", k);
-      vline (cr, XOF (med + k * sigma), top, top + ph, text, top + 20);
+      vline (cr, XOF (med + k * sigma), top, top + ph, text, top + 20, left + pw);
     }
   if (isfinite (run->threshold_value) && run->threshold_value < run->hist_hi
       && run->threshold_value > run->hist_lo)
     {
       cairo_set_source_rgb (cr, 0.85, 0.1, 0.45);
-      vline (cr, XOF (run->threshold_value), top, top + ph, "threshold", top + 32);
+      vline (cr, XOF (run->threshold_value), top, top + ph, "threshold", top + 32, left + pw);
     }
 #undef XOF
 

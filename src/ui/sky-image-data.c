@@ -45,10 +45,11 @@ load_input_free (LoadInput *in)
   g_free (in);
 }
 
+/* The core's status as the code, its message (naming the file) as text. */
 static GError *
-core_error (void)
+core_error (int status)
 {
-  return g_error_new_literal (SKY_UI_ERROR, 0, sky_last_error ());
+  return g_error_new_literal (SKY_UI_ERROR, status, sky_last_error ());
 }
 
 static void
@@ -73,9 +74,9 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
           return;
         }
       truth = g_strdup_printf ("%.*s_truth.csv", (int) strlen (in->path) - 5, in->path);
-      if (sky_synth_write (in->path, truth, NULL) != SKY_OK)
+      if ((ret = sky_synth_write (in->path, truth, NULL)) != SKY_OK)
         {
-          g_task_return_error (task, core_error ());
+          g_task_return_error (task, core_error (ret));
           return;
         }
     }
@@ -86,7 +87,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   data->load_ms = sky_now_ms () - t0;
   if (ret != SKY_OK)
     {
-      g_task_return_error (task, core_error ());
+      g_task_return_error (task, core_error (ret));
       return;
     }
   if (g_task_return_error_if_cancelled (task))

@@ -132,7 +132,7 @@ sky_image_view_gl_realize (SkyImageView *self)
     }
 #define U(name) self->u.name = glGetUniformLocation (self->program, "u_" #name)
   U (center); U (half); U (fb_zoom); U (flip); U (size); U (lod); U (base_lod); U (lo); U (hi);
-  U (stretch); U (overlay); U (selected); U (background); U (blank);
+  U (stretch); U (overlay); U (selected); U (reach); U (background); U (blank);
 #undef U
   glUseProgram (self->program);
   glUniform1i (glGetUniformLocation (self->program, "u_image"), UNIT_IMAGE);
@@ -309,6 +309,7 @@ sky_image_view_gl_render (SkyImageView *self)
   glUniform1i (self->u.stretch, self->stretch);
   glUniform1i (self->u.overlay, overlay);
   glUniform1i (self->u.selected, (GLint) (self->selected + 1));
+  glUniform1f (self->u.reach, fb_zoom < 1 ? (float) MIN (0.5 / fb_zoom, 4.0) : 0.0f);
   glUniform3f (self->u.background, 0.23f, 0.23f, 0.24f);
   glUniform3f (self->u.blank, 0.55f, 0.62f, 0.75f);
 

@@ -12,7 +12,7 @@ G_BEGIN_DECLS
 
 typedef struct {
   GLint center, half, fb_zoom, flip, size, lod, base_lod, lo, hi, stretch, overlay, selected,
-    background, blank;
+    reach, background, blank;
 } SkyViewUniforms;
 
 struct _SkyImageView {

@@ -382,7 +382,7 @@ sky_image_view_render_texture (SkyImageView *self, GError **error)
                    gtk_gl_area_get_error (GTK_GL_AREA (self->area))->message);
       return NULL;
     }
-  return sky_render_widget (GTK_WIDGET (self), error);
+  return sky_render_widget (GTK_WIDGET (self), 1.0, error);
 }
 
 const char *

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
 /* Stretch and colour map folded into one table over the place between the
  * limits: finer than the colour map's 256 steps even where the log stretch
  * is steepest (its slope at 0 is 145). */
@@ -20,6 +23,8 @@ typedef struct {
   uint8_t (*lut)[3];
   int32_t *col;             /* image column of each output column, -1 outside */
   float *fcol;              /* and the place inside that pixel, 0..1 */
+  int32_t *col0, *col1;     /* the columns its footprint covers, zoomed out */
+  int span;                 /* image pixels across a screen pixel, rounded up */
 } RasterJob;
 
 static void
@@ -50,6 +55,36 @@ label_at (const SkyRasterParams *p, const SkyPyramid *pyr, int64_t x, int64_t y)
   return p->labels[y * pyr->nx[0] + x];
 }
 
+/* Zoomed out, a screen pixel covers several image pixels: the mask and
+ * the labels show where any of them is a source, so that a source of a
+ * few pixels does not vanish from the overview. */
+static int
+mask_in (const RasterJob *job, int64_t x0, int64_t x1, int64_t y0, int64_t y1)
+{
+  int64_t nx = job->pyr->nx[0];
+  for (int64_t y = y0; y <= y1; y++)
+    for (int64_t x = x0; x <= x1; x++)
+      if (job->p->mask[y * nx + x])
+        return 1;
+  return 0;
+}
+
+static int32_t
+label_in (const RasterJob *job, int64_t x0, int64_t x1, int64_t y0, int64_t y1)
+{
+  int64_t nx = job->pyr->nx[0];
+  int32_t best = 0;
+  for (int64_t y = y0; y <= y1; y++)
+    for (int64_t x = x0; x <= x1; x++)
+      {
+        int32_t l = job->p->labels[y * nx + x];
+        if (l == job->p->selected)
+          return l;
+        best = l > best ? l : best;
+      }
+  return best;
+}
+
 static void
 raster_band (void *ctx, int band)
 {
@@ -71,6 +106,8 @@ raster_band (void *ctx, int band)
       int64_t iy = (int64_t) floor (py);
       int64_t ly = iy >> lod;
       float fpy = (float) (py - floor (py));
+      double half = MIN (0.5 / p->fb_zoom, 4.0);
+      int64_t row0 = (int64_t) floor (py - half), row1 = (int64_t) floor (py + half);
 
       if (ly >= lny)
         ly = lny - 1;
@@ -112,14 +149,22 @@ raster_band (void *ctx, int band)
                 c[k] = job->lut[i][k] / 255.0f;
             }
 
-          if ((p->overlay & SKY_OVERLAY_MASK) && p->mask && p->mask[iy * nx + ix])
+          if (job->span > 1)
+            {
+              row0 = row0 < 0 ? 0 : row0;
+              row1 = row1 >= ny ? ny - 1 : row1;
+            }
+          if ((p->overlay & SKY_OVERLAY_MASK) && p->mask
+              && (job->span > 1 ? mask_in (job, job->col0[x], job->col1[x], row0, row1)
+                                : p->mask[iy * nx + ix]))
             {
               static const float tint[3] = { 0.0f, 0.75f, 1.0f };
               mix (c, tint, 0.5f);
             }
           if ((p->overlay & (SKY_OVERLAY_LABELS | SKY_OVERLAY_OUTLINES)) && p->labels)
             {
-              int32_t l = p->labels[iy * nx + ix];
+              int32_t l = job->span > 1 ? label_in (job, job->col0[x], job->col1[x], row0, row1)
+                                        : p->labels[iy * nx + ix];
               if (l > 0)
                 {
                   if (p->overlay & SKY_OVERLAY_LABELS)
@@ -155,12 +200,15 @@ void
 sky_raster_render (const SkyPyramid *pyr, const SkyRasterParams *p, uint8_t *rgba, size_t stride,
                    int nthreads)
 {
-  RasterJob job = { pyr, p, rgba, stride, 0, NULL, NULL, NULL };
+  RasterJob job = { pyr, p, rgba, stride, 0, NULL, NULL, NULL, NULL, NULL, 1 };
 
   job.lut = malloc (sizeof *job.lut * LUT_SIZE);
   job.col = malloc (sizeof *job.col * (size_t) p->width);
   job.fcol = malloc (sizeof *job.fcol * (size_t) p->width);
-  if (job.lut == NULL || job.col == NULL || job.fcol == NULL)
+  job.col0 = malloc (sizeof *job.col0 * (size_t) p->width);
+  job.col1 = malloc (sizeof *job.col1 * (size_t) p->width);
+  if (job.lut == NULL || job.col == NULL || job.fcol == NULL || job.col0 == NULL
+      || job.col1 == NULL)
     {
       for (int y = 0; y < p->height; y++)
         memset (rgba + (size_t) y * stride, 0, (size_t) p->width * 4);
@@ -176,9 +224,15 @@ sky_raster_render (const SkyPyramid *pyr, const SkyRasterParams *p, uint8_t *rgb
     {
       double fx = x + 0.5 - p->width / 2.0;
       double px = p->cx + fx * (p->flip_x ? -1 : 1) / p->fb_zoom;
+      double half = MIN (0.5 / p->fb_zoom, 4.0);
       job.col[x] = px < 0 || px >= pyr->nx[0] ? -1 : (int32_t) floor (px);
       job.fcol[x] = (float) (px - floor (px));
+      job.col0[x] = (int32_t) MAX (floor (px - half), 0);
+      job.col1[x] = (int32_t) MIN (floor (px + half), pyr->nx[0] - 1);
     }
+  /* Footprints up to 8 pixels across: beyond that the overview is coarse
+   * anyway, and the markers show every source. */
+  job.span = p->fb_zoom >= 1 ? 1 : (int) MIN (ceil (1 / p->fb_zoom), 8);
   job.nbands = p->height < 64 ? 1 : 16;
   sky_parallel_for (job.nbands, nthreads, raster_band, &job);
 
@@ -186,4 +240,6 @@ exit:
   free (job.lut);
   free (job.col);
   free (job.fcol);
+  free (job.col0);
+  free (job.col1);
 }

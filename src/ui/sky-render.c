@@ -3,6 +3,7 @@
 #include "sky-image-data.h"
 
 #include <errno.h>
+#include <math.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
 
@@ -50,7 +51,7 @@ sky_render_cpu_view_reason (void)
  * could show: draw its title bar and content one by one on the window's
  * background, cropped to them (no client-side shadow). */
 static GskRenderNode *
-window_node (GtkWindow *window, int scale, graphene_rect_t *area)
+window_node (GtkWindow *window, double scale, graphene_rect_t *area)
 {
   GtkWidget *parts[] = { gtk_window_get_titlebar (window), gtk_window_get_child (window) };
   GtkStyleContext *style = gtk_widget_get_style_context (GTK_WIDGET (window));
@@ -91,11 +92,11 @@ window_node (GtkWindow *window, int scale, graphene_rect_t *area)
 }
 
 GdkTexture *
-sky_render_widget (GtkWidget *widget, GError **error)
+sky_render_widget (GtkWidget *widget, double zoom, GError **error)
 {
   GtkNative *native = gtk_widget_get_native (widget);
   int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
-  int scale = gtk_widget_get_scale_factor (widget);
+  double scale = gtk_widget_get_scale_factor (widget) * zoom;
   g_autoptr (GskRenderNode) node = NULL;
   graphene_rect_t area = GRAPHENE_RECT_INIT (0, 0, w, h);
 
@@ -120,8 +121,8 @@ sky_render_widget (GtkWidget *widget, GError **error)
       return NULL;
     }
   return gsk_renderer_render_texture (gtk_native_get_renderer (native), node,
-                                      &GRAPHENE_RECT_INIT (0, 0, area.size.width * scale,
-                                                           area.size.height * scale));
+                                      &GRAPHENE_RECT_INIT (0, 0, ceil (area.size.width * scale),
+                                                           ceil (area.size.height * scale)));
 }
 
 typedef struct {

@@ -18,10 +18,10 @@ gboolean sky_render_view_on_cpu (void);
 /* A line saying how the view draws, for the about dialog and describe (). */
 const char *sky_render_cpu_view_reason (void);
 
-/* Renders widget (with its children, GL areas included) at the device
- * scale with its window's renderer. Main thread. NULL with error set when
- * the widget is not on screen. */
-GdkTexture *sky_render_widget (GtkWidget *widget, GError **error);
+/* Renders widget (with its children, GL areas included) with its window's
+ * renderer, at the device scale times zoom (1: as on screen). Main thread.
+ * NULL with error set when the widget is not on screen. */
+GdkTexture *sky_render_widget (GtkWidget *widget, double zoom, GError **error);
 
 /* Writes texture as a PNG file: the pixels are read back here, on the main
  * thread (a GL texture can only be read there), and encoded and written on

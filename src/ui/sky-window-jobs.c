@@ -7,6 +7,7 @@
 #include "sky-render.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define GAP_TICK_MS 10
 
@@ -130,6 +131,7 @@ typedef struct {
   SkyStep step;
   gint64 t0_us;
   char *path;
+  double zoom;
   SkyRun *run;
 } JobContext;
 
@@ -144,6 +146,7 @@ job_context_new (SkyWindow *self)
       ctx->step = self->current->step;
       ctx->t0_us = self->current->queued_us;
       ctx->path = g_strdup (self->current->path);
+      ctx->zoom = self->current->zoom > 0 ? self->current->zoom : 1.0;
     }
   return ctx;
 }
@@ -169,27 +172,42 @@ job_done (SkyWindow *self)
   next_job (self);
 }
 
+SkyJob *
+sky_window_job_new (SkyJobKind kind, const char *path, SkyStep step)
+{
+  SkyJob *job = g_new0 (SkyJob, 1);
+
+  job->kind = kind;
+  job->path = g_strdup (path);
+  job->step = step;
+  job->queued_us = g_get_monotonic_time ();
+  return job;
+}
+
+void
+sky_window_queue_job (SkyWindow *self, SkyJob *job)
+{
+  /* A rerun still waiting will read the parameters when it starts: one is
+   * enough however many moves of the slider come before it. */
+  if (job->kind == SKY_JOB_RERUN)
+    for (GList *l = self->jobs.head; l; l = l->next)
+      if (((SkyJob *) l->data)->kind == SKY_JOB_RERUN)
+        {
+          job_free (job);
+          return;
+        }
+  g_queue_push_tail (&self->jobs, job);
+  sky_window_changed (self);
+  next_job (self);
+}
+
 void
 sky_window_push_job (SkyWindow *self, SkyJobKind kind, const char *path, SkyStep step,
                      gboolean is_demo)
 {
-  SkyJob *job;
-
-  /* A rerun still waiting will read the parameters when it starts: one is
-   * enough however many moves of the slider come before it. */
-  if (kind == SKY_JOB_RERUN)
-    for (GList *l = self->jobs.head; l; l = l->next)
-      if (((SkyJob *) l->data)->kind == SKY_JOB_RERUN)
-        return;
-  job = g_new0 (SkyJob, 1);
-  job->kind = kind;
-  job->path = g_strdup (path);
-  job->step = step;
+  SkyJob *job = sky_window_job_new (kind, path, step);
   job->is_demo = is_demo;
-  job->queued_us = g_get_monotonic_time ();
-  g_queue_push_tail (&self->jobs, job);
-  sky_window_changed (self);
-  next_job (self);
+  sky_window_queue_job (self, job);
 }
 
 void
@@ -389,10 +407,12 @@ start_run (SkyWindow *self, SkyJob *job)
   self->run_max_gap_ms = 0;
   meter_start (self);
   params = self->params;
-  /* A rerun (a parameter moving) leaves one core to the window, which is
-   * drawing the last result meanwhile; a run asked for uses them all. */
-  if (job->kind == SKY_JOB_RERUN && sky_default_threads () > 1)
-    params.nthreads = sky_default_threads () - 1;
+  /* A rerun (a parameter moving) may leave cores to the window, which may be
+   * drawing the last result meanwhile: SKYSIFT_RERUN_THREADS sets how many
+   * it uses (default every core: on two cores, one thread would double the
+   * wait for the new picture more than drawing would gain). */
+  if (job->kind == SKY_JOB_RERUN && g_getenv ("SKYSIFT_RERUN_THREADS"))
+    params.nthreads = MAX (1, atoi (g_getenv ("SKYSIFT_RERUN_THREADS")));
   g_debug ("run job starts %.1f ms after it was asked for",
            (g_get_monotonic_time () - job->queued_us) / 1000.0);
   sky_pipeline_run_async (self->image, &params, self->backend, job->step, self->run,
@@ -519,8 +539,10 @@ on_view_ready (gpointer data, gpointer unused)
     }
   if (ctx->kind == SKY_JOB_EXPORT_PNG)
     texture = sky_image_view_render_texture (self->view, &error);
+  else if (ctx->kind == SKY_JOB_SCREENSHOT_PANEL)
+    texture = sky_render_widget (self->side_panel, ctx->zoom, &error);
   else
-    texture = sky_render_widget (GTK_WIDGET (self), &error);
+    texture = sky_render_widget (GTK_WIDGET (self), ctx->zoom, &error);
   if (texture == NULL)
     {
       sky_window_show_error (self, "Could not export the picture", error->message);
@@ -611,6 +633,7 @@ next_job (SkyWindow *self)
       break;
     case SKY_JOB_EXPORT_PNG:
     case SKY_JOB_SCREENSHOT:
+    case SKY_JOB_SCREENSHOT_PANEL:
       start_export_png (self, job);
       break;
     default:

@@ -20,6 +20,7 @@ typedef enum {
   SKY_JOB_EXPORT_CSV,
   SKY_JOB_EXPORT_PNG,
   SKY_JOB_SCREENSHOT,
+  SKY_JOB_SCREENSHOT_PANEL,
 } SkyJobKind;
 
 typedef struct {
@@ -27,6 +28,7 @@ typedef struct {
   char *path;
   gboolean is_demo;
   SkyStep step;
+  double zoom;          /* screenshots: scale of the picture, 0 for 1 */
   gint64 queued_us;     /* when it was asked for (a threshold move's start) */
 } SkyJob;
 
@@ -49,6 +51,7 @@ struct _SkyWindow {
   SkyImageView *view;
   SkyColorBar *color_bar;
   GtkLabel *readout_label;
+  GtkWidget *side_panel;
   GtkStack *panels;
   GtkAdjustment *threshold_adjustment;
   GtkAdjustment *kappa_adjustment;
@@ -97,6 +100,8 @@ struct _SkyWindow {
 };
 
 /* sky-window-jobs.c */
+SkyJob *sky_window_job_new (SkyJobKind kind, const char *path, SkyStep step);
+void sky_window_queue_job (SkyWindow *self, SkyJob *job);   /* takes job */
 void sky_window_push_job (SkyWindow *self, SkyJobKind kind, const char *path, SkyStep step,
                           gboolean is_demo);
 void sky_window_jobs_clear (SkyWindow *self);

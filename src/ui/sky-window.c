@@ -56,10 +56,15 @@ sky_window_export_view (SkyWindow *self, const char *path)
 }
 
 void
-sky_window_screenshot (SkyWindow *self, const char *path)
+sky_window_screenshot (SkyWindow *self, const char *part, double zoom, const char *path)
 {
+  SkyJob *job;
+
   g_return_if_fail (SKY_IS_WINDOW (self));
-  sky_window_push_job (self, SKY_JOB_SCREENSHOT, path, SKY_STEP_NONE, FALSE);
+  job = sky_window_job_new (g_strcmp0 (part, "panel") == 0 ? SKY_JOB_SCREENSHOT_PANEL
+                            : SKY_JOB_SCREENSHOT, path, SKY_STEP_NONE);
+  job->zoom = CLAMP (zoom, 0.1, 4.0);
+  sky_window_queue_job (self, job);
 }
 
 /* ------------------------------------------------------------- settings */
@@ -128,6 +133,22 @@ sky_window_set_display (SkyWindow *self, const char *setting, const char *value)
 {
   int v = -1;
 
+  if (g_str_equal (setting, "mask") || g_str_equal (setting, "labels")
+      || g_str_equal (setting, "markers"))
+    {
+      g_autofree char *property = g_strconcat ("show-", setting, NULL);
+      if (!g_str_equal (value, "on") && !g_str_equal (value, "off"))
+        return FALSE;
+      g_object_set (self->view, property, g_str_equal (value, "on"), NULL);
+      return TRUE;
+    }
+  if (g_str_equal (setting, "flip"))
+    {
+      if (!g_str_equal (value, "on") && !g_str_equal (value, "off"))
+        return FALSE;
+      g_object_set (self->view, "flip-x", g_str_equal (value, "on"), NULL);
+      return TRUE;
+    }
   if (g_str_equal (setting, "stretch"))
     v = sky_stretch_from_name (value);
   else if (g_str_equal (setting, "limits"))
@@ -666,6 +687,7 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, view);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, color_bar);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, readout_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, side_panel);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, panels);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_adjustment);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_adjustment);

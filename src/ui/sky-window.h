@@ -26,7 +26,9 @@ void sky_window_open (SkyWindow *self, const char *path, gboolean is_demo);
 void sky_window_run (SkyWindow *self, SkyStep until);
 void sky_window_export_catalogue (SkyWindow *self, const char *path);
 void sky_window_export_view (SkyWindow *self, const char *path);
-void sky_window_screenshot (SkyWindow *self, const char *path);
+/* The whole window, or with part "panel" the side panel, as PNG, scaled
+ * by zoom (1: as on screen). */
+void sky_window_screenshot (SkyWindow *self, const char *part, double zoom, const char *path);
 /* Tells the user (a dialog) and records it for describe (). */
 void sky_window_show_error (SkyWindow *self, const char *primary, const char *detail);
 
@@ -43,7 +45,8 @@ gboolean sky_window_has_image (SkyWindow *self);
  * source to select and centre (its label number, 0 for none), the panel
  * to show (pipeline, timings, sources), and display settings by name
  * (stretch linear|log|sqrt|asinh|histeq, limits minmax|99.5|99.9|zscale,
- * colormap grey-r|grey|inferno|viridis|heat); FALSE for an unknown name. */
+ * colormap grey-r|grey|inferno|viridis|heat, and mask, labels, markers,
+ * flip on|off); FALSE for an unknown name. */
 void sky_window_set_zoom (SkyWindow *self, double zoom);
 void sky_window_select_source (SkyWindow *self, gint64 id);
 gboolean sky_window_show_panel (SkyWindow *self, const char *name);
