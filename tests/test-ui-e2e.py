@@ -333,6 +333,7 @@ def inner(tap):
         st = app.wait_idle()
         assert st["view"] == path, f"view state {st['view']!r}: {st['last_error']}"
         w, h, rows = read_png(path)
+        facts["view"] = (path, st["gl"])
         if keep:
             shutil.copy(path, os.path.join(keep, "ui-e2e-view.png"))
         zoom = st["zoom"]
@@ -431,6 +432,41 @@ def inner(tap):
             raise AssertionError("app.quit did not end the app in 20 s")
         assert status == 0, f"the app exited with status {status}"
     tap.check("app.quit ends the app cleanly", quits)
+
+    def other_view():
+        need(facts.get("view") and app.proc.poll() is not None, "the first run did not finish")
+        path, first = facts["view"]
+        other = "gl" if first.startswith("drawn on the CPU") else "cpu"
+        env2 = dict(env, SKYSIFT_VIEW=other)
+        with open(os.path.join(work, "app2.log"), "w") as log2:
+            app2 = App(os.environ["SKYSIFT_GUI"], env2, log2)
+            try:
+                app2.wait_on_bus()
+                app2.wait_idle()
+                app2.activate("open", gv_string(gc_like))
+                app2.activate("run", "'all'")
+                path2 = os.path.join(work, f"view-{other}.png")
+                app2.activate("export-view", gv_string(path2))
+                st = app2.wait_idle()
+                assert st["view"] == path2, f"no view exported: {st['last_error']}"
+            finally:
+                app2.activate("quit")
+                try:
+                    app2.proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    app2.proc.kill()
+        if keep:
+            shutil.copy(path2, os.path.join(keep, f"ui-e2e-view-{other}.png"))
+        w1, h1, a = read_png(path)
+        w2, h2, b = read_png(path2)
+        assert (w1, h1) == (w2, h2), f"views of {w1} x {h1} and {w2} x {h2}"
+        differ = sum(1 for ra, rb in zip(a, b) for p, q in zip(ra, rb)
+                     if max(abs(x - y) for x, y in zip(p, q)) > 12)
+        share = differ / (w1 * h1)
+        print(f"# {first} / {st['gl']}: {differ} of {w1 * h1} pixels differ by more "
+              f"than 12 levels")
+        assert share < 0.005, f"{share:.2%} of the pixels differ"
+    tap.check("the OpenGL shader and the CPU drawing give the same view", other_view)
 
     if app.proc.poll() is None:
         app.proc.kill()

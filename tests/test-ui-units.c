@@ -1,0 +1,572 @@
+/* The desktop app's code that needs no display: colour maps and stretches,
+ * display limits, the zoom-out pyramid, the orientation from the header,
+ * the CPU drawing of the view, the loader and the pipeline runs it keeps
+ * (src/ui). The pipeline must give exactly what sky_cpu_run gives. */
+#include <math.h>
+#include <string.h>
+
+#include "sky-colormap.h"
+#include "sky-display-stats.h"
+#include "sky-image-data.h"
+#include "sky-pipeline.h"
+#include "sky-raster.h"
+#include "sky-test-util.h"
+
+/* ------------------------------------------------------------ colour maps */
+
+static void
+test_colormap_ends (void)
+{
+  guint8 rgba[SKY_CMAP_SIZE * 4];
+  const guint8 *last = rgba + 4 * (SKY_CMAP_SIZE - 1);
+
+  sky_colormap_fill (SKY_COLORMAP_GREY_R, rgba);
+  g_assert_cmpuint (rgba[0], ==, 255);   /* the lesson's gray_r: faint is white */
+  g_assert_cmpuint (last[0], ==, 0);
+  sky_colormap_fill (SKY_COLORMAP_GREY, rgba);
+  g_assert_cmpuint (rgba[1], ==, 0);
+  g_assert_cmpuint (last[1], ==, 255);
+  /* matplotlib's viridis runs from (68, 1, 84) to (253, 231, 37) and
+   * inferno from (0, 0, 4) to (252, 255, 164): the fits are within a few. */
+  sky_colormap_fill (SKY_COLORMAP_VIRIDIS, rgba);
+  g_assert_cmpint (abs (rgba[0] - 68) + abs (rgba[1] - 1) + abs (rgba[2] - 84), <=, 6);
+  g_assert_cmpint (abs (last[0] - 253) + abs (last[1] - 231) + abs (last[2] - 37), <=, 6);
+  sky_colormap_fill (SKY_COLORMAP_INFERNO, rgba);
+  g_assert_cmpint (rgba[0] + rgba[1] + rgba[2], <=, 8);
+  g_assert_cmpint (abs (last[0] - 252) + abs (last[1] - 255) + abs (last[2] - 164), <=, 8);
+  for (int c = 0; c < SKY_N_COLORMAPS; c++)
+    {
+      g_assert_cmpint (sky_colormap_from_name (sky_colormap_name (c)), ==, c);
+      sky_colormap_fill (c, rgba);
+      for (int i = 0; i < SKY_CMAP_SIZE; i++)
+        g_assert_cmpuint (rgba[4 * i + 3], ==, 255);
+    }
+  g_assert_cmpint (sky_colormap_from_name ("jet"), ==, -1);
+}
+
+static void
+test_stretch_inverse (void)
+{
+  float eq[SKY_EQ_SIZE];
+
+  /* An equalisation table that rises like a square root. */
+  for (int i = 0; i < SKY_EQ_SIZE; i++)
+    eq[i] = (float) sqrt ((double) i / (SKY_EQ_SIZE - 1));
+  for (int s = 0; s < SKY_N_STRETCHES; s++)
+    {
+      double prev = -1;
+      g_assert_cmpint (sky_stretch_from_name (sky_stretch_name (s)), ==, s);
+      g_assert_cmpfloat_with_epsilon (sky_stretch_apply (s, 0, eq), 0, 1e-9);
+      g_assert_cmpfloat_with_epsilon (sky_stretch_apply (s, 1, eq), 1, 1e-6);
+      for (double v = 0; v <= 1.0; v += 1.0 / 64)
+        {
+          double t = sky_stretch_apply (s, v, eq);
+          g_assert_cmpfloat (t, >=, prev);   /* rises */
+          prev = t;
+          g_assert_cmpfloat_with_epsilon (sky_stretch_invert (s, t, eq), v, 1e-4);
+        }
+      /* Out of the limits: clamped. */
+      g_assert_cmpfloat (sky_stretch_apply (s, -3, eq), ==, sky_stretch_apply (s, 0, eq));
+      g_assert_cmpfloat (sky_stretch_apply (s, 7, eq), ==, sky_stretch_apply (s, 1, eq));
+    }
+  /* The log stretch lifts the faint end, as DS9's with exponent 1000. */
+  g_assert_cmpfloat_with_epsilon (sky_stretch_apply (SKY_STRETCH_LOG, 0.01, NULL),
+                                  log10 (11.0) / log10 (1001.0), 1e-9);
+}
+
+/* -------------------------------------------------------- display limits */
+
+static void
+test_display_quantiles (void)
+{
+  SkyImage img = { 0 };
+  SkyDisplayStats st;
+  g_autofree float *v = g_new (float, 100000);
+
+  for (int i = 0; i < 100000; i++)
+    v[i] = i % 1000 == 7 ? NAN : (float) i;   /* a ramp with 100 blanks */
+  sky_test_image (&img, 1000, 100, v);
+  g_assert_cmpint (sky_display_stats_compute (&img, 3, &st), ==, SKY_OK);
+  g_assert_cmpint (st.nvalid, ==, 99900);
+  g_assert_cmpfloat (st.min, ==, 0);
+  g_assert_cmpfloat (st.max, ==, 99999);
+  /* Buckets are 1/128 of an octave: quantiles within half a percent. */
+  g_assert_cmpfloat (fabs (sky_display_stats_quantile (&st, 0.5) - 50000), <, 250);
+  g_assert_cmpfloat (fabs (st.hi[SKY_LIMITS_99_5] - 99750), <, 500);
+  g_assert_cmpfloat (fabs (st.lo[SKY_LIMITS_99_9] - 50), <, 2);
+  g_assert_cmpfloat (st.lo[SKY_LIMITS_MINMAX], ==, 0);
+  g_assert_cmpfloat (st.hi[SKY_LIMITS_MINMAX], ==, 99999);
+  /* The CDF rises, from 0 below the minimum to 1 above the maximum. */
+  g_assert_cmpfloat (sky_display_stats_cdf (&st, -1), ==, 0);
+  g_assert_cmpfloat (sky_display_stats_cdf (&st, 1e6), ==, 1);
+  g_assert_cmpfloat (fabs (sky_display_stats_cdf (&st, 25000) - 0.25), <, 0.005);
+  {
+    float eq[SKY_EQ_SIZE];
+    sky_display_stats_fill_eq (&st, 0, 99999, eq);
+    g_assert_cmpfloat (eq[0], ==, 0);
+    g_assert_cmpfloat_with_epsilon (eq[SKY_EQ_SIZE - 1], 1, 1e-6);
+    /* A uniform ramp equalises to a straight line. */
+    g_assert_cmpfloat (fabs (eq[SKY_EQ_SIZE / 2] - 0.5), <, 0.01);
+    for (int i = 1; i < SKY_EQ_SIZE; i++)
+      g_assert_cmpfloat (eq[i], >=, eq[i - 1]);
+  }
+  sky_display_stats_clear (&st);
+  sky_image_clear (&img);
+}
+
+static void
+test_display_negative_and_flat (void)
+{
+  SkyImage img = { 0 };
+  SkyDisplayStats st;
+  float v[64];
+
+  for (int i = 0; i < 64; i++)
+    v[i] = -1.0f - i;
+  sky_test_image (&img, 8, 8, v);
+  g_assert_cmpint (sky_display_stats_compute (&img, 1, &st), ==, SKY_OK);
+  g_assert_cmpfloat (st.min, ==, -64);
+  g_assert_cmpfloat (st.max, ==, -1);
+  g_assert_cmpfloat (fabs (sky_display_stats_quantile (&st, 0.5) + 32.5), <, 1);
+  sky_display_stats_clear (&st);
+  sky_image_clear (&img);
+
+  for (int i = 0; i < 64; i++)
+    v[i] = NAN;
+  sky_test_image (&img, 8, 8, v);
+  g_assert_cmpint (sky_display_stats_compute (&img, 1, &st), ==, SKY_OK);
+  g_assert_cmpint (st.nvalid, ==, 0);
+  g_assert_cmpfloat (st.lo[SKY_LIMITS_ZSCALE], ==, st.hi[SKY_LIMITS_ZSCALE]);
+  sky_display_stats_clear (&st);
+  sky_image_clear (&img);
+}
+
+/* Unit noise with a few bright pixels. The expected limits are astropy's
+ * ZScaleInterval(n_samples=1000).get_limits () of this very array (written
+ * out and read with numpy when this test was made): -3.2292542, 6.0780386.
+ * The lower one is the sample's minimum, the upper one the fitted slope. */
+static void
+test_zscale (void)
+{
+  SkyImage img = { 0 };
+  g_autofree float *v = g_new (float, 256 * 256);
+  g_autoptr (GRand) rand = g_rand_new_with_seed (7);
+  double lo, hi;
+
+  for (int i = 0; i < 256 * 256; i++)
+    {
+      /* Box-Muller */
+      double u = g_rand_double (rand), w = g_rand_double (rand);
+      v[i] = (float) (sqrt (-2 * log (u + 1e-300)) * cos (2 * G_PI * w));
+      if (i % 997 == 0)
+        v[i] = 1000;
+    }
+  sky_test_image (&img, 256, 256, v);
+  sky_zscale (&img, 1000, &lo, &hi);
+  g_test_message ("zscale of unit noise: %.6f .. %.6f", lo, hi);
+  g_assert_cmpfloat_with_epsilon (lo, -3.2292542, 1e-5);
+  g_assert_cmpfloat_with_epsilon (hi, 6.0780386, 1e-3);
+  sky_image_clear (&img);
+}
+
+static void
+test_pyramid (void)
+{
+  SkyImage img = { 0 };
+  SkyPyramid pyr;
+  /* 5 x 3; the last column and row fold into the last pixel of the next
+   * level, and a blank is left out of its mean. */
+  float v[15] = { 1, 2, 3, 4, 5,
+                  6, 7, 8, 9, 10,
+                  11, NAN, 13, 14, 15 };
+
+  sky_test_image (&img, 5, 3, v);
+  g_assert_cmpint (sky_pyramid_build (&img, 2, &pyr), ==, SKY_OK);
+  g_assert_cmpint (pyr.nlevels, ==, 3);
+  g_assert_cmpint (pyr.nx[1], ==, 2);
+  g_assert_cmpint (pyr.ny[1], ==, 1);
+  g_assert_cmpint (pyr.nx[2], ==, 1);
+  g_assert_cmpint (pyr.ny[2], ==, 1);
+  g_assert_true (pyr.pixels[0] == img.pixels);
+  /* (0,0): rows 0..2, columns 0..1 without the blank: (1+2+6+7+11) / 5 */
+  g_assert_cmpfloat_with_epsilon (pyr.pixels[1][0], 27.0 / 5, 1e-6);
+  /* (1,0): rows 0..2, columns 2..4 */
+  g_assert_cmpfloat_with_epsilon (pyr.pixels[1][1], (3 + 4 + 5 + 8 + 9 + 10 + 13 + 14 + 15) / 9.0,
+                                  1e-5);
+  sky_pyramid_clear (&pyr);
+
+  for (int i = 0; i < 15; i++)
+    v[i] = NAN;
+  sky_image_clear (&img);
+  sky_test_image (&img, 5, 3, v);
+  g_assert_cmpint (sky_pyramid_build (&img, 1, &pyr), ==, SKY_OK);
+  g_assert_true (isnan (pyr.pixels[2][0]));
+  sky_pyramid_clear (&pyr);
+  sky_image_clear (&img);
+}
+
+static char *
+cards (const char *const *lines)
+{
+  GString *s = g_string_new (NULL);
+  for (int i = 0; lines[i]; i++)
+    g_string_append_printf (s, "%-80s", lines[i]);
+  return g_string_free (s, FALSE);
+}
+
+static void
+test_header_flip (void)
+{
+  const char *cdelt_neg[] = { "CTYPE1  = 'RA---SIN'", "CDELT1  = -0.00138888888889", NULL };
+  const char *cdelt_pos[] = { "CTYPE1  = 'RA---SIN'", "CDELT1  =  1.0E-3", NULL };
+  const char *cd[] = { "CD1_1   =  2.0E-4", "CDELT1  = -1.0", NULL };
+  const char *pc[] = { "CDELT1  = -1.0", "PC1_1   = -1.0", NULL };
+  const char *none[] = { "BUNIT   = 'JY/BEAM '", "CDELT12 = 1", NULL };
+  g_autofree char *a = cards (cdelt_neg), *b = cards (cdelt_pos), *c = cards (cd);
+  g_autofree char *d = cards (pc), *e = cards (none);
+  int wcs;
+
+  /* CDELT1 < 0 is the usual sky: RA already grows to the left. */
+  g_assert_false (sky_header_flip_x (a, 2, &wcs));
+  g_assert_true (wcs);
+  g_assert_true (sky_header_flip_x (b, 2, &wcs));
+  g_assert_true (sky_header_flip_x (c, 2, &wcs));   /* CD wins over CDELT */
+  g_assert_true (sky_header_flip_x (d, 2, &wcs));   /* CDELT1 * PC1_1 > 0 */
+  /* No WCS: the lesson's np.fliplr. */
+  g_assert_true (sky_header_flip_x (e, 2, &wcs));
+  g_assert_false (wcs);
+  g_assert_true (sky_header_flip_x (NULL, 0, &wcs));
+  g_assert_false (wcs);
+}
+
+/* ------------------------------------------------------------------ raster */
+
+static void
+pixel (const guint8 *rgba, int w, int x, int y, guint8 out[3])
+{
+  memcpy (out, rgba + 4 * ((size_t) y * w + x), 3);
+}
+
+static void
+test_raster (void)
+{
+  SkyImage img = { 0 };
+  SkyPyramid pyr;
+  guint8 cmap[SKY_CMAP_SIZE * 4], rgba[16 * 8 * 4], c[3];
+  guint8 mask[8] = { 0, 0, 0, 0, 0, 1, 0, 0 };
+  gint32 labels[8] = { 0, 0, 0, 0, 0, 3, 0, 0 };
+  /* 4 x 2: row 0 is 0 1 2 3, row 1 is blank, 10, 10, 10. */
+  float v[8] = { 0, 1, 2, 3, NAN, 10, 10, 10 };
+  SkyRasterParams p = { 0 };
+
+  sky_test_image (&img, 4, 2, v);
+  g_assert_cmpint (sky_pyramid_build (&img, 1, &pyr), ==, SKY_OK);
+  sky_colormap_fill (SKY_COLORMAP_GREY, cmap);
+  p = (SkyRasterParams) { .width = 16, .height = 8, .fb_zoom = 4, .cx = 2, .cy = 1,
+                          .lo = 0, .hi = 3, .stretch = SKY_STRETCH_LINEAR, .cmap = cmap,
+                          .background = { 1, 2, 3 }, .blank = { 200, 100, 50 } };
+  sky_raster_render (&pyr, &p, rgba, 16 * 4, 2);
+  /* Image row 0 is at the bottom of the picture, column 0 on the left. */
+  pixel (rgba, 16, 1, 7, c);
+  g_assert_cmpuint (c[0], ==, 0);
+  pixel (rgba, 16, 14, 7, c);
+  g_assert_cmpuint (c[0], ==, 255);
+  pixel (rgba, 16, 5, 6, c);                       /* value 1 of 3 */
+  g_assert_cmpint (abs (c[0] - 85), <=, 1);
+  pixel (rgba, 16, 1, 1, c);                       /* the blank */
+  g_assert_cmpuint (c[0], ==, 200);
+  g_assert_cmpuint (c[2], ==, 50);
+  pixel (rgba, 16, 6, 1, c);                       /* 10 is above the limits */
+  g_assert_cmpuint (c[1], ==, 255);
+
+  /* Mirrored: column 0 on the right. */
+  p.flip_x = 1;
+  sky_raster_render (&pyr, &p, rgba, 16 * 4, 2);
+  pixel (rgba, 16, 14, 7, c);
+  g_assert_cmpuint (c[0], ==, 0);
+  pixel (rgba, 16, 14, 1, c);
+  g_assert_cmpuint (c[0], ==, 200);
+  p.flip_x = 0;
+
+  /* Zoomed out past the image: the background. */
+  p.fb_zoom = 1;
+  p.cx = 100;
+  sky_raster_render (&pyr, &p, rgba, 16 * 4, 1);
+  pixel (rgba, 16, 3, 3, c);
+  g_assert_cmpuint (c[0], ==, 1);
+  g_assert_cmpuint (c[2], ==, 3);
+  p.fb_zoom = 4;
+  p.cx = 2;
+
+  /* The mask tints its pixel blue; an outline edges the label at zoom 4. */
+  p.mask = mask;
+  p.labels = labels;
+  p.overlay = SKY_OVERLAY_MASK;
+  sky_raster_render (&pyr, &p, rgba, 16 * 4, 1);
+  pixel (rgba, 16, 5, 1, c);
+  g_assert_cmpuint (c[2], >, c[0]);
+  pixel (rgba, 16, 9, 1, c);
+  g_assert_cmpuint (c[2], ==, c[0]);
+  p.overlay = SKY_OVERLAY_OUTLINES;
+  sky_raster_render (&pyr, &p, rgba, 16 * 4, 1);
+  pixel (rgba, 16, 4, 1, c);                       /* the left edge of label 3 */
+  g_assert_cmpuint (c[0], ==, 255);
+  g_assert_cmpuint (c[1], ==, 204);
+  g_assert_cmpuint (c[2], ==, 0);
+  pixel (rgba, 16, 6, 1, c);                       /* its middle is not edge */
+  g_assert_cmpuint (c[2], !=, 0);
+
+  sky_pyramid_clear (&pyr);
+  sky_image_clear (&img);
+}
+
+/* ---------------------------------------------------------------- pipeline */
+
+typedef struct {
+  GMainLoop *loop;
+  SkyImageData *image;
+  GError *error;
+} LoadWait;
+
+static void
+on_loaded (GObject *source, GAsyncResult *result, gpointer data)
+{
+  LoadWait *w = data;
+  w->image = sky_image_data_load_finish (result, &w->error);
+  g_main_loop_quit (w->loop);
+}
+
+static SkyImageData *
+load (const char *path, gboolean demo, GError **error)
+{
+  LoadWait w = { g_main_loop_new (NULL, FALSE), NULL, NULL };
+  sky_image_data_load_async (path, demo, NULL, on_loaded, &w);
+  g_main_loop_run (w.loop);
+  g_main_loop_unref (w.loop);
+  if (w.error)
+    g_propagate_error (error, w.error);
+  return w.image;
+}
+
+static void
+test_load (void)
+{
+  g_autofree char *path = sky_test_tmp_path ("demo/made-on-first-use.fits");
+  g_autofree char *bad = sky_test_tmp_path ("not-fits.fits");
+  g_autofree char *truth = sky_test_tmp_path ("demo/made-on-first-use_truth.csv");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SkyImageData) image = NULL;
+
+  /* The demo is made where it is missing, with its truth file beside it. */
+  image = load (path, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_file_test (truth, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (image->image.nx, ==, 2048);
+  g_assert_true (image->is_demo);
+  g_assert_true (image->has_wcs);
+  g_assert_false (image->flip_x);   /* the synthetic field has CDELT1 < 0 */
+  g_assert_cmpstr (image->display_name, ==, "made-on-first-use.fits");
+  g_assert_cmpint (image->pyramid.nlevels, ==, 12);
+  g_assert_cmpfloat (image->stats.lo[SKY_LIMITS_99_5], <, image->stats.hi[SKY_LIMITS_99_5]);
+  g_clear_pointer (&image, sky_image_data_unref);
+
+  /* A bad file: the core's message, naming the file. */
+  g_assert_true (g_file_set_contents (bad, "no FITS here", -1, NULL));
+  image = load (bad, FALSE, &error);
+  g_assert_null (image);
+  g_assert_error (error, SKY_UI_ERROR, SKY_ERR_FORMAT);
+  g_assert_nonnull (strstr (error->message, "not-fits.fits"));
+}
+
+static SkyImageData *
+small_field (void)
+{
+  static SkyImageData *image;
+  if (image == NULL)
+    {
+      g_autofree char *path = sky_test_tmp_path ("field-512.fits");
+      SkySynthOptions opts;
+      g_autoptr (GError) error = NULL;
+
+      sky_synth_options_init (&opts);
+      opts.size = 512;
+      g_assert_cmpint (sky_synth_write (path, NULL, &opts), ==, SKY_OK);
+      image = load (path, FALSE, &error);
+      g_assert_no_error (error);
+    }
+  return image;
+}
+
+static gboolean
+close_rel (double a, double b, double tol)
+{
+  return a == b || fabs (a - b) <= tol * MAX (fabs (a), fabs (b));
+}
+
+/* The run against sky_cpu_run: bit for bit where the CPU made it, within
+ * the contract (docs/contract.md) where the GPU did. */
+static void
+assert_same_as_cpu (SkyRun *run, const SkyParams *params, gboolean exact)
+{
+  SkyResult ref = { 0 };
+  gint64 npix = run->image->image.nx * run->image->image.ny;
+  double rel = exact ? 0 : 1e-6, pix = exact ? 0 : 1e-4;
+
+  sky_test_run_cpu (&run->image->image, params, &ref);
+  g_assert_true (close_rel (run->stats.median, ref.stats.median, rel));
+  g_assert_true (close_rel (run->stats.sigma, ref.stats.sigma, rel));
+  g_assert_cmpint (run->stats.iterations, ==, ref.stats.iterations);
+  g_assert_true (close_rel (run->threshold_value, ref.threshold_value, rel));
+  g_assert_true (memcmp (run->mask, ref.mask, (size_t) npix) == 0);
+  g_assert_true (memcmp (run->labels, ref.labels, (size_t) npix * 4) == 0);
+  g_assert_cmpint (run->nsources, ==, ref.nsources);
+  g_assert_cmpint (run->catalogue.n, ==, ref.catalogue.n);
+  for (gint64 i = 0; i < ref.catalogue.n; i++)
+    {
+      g_assert_cmpfloat (fabs (run->catalogue.x[i] - ref.catalogue.x[i]), <=, pix);
+      g_assert_cmpfloat (fabs (run->catalogue.y[i] - ref.catalogue.y[i]), <=, pix);
+      g_assert_true (close_rel (run->catalogue.sum[i], ref.catalogue.sum[i], rel));
+      g_assert_cmpint (run->catalogue.npix[i], ==, ref.catalogue.npix[i]);
+    }
+  sky_result_clear (&ref);
+}
+
+static void
+test_pipeline_steps (void)
+{
+  SkyImageData *image = small_field ();
+  g_autoptr (SkyRun) clip = NULL, all = NULL, moved = NULL, again = NULL, eight = NULL;
+  g_autoptr (GError) error = NULL;
+  SkyParams params;
+
+  sky_params_init (&params);
+  clip = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_CLIP, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (clip->done, ==, SKY_STEP_CLIP);
+  g_assert_null (clip->mask);
+  g_assert_cmpfloat (clip->hist_lo, <, clip->stats.median);
+  g_assert_cmpfloat (clip->hist_hi, >, clip->threshold_value);
+
+  /* Going on from clip keeps its statistics and time. */
+  all = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, clip, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (all->done, ==, SKY_STEP_MEASURE);
+  g_assert_cmpfloat (all->cpu.clip, ==, clip->cpu.clip);
+  assert_same_as_cpu (all, &params, TRUE);
+
+  /* Asking again for what a run holds gives that run. */
+  again = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_LABEL, all, NULL, &error);
+  g_assert_true (again == all);
+
+  /* A moved threshold segments again from the same background. */
+  params.threshold = 7;
+  moved = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, all, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (moved != all);
+  g_assert_cmpfloat (moved->cpu.clip, ==, all->cpu.clip);
+  g_assert_true (moved->mask != all->mask);
+  g_assert_cmpint (moved->nsources, <, all->nsources);
+  assert_same_as_cpu (moved, &params, TRUE);
+
+  /* 8-connectivity: the mask is kept, the labels are not. */
+  params.connectivity = 8;
+  eight = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, moved, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (eight->mask == moved->mask);
+  g_assert_true (eight->labels != moved->labels);
+  assert_same_as_cpu (eight, &params, TRUE);
+}
+
+static void
+test_pipeline_cancel (void)
+{
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr (GError) error = NULL;
+  SkyParams params;
+  SkyRun *run;
+
+  sky_params_init (&params);
+  g_cancellable_cancel (cancellable);
+  run = sky_pipeline_run (small_field (), &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL,
+                          cancellable, &error);
+  g_assert_null (run);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+static void
+test_pipeline_bad_params (void)
+{
+  g_autoptr (GError) error = NULL;
+  SkyParams params;
+
+  sky_params_init (&params);
+  params.connectivity = 6;
+  g_assert_null (sky_pipeline_run (small_field (), &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE,
+                                   NULL, NULL, &error));
+  g_assert_error (error, SKY_UI_ERROR, SKY_ERR_ARGUMENT);
+}
+
+/* Both backends: the GPU's results and times next to the CPU's, and they
+ * agree; without a GPU, the backend says why and the test skips. */
+static void
+test_pipeline_gpu (void)
+{
+  g_autofree char *reason = NULL;
+  g_autoptr (SkyRun) both = NULL, gpu = NULL;
+  g_autoptr (GError) error = NULL;
+  SkyParams params;
+
+  if (!sky_backend_available (SKY_BACKEND_GPU, &reason))
+    {
+      g_assert_nonnull (reason);
+      g_test_skip (reason);
+      return;
+    }
+  sky_params_init (&params);
+  both = sky_pipeline_run (small_field (), &params, SKY_BACKEND_BOTH, SKY_STEP_MEASURE, NULL,
+                           NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (both->has_gpu);
+  for (int s = SKY_STEP_CLIP; s <= SKY_STEP_MEASURE; s++)
+    {
+      if (!both->agree[s])
+        g_test_message ("%s differs: %s", sky_step_name (s), both->gpu_note);
+      g_assert_true (both->agree[s]);
+    }
+  g_assert_cmpfloat (both->gpu_total.total, >=, both->gpu_kernel.total);
+  g_test_message ("512 x 512, ms: CPU %.3f; GPU kernels %.3f (clip %.3f segment %.3f label %.3f "
+                  "measure %.3f), with transfers %.3f", both->cpu.total, both->gpu_kernel.total,
+                  both->gpu_kernel.clip, both->gpu_kernel.segment, both->gpu_kernel.label,
+                  both->gpu_kernel.measure, both->gpu_total.total);
+  assert_same_as_cpu (both, &params, TRUE);
+
+  gpu = sky_pipeline_run (small_field (), &params, SKY_BACKEND_GPU, SKY_STEP_MEASURE, NULL,
+                          NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (gpu->done, ==, SKY_STEP_MEASURE);
+  g_assert_nonnull (gpu->labels);
+  g_assert_false (gpu->cpu.total > 0);   /* nothing ran on the CPU */
+  assert_same_as_cpu (gpu, &params, FALSE);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_setenv ("XDG_CACHE_HOME", sky_test_tmpdir (), TRUE);
+
+  g_test_add_func ("/ui/colormap/ends", test_colormap_ends);
+  g_test_add_func ("/ui/stretch/inverse", test_stretch_inverse);
+  g_test_add_func ("/ui/display/quantiles", test_display_quantiles);
+  g_test_add_func ("/ui/display/negative-and-flat", test_display_negative_and_flat);
+  g_test_add_func ("/ui/display/zscale", test_zscale);
+  g_test_add_func ("/ui/display/pyramid", test_pyramid);
+  g_test_add_func ("/ui/display/header-flip", test_header_flip);
+  g_test_add_func ("/ui/raster/pixels", test_raster);
+  g_test_add_func ("/ui/image/load", test_load);
+  g_test_add_func ("/ui/pipeline/steps", test_pipeline_steps);
+  g_test_add_func ("/ui/pipeline/cancel", test_pipeline_cancel);
+  g_test_add_func ("/ui/pipeline/bad-params", test_pipeline_bad_params);
+  g_test_add_func ("/ui/pipeline/gpu", test_pipeline_gpu);
+  return g_test_run ();
+}
