@@ -9,6 +9,7 @@ G_DEFINE_QUARK (sky-ui-error-quark, sky_ui_error)
 static void
 image_data_free (SkyImageData *data)
 {
+  sky_wcs_free (data->wcs);
   sky_pyramid_clear (&data->pyramid);
   sky_display_stats_clear (&data->stats);
   sky_image_clear (&data->image);
@@ -103,6 +104,9 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
     }
   data->flip_x = sky_header_flip_x (data->image.header, data->image.nheader_cards,
                                     &data->has_wcs);
+  /* No celestial WCS is no failure: the readout then shows pixels only. */
+  if (sky_wcs_new (&data->image, &data->wcs) != SKY_OK)
+    data->wcs = NULL;
   data->display_name = g_filename_display_basename (in->path);
   data->prepare_ms = sky_now_ms () - t0;
 

@@ -18,6 +18,8 @@ typedef struct _SkyImageData {
   char *display_name;     /* the file's name for titles and messages */
   gboolean has_wcs;
   gboolean flip_x;        /* mirror to show RA increasing to the left */
+  SkyWcs *wcs;            /* the celestial WCS, or NULL; main thread only
+                           * (wcslib keeps scratch state in it) */
   gboolean is_demo;
   double load_ms;         /* reading the file */
   double prepare_ms;      /* limits, histogram and pyramid */

@@ -9,6 +9,8 @@ struct _SkySourceTable {
   GtkScrolledWindow *scroller;
   GtkColumnView *column_view;
   GtkColumnViewColumn *id_column;
+  GtkColumnViewColumn *lng_column;
+  GtkColumnViewColumn *lat_column;
   GtkLabel *summary;
 
   GtkSortListModel *sorted;    /* owned by selection */
@@ -66,9 +68,20 @@ show_run (SkySourceTable *self)
   gint64 n = run && run->done >= SKY_STEP_MEASURE ? run->catalogue.n : 0;
   g_autofree char *text = NULL;
 
+  SkyWcs *wcs = run ? run->image->wcs : NULL;
+
   for (gint64 i = 0; i < n; i++)
-    g_ptr_array_add (rows, sky_source_new (run, i));
+    g_ptr_array_add (rows, sky_source_new (run, i, wcs));
   set_rows (self, rows);
+  /* The sky columns, named after the WCS's system (RA/Dec, glon/glat...). */
+  gtk_column_view_column_set_visible (self->lng_column, wcs != NULL);
+  gtk_column_view_column_set_visible (self->lat_column, wcs != NULL);
+  if (wcs != NULL)
+    {
+      gboolean eq = sky_wcs_system (wcs) == SKY_COORD_EQUATORIAL;
+      gtk_column_view_column_set_title (self->lng_column, eq ? "RA" : sky_wcs_lng_name (wcs));
+      gtk_column_view_column_set_title (self->lat_column, eq ? "Dec" : sky_wcs_lat_name (wcs));
+    }
   self->stale = FALSE;
   g_clear_handle_id (&self->show_timer, g_source_remove);
   if (run == NULL || run->done < SKY_STEP_MEASURE)
@@ -209,6 +222,22 @@ DEFINE_BIND (peak, "%.4g")
 DEFINE_BIND (sum, "%.4g")
 DEFINE_BIND (npix, NULL)
 
+static void
+bind_lng (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  char text[32];
+  sky_source_format_lng (gtk_list_item_get_item (item), text, sizeof text);
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+}
+
+static void
+bind_lat (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  char text[32];
+  sky_source_format_lat (gtk_list_item_get_item (item), text, sizeof text);
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+}
+
 /* ---------------------------------------------------------------- object */
 
 static void
@@ -249,6 +278,8 @@ sky_source_table_class_init (SkySourceTableClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, scroller);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, column_view);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, id_column);
+  gtk_widget_class_bind_template_child (widget_class, SkySourceTable, lng_column);
+  gtk_widget_class_bind_template_child (widget_class, SkySourceTable, lat_column);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, summary);
   gtk_widget_class_bind_template_callback (widget_class, cell_setup);
   gtk_widget_class_bind_template_callback (widget_class, bind_id);
@@ -257,6 +288,8 @@ sky_source_table_class_init (SkySourceTableClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, bind_peak);
   gtk_widget_class_bind_template_callback (widget_class, bind_sum);
   gtk_widget_class_bind_template_callback (widget_class, bind_npix);
+  gtk_widget_class_bind_template_callback (widget_class, bind_lng);
+  gtk_widget_class_bind_template_callback (widget_class, bind_lat);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BOX_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "skysourcetable");

@@ -2,20 +2,25 @@
  * expression and for the table's cells. */
 #include "sky-source.h"
 
+#include <math.h>
+
 struct _SkySource {
   GObject parent_instance;
   gint64 index;
   double x, y, peak, sum;
   gint64 npix;
+  double lng, lat;          /* degrees, NaN without a sky position */
+  gboolean equatorial;
 };
 
 G_DEFINE_FINAL_TYPE (SkySource, sky_source, G_TYPE_OBJECT)
 
-enum { PROP_0, PROP_ID, PROP_X, PROP_Y, PROP_PEAK, PROP_SUM, PROP_NPIX, N_PROPS };
+enum { PROP_0, PROP_ID, PROP_X, PROP_Y, PROP_PEAK, PROP_SUM, PROP_NPIX, PROP_LNG, PROP_LAT,
+       N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 SkySource *
-sky_source_new (SkyRun *run, gint64 index)
+sky_source_new (SkyRun *run, gint64 index, SkyWcs *wcs)
 {
   const SkyCatalogue *cat = &run->catalogue;
   SkySource *self;
@@ -28,7 +33,35 @@ sky_source_new (SkyRun *run, gint64 index)
   self->peak = cat->peak[index];
   self->sum = cat->sum[index];
   self->npix = cat->npix[index];
+  self->lng = self->lat = NAN;
+  if (wcs != NULL)
+    {
+      sky_wcs_pix2world (wcs, self->x, self->y, &self->lng, &self->lat);
+      self->equatorial = sky_wcs_system (wcs) == SKY_COORD_EQUATORIAL;
+    }
   return self;
+}
+
+void
+sky_source_format_lng (SkySource *self, char *buf, gsize size)
+{
+  if (isnan (self->lng))
+    g_strlcpy (buf, "", size);
+  else if (self->equatorial && size >= SKY_SEXAGESIMAL_SIZE)
+    sky_format_ra (self->lng, buf, size);
+  else
+    g_snprintf (buf, size, "%.5f", self->lng);
+}
+
+void
+sky_source_format_lat (SkySource *self, char *buf, gsize size)
+{
+  if (isnan (self->lat))
+    g_strlcpy (buf, "", size);
+  else if (self->equatorial && size >= SKY_SEXAGESIMAL_SIZE)
+    sky_format_dec (self->lat, buf, size);
+  else
+    g_snprintf (buf, size, "%+.5f", self->lat);
 }
 
 gint64
@@ -62,6 +95,12 @@ sky_source_get_property (GObject *object, guint prop_id, GValue *value, GParamSp
     case PROP_NPIX:
       g_value_set_int64 (value, self->npix);
       break;
+    case PROP_LNG:
+      g_value_set_double (value, self->lng);
+      break;
+    case PROP_LAT:
+      g_value_set_double (value, self->lat);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -82,6 +121,9 @@ sky_source_class_init (SkySourceClass *klass)
     g_param_spec_double ("peak", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
   properties[PROP_SUM] = g_param_spec_double ("sum", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
   properties[PROP_NPIX] = g_param_spec_int64 ("npix", NULL, NULL, 0, G_MAXINT64, 0, flags);
+  /* Degrees in the WCS's own system (RA/Dec, or galactic...), NaN without. */
+  properties[PROP_LNG] = g_param_spec_double ("lng", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
+  properties[PROP_LAT] = g_param_spec_double ("lat", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 

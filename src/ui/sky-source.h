@@ -10,8 +10,14 @@ G_BEGIN_DECLS
 #define SKY_TYPE_SOURCE (sky_source_get_type ())
 G_DECLARE_FINAL_TYPE (SkySource, sky_source, SKY, SOURCE, GObject)
 
-/* The source at catalogue index `index` of run (label index + 1). */
-SkySource *sky_source_new (SkyRun *run, gint64 index);
+/* The source at catalogue index `index` of run (label index + 1), with
+ * its centroid's sky position from wcs (NULL: none). */
+SkySource *sky_source_new (SkyRun *run, gint64 index, SkyWcs *wcs);
 gint64 sky_source_get_index (SkySource *self);
+
+/* The sky position as the table shows it: sexagesimal for RA and Dec,
+ * degrees for other systems; "" without one. */
+void sky_source_format_lng (SkySource *self, char *buf, gsize size);
+void sky_source_format_lat (SkySource *self, char *buf, gsize size);
 
 G_END_DECLS

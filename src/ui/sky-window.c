@@ -396,6 +396,23 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWi
     g_string_append (text, "blank");
   else
     g_string_append_printf (text, "%.5g %s", v, img->bunit);
+  if (self->image->wcs != NULL)
+    {
+      double lng, lat;
+      /* At the pointer itself, not the pixel's centre. */
+      if (sky_wcs_pix2world (self->image->wcs, x - 0.5, y - 0.5, &lng, &lat) == SKY_OK)
+        {
+          if (sky_wcs_system (self->image->wcs) == SKY_COORD_EQUATORIAL)
+            {
+              char ra[SKY_SEXAGESIMAL_SIZE], dec[SKY_SEXAGESIMAL_SIZE];
+              g_string_append_printf (text, "  %s %s", sky_format_ra (lng, ra, sizeof ra),
+                                      sky_format_dec (lat, dec, sizeof dec));
+            }
+          else
+            g_string_append_printf (text, "  %s %.5f %s %+.5f", sky_wcs_lng_name (self->image->wcs),
+                                    lng, sky_wcs_lat_name (self->image->wcs), lat);
+        }
+    }
   if (self->run && self->run->labels && self->run->labels[iy * img->nx + ix] > 0)
     g_string_append_printf (text, "  source %d", self->run->labels[iy * img->nx + ix]);
   gtk_label_set_text (self->readout_label, text->str);
