@@ -9,8 +9,8 @@
  *
  *   histogram  each block counts its chunk in shared memory (128 KiB of
  *              32-bit counters) into the global counts;
- *   scan       one block: bucket offsets (positions in sorted order);
- *   plan       one block: from the counts, a robust sigma (half the spread
+ *   scan, plan one block: bucket offsets (positions in sorted order), then
+ *              from the counts a robust sigma (half the spread
  *              of the 16th to 84th percentiles) and median; the tails
  *              beyond median +- 2.5 sigma, where every bound of the loop
  *              should fall, and the window of ranks every median of the
@@ -102,7 +102,8 @@ __global__ void __launch_bounds__ (kHistThreads)
 clipHistogramKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
                      uint32_t *__restrict__ block_hist, uint32_t *__restrict__ block_coarse,
                      uint32_t *__restrict__ counts, double *__restrict__ bsum,
-                     double *__restrict__ bsum2)
+                     double *__restrict__ bsum2, double *__restrict__ gsum,
+                     double *__restrict__ gsum2)
 {
   extern __shared__ uint32_t s_hist[];
   const int64_t start = (int64_t) blockIdx.x * chunk;
@@ -111,7 +112,11 @@ clipHistogramKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
   /* The bucket sums of this run start from zero (the sums kernel comes
    * after this one). */
   for (int b = blockIdx.x * blockDim.x + threadIdx.x; b < kBuckets; b += gridDim.x * blockDim.x)
-    bsum[b] = bsum2[b] = 0;
+    {
+      bsum[b] = bsum2[b] = 0;
+      if (b < kGroups)
+        gsum[b] = gsum2[b] = 0;
+    }
   for (int b = threadIdx.x; b < kBuckets; b += blockDim.x)
     s_hist[b] = 0;
   __syncthreads ();
@@ -169,88 +174,6 @@ clipHistogramKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
 }
 
 /* ----------------------------------------------------------------- scan */
-
-/* One block: bucket offsets, the scatter's cursors, the count of non-blank
- * pixels and the shift, the value of smallest magnitude in the bucket of
- * the overall median (close to it, so sums of x - shift lose nothing to an
- * offset; the CPU uses the median itself, which changes only rounding).
- * Warp w scans buckets w * 1024 .. w * 1024 + 1023 in coalesced rounds of
- * 32; it also clears the counts for the next run once it has read them. */
-__global__ void __launch_bounds__ (kScanThreads)
-clipScanKernel (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
-                uint32_t *__restrict__ cursor, uint32_t *__restrict__ coarse_cursor,
-                SkyGpuState *__restrict__ st)
-{
-  constexpr int kPerWarp = kBuckets / (kScanThreads / 32);
-  __shared__ uint32_t s_base[kScanThreads / 32 + 1];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int base = warp * kPerWarp;
-  uint32_t sum = 0;
-
-#pragma unroll 8
-  for (int i = 0; i < kPerWarp; i += 32)
-    sum += counts[base + i + lane];
-  sum = __reduce_add_sync (0xffffffffu, sum);
-  if (lane == 0)
-    s_base[warp] = sum;
-  __syncthreads ();
-  if (warp == 0)
-    {
-      uint32_t v = lane < kScanThreads / 32 ? s_base[lane] : 0, incl = v;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1)
-        {
-          uint32_t t = __shfl_up_sync (0xffffffffu, incl, o);
-          if (lane >= o)
-            incl += t;
-        }
-      __syncwarp ();
-      s_base[lane] = incl - v;
-      if (lane == 31)
-        s_base[32] = incl;
-    }
-  __syncthreads ();
-
-  const uint32_t total = s_base[32];
-  const uint32_t median_pos = total > 0 ? (total - 1) / 2 : 0;
-  uint32_t run = s_base[warp];
-  for (int i = 0; i < kPerWarp; i += 32)
-    {
-      const int b = base + i + lane;
-      const uint32_t c = counts[b];
-      uint32_t incl = c;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1)
-        {
-          uint32_t t = __shfl_up_sync (0xffffffffu, incl, o);
-          if (lane >= o)
-            incl += t;
-        }
-      const uint32_t at = run + incl - c;
-      offs[b] = at;
-      cursor[b] = at;
-      counts[b] = 0;
-      if (b % kFinePerCoarse == 0)
-        coarse_cursor[b / kFinePerCoarse] = at;
-      if (c != 0 && at <= median_pos && median_pos < at + c)
-        {
-          uint32_t key = ((uint32_t) b << kLowBits)
-                         | ((b & (1 << (SKY_CLIP_BUCKET_BITS - 1))) ? 0u : (1u << kLowBits) - 1);
-          st->shift = (double) key_float (key);
-        }
-      run += __shfl_sync (0xffffffffu, incl, 31);
-    }
-  if (threadIdx.x == 0)
-    {
-      offs[kBuckets] = total;
-      st->ninput = total;
-      st->empty = total == 0;
-      if (total == 0)
-        st->shift = 0;
-    }
-}
-
-/* -------------------------------------------------------------- scatter */
 
 /* ---------------------------------------------------------------- plan */
 
@@ -312,6 +235,90 @@ approx_value (const uint32_t *offs, uint32_t b, double k)
   return lo + (hi - lo) * fmin (fmax (f, 0.0), 1.0);
 }
 
+/* Bucket offsets (in global and shared memory), the scatter's cursors, the
+ * count of non-blank pixels and the shift, the value of smallest magnitude in the bucket of
+ * the overall median (close to it, so sums of x - shift lose nothing to an
+ * offset; the CPU uses the median itself, which changes only rounding).
+ * Warp w scans buckets w * 1024 .. w * 1024 + 1023 in coalesced rounds of
+ * 32; it also clears the counts for the next run once it has read them. */
+__device__ void
+scan_counts (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
+             uint32_t *__restrict__ cursor, uint32_t *__restrict__ coarse_cursor,
+             SkyGpuState *__restrict__ st, uint32_t *s_offs)
+{
+  constexpr int kPerWarp = kBuckets / (kScanThreads / 32);
+  __shared__ uint32_t s_base[kScanThreads / 32 + 1];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int base = warp * kPerWarp;
+  uint32_t sum = 0;
+
+#pragma unroll 8
+  for (int i = 0; i < kPerWarp; i += 32)
+    sum += counts[base + i + lane];
+  sum = __reduce_add_sync (0xffffffffu, sum);
+  if (lane == 0)
+    s_base[warp] = sum;
+  __syncthreads ();
+  if (warp == 0)
+    {
+      uint32_t v = lane < kScanThreads / 32 ? s_base[lane] : 0, incl = v;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1)
+        {
+          uint32_t t = __shfl_up_sync (0xffffffffu, incl, o);
+          if (lane >= o)
+            incl += t;
+        }
+      __syncwarp ();
+      s_base[lane] = incl - v;
+      if (lane == 31)
+        s_base[32] = incl;
+    }
+  __syncthreads ();
+
+  const uint32_t total = s_base[32];
+  const uint32_t median_pos = total > 0 ? (total - 1) / 2 : 0;
+  uint32_t run = s_base[warp];
+  for (int i = 0; i < kPerWarp; i += 32)
+    {
+      const int b = base + i + lane;
+      const uint32_t c = counts[b];
+      uint32_t incl = c;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1)
+        {
+          uint32_t t = __shfl_up_sync (0xffffffffu, incl, o);
+          if (lane >= o)
+            incl += t;
+        }
+      const uint32_t at = run + incl - c;
+      offs[b] = at;
+      s_offs[b] = at;
+      cursor[b] = at;
+      counts[b] = 0;
+      if (b % kFinePerCoarse == 0)
+        coarse_cursor[b / kFinePerCoarse] = at;
+      if (c != 0 && at <= median_pos && median_pos < at + c)
+        {
+          uint32_t key = ((uint32_t) b << kLowBits)
+                         | ((b & (1 << (SKY_CLIP_BUCKET_BITS - 1))) ? 0u : (1u << kLowBits) - 1);
+          st->shift = (double) key_float (key);
+        }
+      run += __shfl_sync (0xffffffffu, incl, 31);
+    }
+  if (threadIdx.x == 0)
+    {
+      offs[kBuckets] = total;
+      s_offs[kBuckets] = total;
+      st->ninput = total;
+      st->empty = total == 0;
+      if (total == 0)
+        st->shift = 0;
+    }
+}
+
+/* -------------------------------------------------------------- scatter */
+
 /* The bucket that holds sorted position r: binary search in offsets. */
 __device__ __forceinline__ uint32_t
 bucket_at (uint32_t r, const uint32_t *offs)
@@ -329,19 +336,20 @@ bucket_at (uint32_t r, const uint32_t *offs)
   return lo;
 }
 
-/* One block: decides what the gather takes (see the top of this file), or
- * that the full path should run; points the cursors of gathered buckets at
- * their places in the gathered array. The offsets sit in shared memory. */
+/* One block: the scan of the counts, then the plan: what the gather takes
+ * (see the top of this file), or that the full path should run; points the
+ * cursors of gathered buckets at their places in the gathered array. The
+ * offsets stay in shared memory between the two. */
 __global__ void __launch_bounds__ (kPlanThreads)
-clipPlanKernel (const uint32_t *__restrict__ offs, uint32_t *__restrict__ cursor,
-                const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st)
+clipScanPlanKernel (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
+                    uint32_t *__restrict__ cursor, uint32_t *__restrict__ coarse_cursor,
+                    const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st)
 {
   extern __shared__ uint32_t s_offs[];
   __shared__ Plan s_plan;
   __shared__ int s_ok;
 
-  for (int b = threadIdx.x; b <= kBuckets; b += blockDim.x)
-    s_offs[b] = offs[b];
+  scan_counts (counts, offs, cursor, coarse_cursor, st, s_offs);
   __syncthreads ();
   const uint32_t total = s_offs[kBuckets];
 
@@ -502,6 +510,38 @@ for_chunk (const float *__restrict__ in, int64_t start, int64_t end, F f)
     }
 }
 
+/* s_pos[b] = the block's place in bucket b, reserved with one global
+ * atomic per bucket that needs one (take (b, count)). The loads and the
+ * atomics of eight buckets are all in flight before any result is used:
+ * one by one, each would wait out a round trip to L2. */
+template <typename Take>
+__device__ __forceinline__ void
+reserve_places (const uint32_t *row, uint32_t *__restrict__ cursor, uint32_t *s_pos,
+                Take take)
+{
+  constexpr int kAtOnce = 8;
+  for (int b0 = threadIdx.x; b0 < kBuckets; b0 += kAtOnce * blockDim.x)
+    {
+      uint32_t c[kAtOnce], at[kAtOnce];
+#pragma unroll
+      for (int i = 0; i < kAtOnce; i++)
+        {
+          const int b = b0 + i * blockDim.x;
+          c[i] = b < kBuckets ? row[b] : 0;
+        }
+#pragma unroll
+      for (int i = 0; i < kAtOnce; i++)
+        {
+          const int b = b0 + i * blockDim.x;
+          at[i] = c[i] != 0 && take (b) ? atomicAdd (&cursor[b], c[i]) : 0;
+        }
+#pragma unroll
+      for (int i = 0; i < kAtOnce; i++)
+        if (b0 + i * blockDim.x < kBuckets)
+          s_pos[b0 + i * blockDim.x] = at[i];
+    }
+}
+
 /* Gather: each block reserves its share of each gathered bucket's place in
  * the gathered array with one global atomic (from its counts kept by the
  * histogram pass, same chunks), and places its gathered values in one pass
@@ -524,11 +564,8 @@ clipGatherKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
   const double shift = st->shift;
   double cs = 0, cs2 = 0;
 
-  for (int b = threadIdx.x; b < kBuckets; b += blockDim.x)
-    {
-      const uint32_t c = block_hist[(size_t) blockIdx.x * kBuckets + b];
-      s_pos[b] = c != 0 && is_gathered (p, b) ? atomicAdd (&cursor[b], c) : 0;
-    }
+  reserve_places (block_hist + (size_t) blockIdx.x * kBuckets, cursor, s_pos,
+                  [&] (uint32_t b) { return is_gathered (p, b); });
   __syncthreads ();
   for_chunk (image, start, end, [&] (float v, bool valid) {
     uint32_t b = valid && !isnan (v) ? bucket_of (v) : kNone;
@@ -566,6 +603,7 @@ clipPartitionKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
                      uint32_t *__restrict__ coarse_cursor, float *__restrict__ tmp,
                      const uint32_t *__restrict__ offs, uint32_t *__restrict__ cursor,
                      double *__restrict__ bsum, double *__restrict__ bsum2,
+                     double *__restrict__ gsum, double *__restrict__ gsum2,
                      SkyGpuState *__restrict__ st)
 {
   __shared__ uint32_t s_pos[kCoarse];
@@ -581,6 +619,8 @@ clipPartitionKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
     {
       cursor[b] = offs[b];
       bsum[b] = bsum2[b] = 0;
+      if (b < kGroups)
+        gsum[b] = gsum2[b] = 0;
     }
   if (blockIdx.x == 0 && threadIdx.x == 0)
     {
@@ -627,12 +667,7 @@ clipScatterKernel (const float *__restrict__ tmp, const SkyGpuState *__restrict_
   __syncthreads ();
   for_chunk (tmp, start, end, [&] (float v, bool valid) { count_fine (v, valid, s_pos, lane); });
   __syncthreads ();
-  for (int b = threadIdx.x; b < kBuckets; b += blockDim.x)
-    {
-      uint32_t c = s_pos[b];
-      if (c != 0)
-        s_pos[b] = atomicAdd (&cursor[b], c);
-    }
+  reserve_places (s_pos, cursor, s_pos, [] (uint32_t) { return true; });
   __syncthreads ();
   for_chunk (tmp, start, end, [&] (float v, bool valid) {
     place_value<kLowBits> (v, valid, s_pos, values, lane);
@@ -1227,12 +1262,12 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
 void
 sky_gpu_clip_geometry (const SkyGpu *gpu, int64_t n, int *blocks, int64_t *chunk)
 {
-  /* At least 65536 pixels a block, so that clearing, flushing and keeping
+  /* At least 32768 pixels a block, so that clearing, flushing and keeping
    * the block's 128 KiB histogram stays small beside counting; at most one
    * block per multiprocessor (the histogram fills its shared memory). The
    * kept histograms (blocks * 32768 counts) fit in d_work, which holds
    * the pixel count rounded up to 32768. */
-  int64_t b = (n + 65535) / 65536;
+  int64_t b = (n + 32767) / 32768;
 
   if (b > gpu->nsm)
     b = gpu->nsm;
@@ -1254,7 +1289,7 @@ sky_gpu_clip_prepare (SkyGpu *gpu)
                                   (int) kLoopSmem));
   SKY_CUDA (cudaFuncSetAttribute (clipGatherKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int) kHistSmem));
-  SKY_CUDA (cudaFuncSetAttribute (clipPlanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  SKY_CUDA (cudaFuncSetAttribute (clipScanPlanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int) kLoopSmem));
   return SKY_OK;
 }
@@ -1273,11 +1308,10 @@ sky_gpu_clip_enqueue (SkyGpu *gpu, int64_t n)
    * after each run reads it. The block histograms sit in d_work, free
    * until the full path (if any) or the labelling. */
   SKY_LAUNCH (clipHistogramKernel, blocks, kHistThreads, kHistSmem, s, gpu->d_image, n, chunk,
-              gpu->d_work, gpu->d_block_coarse, gpu->d_counts, gpu->d_bsum, gpu->d_bsum2);
-  SKY_LAUNCH (clipScanKernel, 1, kScanThreads, 0, s, gpu->d_counts, gpu->d_offs, gpu->d_cursor,
-              gpu->d_coarse_cursor, gpu->d_state);
-  SKY_LAUNCH (clipPlanKernel, 1, kPlanThreads, kLoopSmem, s, gpu->d_offs, gpu->d_cursor,
-              gpu->d_params, gpu->d_state);
+              gpu->d_work, gpu->d_block_coarse, gpu->d_counts, gpu->d_bsum, gpu->d_bsum2,
+              gpu->d_gsum, gpu->d_gsum2);
+  SKY_LAUNCH (clipScanPlanKernel, 1, kPlanThreads, kLoopSmem, s, gpu->d_counts, gpu->d_offs,
+              gpu->d_cursor, gpu->d_coarse_cursor, gpu->d_params, gpu->d_state);
   SKY_LAUNCH (clipGatherKernel, blocks, kHistThreads, kHistSmem, s, gpu->d_image, n, chunk,
               gpu->d_work, gpu->d_cursor, gathered, gpu->d_state);
   SKY_LAUNCH (clipSumsKernel, (unsigned) sum_blocks, kSumThreads, 0, s, gathered, gpu->d_state, 0,
@@ -1290,7 +1324,7 @@ sky_gpu_clip_enqueue (SkyGpu *gpu, int64_t n)
   /* The full path: each kernel returns at once unless the plan missed. */
   SKY_LAUNCH (clipPartitionKernel, blocks, kHistThreads, 0, s, gpu->d_image, n, chunk,
               gpu->d_block_coarse, gpu->d_coarse_cursor, gathered, gpu->d_offs, gpu->d_cursor,
-              gpu->d_bsum, gpu->d_bsum2, gpu->d_state);
+              gpu->d_bsum, gpu->d_bsum2, gpu->d_gsum, gpu->d_gsum2, gpu->d_state);
   SKY_LAUNCH (clipScatterKernel, blocks, kHistThreads, kHistSmem, s, gathered, gpu->d_state,
               gpu->d_cursor, values);
   SKY_LAUNCH (clipSumsKernel, (unsigned) sum_blocks, kSumThreads, 0, s, values, gpu->d_state, 1,
