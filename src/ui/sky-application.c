@@ -3,7 +3,9 @@
  * Every operation a script may want is an application action, so that it
  * is on D-Bus (org.gtk.Actions at /io/github/skysift/SkySift) and its state
  * is readable with Describe:
- *   open (s)            state: the image shown
+ *   open (s)            PATH, or PATH[HDU] or PATH[HDU,PLANE] for another
+ *                       HDU (1-based) or plane (0-based) of a cube;
+ *                       state: the image shown
  *   backend (s)         cpu, gpu or both; state: the backend in use
  *   run (s)             clip, segment, label, measure or all;
  *                       state: the step whose result is shown
@@ -106,14 +108,48 @@ absolute_path (const char *path)
 
 /* --------------------------------------------------------------- actions */
 
+/* "PATH", or "PATH[HDU]" or "PATH[HDU,PLANE]" (HDU 1-based, PLANE 0-based)
+ * for another HDU or plane of a cube, as FITS tools write it, unless PATH
+ * with its brackets is itself a file. */
+static gboolean
+split_plane (const char *text, char **path, int *hdu, gint64 *plane)
+{
+  g_autoptr (GRegex) re = g_regex_new ("^(.+)\\[\\s*(\\d+)\\s*(?:,\\s*(\\d+)\\s*)?\\]$", 0,
+                                      0, NULL);
+  g_autoptr (GMatchInfo) m = NULL;
+  g_autofree char *abs = absolute_path (text);
+
+  *hdu = 0;
+  *plane = 0;
+  if (g_file_test (abs, G_FILE_TEST_EXISTS) || !g_regex_match (re, text, 0, &m))
+    {
+      *path = g_steal_pointer (&abs);
+      return FALSE;
+    }
+  {
+    g_autofree char *file = g_match_info_fetch (m, 1);
+    g_autofree char *h = g_match_info_fetch (m, 2);
+    g_autofree char *p = g_match_info_fetch (m, 3);
+    *path = absolute_path (file);
+    *hdu = (int) g_ascii_strtoll (h, NULL, 10);
+    *plane = p && *p ? g_ascii_strtoll (p, NULL, 10) : 0;
+  }
+  return TRUE;
+}
+
 static void
 action_open (GSimpleAction *action, GVariant *param, gpointer data)
 {
   SkyApplication *self = data;
-  g_autofree char *path = absolute_path (g_variant_get_string (param, NULL));
   SkyWindow *window = main_window (self);
+  g_autofree char *path = NULL;
+  gint64 plane;
+  int hdu;
 
-  sky_window_open (window, path, FALSE);
+  if (split_plane (g_variant_get_string (param, NULL), &path, &hdu, &plane))
+    sky_window_open_plane (window, path, hdu, plane);
+  else
+    sky_window_open (window, path, FALSE);
   gtk_window_present (GTK_WINDOW (window));
 }
 
@@ -381,11 +417,20 @@ sky_application_open (GApplication *app, GFile **files, int n_files, const char 
   SkyApplication *self = SKY_APPLICATION (app);
   SkyWindow *window = main_window (self);
 
-  /* One window shows one image: the last file named is the one that stays. */
+  /* One window shows one image: the last file named is the one that stays.
+   * FILE[HDU] and FILE[HDU,PLANE] pick another HDU or plane. */
   for (int i = 0; i < n_files; i++)
     {
-      g_autofree char *path = g_file_get_path (files[i]);
-      if (path)
+      g_autofree char *given = g_file_get_path (files[i]);
+      g_autofree char *path = NULL;
+      gint64 plane;
+      int hdu;
+
+      if (given == NULL)
+        continue;
+      if (split_plane (given, &path, &hdu, &plane))
+        sky_window_open_plane (window, path, hdu, plane);
+      else
         sky_window_open (window, path, FALSE);
     }
   gtk_window_present (GTK_WINDOW (window));

@@ -36,6 +36,7 @@ sky_image_data_demo_path (void)
 
 typedef struct {
   char *path;
+  SkyLoadOptions opts;
   gboolean make_demo;
 } LoadInput;
 
@@ -84,7 +85,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   data->is_demo = in->make_demo;
 
   t0 = sky_now_ms ();
-  ret = sky_image_load (in->path, NULL, &data->image);
+  ret = sky_image_load (in->path, &in->opts, &data->image);
   data->load_ms = sky_now_ms () - t0;
   if (ret != SKY_OK)
     {
@@ -115,6 +116,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
 
 void
 sky_image_data_load_async (const char *path,
+                           const SkyLoadOptions *opts,
                            gboolean make_demo,
                            GCancellable *cancellable,
                            GAsyncReadyCallback callback,
@@ -126,6 +128,8 @@ sky_image_data_load_async (const char *path,
   g_return_if_fail (path != NULL);
 
   in->path = g_strdup (path);
+  if (opts)
+    in->opts = *opts;
   in->make_demo = make_demo;
   task = g_task_new (NULL, cancellable, callback, user_data);
   g_task_set_source_tag (task, sky_image_data_load_async);

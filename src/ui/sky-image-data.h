@@ -35,12 +35,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyImageData, sky_image_data_unref)
 #define SKY_UI_ERROR (sky_ui_error_quark ())
 GQuark sky_ui_error_quark (void);
 
-/* Loads path (the first HDU with an image) on a worker thread. With
+/* Loads the image of path on a worker thread: the HDU and plane of opts,
+ * or with opts NULL, plane 0 of the first HDU with an image. With
  * make_demo, a missing file is first made with sky_synth_write: that is how
  * the demo image comes to be in the cache directory. Errors are in
  * SKY_UI_ERROR with the core's status as code and its message, which names
  * the file and the reason. */
 void sky_image_data_load_async (const char *path,
+                                const SkyLoadOptions *opts,
                                 gboolean make_demo,
                                 GCancellable *cancellable,
                                 GAsyncReadyCallback callback,

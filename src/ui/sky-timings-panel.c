@@ -16,6 +16,7 @@ struct _SkyTimingsPanel {
 
   GtkLabel *cells[N_ROWS][N_VALUES];
   SkyRun *run;
+  char *no_gpu;     /* why there is no GPU, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (SkyTimingsPanel, sky_timings_panel, GTK_TYPE_WIDGET)
@@ -27,6 +28,8 @@ sky_timings_panel_new (void)
 {
   return g_object_new (SKY_TYPE_TIMINGS_PANEL, NULL);
 }
+
+static void show_note (SkyTimingsPanel *self);
 
 static double
 step_time (const SkyStepTimes *t, int row)
@@ -59,9 +62,13 @@ sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
       gboolean done = run && (r == N_ROWS - 1 ? run->done >= SKY_STEP_CLIP : (int) run->done >= r + 1);
       char text[64];
 
-      if (done)
+      /* The GPU backend alone runs nothing on the CPU: no CPU figures. */
+      gboolean cpu_ran = done && run->backend != SKY_BACKEND_GPU;
+      gboolean both = cpu_ran && run->has_gpu;
+
+      if (cpu_ran)
         g_snprintf (text, sizeof text, "%.2f", step_time (&run->cpu, r));
-      set_cell (self, r, 0, done ? text : "–");
+      set_cell (self, r, 0, cpu_ran ? text : "–");
       if (done && run->has_gpu)
         {
           double cpu = step_time (&run->cpu, r), gpu = step_time (&run->gpu_total, r);
@@ -69,9 +76,11 @@ sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
           set_cell (self, r, 1, text);
           g_snprintf (text, sizeof text, "%.2f", gpu);
           set_cell (self, r, 2, text);
-          g_snprintf (text, sizeof text, gpu > 0 ? "%.1f×" : "–", cpu / gpu);
-          set_cell (self, r, 3, text);
-          set_cell (self, r, 4, r == N_ROWS - 1 ? "" : run->agree[r + 1] ? "yes" : "NO");
+          if (both && gpu > 0)
+            g_snprintf (text, sizeof text, "%.1f×", cpu / gpu);
+          set_cell (self, r, 3, both && gpu > 0 ? text : "–");
+          set_cell (self, r, 4, !both ? "–" : r == N_ROWS - 1 ? "" : run->agree[r + 1] ? "yes"
+                                : "NO");
         }
       else
         for (int c = 1; c < N_VALUES; c++)
@@ -91,13 +100,30 @@ sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
       gtk_label_set_text (self->caption, text);
     }
   gtk_widget_queue_draw (GTK_WIDGET (self->chart));
+  show_note (self);
+}
+
+/* Under the table: why there is no GPU, or what differs between the
+ * backends of a run on both. */
+static void
+show_note (SkyTimingsPanel *self)
+{
+  g_autofree char *text = NULL;
+
+  if (self->run && self->run->has_gpu && self->run->gpu_note)
+    text = g_strdup_printf ("The backends differ: %s", self->run->gpu_note);
+  else if (!(self->run && self->run->has_gpu) && self->no_gpu)
+    text = g_strdup (self->no_gpu);
+  gtk_label_set_text (self->gpu_note, text ? text : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->gpu_note), text != NULL);
 }
 
 void
 sky_timings_panel_set_gpu_note (SkyTimingsPanel *self, const char *note)
 {
-  gtk_label_set_text (self->gpu_note, note ? note : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->gpu_note), note && *note);
+  g_free (self->no_gpu);
+  self->no_gpu = note && *note ? g_strdup (note) : NULL;
+  show_note (self);
 }
 
 /* Bars per step: CPU, and where there is one, the GPU with and without its
@@ -134,13 +160,16 @@ draw_chart (GtkDrawingArea *area, cairo_t *cr, int w, int h, gpointer data)
       cairo_move_to (cr, 0, y + row_h / 2 + 4);
       cairo_show_text (cr, row_names[r]);
 
-      cairo_set_source_rgb (cr, 0.25, 0.5, 0.85);
-      cairo_rectangle (cr, label_w, y + 2, MAX (step_time (&run->cpu, r) * scale, 1), bar_h);
-      cairo_fill (cr);
-      gdk_cairo_set_source_rgba (cr, &fg);
-      g_snprintf (text, sizeof text, "%.1f", step_time (&run->cpu, r));
-      cairo_move_to (cr, label_w + step_time (&run->cpu, r) * scale + 4, y + 2 + bar_h - 2);
-      cairo_show_text (cr, text);
+      if (run->backend != SKY_BACKEND_GPU)
+        {
+          cairo_set_source_rgb (cr, 0.25, 0.5, 0.85);
+          cairo_rectangle (cr, label_w, y + 2, MAX (step_time (&run->cpu, r) * scale, 1), bar_h);
+          cairo_fill (cr);
+          gdk_cairo_set_source_rgba (cr, &fg);
+          g_snprintf (text, sizeof text, "%.1f", step_time (&run->cpu, r));
+          cairo_move_to (cr, label_w + step_time (&run->cpu, r) * scale + 4, y + 2 + bar_h - 2);
+          cairo_show_text (cr, text);
+        }
       if (run->has_gpu)
         {
           double yg = y + 3 + bar_h;
@@ -170,6 +199,7 @@ sky_timings_panel_dispose (GObject *object)
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))))
     gtk_widget_unparent (child);
   g_clear_pointer (&self->run, sky_run_unref);
+  g_clear_pointer (&self->no_gpu, g_free);
   G_OBJECT_CLASS (sky_timings_panel_parent_class)->dispose (object);
 }
 

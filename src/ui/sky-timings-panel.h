@@ -13,7 +13,8 @@ G_DECLARE_FINAL_TYPE (SkyTimingsPanel, sky_timings_panel, SKY, TIMINGS_PANEL, Gt
 
 GtkWidget *sky_timings_panel_new (void);
 void sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run);
-/* What the GPU columns stand for here: a device, or why there is none. */
+/* Why there is no GPU here (NULL: there is one), shown under the table
+ * when the run has no GPU figures. */
 void sky_timings_panel_set_gpu_note (SkyTimingsPanel *self, const char *note);
 
 G_END_DECLS

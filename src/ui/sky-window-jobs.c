@@ -294,11 +294,12 @@ start_open (SkyWindow *self, SkyJob *job)
                                              ? "Making the demo image %s…" : "Opening %s…",
                                              name);
   JobContext *ctx = job_context_new (self);
+  SkyLoadOptions opts = { job->hdu, job->plane };
 
   /* The first frame is timed from the moment the user asked. */
   ctx->t0_us = job->queued_us;
   sky_window_set_status (self, status);
-  sky_image_data_load_async (job->path, job->is_demo, self->cancellable, on_loaded, ctx);
+  sky_image_data_load_async (job->path, &opts, job->is_demo, self->cancellable, on_loaded, ctx);
 }
 
 /* ------------------------------------------------------------------- run */
@@ -354,7 +355,16 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer data)
     {
       g_autofree char *status = NULL;
       sky_window_apply_run (self, run, ctx->step);
-      if (run->done >= SKY_STEP_MEASURE)
+      if (run->done >= SKY_STEP_MEASURE && run->backend == SKY_BACKEND_GPU)
+        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; the four steps took %.2f ms on "
+                                  "the GPU, %.2f ms with the transfers", run->nsources,
+                                  run->gpu_kernel.total, run->gpu_total.total);
+      else if (run->done >= SKY_STEP_MEASURE && run->has_gpu)
+        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; CPU %.1f ms, GPU %.2f ms with "
+                                  "the transfers; %s", run->nsources, run->cpu.total,
+                                  run->gpu_total.total,
+                                  run->gpu_note ? "the results DIFFER (Timings)" : "same results");
+      else if (run->done >= SKY_STEP_MEASURE)
         status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; the four steps took %.1f ms on "
                                   "the CPU", run->nsources, run->cpu.total);
       else if (run->done >= SKY_STEP_LABEL)

@@ -27,6 +27,8 @@ typedef struct {
   SkyJobKind kind;
   char *path;
   gboolean is_demo;
+  int hdu;              /* open: 1-based, 0 for the first with an image */
+  gint64 plane;         /* open: 0-based plane of a cube */
   SkyStep step;
   double zoom;          /* screenshots: scale of the picture, 0 for 1 */
   gint64 queued_us;     /* when it was asked for (a threshold move's start) */

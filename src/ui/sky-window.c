@@ -35,6 +35,18 @@ sky_window_open (SkyWindow *self, const char *path, gboolean is_demo)
 }
 
 void
+sky_window_open_plane (SkyWindow *self, const char *path, int hdu, gint64 plane)
+{
+  SkyJob *job;
+
+  g_return_if_fail (SKY_IS_WINDOW (self));
+  job = sky_window_job_new (SKY_JOB_OPEN, path, SKY_STEP_NONE);
+  job->hdu = hdu;
+  job->plane = plane;
+  sky_window_queue_job (self, job);
+}
+
+void
 sky_window_run (SkyWindow *self, SkyStep until)
 {
   g_return_if_fail (SKY_IS_WINDOW (self));
@@ -287,10 +299,16 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
   gtk_label_set_text (self->stats_label, "Run clip to measure the background.");
 
   gtk_label_set_text (self->title_label, image->display_name);
-  subtitle = g_strdup_printf ("%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "%s%s, HDU %d%s%s",
-                              img->nx, img->ny, img->bunit[0] ? ", " : "", img->bunit, img->hdu,
-                              image->has_wcs ? "" : ", no WCS",
-                              image->is_demo ? " (demo)" : "");
+  {
+    g_autofree char *plane = img->nplanes > 1
+      ? g_strdup_printf (", plane %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT, img->plane,
+                         img->nplanes)
+      : g_strdup ("");
+    subtitle = g_strdup_printf ("%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "%s%s, HDU %d%s%s%s",
+                                img->nx, img->ny, img->bunit[0] ? ", " : "", img->bunit,
+                                img->hdu, plane, image->has_wcs ? "" : ", no WCS",
+                                image->is_demo ? " (demo)" : "");
+  }
   gtk_label_set_text (self->subtitle_label, subtitle);
   gtk_window_set_title (GTK_WINDOW (self), image->display_name);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->flip_button),
@@ -473,6 +491,12 @@ sky_window_describe (SkyWindow *self)
 
   g_string_append (out, "\"image\": ");
   json_string (out, self->image_path);
+  if (self->image)
+    g_string_append_printf (out, ", \"hdu\": %d, \"plane\": %" G_GINT64_FORMAT
+                            ", \"nplanes\": %" G_GINT64_FORMAT ", \"shape\": [%" G_GINT64_FORMAT
+                            ", %" G_GINT64_FORMAT "]", self->image->image.hdu,
+                            self->image->image.plane, self->image->image.nplanes,
+                            self->image->image.ny, self->image->image.nx);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
                           self->current || !g_queue_is_empty (&self->jobs) ? "true" : "false",
                           g_queue_get_length (&self->jobs));

@@ -23,6 +23,9 @@ void sky_window_set_start_time (SkyWindow *self, gint64 start_us);
  * not there yet. Failures are shown in a dialog naming the file and reason,
  * and leave what the window had. */
 void sky_window_open (SkyWindow *self, const char *path, gboolean is_demo);
+/* Opens a given HDU (1-based; 0: the first with an image) and plane
+ * (0-based, of a cube). */
+void sky_window_open_plane (SkyWindow *self, const char *path, int hdu, gint64 plane);
 void sky_window_run (SkyWindow *self, SkyStep until);
 void sky_window_export_catalogue (SkyWindow *self, const char *path);
 void sky_window_export_view (SkyWindow *self, const char *path);
