@@ -98,6 +98,40 @@ def luminance(rgb):
     return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]
 
 
+# ------------------------------------------------------ FITS by hand
+
+def _card(key, value=None):
+    if value is None:
+        return f"{key:<80}"
+    if isinstance(value, bool):
+        text = f"{'T' if value else 'F':>20}"
+    elif isinstance(value, int):
+        text = f"{value:>20}"
+    else:
+        text = f"'{value:<8}'"
+    return f"{key:<8}= {text}".ljust(80)
+
+
+def _block(cards):
+    text = "".join(cards) + "END".ljust(80)
+    return (text + " " * (-len(text) % 2880)).encode("ascii")
+
+
+def write_cube(path, nx, ny, nz):
+    """An empty primary HDU, then a float32 cube whose plane k holds
+    k + x / 1000 + y / 1e6: HDU 2, planes 0..nz-1."""
+    primary = _block([_card("SIMPLE", True), _card("BITPIX", 8), _card("NAXIS", 0),
+                      _card("EXTEND", True)])
+    ext = _block([_card("XTENSION", "IMAGE"), _card("BITPIX", -32), _card("NAXIS", 3),
+                  _card("NAXIS1", nx), _card("NAXIS2", ny), _card("NAXIS3", nz),
+                  _card("PCOUNT", 0), _card("GCOUNT", 1), _card("BUNIT", "K")])
+    data = b"".join(struct.pack(">f", k + x / 1000 + y / 1e6)
+                    for k in range(nz) for y in range(ny) for x in range(nx))
+    data += b"\0" * (-len(data) % 2880)
+    with open(path, "wb") as f:
+        f.write(primary + ext + data)
+
+
 # ---------------------------------------------------------------- D-Bus
 
 class App:
@@ -252,6 +286,23 @@ def inner(tap):
         assert st["image"] == facts["demo"]["image"], "a failed open replaced the image"
         print(f"# message: {st['last_error']}")
     tap.check("a bad file gives a message naming it and keeps the image", bad_files)
+
+    def cube():
+        need(facts.get("demo"), "the app did not start")
+        path = os.path.join(work, "cube.fits")
+        write_cube(path, 64, 48, 3)
+        app.activate("open", gv_string(path + "[2,1]"))
+        st = app.wait_idle()
+        assert st["image"] == path, f"the app shows {st['image']!r}: {st['last_error']}"
+        assert (st["hdu"], st["plane"], st["nplanes"]) == (2, 1, 3), st
+        assert st["shape"] == [48, 64], st["shape"]
+        app.activate("open", gv_string(path + "[2,7]"))
+        st = app.wait_idle()
+        assert "cube.fits" in st["last_error"] and st["plane"] == 1, \
+            f"plane 7 of 3: {st['last_error']!r}, plane {st['plane']}"
+        print(f"# message: {st['last_error']}")
+    tap.check("app.open FILE[HDU,PLANE] opens a plane of a cube; a missing plane is refused",
+              cube)
 
     def open_gc():
         need(facts.get("demo"), "the app did not start")
