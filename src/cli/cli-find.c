@@ -1,6 +1,9 @@
 /* skysift-cli find: load an image, run the four steps, report and export. */
 #include "cli.h"
 #include "sky-cpu.h"
+#ifdef SKYSIFT_HAVE_CUDA
+#include "cli-gpu.h"
+#endif
 
 #include <getopt.h>
 #include <math.h>
@@ -13,7 +16,9 @@ static const char find_usage[] =
   "\n"
   "Kappa-sigma clips the background, keeps the pixels above a threshold,\n"
   "labels the connected sources and measures them.\n"
-  "  --backend cpu        where to run (cpu; gpu where built with CUDA)\n"
+  "  --backend B          cpu (default), gpu, or both: run each and print one table\n"
+  "                       of step times and speedups and whether the results agree\n"
+  "                       (exit status 1 if they differ); gpu fails without a device\n"
   "  --clip-kappa K       clip at median +- K sigma (default 3)\n"
   "  --max-iter N         at most N clipping passes (default 0: until stable)\n"
   "  --threshold T        source pixels are > T sigma (default 5)\n"
@@ -140,13 +145,10 @@ parse_find_args (int argc, char **argv, FindArgs *a)
       cli_error ("%s", sky_last_error ());
       return CLI_EXIT_USAGE;
     }
-  if (strcmp (a->backend, "cpu") != 0)
+  if (strcmp (a->backend, "cpu") != 0 && strcmp (a->backend, "gpu") != 0
+      && strcmp (a->backend, "both") != 0)
     {
-      if (strcmp (a->backend, "gpu") == 0 || strcmp (a->backend, "both") == 0)
-        cli_error ("--backend %s: this build has no GPU backend (built without CUDA)",
-                   a->backend);
-      else
-        cli_error ("--backend: '%s' is not one of cpu, gpu, both", a->backend);
+      cli_error ("--backend: '%s' is not one of cpu, gpu, both", a->backend);
       return CLI_EXIT_USAGE;
     }
   return 0;
@@ -268,9 +270,33 @@ cli_find (int argc, char **argv)
   SkyStepTimes best;
   double t0, load_ms;
   int ret = parse_find_args (argc, argv, &a);
+  int want_cpu, want_gpu, gpu_ok = 0;
+  char gpu_why[512] = "";
+#ifdef SKYSIFT_HAVE_CUDA
+  CliGpuRun gpu_run = { 0 };
+#endif
+  const SkyResult *out = &res;
 
   if (ret != 0)
     return ret < 0 ? 0 : ret;
+
+  /* --backend gpu fails at once without a device; both runs the CPU and
+   * says why the GPU did not run. */
+  want_cpu = strcmp (a.backend, "gpu") != 0;
+  want_gpu = strcmp (a.backend, "cpu") != 0;
+  if (want_gpu)
+    {
+#ifdef SKYSIFT_HAVE_CUDA
+      gpu_ok = sky_gpu_available (gpu_why, sizeof gpu_why) == SKY_OK;
+#else
+      snprintf (gpu_why, sizeof gpu_why, "this build has no GPU backend (built without CUDA)");
+#endif
+      if (!gpu_ok && !want_cpu)
+        {
+          cli_error ("--backend gpu: %s", gpu_why);
+          return CLI_EXIT_FAILURE;
+        }
+    }
 
   t0 = sky_now_ms ();
   if (sky_image_load (a.image, &a.load, &img) != SKY_OK)
@@ -281,7 +307,7 @@ cli_find (int argc, char **argv)
   load_ms = sky_now_ms () - t0;
 
   ret = CLI_EXIT_FAILURE;
-  for (int r = 0; r < a.repeat; r++)
+  for (int r = 0; want_cpu && r < a.repeat; r++)
     {
       if (sky_cpu_run (&img, &a.params, &res) != SKY_OK)
         {
@@ -293,24 +319,60 @@ cli_find (int argc, char **argv)
       else
         sky_step_times_min (&best, &res.times);
     }
-  res.times = best;
+  if (want_cpu)
+    res.times = best;
+
+#ifdef SKYSIFT_HAVE_CUDA
+  if (gpu_ok)
+    {
+      if (cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? &res : NULL, &gpu_run) != 0)
+        goto exit;
+      if (!want_cpu)
+        out = &gpu_run.res;
+    }
+#endif
 
   if (!a.quiet)
-    print_summary (&a, &img, &res, load_ms);
-  if (write_catalogues (&a, &img, &res, "cpu") != 0)
+    {
+      print_summary (&a, &img, out, load_ms);
+#ifdef SKYSIFT_HAVE_CUDA
+      if (gpu_ok && want_cpu)
+        cli_gpu_print_table (&gpu_run, &res, &img, a.repeat);
+      else if (gpu_ok)
+        cli_gpu_print_times (&gpu_run, &img, a.repeat);
+#endif
+      if (want_gpu && !gpu_ok)
+        printf ("gpu        unavailable: %s\n", gpu_why);
+    }
+  if (write_catalogues (&a, &img, out, out == &res ? "cpu" : "gpu") != 0)
     goto exit;
   if (a.json != NULL)
     {
-      SkyRunInfo info = { &img, &a.params, a.backend, load_ms, a.repeat };
-      if (sky_write_run_json (a.json, &info, &res) != SKY_OK)
+      SkyRunInfo info = { &img, &a.params, a.backend, load_ms, a.repeat, NULL };
+#ifdef SKYSIFT_HAVE_CUDA
+      if (gpu_ok)
+        info.gpu = &gpu_run.times;
+#endif
+      if (sky_write_run_json (a.json, &info, out) != SKY_OK)
         {
           cli_error ("%s", sky_last_error ());
           goto exit;
         }
     }
   ret = 0;
+#ifdef SKYSIFT_HAVE_CUDA
+  /* Both backends ran and disagree: the contract is broken, say so. */
+  if (gpu_ok && want_cpu && gpu_run.failed_checks > 0)
+    {
+      cli_error ("%s: CPU and GPU results differ: %s", a.image, gpu_run.compare);
+      ret = CLI_EXIT_FAILURE;
+    }
+#endif
 
 exit:
+#ifdef SKYSIFT_HAVE_CUDA
+  cli_gpu_clear (&gpu_run);
+#endif
   sky_result_clear (&res);
   sky_image_clear (&img);
   return ret;

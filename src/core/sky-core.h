@@ -164,6 +164,16 @@ typedef struct SkyStepTimes {
 /* Keeps, step by step, the smaller of best and t (best of N repeats). */
 void sky_step_times_min (SkyStepTimes *best, const SkyStepTimes *t);
 
+/* Times of one GPU run in milliseconds, from device events (src/gpu fills
+ * them; plain data here so that the writers need no CUDA). */
+typedef struct SkyGpuTimes {
+  double upload;        /* image and parameters, pinned host to device */
+  double clip, segment, label, measure; /* each step's kernels */
+  double download;      /* statistics and catalogue (mask, labels if asked) */
+  double kernels;       /* the four steps, first kernel start to last end */
+  double total;         /* upload start to download end, host waits included */
+} SkyGpuTimes;
+
 /* ------------------------------------------------------------------ result */
 
 /* Everything one run of the pipeline produces. The mask and label image are
@@ -199,10 +209,12 @@ typedef struct SkyRunInfo {
   const char *backend;  /* "cpu" */
   double load_ms;
   int repeat;
+  const SkyGpuTimes *gpu; /* NULL when no GPU ran; else times_ms.gpu */
 } SkyRunInfo;
 
 /* Writes the run summary as JSON (image, shape, nblank, clipped statistics,
- * threshold, nsources, times_ms.cpu), atomically like the CSV writer. */
+ * threshold, nsources, times_ms.cpu, and times_ms.gpu when info->gpu is set;
+ * backend "gpu" alone has no times_ms.cpu), atomically like the CSV writer. */
 int sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *res);
 
 /* -------------------------------------------------------- world coordinates */

@@ -57,6 +57,25 @@ json_number (FILE *fp, double v)
     fputs ("null", fp);
 }
 
+/* times_ms.gpu: the step times of the device run and its transfers. */
+static void
+json_gpu_times (FILE *fp, const SkyGpuTimes *g, double load_ms)
+{
+  const struct { const char *key; double v; } f[] = {
+    { "load", load_ms }, { "upload", g->upload }, { "clip", g->clip },
+    { "segment", g->segment }, { "label", g->label }, { "measure", g->measure },
+    { "download", g->download }, { "kernels", g->kernels }, { "total", g->total },
+  };
+
+  fputs ("\"gpu\": {", fp);
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    {
+      fprintf (fp, "%s\"%s\": ", i ? ", " : "", f[i].key);
+      json_number (fp, f[i].v);
+    }
+  fputs ("}", fp);
+}
+
 int
 sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *res)
 {
@@ -104,18 +123,27 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
       json_number (out.fp, res->catalogue.sum[top[i]]);
     }
   fprintf (out.fp, "],\n  \"repeat\": %d,\n", info->repeat);
-  fputs ("  \"times_ms\": {\"cpu\": {\"load\": ", out.fp);
-  json_number (out.fp, info->load_ms);
-  fputs (", \"clip\": ", out.fp);
-  json_number (out.fp, t->clip);
-  fputs (", \"segment\": ", out.fp);
-  json_number (out.fp, t->segment);
-  fputs (", \"label\": ", out.fp);
-  json_number (out.fp, t->label);
-  fputs (", \"measure\": ", out.fp);
-  json_number (out.fp, t->measure);
-  fputs (", \"total\": ", out.fp);
-  json_number (out.fp, t->total);
-  fputs ("}}\n}\n", out.fp);
+  fputs ("  \"times_ms\": {", out.fp);
+  if (info->gpu == NULL || info->backend == NULL || strcmp (info->backend, "gpu") != 0)
+    {
+      fputs ("\"cpu\": {\"load\": ", out.fp);
+      json_number (out.fp, info->load_ms);
+      fputs (", \"clip\": ", out.fp);
+      json_number (out.fp, t->clip);
+      fputs (", \"segment\": ", out.fp);
+      json_number (out.fp, t->segment);
+      fputs (", \"label\": ", out.fp);
+      json_number (out.fp, t->label);
+      fputs (", \"measure\": ", out.fp);
+      json_number (out.fp, t->measure);
+      fputs (", \"total\": ", out.fp);
+      json_number (out.fp, t->total);
+      fputs ("}", out.fp);
+      if (info->gpu != NULL)
+        fputs (", ", out.fp);
+    }
+  if (info->gpu != NULL)
+    json_gpu_times (out.fp, info->gpu, info->load_ms);
+  fputs ("}\n}\n", out.fp);
   return sky_output_close (&out);
 }
