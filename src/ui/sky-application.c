@@ -19,7 +19,7 @@
  *   zoom (d)            logical screen pixels per image pixel (to 32)
  *   select-source (x)   select and centre the source with that number
  *   panel (s)           pipeline, timings or sources
- *   display (s)         stretch=…, limits=…, colormap=…, or mask, labels,
+ *   display (s)         stretch=…, limits=… (or limits=LO,HI), colormap=…, or mask, labels,
  *                       markers, flip =on|off
  *   about, quit
  * Operations queue in the window and run in order, so a script can send

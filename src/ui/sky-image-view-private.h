@@ -31,7 +31,8 @@ struct _SkyImageView {
   gboolean fitted;              /* refit on resize until the user zooms */
   gboolean flip_x;
   SkyStretch stretch;
-  SkyLimits limits;
+  SkyLimits limits;             /* or SKY_LIMITS_TYPED */
+  double typed_lo, typed_hi;
   SkyColormap colormap;
   gboolean show_mask, show_labels, show_markers;
   gint64 selected;

@@ -191,6 +191,13 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
   self->image = image ? sky_image_data_ref (image) : NULL;
   self->selected = -1;
   self->image_dirty = self->mask_dirty = self->labels_dirty = TRUE;
+  /* Limits typed for another image mean nothing for this one. */
+  if (self->limits == SKY_LIMITS_TYPED)
+    {
+      self->limits = SKY_LIMITS_MINMAX;
+      self->typed_lo = self->typed_hi = 0;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LIMITS]);
+    }
   if (image != NULL && image->flip_x != self->flip_x)
     {
       self->flip_x = image->flip_x;
@@ -311,13 +318,38 @@ sky_image_view_set_selected (SkyImageView *self, gint64 index)
 }
 
 void
+sky_image_view_set_typed_limits (SkyImageView *self, double lo, double hi)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  if (!(hi > lo) || !isfinite (lo) || !isfinite (hi))
+    return;
+  self->typed_lo = lo;
+  self->typed_hi = hi;
+  if (self->limits != SKY_LIMITS_TYPED)
+    {
+      self->limits = SKY_LIMITS_TYPED;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LIMITS]);
+    }
+  refresh_eq (self);
+  display_changed (self);
+}
+
+void
 sky_image_view_get_scale (SkyImageView *self, double *lo, double *hi, const float **eq)
 {
   double a = 0, b = 1;
-  if (self->image != NULL)
+  if (self->image != NULL && self->limits == SKY_LIMITS_TYPED)
+    {
+      a = self->typed_lo;
+      b = self->typed_hi;
+    }
+  else if (self->image != NULL)
     {
       a = self->image->stats.lo[self->limits];
       b = self->image->stats.hi[self->limits];
+    }
+  if (self->image != NULL)
+    {
       if (!(b > a))
         {
           a -= 0.5;
@@ -663,6 +695,9 @@ sky_image_view_set_property (GObject *object, guint prop_id, const GValue *value
     case PROP_LIMITS:
       if ((u = g_value_get_uint (value)) != self->limits)
         {
+          /* Typed limits start from the ones shown. */
+          if (u == SKY_LIMITS_TYPED && !(self->typed_hi > self->typed_lo))
+            sky_image_view_get_scale (self, &self->typed_lo, &self->typed_hi, NULL);
           self->limits = u;
           refresh_eq (self);
           display_changed (self);
@@ -720,7 +755,7 @@ sky_image_view_class_init (SkyImageViewClass *klass)
     g_param_spec_uint ("stretch", NULL, NULL, 0, SKY_N_STRETCHES - 1, SKY_STRETCH_LOG,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_LIMITS] =
-    g_param_spec_uint ("limits", NULL, NULL, 0, SKY_N_LIMITS - 1, SKY_LIMITS_MINMAX,
+    g_param_spec_uint ("limits", NULL, NULL, 0, SKY_LIMITS_TYPED, SKY_LIMITS_MINMAX,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_COLORMAP] =
     g_param_spec_uint ("colormap", NULL, NULL, 0, SKY_N_COLORMAPS - 1, SKY_COLORMAP_GREY_R,

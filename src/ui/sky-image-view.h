@@ -37,6 +37,11 @@ void sky_image_view_center_on (SkyImageView *self, double x, double y);
 /* The catalogue index (label - 1) of the highlighted source, or -1. */
 void sky_image_view_set_selected (SkyImageView *self, gint64 index);
 
+/* The view's "limits" property takes SKY_N_LIMITS for limits typed by the
+ * user: these, in the image's unit (lo < hi). Setting them selects them. */
+#define SKY_LIMITS_TYPED SKY_N_LIMITS
+void sky_image_view_set_typed_limits (SkyImageView *self, double lo, double hi);
+
 /* The data values at the ends of the colour scale and, for histogram
  * equalisation, the table (SKY_EQ_SIZE entries; NULL for other stretches). */
 void sky_image_view_get_scale (SkyImageView *self, double *lo, double *hi, const float **eq);

@@ -48,6 +48,8 @@ struct _SkyWindow {
   GtkButton *cancel_button;
   GtkDropDown *stretch_dropdown;
   GtkDropDown *limits_dropdown;
+  GtkEntry *lo_entry;
+  GtkEntry *hi_entry;
   GtkDropDown *colormap_dropdown;
   GtkToggleButton *flip_button;
   SkyImageView *view;

@@ -3,6 +3,7 @@
 #include "sky-resources.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "sky-colormap.h"
 
@@ -163,6 +164,19 @@ sky_window_set_display (SkyWindow *self, const char *setting, const char *value)
     }
   if (g_str_equal (setting, "stretch"))
     v = sky_stretch_from_name (value);
+  else if (g_str_equal (setting, "limits") && strchr (value, ','))
+    {
+      /* limits=LO,HI: typed limits. */
+      char *end;
+      double lo = g_ascii_strtod (value, &end), hi;
+      if (*end != ',')
+        return FALSE;
+      hi = g_ascii_strtod (end + 1, &end);
+      if (*end || !(hi > lo))
+        return FALSE;
+      sky_image_view_set_typed_limits (self->view, lo, hi);
+      return TRUE;
+    }
   else if (g_str_equal (setting, "limits"))
     v = sky_limits_from_name (value);
   else if (g_str_equal (setting, "colormap"))
@@ -384,6 +398,45 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
   g_debug ("run applied in %.1f ms", (g_get_monotonic_time () - t0) / 1000.0);
 }
 
+/* -------------------------------------------------------- typed limits */
+
+static void
+on_limits_changed (SkyImageView *view, GParamSpec *pspec, SkyWindow *self)
+{
+  guint limits;
+  gboolean typed;
+
+  g_object_get (view, "limits", &limits, NULL);
+  typed = limits == SKY_LIMITS_TYPED;
+  gtk_widget_set_visible (GTK_WIDGET (self->lo_entry), typed);
+  gtk_widget_set_visible (GTK_WIDGET (self->hi_entry), typed);
+  if (typed)
+    {
+      double lo, hi;
+      char text[G_ASCII_DTOSTR_BUF_SIZE];
+      sky_image_view_get_scale (view, &lo, &hi, NULL);
+      gtk_editable_set_text (GTK_EDITABLE (self->lo_entry), g_ascii_formatd (text, sizeof text, "%.6g", lo));
+      gtk_editable_set_text (GTK_EDITABLE (self->hi_entry), g_ascii_formatd (text, sizeof text, "%.6g", hi));
+    }
+}
+
+static void
+on_limit_entered (GtkEntry *entry, SkyWindow *self)
+{
+  const char *a = gtk_editable_get_text (GTK_EDITABLE (self->lo_entry));
+  const char *b = gtk_editable_get_text (GTK_EDITABLE (self->hi_entry));
+  char *end_a, *end_b;
+  double lo = g_ascii_strtod (a, &end_a), hi = g_ascii_strtod (b, &end_b);
+
+  if (end_a == a || *end_a || end_b == b || *end_b || !(hi > lo))
+    {
+      sky_window_set_status (self, "Display limits: two numbers, the lower first");
+      gtk_widget_error_bell (GTK_WIDGET (entry));
+      return;
+    }
+  sky_image_view_set_typed_limits (self->view, lo, hi);
+}
+
 /* ------------------------------------------------------------- readout */
 
 static void
@@ -541,6 +594,25 @@ sky_window_describe (SkyWindow *self)
   json_number (out, self->run_max_gap_ms);
   g_string_append (out, ", \"zoom\": ");
   json_number (out, sky_image_view_get_zoom (self->view));
+  {
+    guint stretch, limits, colormap;
+    gboolean flip;
+    double lo, hi;
+    g_object_get (self->view, "stretch", &stretch, "limits", &limits, "colormap", &colormap,
+                  "flip-x", &flip, NULL);
+    sky_image_view_get_scale (self->view, &lo, &hi, NULL);
+    g_string_append (out, ", \"stretch\": ");
+    json_string (out, sky_stretch_name (stretch));
+    g_string_append (out, ", \"limits\": ");
+    json_string (out, limits == SKY_LIMITS_TYPED ? "typed" : sky_limits_name (limits));
+    g_string_append (out, ", \"scale\": [");
+    json_number (out, lo);
+    g_string_append (out, ", ");
+    json_number (out, hi);
+    g_string_append (out, "], \"colormap\": ");
+    json_string (out, sky_colormap_name (colormap));
+    g_string_append_printf (out, ", \"flip\": %s", flip ? "true" : "false");
+  }
   g_string_append (out, ", \"catalogue\": ");
   json_string (out, self->catalogue_path);
   g_string_append (out, ", \"view\": ");
@@ -723,6 +795,8 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, cancel_button);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, stretch_dropdown);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, limits_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, lo_entry);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, hi_entry);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, colormap_dropdown);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, flip_button);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, view);
@@ -800,6 +874,13 @@ sky_window_init (SkyWindow *self)
   g_signal_connect (self->cpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
   g_signal_connect (self->gpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
   g_signal_connect (self->both_button, "toggled", G_CALLBACK (on_backend_toggled), self);
+  g_signal_connect (self->view, "notify::limits", G_CALLBACK (on_limits_changed), self);
+  /* The view's settings are in describe (): keep the actions' state fresh. */
+  g_signal_connect_swapped (self->view, "display-changed", G_CALLBACK (sky_window_changed), self);
+  g_signal_connect_swapped (self->view, "notify::flip-x", G_CALLBACK (sky_window_changed), self);
+  g_signal_connect_swapped (self->view, "notify::zoom", G_CALLBACK (sky_window_changed), self);
+  g_signal_connect (self->lo_entry, "activate", G_CALLBACK (on_limit_entered), self);
+  g_signal_connect (self->hi_entry, "activate", G_CALLBACK (on_limit_entered), self);
   g_signal_connect (self->view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
   g_signal_connect (self->view, "source-activated", G_CALLBACK (on_source_activated), self);
   g_signal_connect (self->sources, "source-selected", G_CALLBACK (on_source_selected), self);

@@ -47,7 +47,7 @@ gboolean sky_window_has_image (SkyWindow *self);
 /* The view, for scripts: zoom (logical pixels per image pixel), the
  * source to select and centre (its label number, 0 for none), the panel
  * to show (pipeline, timings, sources), and display settings by name
- * (stretch linear|log|sqrt|asinh|histeq, limits minmax|99.5|99.9|zscale,
+ * (stretch linear|log|sqrt|asinh|histeq, limits minmax|99.5|99.9|zscale|LO,HI,
  * colormap grey-r|grey|inferno|viridis|heat, and mask, labels, markers,
  * flip on|off); FALSE for an unknown name. */
 void sky_window_set_zoom (SkyWindow *self, double zoom);
