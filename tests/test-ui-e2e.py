@@ -430,6 +430,30 @@ def inner(tap):
     tap.check("app.export-view writes the view: the image, and markers at the sources",
               export_view)
 
+    def display():
+        need(facts.get("run"), "run all failed")
+        st = app.state()
+        assert (st["stretch"], st["limits"], st["colormap"]) == ("log", "minmax", "grey-r"), \
+            "the defaults are not the lesson's: log, min-max, reversed grey"
+        assert st["flip"] is False, "gc_like_2048.fits has CDELT1 < 0: RA already runs left"
+        app.activate("display", "'limits=0.01,0.5'")
+        app.activate("display", "'stretch=asinh'")
+        app.activate("display", "'colormap=inferno'")
+        st = app.wait_idle()
+        assert st["limits"] == "typed" and st["scale"] == [0.01, 0.5], st["scale"]
+        assert (st["stretch"], st["colormap"]) == ("asinh", "inferno"), st
+        path = os.path.join(work, "inferno.png")
+        app.activate("export-view", gv_string(path))
+        app.wait_idle()
+        w, h, rows = read_png(path)
+        centre = rows[h // 2][w // 2]
+        assert centre[0] > centre[2] or centre[2] > 60, f"not inferno at the centre: {centre}"
+        for setting in ("limits=minmax", "stretch=log", "colormap=grey-r"):
+            app.activate("display", gv_string(setting))
+        st = app.wait_idle()
+        assert (st["stretch"], st["limits"], st["colormap"]) == ("log", "minmax", "grey-r"), st
+    tap.check("app.display sets the stretch, typed limits and the colour map", display)
+
     def segment_mask():
         need(facts.get("run"), "run all failed")
         app.activate("run", "'segment'")
