@@ -230,12 +230,21 @@ sky_wcs_new (const SkyImage *img, SkyWcs **out)
    * one so that their messages stay in the WCS and clear_errors frees
    * them (wcsfixi's copies of them leaked). What each step mended or could
    * not is no concern here: wcsset below has the last word. */
+  /* Each step's message is dropped before the next: a step that fails
+   * overwrites the WCS's message without freeing the one before (a header
+   * with a bad DATE-OBS made datfix's leak). */
   cdfix (w->wcs);
+  clear_errors (w->wcs);
   datfix (w->wcs);
+  clear_errors (w->wcs);
   obsfix (0, w->wcs);
+  clear_errors (w->wcs);
   unitfix (0, w->wcs);
+  clear_errors (w->wcs);
   spcfix (w->wcs);
+  clear_errors (w->wcs);
   celfix (w->wcs);
+  clear_errors (w->wcs);
   if (hdr_naxis >= w->naxis)
     cylfix (naxes, w->wcs);
   clear_errors (w->wcs);
