@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Counts the single checks of a meson test run from its testlog.json: each
-TAP line of a TAP test, or the whole test where it printed no TAP (a crash
-or a plain exit status). Prints "N passed, N failed, N skipped" and exits 1
-when anything failed."""
+"""Counts the single checks of meson test runs from their testlog.json
+files: each TAP line of a TAP test, or the whole test where it printed no
+TAP (a crash or a plain exit status). --check NAME=STATUS adds one more
+check that passed when STATUS is 0 (a fuzzing run, say). Prints
+"N passed, N failed, N skipped" and exits 1 when anything failed.
+
+usage: count-tests.py TESTLOG.json [TESTLOG.json ...] [--check NAME=STATUS ...]"""
 import json
 import re
 import sys
@@ -10,7 +13,7 @@ import sys
 TAP_LINE = re.compile(r"^(not ok|ok)\b(.*)$")
 
 
-def main(path):
+def count(path):
     passed = failed = skipped = 0
     with open(path) as f:
         for line in f:
@@ -40,6 +43,28 @@ def main(path):
                     skipped += 1
                 else:
                     passed += 1
+    return passed, failed, skipped
+
+
+def main(argv):
+    passed = failed = skipped = 0
+    paths, checks = [], []
+    while argv:
+        arg = argv.pop(0)
+        if arg == "--check":
+            checks.append(argv.pop(0))
+        else:
+            paths.append(arg)
+    for path in paths or ["build/meson-logs/testlog.json"]:
+        p, f, s = count(path)
+        passed, failed, skipped = passed + p, failed + f, skipped + s
+    for check in checks:
+        name, _, status = check.partition("=")
+        if status.strip() == "0":
+            passed += 1
+        else:
+            failed += 1
+            print(f"FAILED: {name} (exit status {status})")
     line = f"{passed} passed, {failed} failed"
     if skipped:
         line += f", {skipped} skipped"
@@ -48,4 +73,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "build/meson-logs/testlog.json"))
+    sys.exit(main(sys.argv[1:]))
