@@ -24,25 +24,33 @@ sky_test_shared_data (const char **why)
   return dir;
 }
 
+/* Removes path with what is in it, folders included (the app's tests make
+ * the demo image and their XDG folders in folders of their own). */
+static void
+remove_tree (const char *path)
+{
+  GDir *d = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      char *child = g_build_filename (path, name, NULL);
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree (child);
+      else
+        g_unlink (child);
+      g_free (child);
+    }
+  if (d != NULL)
+    g_dir_close (d);
+  g_rmdir (path);
+}
+
 static void
 remove_tmpdir (void)
 {
-  GDir *d;
-  const char *name;
-
-  if (tmpdir == NULL || (d = g_dir_open (tmpdir, 0, NULL)) == NULL)
-    return;
-  while ((name = g_dir_read_name (d)) != NULL)
-    {
-      char *path = g_build_filename (tmpdir, name, NULL);
-      if (g_file_test (path, G_FILE_TEST_IS_DIR))
-        g_rmdir (path);
-      else
-        g_unlink (path);
-      g_free (path);
-    }
-  g_dir_close (d);
-  g_rmdir (tmpdir);
+  if (tmpdir != NULL)
+    remove_tree (tmpdir);
 }
 
 const char *

@@ -10,8 +10,8 @@
  * checkout has none beside it. */
 const char *sky_test_shared_data (const char **why);
 
-/* A new empty folder under the system's temporary folder, removed with its
- * files when the test program ends. */
+/* A new empty folder under the system's temporary folder, removed with
+ * everything in it when the test program ends. */
 const char *sky_test_tmpdir (void);
 
 /* A path in sky_test_tmpdir (); free with g_free. */
