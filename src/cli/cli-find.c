@@ -261,13 +261,35 @@ write_catalogues (const FindArgs *a, const SkyImage *img, const SkyResult *res,
   return ret;
 }
 
+/* The four steps on the CPU, repeat times; res.times become each step's
+ * best. 0, or CLI_EXIT_FAILURE with the error printed. */
+static int
+run_cpu (const FindArgs *a, const SkyImage *img, SkyResult *res)
+{
+  SkyStepTimes best = { 0 };
+
+  for (int r = 0; r < a->repeat; r++)
+    {
+      if (sky_cpu_run (img, &a->params, res) != SKY_OK)
+        {
+          cli_error ("%s: %s", a->image, sky_last_error ());
+          return CLI_EXIT_FAILURE;
+        }
+      if (r == 0)
+        best = res->times;
+      else
+        sky_step_times_min (&best, &res->times);
+    }
+  res->times = best;
+  return 0;
+}
+
 int
 cli_find (int argc, char **argv)
 {
   FindArgs a;
   SkyImage img;
   SkyResult res = { 0 };
-  SkyStepTimes best;
   double t0, load_ms;
   int ret = parse_find_args (argc, argv, &a);
   int want_cpu, want_gpu, gpu_ok = 0;
@@ -307,29 +329,25 @@ cli_find (int argc, char **argv)
   load_ms = sky_now_ms () - t0;
 
   ret = CLI_EXIT_FAILURE;
-  for (int r = 0; want_cpu && r < a.repeat; r++)
-    {
-      if (sky_cpu_run (&img, &a.params, &res) != SKY_OK)
-        {
-          cli_error ("%s: %s", a.image, sky_last_error ());
-          goto exit;
-        }
-      if (r == 0)
-        best = res.times;
-      else
-        sky_step_times_min (&best, &res.times);
-    }
-  if (want_cpu)
-    res.times = best;
+  if (want_cpu && run_cpu (&a, &img, &res) != 0)
+    goto exit;
 
 #ifdef SKYSIFT_HAVE_CUDA
-  if (gpu_ok)
+  if (gpu_ok && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? &res : NULL, &gpu_run) != 0)
     {
-      if (cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? &res : NULL, &gpu_run) != 0)
+      /* The device failed during the run (out of memory, lost): the CPU
+       * finishes the job, and the summary says why the GPU did not. */
+      snprintf (gpu_why, sizeof gpu_why, "%s", sky_last_error ());
+      fprintf (stderr, "skysift-cli: warning: the GPU run failed; %s on the CPU\n",
+               want_cpu ? "the results are the CPU's" : "finishing");
+      gpu_ok = 0;
+      cli_gpu_clear (&gpu_run);
+      if (!want_cpu && run_cpu (&a, &img, &res) != 0)
         goto exit;
-      if (!want_cpu)
-        out = &gpu_run.res;
+      want_cpu = 1;
     }
+  if (gpu_ok && !want_cpu)
+    out = &gpu_run.res;
 #endif
 
   if (!a.quiet)
@@ -348,7 +366,9 @@ cli_find (int argc, char **argv)
     goto exit;
   if (a.json != NULL)
     {
-      SkyRunInfo info = { &img, &a.params, a.backend, load_ms, a.repeat, NULL };
+      /* What ran: a GPU that failed leaves the CPU's results. */
+      SkyRunInfo info = { &img, &a.params, want_gpu && !gpu_ok ? "cpu" : a.backend, load_ms,
+                          a.repeat, NULL };
 #ifdef SKYSIFT_HAVE_CUDA
       if (gpu_ok)
         info.gpu = &gpu_run.times;
