@@ -26,21 +26,29 @@
  *              bucket (histograms of the low key bits, kept while the
  *              median stays there), the next interval's count and moments
  *              from its two edge buckets value by value, the whole buckets
- *              between from their sums, and the central band whole.
+ *              between from their sums (kept while they stay the same),
+ *              and the central band whole. Every warp repeats the pass's
+ *              scalar logic, so the block is 256 threads for images of up
+ *              to 4096 x 4096 pixels and larger ones for larger images.
  *
  * The loop checks at every pass that its median and bounds lie in
  * gathered buckets and that its interval holds the whole central band. If
  * not (a distribution the plan misjudged), it says so, and the full path
- * runs instead, still on the device with no host round trip: all values
- * partitioned by the top 8 key bits, then scattered by bucket, summed, and
- * the same loop over all of them. The median is an exact order statistic
+ * runs instead, still on the device with no host round trip, as one
+ * cooperative kernel with grid barriers between its phases (it returns at
+ * once when the plan held): all values partitioned by the top 8 key bits,
+ * then scattered by bucket, summed, and the same loop over all of them. The median is an exact order statistic
  * and the sums are double either way, so the statistics, iteration count
  * and survivor count are the CPU's. */
 #include "sky-gpu-private.h"
 
+#include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <math.h>
+#include <stdlib.h>
+
+namespace cg = cooperative_groups;
 
 namespace {
 
@@ -60,7 +68,7 @@ constexpr int kSumItems = 8;                         /* 16-byte loads per lane *
 constexpr int kLoopThreads = 1024;
 constexpr int kLoopWarps = kLoopThreads / 32;
 constexpr size_t kHistSmem = kBuckets * sizeof (uint32_t);
-constexpr size_t kLoopSmem = (kBuckets + 1) * sizeof (uint32_t);
+constexpr size_t kScanSmem = (kBuckets + 1) * sizeof (uint32_t);
 constexpr uint32_t kNone = 0xffffffffu;  /* no bucket: blank, or not gathered */
 constexpr int kPlanThreads = 1024;
 
@@ -106,6 +114,7 @@ clipHistogramKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
                      double *__restrict__ gsum2)
 {
   extern __shared__ uint32_t s_hist[];
+  sky_grid_wait ();
   const int64_t start = (int64_t) blockIdx.x * chunk;
   const int64_t end = min (n, start + chunk);
 
@@ -206,8 +215,11 @@ load_plan (const SkyGpuState *st)
 __device__ __forceinline__ bool
 gathered_at (const Plan &p, const uint32_t *offs, uint32_t b, uint32_t *at)
 {
-  for (int j = 0; j < p.nranges; j++)
-    if (p.lo[j] <= b && b <= p.hi[j])
+  /* Over the three places with constant indices, so that the plan stays in
+   * registers (a loop to nranges would put it in local memory). */
+#pragma unroll
+  for (int j = 0; j < 3; j++)
+    if (j < p.nranges && p.lo[j] <= b && b <= p.hi[j])
       {
         *at = p.base[j] + offs[b] - offs[p.lo[j]];
         return true;
@@ -218,10 +230,11 @@ gathered_at (const Plan &p, const uint32_t *offs, uint32_t b, uint32_t *at)
 __device__ __forceinline__ bool
 is_gathered (const Plan &p, uint32_t b)
 {
-  for (int j = 0; j < p.nranges; j++)
-    if (p.lo[j] <= b && b <= p.hi[j])
-      return true;
-  return false;
+  bool in = false;
+#pragma unroll
+  for (int j = 0; j < 3; j++)
+    in |= j < p.nranges && p.lo[j] <= b && b <= p.hi[j];
+  return in;
 }
 
 /* The value at sorted position k, as if spread evenly over its bucket:
@@ -235,26 +248,32 @@ approx_value (const uint32_t *offs, uint32_t b, double k)
   return lo + (hi - lo) * fmin (fmax (f, 0.0), 1.0);
 }
 
-/* Bucket offsets (in global and shared memory), the scatter's cursors, the
- * count of non-blank pixels and the shift, the value of smallest magnitude in the bucket of
- * the overall median (close to it, so sums of x - shift lose nothing to an
- * offset; the CPU uses the median itself, which changes only rounding).
- * Warp w scans buckets w * 1024 .. w * 1024 + 1023 in coalesced rounds of
- * 32; it also clears the counts for the next run once it has read them. */
+/* Bucket offsets (in global and shared memory), the coarse buckets'
+ * cursors of the full path's partition, the count of non-blank pixels and
+ * the shift, the value of smallest magnitude in the bucket of the overall
+ * median (close to it, so sums of x - shift lose nothing to an offset; the
+ * CPU uses the median itself, which changes only rounding). Warp w scans
+ * buckets w * 1024 .. w * 1024 + 1023 in coalesced rounds of 32, all 32 of
+ * its lanes' loads issued at once: one round trip to L2, not 32. The
+ * gather clears the counts for the next run. */
 __device__ void
-scan_counts (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
-             uint32_t *__restrict__ cursor, uint32_t *__restrict__ coarse_cursor,
-             SkyGpuState *__restrict__ st, uint32_t *s_offs)
+scan_counts (const uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
+             uint32_t *__restrict__ coarse_cursor, SkyGpuState *__restrict__ st,
+             uint32_t *s_offs)
 {
   constexpr int kPerWarp = kBuckets / (kScanThreads / 32);
+  constexpr int kPerLane = kPerWarp / 32;
   __shared__ uint32_t s_base[kScanThreads / 32 + 1];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int base = warp * kPerWarp;
-  uint32_t sum = 0;
+  uint32_t c[kPerLane], sum = 0;
 
-#pragma unroll 8
-  for (int i = 0; i < kPerWarp; i += 32)
-    sum += counts[base + i + lane];
+#pragma unroll
+  for (int i = 0; i < kPerLane; i++)
+    c[i] = counts[base + i * 32 + lane];
+#pragma unroll
+  for (int i = 0; i < kPerLane; i++)
+    sum += c[i];
   sum = __reduce_add_sync (0xffffffffu, sum);
   if (lane == 0)
     s_base[warp] = sum;
@@ -279,11 +298,11 @@ scan_counts (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
   const uint32_t total = s_base[32];
   const uint32_t median_pos = total > 0 ? (total - 1) / 2 : 0;
   uint32_t run = s_base[warp];
-  for (int i = 0; i < kPerWarp; i += 32)
+#pragma unroll
+  for (int i = 0; i < kPerLane; i++)
     {
-      const int b = base + i + lane;
-      const uint32_t c = counts[b];
-      uint32_t incl = c;
+      const int b = base + i * 32 + lane;
+      uint32_t incl = c[i];
 #pragma unroll
       for (int o = 1; o < 32; o <<= 1)
         {
@@ -291,14 +310,12 @@ scan_counts (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
           if (lane >= o)
             incl += t;
         }
-      const uint32_t at = run + incl - c;
+      const uint32_t at = run + incl - c[i];
       offs[b] = at;
       s_offs[b] = at;
-      cursor[b] = at;
-      counts[b] = 0;
       if (b % kFinePerCoarse == 0)
         coarse_cursor[b / kFinePerCoarse] = at;
-      if (c != 0 && at <= median_pos && median_pos < at + c)
+      if (c[i] != 0 && at <= median_pos && median_pos < at + c[i])
         {
           uint32_t key = ((uint32_t) b << kLowBits)
                          | ((b & (1 << (SKY_CLIP_BUCKET_BITS - 1))) ? 0u : (1u << kLowBits) - 1);
@@ -341,7 +358,7 @@ bucket_at (uint32_t r, const uint32_t *offs)
  * cursors of gathered buckets at their places in the gathered array. The
  * offsets stay in shared memory between the two. */
 __global__ void __launch_bounds__ (kPlanThreads)
-clipScanPlanKernel (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
+clipScanPlanKernel (const uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
                     uint32_t *__restrict__ cursor, uint32_t *__restrict__ coarse_cursor,
                     const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st)
 {
@@ -349,7 +366,8 @@ clipScanPlanKernel (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
   __shared__ Plan s_plan;
   __shared__ int s_ok;
 
-  scan_counts (counts, offs, cursor, coarse_cursor, st, s_offs);
+  sky_grid_wait ();
+  scan_counts (counts, offs, coarse_cursor, st, s_offs);
   __syncthreads ();
   const uint32_t total = s_offs[kBuckets];
 
@@ -444,12 +462,9 @@ clipScanPlanKernel (uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
   if (!s_ok)
     return;
   const Plan p = s_plan;
-  for (uint32_t b = threadIdx.x; b < kBuckets; b += blockDim.x)
-    {
-      uint32_t at;
-      if (gathered_at (p, s_offs, b, &at))
-        cursor[b] = at;
-    }
+  for (int j = 0; j < p.nranges; j++)
+    for (uint32_t b = p.lo[j] + threadIdx.x; b <= p.hi[j]; b += blockDim.x)
+      cursor[b] = p.base[j] + s_offs[b] - s_offs[p.lo[j]];
 }
 
 /* Places one value in its bucket (key >> SHIFT): lanes of a warp with the
@@ -483,10 +498,10 @@ count_fine (float v, bool valid, uint32_t *s_hist, int lane)
     atomicAdd (&s_hist[b], (uint32_t) __popc (peers));
 }
 
-/* Runs f (value, valid) over in[start .. end), 16-byte loads two at a
- * time, every lane of a warp in every call (for the match). start is a
- * multiple of 4. */
-template <typename F>
+/* Runs f (value, valid) over in[start .. end), K 16-byte loads a lane in
+ * flight at a time, every lane of a warp in every call (for the match).
+ * start is a multiple of 4. */
+template <int K = 2, typename F>
 __device__ __forceinline__ void
 for_chunk (const float *__restrict__ in, int64_t start, int64_t end, F f)
 {
@@ -494,14 +509,21 @@ for_chunk (const float *__restrict__ in, int64_t start, int64_t end, F f)
   const int64_t nvec = (end - start) / 4;
   const float4 *v4 = reinterpret_cast<const float4 *> (in + start);
 
-  for (int64_t i0 = (int64_t) warp * 32; i0 < nvec; i0 += (int64_t) nwarps * 64)
+  for (int64_t i0 = (int64_t) warp * 32; i0 < nvec; i0 += (int64_t) nwarps * 32 * K)
     {
-      const int64_t i = i0 + lane, j = i0 + (int64_t) nwarps * 32 + lane;
-      const bool vi = i < nvec, vj = j < nvec;
-      const float4 a = vi ? __ldg (v4 + i) : make_float4 (0, 0, 0, 0);
-      const float4 c = vj ? __ldg (v4 + j) : make_float4 (0, 0, 0, 0);
-      f (a.x, vi); f (a.y, vi); f (a.z, vi); f (a.w, vi);
-      f (c.x, vj); f (c.y, vj); f (c.z, vj); f (c.w, vj);
+      float4 a[K];
+#pragma unroll
+      for (int j = 0; j < K; j++)
+        {
+          const int64_t i = i0 + (int64_t) j * nwarps * 32 + lane;
+          a[j] = i < nvec ? __ldg (v4 + i) : make_float4 (0, 0, 0, 0);
+        }
+#pragma unroll
+      for (int j = 0; j < K; j++)
+        {
+          const bool v = i0 + (int64_t) j * nwarps * 32 + lane < nvec;
+          f (a[j].x, v); f (a[j].y, v); f (a[j].z, v); f (a[j].w, v);
+        }
     }
   if (warp == 0)
     {
@@ -512,14 +534,14 @@ for_chunk (const float *__restrict__ in, int64_t start, int64_t end, F f)
 
 /* s_pos[b] = the block's place in bucket b, reserved with one global
  * atomic per bucket that needs one (take (b, count)). The loads and the
- * atomics of eight buckets are all in flight before any result is used:
+ * atomics of sixteen buckets are all in flight before any result is used:
  * one by one, each would wait out a round trip to L2. */
 template <typename Take>
 __device__ __forceinline__ void
 reserve_places (const uint32_t *row, uint32_t *__restrict__ cursor, uint32_t *s_pos,
                 Take take)
 {
-  constexpr int kAtOnce = 8;
+  constexpr int kAtOnce = 16;
   for (int b0 = threadIdx.x; b0 < kBuckets; b0 += kAtOnce * blockDim.x)
     {
       uint32_t c[kAtOnce], at[kAtOnce];
@@ -550,14 +572,19 @@ reserve_places (const uint32_t *row, uint32_t *__restrict__ cursor, uint32_t *s_
 __global__ void __launch_bounds__ (kHistThreads)
 clipGatherKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
                   const uint32_t *__restrict__ block_hist, uint32_t *__restrict__ cursor,
-                  float *__restrict__ gathered, SkyGpuState *__restrict__ st)
+                  float *__restrict__ gathered, SkyGpuState *__restrict__ st,
+                  uint32_t *__restrict__ counts)
 {
   typedef cub::BlockReduce<double, kHistThreads> Reduce;
   __shared__ typename Reduce::TempStorage tmp;
   extern __shared__ uint32_t s_pos[];
+  sky_grid_wait ();
   const int64_t start = (int64_t) blockIdx.x * chunk;
   const int64_t end = min (n, start + chunk);
 
+  /* The counts start from zero in the next run (the scan has read them). */
+  for (int b = blockIdx.x * blockDim.x + threadIdx.x; b < kBuckets; b += gridDim.x * blockDim.x)
+    counts[b] = 0;
   if (st->fallback || start >= end)
     return;  /* uniform over the block */
   const Plan p = load_plan (st);
@@ -567,7 +594,7 @@ clipGatherKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
   reserve_places (block_hist + (size_t) blockIdx.x * kBuckets, cursor, s_pos,
                   [&] (uint32_t b) { return is_gathered (p, b); });
   __syncthreads ();
-  for_chunk (image, start, end, [&] (float v, bool valid) {
+  for_chunk<4> (image, start, end, [&] (float v, bool valid) {
     uint32_t b = valid && !isnan (v) ? bucket_of (v) : kNone;
     if (b != kNone && !is_gathered (p, b))
       {
@@ -596,23 +623,21 @@ clipGatherKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
  * bucket (top 8 key bits) in tmp, at places the block reserved with one
  * global atomic per coarse bucket. Few coarse buckets hold pixels, so the
  * writes form few streams that fill whole lines in L2; a direct scatter
- * into 32768 buckets leaves so many lines half written that L2 thrashes. */
-__global__ void __launch_bounds__ (kHistThreads)
-clipPartitionKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
-                     const uint32_t *__restrict__ block_coarse,
-                     uint32_t *__restrict__ coarse_cursor, float *__restrict__ tmp,
-                     const uint32_t *__restrict__ offs, uint32_t *__restrict__ cursor,
-                     double *__restrict__ bsum, double *__restrict__ bsum2,
-                     double *__restrict__ gsum, double *__restrict__ gsum2,
-                     SkyGpuState *__restrict__ st)
+ * into 32768 buckets leaves so many lines half written that L2 thrashes.
+ * This is one block's share (s_pos: kCoarse places), also the first phase
+ * of the cooperative full path. */
+__device__ __forceinline__ void
+partition_body (const float *__restrict__ image, int64_t n, int64_t chunk,
+                const uint32_t *__restrict__ block_coarse, uint32_t *__restrict__ coarse_cursor,
+                float *__restrict__ tmp, const uint32_t *__restrict__ offs,
+                uint32_t *__restrict__ cursor, double *__restrict__ bsum,
+                double *__restrict__ bsum2, double *__restrict__ gsum,
+                double *__restrict__ gsum2, SkyGpuState *__restrict__ st, uint32_t *s_pos)
 {
-  __shared__ uint32_t s_pos[kCoarse];
   const int64_t start = (int64_t) blockIdx.x * chunk;
   const int64_t end = min (n, start + chunk);
   const int lane = threadIdx.x & 31;
 
-  if (!st->fallback)
-    return;  /* the full path only */
   /* The full path's starting state: cursors at the bucket offsets, sums
    * cleared, and the plan that takes every bucket. */
   for (int b = blockIdx.x * blockDim.x + threadIdx.x; b < kBuckets; b += gridDim.x * blockDim.x)
@@ -644,24 +669,41 @@ clipPartitionKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
   });
 }
 
+__global__ void __launch_bounds__ (kHistThreads)
+clipPartitionKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
+                     const uint32_t *__restrict__ block_coarse,
+                     uint32_t *__restrict__ coarse_cursor, float *__restrict__ tmp,
+                     const uint32_t *__restrict__ offs, uint32_t *__restrict__ cursor,
+                     double *__restrict__ bsum, double *__restrict__ bsum2,
+                     double *__restrict__ gsum, double *__restrict__ gsum2,
+                     SkyGpuState *__restrict__ st)
+{
+  __shared__ uint32_t s_pos[kCoarse];
+
+  sky_grid_wait ();
+  if (!st->fallback)
+    return;  /* the full path only */
+  partition_body (image, n, chunk, block_coarse, coarse_cursor, tmp, offs, cursor, bsum, bsum2,
+                  gsum, gsum2, st, s_pos);
+}
+
 /* Scatter: each block takes a chunk of the partitioned values (which spans
  * one or a few coarse buckets, so at most a few hundred fine ones), counts
  * it by fine bucket, reserves its share of each with one global atomic,
  * and places its values. Order inside a bucket is arbitrary; nothing
- * downstream depends on it. */
-__global__ void __launch_bounds__ (kHistThreads)
-clipScatterKernel (const float *__restrict__ tmp, const SkyGpuState *__restrict__ st,
-                   uint32_t *__restrict__ cursor, float *__restrict__ values)
+ * downstream depends on it. One block's share (s_pos: kBuckets places). */
+__device__ __forceinline__ void
+scatter_body (const float *__restrict__ tmp, const SkyGpuState *__restrict__ st,
+              uint32_t *__restrict__ cursor, float *__restrict__ values, uint32_t *s_pos)
 {
-  extern __shared__ uint32_t s_pos[];
   const int64_t nv = st->ninput;
   const int64_t chunk = ((nv + gridDim.x - 1) / gridDim.x + 3) / 4 * 4;
   const int64_t start = (int64_t) blockIdx.x * chunk;
   const int64_t end = min (nv, start + chunk);
   const int lane = threadIdx.x & 31;
 
-  if (!st->fallback || start >= end)
-    return;  /* the full path only; uniform over the block */
+  if (start >= end)
+    return;  /* uniform over the block */
   for (int b = threadIdx.x; b < kBuckets; b += blockDim.x)
     s_pos[b] = 0;
   __syncthreads ();
@@ -672,6 +714,17 @@ clipScatterKernel (const float *__restrict__ tmp, const SkyGpuState *__restrict_
   for_chunk (tmp, start, end, [&] (float v, bool valid) {
     place_value<kLowBits> (v, valid, s_pos, values, lane);
   });
+}
+
+__global__ void __launch_bounds__ (kHistThreads)
+clipScatterKernel (const float *__restrict__ tmp, const SkyGpuState *__restrict__ st,
+                   uint32_t *__restrict__ cursor, float *__restrict__ values)
+{
+  extern __shared__ uint32_t s_pos[];
+  sky_grid_wait ();
+  if (!st->fallback)
+    return;  /* the full path only */
+  scatter_body (tmp, st, cursor, values, s_pos);
 }
 
 /* ----------------------------------------------------------------- sums */
@@ -688,17 +741,13 @@ warp_sum (double v)
 /* Per-bucket sums of d = x - shift and d * d. Values are grouped by bucket,
  * so a warp's 1024 values (eight 16-byte loads a lane) are mostly one
  * bucket: then one warp reduction and one pair of atomics; else each lane
- * flushes its own runs. */
-__global__ void __launch_bounds__ (kSumThreads)
-clipSumsKernel (const float *__restrict__ values, const SkyGpuState *__restrict__ st,
-                int full, double *__restrict__ bsum, double *__restrict__ bsum2)
+ * flushes its own runs. Warp warp's share: values warp * 1024 .. + 1023 of
+ * nv. */
+__device__ __forceinline__ void
+sums_warp (const float *__restrict__ values, int64_t nv, double shift, int64_t warp,
+           double *__restrict__ bsum, double *__restrict__ bsum2)
 {
-  if (st->fallback != full)
-    return;
-  const int64_t nv = full ? st->ninput : st->ngathered;
-  const double shift = st->shift;
   const int lane = threadIdx.x & 31;
-  const int64_t warp = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const int64_t base = warp * 32 * 4 * kSumItems;
   const float4 *v4 = reinterpret_cast<const float4 *> (values);
   float4 v[kSumItems];
@@ -784,12 +833,24 @@ clipSumsKernel (const float *__restrict__ values, const SkyGpuState *__restrict_
     }
 }
 
+__global__ void __launch_bounds__ (kSumThreads)
+clipSumsKernel (const float *__restrict__ values, const SkyGpuState *__restrict__ st,
+                int full, double *__restrict__ bsum, double *__restrict__ bsum2)
+{
+  sky_grid_wait ();
+  if (st->fallback != full)
+    return;
+  sums_warp (values, full ? st->ninput : st->ngathered, st->shift,
+             ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5, bsum, bsum2);
+}
+
 /* One block per group of kGroup buckets. */
 __global__ void __launch_bounds__ (kGroup)
 clipGroupSumsKernel (const double *__restrict__ bsum, const double *__restrict__ bsum2,
                      double *__restrict__ gsum, double *__restrict__ gsum2,
                      const SkyGpuState *__restrict__ st, int full)
 {
+  sky_grid_wait ();
   if (st->fallback != full)
     return;
   typedef cub::BlockReduce<double, kGroup> Reduce;
@@ -808,67 +869,82 @@ clipGroupSumsKernel (const double *__restrict__ bsum, const double *__restrict__
 
 /* ----------------------------------------------------------------- loop */
 
+constexpr size_t kLoopSmem = ((kBuckets + 1) * sizeof (uint32_t) + 15) / 16 * 16;
+
 struct LoopShared {
-  uint32_t hist1[kSel1Bins];   /* key bits 16..8 of hist1_bucket */
-  uint32_t hist2[kSel2Bins];   /* key bits 7..0 of (hist2_bucket, hist2_prefix) */
-  uint32_t hist1_bucket, hist2_bucket, hist2_prefix;
-  double red_d[kLoopWarps][2];
-  unsigned long long red_u[kLoopWarps][2];
-  double res_d[2];
-  unsigned long long res_u[2];
-  uint32_t bin, rank_in_bin;
+  /* Counts of key bits 16..8 in hist1_bucket, and of bits 7..0 under
+   * (hist2_bucket, hist2_prefix), each as its inclusive prefix sums. */
+  __align__ (16) uint32_t hist1[kSel1Bins];
+  __align__ (16) uint32_t hist2[kSel2Bins];
+  double red_d[2][kLoopWarps][4];              /* block sums, two buffers in turn */
+  unsigned long long red_u[2][kLoopWarps][2];
 };
 
-/* Sums two doubles and two counts over the block; every thread gets them. */
-__device__ void
-block_sum (double &a, double &b, unsigned long long &c, unsigned long long &d, LoopShared &sh)
+/* What the loop keeps between passes. Every thread runs the same scalar
+ * logic on the same values, so this is the same in every thread and lives
+ * in registers: no barrier is needed to read it. */
+struct LoopCache {
+  uint32_t hist1_bucket, hist2_bucket, hist2_prefix;
+  uint32_t whole_lo, whole_hi;              /* buckets summed in whole_s, whole_s2 */
+  double whole_s, whole_s2;
+  int parity;                               /* the reduction buffer to use next */
+  uint32_t med_bucket;                      /* the last median's bucket */
+  int builds;                               /* histograms built (profile) */
+};
+
+/* Sums four doubles and two counts over the block; every thread gets them.
+ * One barrier: each warp adds up the warps' partial sums itself, and the
+ * next call writes the other buffer. */
+__device__ __forceinline__ void
+block_sum (double &a, double &b, double &e, double &f, unsigned long long &c,
+           unsigned long long &d, LoopShared &sh, LoopCache &lc)
 {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, p = lc.parity;
 
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1)
     {
       a += __shfl_down_sync (0xffffffffu, a, o);
       b += __shfl_down_sync (0xffffffffu, b, o);
+      e += __shfl_down_sync (0xffffffffu, e, o);
+      f += __shfl_down_sync (0xffffffffu, f, o);
       c += __shfl_down_sync (0xffffffffu, c, o);
       d += __shfl_down_sync (0xffffffffu, d, o);
     }
   if (lane == 0)
     {
-      sh.red_d[warp][0] = a;
-      sh.red_d[warp][1] = b;
-      sh.red_u[warp][0] = c;
-      sh.red_u[warp][1] = d;
+      sh.red_d[p][warp][0] = a;
+      sh.red_d[p][warp][1] = b;
+      sh.red_d[p][warp][2] = e;
+      sh.red_d[p][warp][3] = f;
+      sh.red_u[p][warp][0] = c;
+      sh.red_u[p][warp][1] = d;
     }
   __syncthreads ();
-  if (warp == 0)
-    {
-      a = sh.red_d[lane][0];
-      b = sh.red_d[lane][1];
-      c = sh.red_u[lane][0];
-      d = sh.red_u[lane][1];
+  const bool has = lane < (int) (blockDim.x >> 5);
+  a = has ? sh.red_d[p][lane][0] : 0.0;
+  b = has ? sh.red_d[p][lane][1] : 0.0;
+  e = has ? sh.red_d[p][lane][2] : 0.0;
+  f = has ? sh.red_d[p][lane][3] : 0.0;
+  c = has ? sh.red_u[p][lane][0] : 0ull;
+  d = has ? sh.red_u[p][lane][1] : 0ull;
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1)
-        {
-          a += __shfl_down_sync (0xffffffffu, a, o);
-          b += __shfl_down_sync (0xffffffffu, b, o);
-          c += __shfl_down_sync (0xffffffffu, c, o);
-          d += __shfl_down_sync (0xffffffffu, d, o);
-        }
-      if (lane == 0)
-        {
-          sh.res_d[0] = a;
-          sh.res_d[1] = b;
-          sh.res_u[0] = c;
-          sh.res_u[1] = d;
-        }
+  for (int o = 16; o > 0; o >>= 1)
+    {
+      a += __shfl_down_sync (0xffffffffu, a, o);
+      b += __shfl_down_sync (0xffffffffu, b, o);
+      e += __shfl_down_sync (0xffffffffu, e, o);
+      f += __shfl_down_sync (0xffffffffu, f, o);
+      c += __shfl_down_sync (0xffffffffu, c, o);
+      d += __shfl_down_sync (0xffffffffu, d, o);
     }
-  __syncthreads ();
-  a = sh.res_d[0];
-  b = sh.res_d[1];
-  c = sh.res_u[0];
-  d = sh.res_u[1];
-  __syncthreads ();
+  a = __shfl_sync (0xffffffffu, a, 0);
+  b = __shfl_sync (0xffffffffu, b, 0);
+  e = __shfl_sync (0xffffffffu, e, 0);
+  f = __shfl_sync (0xffffffffu, f, 0);
+  c = __shfl_sync (0xffffffffu, c, 0);
+  d = __shfl_sync (0xffffffffu, d, 0);
+  lc.parity ^= 1;
 }
 
 /* The bucket that holds sorted position r (0 <= r < number of values): a
@@ -919,61 +995,84 @@ for_values (const float *__restrict__ values, uint32_t start, uint32_t count, F 
     f (values[tail + threadIdx.x]);
 }
 
-/* The bin of a histogram that holds rank k, and k's rank inside it; warp 0
- * scans, everyone gets the answer. */
+/* Turns a histogram of NBINS counts into its inclusive prefix sums, in
+ * place (warp 0; the caller puts a barrier after). */
 template <int NBINS>
-__device__ void
-find_bin (const uint32_t *hist, uint32_t k, LoopShared &sh, uint32_t *bin, uint32_t *rank)
+__device__ __forceinline__ void
+prefix_bins (uint32_t *hist)
 {
+  constexpr int per = NBINS / 32;
   if (threadIdx.x < 32)
     {
-      constexpr int per = NBINS / 32;
       const int lane = threadIdx.x;
-      uint32_t local = 0, incl;
+      uint4 *h4 = reinterpret_cast<uint4 *> (hist + lane * per);
+      uint32_t h[per];
 #pragma unroll
-      for (int j = 0; j < per; j++)
-        local += hist[lane * per + j];
-      incl = local;
+      for (int q = 0; q < per / 4; q++)
+        {
+          const uint4 w = h4[q];
+          h[4 * q] = w.x;
+          h[4 * q + 1] = w.y;
+          h[4 * q + 2] = w.z;
+          h[4 * q + 3] = w.w;
+        }
+#pragma unroll
+      for (int j = 1; j < per; j++)
+        h[j] += h[j - 1];
+      uint32_t incl = h[per - 1];
 #pragma unroll
       for (int o = 1; o < 32; o <<= 1)
         {
-          uint32_t t = __shfl_up_sync (0xffffffffu, incl, o);
+          const uint32_t t = __shfl_up_sync (0xffffffffu, incl, o);
           if (lane >= o)
             incl += t;
         }
-      uint32_t c = incl - local;
-      if (c <= k && k < incl)
-        for (int j = 0; j < per; j++)
-          {
-            uint32_t h = hist[lane * per + j];
-            if (k < c + h)
-              {
-                sh.bin = lane * per + j;
-                sh.rank_in_bin = k - c;
-                break;
-              }
-            c += h;
-          }
+      const uint32_t before = incl - h[per - 1];
+#pragma unroll
+      for (int q = 0; q < per / 4; q++)
+        h4[q] = make_uint4 (h[4 * q] + before, h[4 * q + 1] + before, h[4 * q + 2] + before,
+                            h[4 * q + 3] + before);
     }
-  __syncthreads ();
-  *bin = sh.bin;
-  *rank = sh.rank_in_bin;
-  __syncthreads ();
 }
 
-/* The key of rank k among the values of bucket b: a radix select over the
- * 17 key bits below the bucket's, 9 then 8. Each histogram is kept while
- * later calls ask the same bucket (and prefix): the median moves little
- * from one pass to the next. */
-__device__ uint32_t
-select_key (const float *__restrict__ values, const uint32_t *s_offs, uint32_t start, uint32_t b,
-            uint32_t k, LoopShared &sh)
+/* The bin of a histogram (given as inclusive prefix sums) that holds rank
+ * k, and k's rank inside it: the number of bins whose prefix is at most k.
+ * Each warp finds it by itself (16-byte loads, one warp sum), so no
+ * barrier follows. */
+template <int NBINS>
+__device__ __forceinline__ void
+find_bin (const uint32_t *prefix, uint32_t k, uint32_t *bin, uint32_t *rank)
 {
-  const uint32_t count = s_offs[b + 1] - s_offs[b];
+  constexpr int per = NBINS / 32;
+  const int lane = threadIdx.x & 31;
+  const uint4 *p4 = reinterpret_cast<const uint4 *> (prefix + lane * per);
+  uint32_t below = 0;
+
+#pragma unroll
+  for (int q = 0; q < per / 4; q++)
+    {
+      const uint4 w = p4[q];
+      below += (w.x <= k) + (w.y <= k) + (w.z <= k) + (w.w <= k);
+    }
+  const uint32_t b = __reduce_add_sync (0xffffffffu, below);
+  *bin = b;
+  *rank = k - (b > 0 ? prefix[b - 1] : 0u);
+}
+
+/* The key of rank k among the count values of bucket b, at values[start..]:
+ * a radix select over the 17 key bits below the bucket's, 9 then 8. Each
+ * histogram is kept while later calls ask the same bucket (and prefix):
+ * the median moves little from one pass to the next. Rebuilding one waits
+ * for every warp to have read it. */
+__device__ uint32_t
+select_key (const float *__restrict__ values, uint32_t start, uint32_t count, uint32_t b,
+            uint32_t k, LoopShared &sh, LoopCache &lc)
+{
   uint32_t d1, k1, d2, k2;
 
-  if (sh.hist1_bucket != b)
+  if (lc.hist1_bucket != b)
     {
+      __syncthreads ();
       for (int i = threadIdx.x; i < kSel1Bins; i += blockDim.x)
         sh.hist1[i] = 0;
       __syncthreads ();
@@ -981,13 +1080,17 @@ select_key (const float *__restrict__ values, const uint32_t *s_offs, uint32_t s
         atomicAdd (&sh.hist1[(float_key (v) >> 8) & (kSel1Bins - 1)], 1u);
       });
       __syncthreads ();
-      if (threadIdx.x == 0)
-        sh.hist1_bucket = b;
+      prefix_bins<kSel1Bins> (sh.hist1);
+      __syncthreads ();
+      lc.hist1_bucket = b;
+      lc.hist2_bucket = kNone;
+      lc.builds += 1;
     }
-  find_bin<kSel1Bins> (sh.hist1, k, sh, &d1, &k1);
+  find_bin<kSel1Bins> (sh.hist1, k, &d1, &k1);
 
-  if (sh.hist2_bucket != b || sh.hist2_prefix != d1)
+  if (lc.hist2_bucket != b || lc.hist2_prefix != d1)
     {
+      __syncthreads ();
       for (int i = threadIdx.x; i < kSel2Bins; i += blockDim.x)
         sh.hist2[i] = 0;
       __syncthreads ();
@@ -997,13 +1100,13 @@ select_key (const float *__restrict__ values, const uint32_t *s_offs, uint32_t s
           atomicAdd (&sh.hist2[key & (kSel2Bins - 1)], 1u);
       });
       __syncthreads ();
-      if (threadIdx.x == 0)
-        {
-          sh.hist2_bucket = b;
-          sh.hist2_prefix = d1;
-        }
+      prefix_bins<kSel2Bins> (sh.hist2);
+      __syncthreads ();
+      lc.hist2_bucket = b;
+      lc.hist2_prefix = d1;
+      lc.builds += 16;
     }
-  find_bin<kSel2Bins> (sh.hist2, k1, sh, &d2, &k2);
+  find_bin<kSel2Bins> (sh.hist2, k1, &d2, &k2);
   return (b << kLowBits) | (d1 << 8) | d2;
 }
 
@@ -1011,7 +1114,8 @@ select_key (const float *__restrict__ values, const uint32_t *s_offs, uint32_t s
  * position of the first, and their sums of d = x - shift and d * d. Only
  * the buckets of L and H are read value by value; the buckets between come
  * whole from their sums (a value in a bucket above L's is above L, even
- * when (float) L rounded, and likewise below H). One pass, one reduction. */
+ * when (float) L rounded, and likewise below H), added up again only when
+ * those buckets change; one block reduction. */
 struct Interval {
   uint32_t n, first;
   double s, s2;
@@ -1020,10 +1124,10 @@ struct Interval {
 
 __device__ Interval
 interval_of (const float *__restrict__ values, const uint32_t *s_offs, const Plan &plan,
-             double central_s, double central_s2,
-             const double *__restrict__ bsum, const double *__restrict__ bsum2,
-             const double *__restrict__ gsum, const double *__restrict__ gsum2, double L,
-             double H, double shift, LoopShared &sh)
+             double central_s, double central_s2, const double *__restrict__ bsum,
+             const double *__restrict__ bsum2, const double *__restrict__ gsum,
+             const double *__restrict__ gsum2, double L, double H, double shift,
+             LoopShared &sh, LoopCache &lc)
 {
   const bool has_l = L != -INFINITY, has_h = H != INFINITY;
   const uint32_t bl = has_l ? bucket_of (__double2float_rn (L)) : 0;
@@ -1040,9 +1144,48 @@ interval_of (const float *__restrict__ values, const uint32_t *s_offs, const Pla
                || ((!has_l || bl < plan.clo) && (!has_h || bh > plan.chi)));
   if (!out.ok)
     return out;
-  double s = 0, s2 = 0;
+  double s = 0, s2 = 0, ws = 0, ws2 = 0;
   unsigned long long n_in = 0, above_l = 0;
   uint32_t lo = has_l ? bl + 1 : 0, hi = has_h ? bh : kBuckets;
+  if (one)
+    hi = lo;
+  const bool whole_kept = lc.whole_lo == lo && lc.whole_hi == hi;
+
+  /* Whole buckets lo .. hi - 1 (unless kept from the last call): partial
+   * groups at the ends bucket by bucket, whole groups between from the
+   * group sums; at most 638 loads, in flight with the edges' loads. */
+  if (lo < hi && !whole_kept)
+    {
+      const uint32_t g0 = (lo + kGroup - 1) / kGroup, g1 = hi / kGroup;
+      if (g0 < g1)
+        {
+          const uint32_t head = g0 * kGroup - lo, groups = g1 - g0, tail = hi - g1 * kGroup;
+          for (uint32_t i = threadIdx.x; i < head + groups + tail; i += blockDim.x)
+            {
+              if (i < head)
+                {
+                  ws += bsum[lo + i];
+                  ws2 += bsum2[lo + i];
+                }
+              else if (i < head + groups)
+                {
+                  ws += gsum[g0 + (i - head)];
+                  ws2 += gsum2[g0 + (i - head)];
+                }
+              else
+                {
+                  ws += bsum[g1 * kGroup + (i - head - groups)];
+                  ws2 += bsum2[g1 * kGroup + (i - head - groups)];
+                }
+            }
+        }
+      else
+        for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
+          {
+            ws += bsum[i];
+            ws2 += bsum2[i];
+          }
+    }
 
   auto edge = [&] (float x) {
     const double v = x;
@@ -1062,48 +1205,29 @@ interval_of (const float *__restrict__ values, const uint32_t *s_offs, const Pla
   if (has_h && !one)
     for_values (values, at_h, s_offs[bh + 1] - s_offs[bh], edge);
 
-  /* Whole buckets lo .. hi - 1: partial groups at the ends bucket by
-   * bucket, whole groups between from the group sums. */
-  if (one)
-    hi = lo;
+  block_sum (s, s2, ws, ws2, n_in, above_l, sh, lc);
   if (lo < hi)
     {
-      const uint32_t g0 = (lo + kGroup - 1) / kGroup, g1 = hi / kGroup;
-      if (g0 < g1)
+      if (whole_kept)
         {
-          const uint32_t head = g0 * kGroup - lo, groups = g1 - g0, tail = hi - g1 * kGroup;
-          for (uint32_t i = threadIdx.x; i < head + groups + tail; i += blockDim.x)
-            {
-              if (i < head)
-                {
-                  s += bsum[lo + i];
-                  s2 += bsum2[lo + i];
-                }
-              else if (i < head + groups)
-                {
-                  s += gsum[g0 + (i - head)];
-                  s2 += gsum2[g0 + (i - head)];
-                }
-              else
-                {
-                  s += bsum[g1 * kGroup + (i - head - groups)];
-                  s2 += bsum2[g1 * kGroup + (i - head - groups)];
-                }
-            }
+          ws = lc.whole_s;
+          ws2 = lc.whole_s2;
         }
       else
-        for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
-          {
-            s += bsum[i];
-            s2 += bsum2[i];
-          }
-    }
-  block_sum (s, s2, n_in, above_l, sh);
-  if (plan.has_central && lo < hi)
-    {
-      /* Gathered buckets' sums cover only them; the band comes whole. */
-      s += central_s;
-      s2 += central_s2;
+        {
+          lc.whole_lo = lo;
+          lc.whole_hi = hi;
+          lc.whole_s = ws;
+          lc.whole_s2 = ws2;
+        }
+      s += ws;
+      s2 += ws2;
+      if (plan.has_central)
+        {
+          /* Gathered buckets' sums cover only them; the band comes whole. */
+          s += central_s;
+          s2 += central_s2;
+        }
     }
 
   out.n = (uint32_t) n_in + (lo < hi ? s_offs[hi] - s_offs[lo] : 0);
@@ -1113,20 +1237,19 @@ interval_of (const float *__restrict__ values, const uint32_t *s_offs, const Pla
   return out;
 }
 
-/* The whole clipping loop in one block. Every thread runs the same scalar
- * logic on the same broadcast values, so control flow stays uniform. The
- * bucket offsets sit in shared memory (128 KiB). */
-__global__ void __launch_bounds__ (kLoopThreads, 1)
-clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ offs,
-                const double *__restrict__ bsum, const double *__restrict__ bsum2,
-                const double *__restrict__ gsum, const double *__restrict__ gsum2,
-                const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st, int full)
+/* The whole clipping loop in one block of T threads. Every thread runs the
+ * same scalar logic on the same broadcast values, so control flow stays
+ * uniform; that logic is repeated by every warp, so small buckets (small
+ * images) go faster with fewer warps, large ones with more. The bucket
+ * offsets sit in shared memory (128 KiB). */
+template <int T>
+__device__ __forceinline__ void
+loop_body (const float *__restrict__ values, const uint32_t *__restrict__ offs,
+           const double *__restrict__ bsum, const double *__restrict__ bsum2,
+           const double *__restrict__ gsum, const double *__restrict__ gsum2,
+           const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st,
+           uint32_t *s_offs, LoopShared &sh)
 {
-  extern __shared__ uint32_t s_offs[];
-  __shared__ LoopShared sh;
-
-  if (st->fallback != full)
-    return;
   const Plan plan = load_plan (st);
   const double central_s = st->central_s, central_s2 = st->central_s2;
   const double kappa = params->clip_kappa;
@@ -1135,6 +1258,7 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
   double L = -INFINITY, H = INFINITY, median = NAN, mean = NAN, sigma = NAN;
   int iterations = 0, converged = 0, flat = 0;
   Interval cur;
+  LoopCache lc;
 
   if (st->empty)
     {
@@ -1150,11 +1274,45 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
       return;
     }
 
-  for (int b = threadIdx.x; b <= kBuckets; b += blockDim.x)
-    s_offs[b] = offs[b];
-  if (threadIdx.x == 0)
-    sh.hist1_bucket = sh.hist2_bucket = sh.hist2_prefix = 0xffffffffu;
+  {
+    /* The offsets, 16 bytes a load, all of a thread's loads in flight. */
+    constexpr int kWords = kBuckets / 4, kPer = T >= 1024 ? 8 : 16;
+    const uint4 *o4 = reinterpret_cast<const uint4 *> (offs);
+    uint4 *s4 = reinterpret_cast<uint4 *> (s_offs);
+    for (int w0 = threadIdx.x; w0 < kWords; w0 += kPer * blockDim.x)
+      {
+        uint4 r[kPer];
+#pragma unroll
+        for (int j = 0; j < kPer; j++)
+          if (w0 + j * (int) blockDim.x < kWords)
+            r[j] = __ldg (o4 + w0 + j * blockDim.x);
+#pragma unroll
+        for (int j = 0; j < kPer; j++)
+          if (w0 + j * (int) blockDim.x < kWords)
+            s4[w0 + j * blockDim.x] = r[j];
+      }
+    if (threadIdx.x == 0)
+      s_offs[kBuckets] = offs[kBuckets];
+  }
+  lc.hist1_bucket = lc.hist2_bucket = lc.hist2_prefix = kNone;
+  lc.whole_lo = lc.whole_hi = kNone;
+  lc.whole_s = lc.whole_s2 = 0;
+  lc.parity = 0;
+  lc.med_bucket = 0;
+  lc.builds = 0;
+#ifdef SKY_GPU_LOOP_PROFILE
+  const bool prof = params->loop_profile && threadIdx.x == 0;
+#else
+  constexpr bool prof = false;
+#endif
+  long long t_prof = prof ? clock64 () : 0;
   __syncthreads ();
+  if (prof)
+    {
+      const long long t = clock64 ();
+      printf ("loop setup %lld cycles\n", t - t_prof);
+      t_prof = clock64 ();
+    }
 
   /* Leaves for the full path when the plan misjudged this image. */
 #define SKY_PLAN_MISSED()                                                      \
@@ -1166,27 +1324,41 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
     }                                                                          \
   while (0)
 
-  cur = interval_of (values, s_offs, plan, central_s, central_s2, bsum, bsum2, gsum, gsum2, L,
-                     H, shift, sh);
+  cur = interval_of (values, s_offs, plan, central_s, central_s2, bsum, bsum2, gsum, gsum2, L, H,
+                     shift, sh, lc);
   if (!cur.ok)
     SKY_PLAN_MISSED ();
+  if (prof)
+    {
+      const long long t = clock64 ();
+      printf ("loop first interval %lld cycles\n", t - t_prof);
+      t_prof = clock64 ();
+    }
   for (;;)
     {
+      long long t_sel = 0, t_math = 0;
       const uint32_t r = cur.first + (cur.n - 1) / 2;
-      const uint32_t b = bucket_of_position (r, s_offs);
+      const uint32_t b = s_offs[lc.med_bucket] <= r && r < s_offs[lc.med_bucket + 1]
+                             ? lc.med_bucket
+                             : bucket_of_position (r, s_offs);
       uint32_t at;
+      lc.med_bucket = b;
       if (!gathered_at (plan, s_offs, b, &at))
         SKY_PLAN_MISSED ();
-      double med = key_float (select_key (values, s_offs, at, b, r - s_offs[b], sh));
+      double med = key_float (select_key (values, at, s_offs[b + 1] - s_offs[b], b,
+                                          r - s_offs[b], sh, lc));
       if (cur.n % 2 == 0)
         {
           const uint32_t r2 = r + 1;
           const uint32_t b2 = r2 < s_offs[b + 1] ? b : bucket_of_position (r2, s_offs);
           if (!gathered_at (plan, s_offs, b2, &at))
             SKY_PLAN_MISSED ();
-          med = 0.5 * (med + (double) key_float (select_key (values, s_offs, at, b2,
-                                                              r2 - s_offs[b2], sh)));
+          med = 0.5 * (med + (double) key_float (select_key (values, at,
+                                                              s_offs[b2 + 1] - s_offs[b2], b2,
+                                                              r2 - s_offs[b2], sh, lc)));
         }
+      if (prof)
+        t_sel = clock64 ();
 
       /* As sky-cpu-clip.c's run_moments and clip_bounds. */
       const double n = (double) cur.n;
@@ -1203,10 +1375,22 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
       if (hi == 0)
         hi = -0.0;
       const double L2 = fmax (L, lo), H2 = fmin (H, hi);
+      if (prof)
+        t_math = clock64 ();
       Interval next = interval_of (values, s_offs, plan, central_s, central_s2, bsum, bsum2, gsum,
-                                   gsum2, L2, H2, shift, sh);
+                                   gsum2, L2, H2, shift, sh, lc);
       if (!next.ok)
         SKY_PLAN_MISSED ();
+      if (prof)
+        {
+          const long long t = clock64 ();
+          printf ("loop pass %d: select %lld, math %lld, interval %lld cycles; n %u, median "
+                  "bucket %u (%u values), builds %d\n",
+                  iterations, t_sel - t_prof, t_math - t_sel, t - t_math, cur.n, b,
+                  s_offs[b + 1] - s_offs[b], lc.builds);
+          lc.builds = 0;
+          t_prof = clock64 ();
+        }
 
       /* next.n > cur.n cannot happen (the intervals nest); >= ends the
        * loop even if it did. */
@@ -1257,6 +1441,79 @@ clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ o
     }
 }
 
+template <int T>
+__global__ void __launch_bounds__ (T, 1)
+clipLoopKernel (const float *__restrict__ values, const uint32_t *__restrict__ offs,
+                const double *__restrict__ bsum, const double *__restrict__ bsum2,
+                const double *__restrict__ gsum, const double *__restrict__ gsum2,
+                const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st, int full)
+{
+  extern __shared__ __align__ (16) uint32_t s_loop[];
+  __shared__ LoopShared sh;
+
+  sky_grid_wait ();
+  if (st->fallback != full)
+    return;
+  loop_body<T> (values, offs, bsum, bsum2, gsum, gsum2, params, st, s_loop, sh);
+}
+
+/* The whole full path in one cooperative launch (a block per
+ * multiprocessor at most, all resident): partition, scatter, bucket sums,
+ * group sums and the loop, with a grid barrier between each; when the plan
+ * held, every block returns at once, so that path costs one launch. */
+__global__ void __launch_bounds__ (kHistThreads, 1)
+clipFullKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
+                const uint32_t *__restrict__ block_coarse, uint32_t *__restrict__ coarse_cursor,
+                float *__restrict__ tmp, const uint32_t *__restrict__ offs,
+                uint32_t *__restrict__ cursor, double *__restrict__ bsum,
+                double *__restrict__ bsum2, double *__restrict__ gsum,
+                double *__restrict__ gsum2, float *__restrict__ values,
+                const SkyGpuParams *__restrict__ params, SkyGpuState *__restrict__ st)
+{
+  extern __shared__ __align__ (16) uint32_t s_full[];
+  __shared__ LoopShared sh;
+
+  sky_grid_wait ();
+  if (!st->fallback)
+    return;  /* uniform over the grid */
+  cg::grid_group grid = cg::this_grid ();
+  const int lane = threadIdx.x & 31;
+  const int64_t warp0 = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const int64_t nwarps = ((int64_t) gridDim.x * blockDim.x) >> 5;
+
+  partition_body (image, n, chunk, block_coarse, coarse_cursor, tmp, offs, cursor, bsum, bsum2,
+                  gsum, gsum2, st, s_full);
+  grid.sync ();
+  scatter_body (tmp, st, cursor, values, s_full);
+  grid.sync ();
+  {
+    const int64_t nv = st->ninput;
+    const double shift = st->shift;
+    for (int64_t w = warp0; w * 32 * 4 * kSumItems < nv; w += nwarps)
+      sums_warp (values, nv, shift, w, bsum, bsum2);
+  }
+  grid.sync ();
+  for (int64_t g = warp0; g < kGroups; g += nwarps)
+    {
+      double gs = 0, gs2 = 0;
+      for (int j = lane; j < kGroup; j += 32)
+        {
+          gs += bsum[g * kGroup + j];
+          gs2 += bsum2[g * kGroup + j];
+        }
+      gs = warp_sum (gs);
+      gs2 = warp_sum (gs2);
+      if (lane == 0)
+        {
+          gsum[g] = gs;
+          gsum2[g] = gs2;
+        }
+    }
+  grid.sync ();
+  if (blockIdx.x == 0)
+    loop_body<kHistThreads> (values, offs, bsum, bsum2, gsum, gsum2, params, st, s_full, sh);
+}
+
 } /* namespace */
 
 void
@@ -1285,18 +1542,54 @@ sky_gpu_clip_prepare (SkyGpu *gpu)
                                   (int) kHistSmem));
   SKY_CUDA (cudaFuncSetAttribute (clipScatterKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int) kHistSmem));
-  SKY_CUDA (cudaFuncSetAttribute (clipLoopKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  SKY_CUDA (cudaFuncSetAttribute (clipFullKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int) kLoopSmem));
+  SKY_CUDA (cudaFuncSetAttribute (clipLoopKernel<256>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int) kLoopSmem));
+  SKY_CUDA (cudaFuncSetAttribute (clipLoopKernel<512>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int) kLoopSmem));
+  SKY_CUDA (cudaFuncSetAttribute (clipLoopKernel<1024>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int) kLoopSmem));
   SKY_CUDA (cudaFuncSetAttribute (clipGatherKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int) kHistSmem));
   SKY_CUDA (cudaFuncSetAttribute (clipScanPlanKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int) kLoopSmem));
+                                  (int) kScanSmem));
+  return SKY_OK;
+}
+
+/* The loop kernel over values (the gathered ones, or all of them when
+ * full), in a block of as many threads as suits the image's size: every
+ * warp repeats the loop's scalar logic, so images of up to 4096 x 4096
+ * pixels, whose buckets hold few values, take 256 threads, up to 8192 x
+ * 8192 512, larger ones 1024 (measured on the H200;
+ * SKYSIFT_GPU_LOOP_THREADS=256|512|1024 chooses, for tuning). */
+static int
+launch_loop (SkyGpu *gpu, int64_t n, const float *values, int full)
+{
+  const size_t smem = kLoopSmem;
+  const char *env = getenv ("SKYSIFT_GPU_LOOP_THREADS");
+  int threads = n <= (int64_t) 4096 * 4096 ? 256 : n <= (int64_t) 8192 * 8192 ? 512 : 1024;
+  cudaStream_t s = gpu->stream;
+
+  if (env != NULL && (atoi (env) == 256 || atoi (env) == 512 || atoi (env) == 1024))
+    threads = atoi (env);
+#define SKY_LOOP_LAUNCH(T)                                                                  \
+  SKY_LAUNCH (clipLoopKernel<T>, 1, T, smem, s, values, gpu->d_offs, gpu->d_bsum,          \
+              gpu->d_bsum2, gpu->d_gsum, gpu->d_gsum2, gpu->d_params, gpu->d_state, full)
+  switch (threads)
+    {
+    case 256: SKY_LOOP_LAUNCH (256); break;
+    case 512: SKY_LOOP_LAUNCH (512); break;
+    default: SKY_LOOP_LAUNCH (1024); break;
+    }
+#undef SKY_LOOP_LAUNCH
   return SKY_OK;
 }
 
 int
 sky_gpu_clip_enqueue (SkyGpu *gpu, int64_t n)
 {
+  int ret;
   cudaStream_t s = gpu->stream;
   const int blocks = gpu->clip_blocks;
   const int64_t chunk = gpu->clip_chunk;
@@ -1310,18 +1603,39 @@ sky_gpu_clip_enqueue (SkyGpu *gpu, int64_t n)
   SKY_LAUNCH (clipHistogramKernel, blocks, kHistThreads, kHistSmem, s, gpu->d_image, n, chunk,
               gpu->d_work, gpu->d_block_coarse, gpu->d_counts, gpu->d_bsum, gpu->d_bsum2,
               gpu->d_gsum, gpu->d_gsum2);
-  SKY_LAUNCH (clipScanPlanKernel, 1, kPlanThreads, kLoopSmem, s, gpu->d_counts, gpu->d_offs,
+  SKY_LAUNCH (clipScanPlanKernel, 1, kPlanThreads, kScanSmem, s, gpu->d_counts, gpu->d_offs,
               gpu->d_cursor, gpu->d_coarse_cursor, gpu->d_params, gpu->d_state);
   SKY_LAUNCH (clipGatherKernel, blocks, kHistThreads, kHistSmem, s, gpu->d_image, n, chunk,
-              gpu->d_work, gpu->d_cursor, gathered, gpu->d_state);
+              gpu->d_work, gpu->d_cursor, gathered, gpu->d_state, gpu->d_counts);
   SKY_LAUNCH (clipSumsKernel, (unsigned) sum_blocks, kSumThreads, 0, s, gathered, gpu->d_state, 0,
               gpu->d_bsum, gpu->d_bsum2);
   SKY_LAUNCH (clipGroupSumsKernel, kGroups, kGroup, 0, s, gpu->d_bsum, gpu->d_bsum2, gpu->d_gsum,
               gpu->d_gsum2, gpu->d_state, 0);
-  SKY_LAUNCH (clipLoopKernel, 1, kLoopThreads, kLoopSmem, s, gathered, gpu->d_offs, gpu->d_bsum,
-              gpu->d_bsum2, gpu->d_gsum, gpu->d_gsum2, gpu->d_params, gpu->d_state, 0);
+  if ((ret = launch_loop (gpu, n, gathered, 0)) != SKY_OK)
+    return ret;
 
-  /* The full path: each kernel returns at once unless the plan missed. */
+  /* The full path, which returns at once unless the plan missed: one
+   * cooperative kernel (a plain launch: a cooperative grid needs every
+   * multiprocessor free), or (SKYSIFT_GPU_FULL_COOP=0) five kernels. */
+  if (gpu->full_coop)
+    {
+      cudaLaunchConfig_t cfg = {};
+      cudaLaunchAttribute attr[1];
+      cfg.gridDim = dim3 ((unsigned) blocks);
+      cfg.blockDim = dim3 (kHistThreads);
+      cfg.dynamicSmemBytes = kLoopSmem;
+      cfg.stream = s;
+      attr[0].id = cudaLaunchAttributeCooperative;
+      attr[0].val.cooperative = 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      SKY_CUDA (cudaLaunchKernelEx (&cfg, clipFullKernel, (const float *) gpu->d_image, n, chunk,
+                                    (const uint32_t *) gpu->d_block_coarse, gpu->d_coarse_cursor,
+                                    gathered, (const uint32_t *) gpu->d_offs, gpu->d_cursor,
+                                    gpu->d_bsum, gpu->d_bsum2, gpu->d_gsum, gpu->d_gsum2, values,
+                                    (const SkyGpuParams *) gpu->d_params, gpu->d_state));
+      return SKY_OK;
+    }
   SKY_LAUNCH (clipPartitionKernel, blocks, kHistThreads, 0, s, gpu->d_image, n, chunk,
               gpu->d_block_coarse, gpu->d_coarse_cursor, gathered, gpu->d_offs, gpu->d_cursor,
               gpu->d_bsum, gpu->d_bsum2, gpu->d_gsum, gpu->d_gsum2, gpu->d_state);
@@ -1331,7 +1645,7 @@ sky_gpu_clip_enqueue (SkyGpu *gpu, int64_t n)
               gpu->d_bsum, gpu->d_bsum2);
   SKY_LAUNCH (clipGroupSumsKernel, kGroups, kGroup, 0, s, gpu->d_bsum, gpu->d_bsum2, gpu->d_gsum,
               gpu->d_gsum2, gpu->d_state, 1);
-  SKY_LAUNCH (clipLoopKernel, 1, kLoopThreads, kLoopSmem, s, values, gpu->d_offs, gpu->d_bsum,
-              gpu->d_bsum2, gpu->d_gsum, gpu->d_gsum2, gpu->d_params, gpu->d_state, 1);
+  if ((ret = launch_loop (gpu, n, values, 1)) != SKY_OK)
+    return ret;
   return SKY_OK;
 }

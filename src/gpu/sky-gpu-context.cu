@@ -123,15 +123,12 @@ free_image_buffers (SkyGpu *gpu)
   cudaFree (gpu->d_work);
   cudaFree (gpu->d_labels);
   cudaFree (gpu->d_tile_counts);
-  cudaFree (gpu->d_tile_offs);
-  cudaFree (gpu->d_scan_temp);
+  cudaFree (gpu->d_super_counts);
   gpu->d_image = NULL;
   gpu->d_mask = NULL;
   gpu->d_work = NULL;
   gpu->d_labels = NULL;
-  gpu->d_tile_counts = gpu->d_tile_offs = NULL;
-  gpu->d_scan_temp = NULL;
-  gpu->scan_temp_bytes = 0;
+  gpu->d_tile_counts = gpu->d_super_counts = NULL;
   gpu->capacity = 0;
 }
 
@@ -179,13 +176,29 @@ device_alloc (SkyGpu *gpu, T **ptr, size_t bytes)
 }
 
 static int
+env_off (const char *name)
+{
+  const char *v = getenv (name);
+
+  return v != NULL && strcmp (v, "0") == 0;
+}
+
+static int
 context_init (SkyGpu *gpu)
 {
   const size_t nb = SKY_CLIP_BUCKETS;
-  int ret;
+  int ret, major = 0, coop = 0;
 
   SKY_CUDA (cudaSetDevice (gpu->device));
   SKY_CUDA (cudaDeviceGetAttribute (&gpu->nsm, cudaDevAttrMultiProcessorCount, gpu->device));
+  SKY_CUDA (cudaDeviceGetAttribute (&major, cudaDevAttrComputeCapabilityMajor, gpu->device));
+  /* Programmatic dependent launches where the chip has them (Hopper on);
+   * SKYSIFT_GPU_PDL=0 turns them off, for comparisons. */
+  gpu->pdl = major >= 9 && !env_off ("SKYSIFT_GPU_PDL");
+  /* The clip's full path as one cooperative kernel where the device can
+   * launch those (SKYSIFT_GPU_FULL_COOP=0: five kernels, for comparisons). */
+  SKY_CUDA (cudaDeviceGetAttribute (&coop, cudaDevAttrCooperativeLaunch, gpu->device));
+  gpu->full_coop = coop && !env_off ("SKYSIFT_GPU_FULL_COOP");
   SKY_CUDA (cudaStreamCreateWithFlags (&gpu->stream, cudaStreamNonBlocking));
   for (int i = 0; i < (int) (sizeof gpu->ev / sizeof gpu->ev[0]); i++)
     SKY_CUDA (cudaEventCreate (&gpu->ev[i]));
@@ -238,15 +251,16 @@ sky_gpu_new (SkyGpu **out)
 
 /* Bytes of the image-sized buffers for capacity pixels. */
 static size_t
-image_bytes (int64_t n, size_t scan_bytes)
+image_bytes (int64_t n)
 {
   const int64_t ntiles = (n + SKY_LABEL_TILE - 1) / SKY_LABEL_TILE;
+  const int64_t nsupers = (ntiles + SKY_LABEL_SUPER - 1) / SKY_LABEL_SUPER;
 
   return (size_t) ((n + 15) / 16 * 16) * 4      /* image */
          + (size_t) (ntiles * SKY_LABEL_TILE)   /* mask */
          + (size_t) ((n + 32767) / 32768 * 32768) * 4 /* work */
          + (size_t) ((n + 15) / 16 * 16) * 4    /* labels */
-         + (size_t) ntiles * 8 + scan_bytes;    /* tile counts and offsets, scan */
+         + (size_t) (ntiles + nsupers) * 4;     /* tile and super-tile counts */
 }
 
 /* Image-sized buffers for n pixels, reused while they are large enough.
@@ -256,20 +270,18 @@ int
 sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n)
 {
   const int64_t ntiles = (n + SKY_LABEL_TILE - 1) / SKY_LABEL_TILE;
-  size_t scan_bytes, free_bytes, total_bytes, need;
+  const int64_t nsupers = (ntiles + SKY_LABEL_SUPER - 1) / SKY_LABEL_SUPER;
+  size_t free_bytes, total_bytes, need;
   int ret;
 
   sky_gpu_clip_geometry (gpu, n, &gpu->clip_blocks, &gpu->clip_chunk);
   gpu->ntiles = ntiles;
-  if ((ret = sky_gpu_label_scan_bytes (ntiles, &scan_bytes)) != SKY_OK)
-    return ret;
-  scan_bytes = scan_bytes > 0 ? scan_bytes : 16;
-  if (n <= gpu->capacity && scan_bytes <= gpu->scan_temp_bytes)
+  if (n <= gpu->capacity)
     return SKY_OK;
 
   free_image_buffers (gpu);
 
-  need = image_bytes (n, scan_bytes);
+  need = image_bytes (n);
   SKY_CUDA (cudaMemGetInfo (&free_bytes, &total_bytes));
   if (need + (64u << 20) > free_bytes)
     return sky_fail (SKY_ERR_MEMORY,
@@ -282,13 +294,11 @@ sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n)
              != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_labels, (size_t) ((n + 15) / 16 * 16) * 4)) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_tile_counts, (size_t) ntiles * 4)) != SKY_OK
-      || (ret = device_alloc (gpu, &gpu->d_tile_offs, (size_t) ntiles * 4)) != SKY_OK
-      || (ret = device_alloc (gpu, &gpu->d_scan_temp, scan_bytes)) != SKY_OK)
+      || (ret = device_alloc (gpu, &gpu->d_super_counts, (size_t) nsupers * 4)) != SKY_OK)
     {
       free_image_buffers (gpu);
       return ret;
     }
-  gpu->scan_temp_bytes = scan_bytes;
   gpu->capacity = n;
   return SKY_OK;
 }
@@ -323,7 +333,7 @@ sky_gpu_device_bytes (const SkyGpu *gpu)
   bytes = nb * 4 * 3 + 4 + nb * 8 * 2 + SKY_CLIP_GROUPS * 8 * 2 + (size_t) gpu->nsm * 256 * 4
           + 256 * 4 + sizeof (SkyGpuState) + sizeof (SkyGpuParams);
   if (gpu->capacity > 0)
-    bytes += image_bytes (gpu->capacity, gpu->scan_temp_bytes);
+    bytes += image_bytes (gpu->capacity);
   bytes += (size_t) gpu->meas_cap * (SKY_MEASURE_ACC_BYTES + SKY_MEASURE_CAT_BYTES);
   return bytes;
 }

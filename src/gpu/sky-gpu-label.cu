@@ -14,19 +14,23 @@
  *             lock-free atomicMin links from larger roots to smaller;
  *   compress  every run start points straight at its root, the first pixel
  *             of its component; each warp adds its roots to its tile's
- *             count (tiles of 8192 pixels), with no block barrier;
- *   number    an exclusive scan over the tiles' counts, then a block scan
- *             inside each tile, give each root its raster rank + 1, stored
- *             negated in the root's own entry;
+ *             count (tiles of 8192 pixels) and its super-tile's (64
+ *             tiles), with no block barrier;
+ *   number    a tile's first label is the sum of the counts of the
+ *             super-tiles before it and of the tiles before it in its own
+ *             (one block reduction, no separate scan launches); a block
+ *             scan inside the tile gives each root its raster rank + 1,
+ *             stored negated in the root's own entry;
  *   relabel   the label image, 16 pixels per thread in four 16-byte
- *             stores: pixel -> its run start -> the root (3 loads at most).
+ *             stores: pixel -> its run start -> the root (3 loads at most);
+ *             it also clears the measure step's accumulators of the
+ *             sources found.
  *
  * Background entries of d_work are never read or written. */
 #include "sky-gpu-private.h"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
-#include <cub/device/device_scan.cuh>
 
 namespace {
 
@@ -105,13 +109,17 @@ run_starts (uint32_t bits, int x0, int nx)
 
 __global__ void __launch_bounds__ (kThreads)
 labelInitKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restrict__ parent,
-                 uint32_t *__restrict__ tile_counts, int ntiles)
+                 uint32_t *__restrict__ tile_counts, uint32_t *__restrict__ super_counts,
+                 int ntiles)
 {
+  sky_grid_wait ();
   const int t = blockIdx.x * kThreads + threadIdx.x, p0 = t * kPixels;
 
   /* The compress phase adds to the tile counts: clear them first. */
   if (t < ntiles)
     tile_counts[t] = 0;
+  if (t < (ntiles + SKY_LABEL_SUPER - 1) / SKY_LABEL_SUPER)
+    super_counts[t] = 0;
   if (p0 >= n)
     return;
   const uint32_t bits = source_bits (mask, p0);
@@ -139,6 +147,7 @@ __global__ void __launch_bounds__ (kThreads)
 labelMergeKernel (const uint8_t *__restrict__ mask, int n, int nx,
                   const SkyGpuParams *__restrict__ params, int *__restrict__ parent)
 {
+  sky_grid_wait ();
   const int p0 = (blockIdx.x * kThreads + threadIdx.x) * kPixels;
   if (p0 >= n)
     return;
@@ -180,11 +189,12 @@ labelMergeKernel (const uint8_t *__restrict__ mask, int n, int nx,
 }
 
 /* Run starts point straight at their roots; each warp adds the roots it
- * found to its tile's count. */
+ * found to its tile's and its super-tile's counts. */
 __global__ void __launch_bounds__ (kThreads)
 labelCompressKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restrict__ parent,
-                     uint32_t *__restrict__ tile_counts)
+                     uint32_t *__restrict__ tile_counts, uint32_t *__restrict__ super_counts)
 {
+  sky_grid_wait ();
   const int t = blockIdx.x * kThreads + threadIdx.x, p0 = t * kPixels;
   uint32_t roots = 0;
 
@@ -203,29 +213,56 @@ labelCompressKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__res
     }
   roots = __reduce_add_sync (0xffffffffu, roots);
   if ((threadIdx.x & 31) == 0 && roots != 0)
-    atomicAdd (&tile_counts[t / kTileThreads], roots);
+    {
+      atomicAdd (&tile_counts[t / kTileThreads], roots);
+      atomicAdd (&super_counts[t / kTileThreads / SKY_LABEL_SUPER], roots);
+    }
 }
 
 /* Numbers the roots of a tile in raster order, after the tiles before it:
  * label = tile offset + rank in tile + 1, stored as -label in the root's
- * entry (other entries, being indices, are >= 0). */
+ * entry (other entries, being indices, are >= 0). The tile offset is the
+ * sum of the super-tiles' counts before the tile's super-tile and of the
+ * tiles' counts before it inside it (at most 63), one load or a few per
+ * thread; the last tile's block also writes the source count. */
 __global__ void __launch_bounds__ (kTileThreads)
 labelNumberKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restrict__ parent,
                    const uint32_t *__restrict__ tile_counts,
-                   const uint32_t *__restrict__ tile_offs, int ntiles,
+                   const uint32_t *__restrict__ super_counts, int ntiles,
                    SkyGpuState *__restrict__ st)
 {
   typedef cub::BlockScan<uint32_t, kTileThreads> Scan;
-  __shared__ typename Scan::TempStorage tmp;
-  const int p0 = blockIdx.x * SKY_LABEL_TILE + threadIdx.x * kPixels;
-  uint32_t roots = 0, rank;
+  typedef cub::BlockReduce<uint32_t, kTileThreads> Reduce;
+  __shared__ union {
+    typename Scan::TempStorage scan;
+    typename Reduce::TempStorage reduce;
+  } tmp;
+  __shared__ uint32_t s_offset;
+  sky_grid_wait ();
+  const int tile = blockIdx.x;
+  const bool last = tile == ntiles - 1;
+  const uint32_t mine = tile_counts[tile];
+  const int p0 = tile * SKY_LABEL_TILE + threadIdx.x * kPixels;
+  uint32_t roots = 0, rank, part = 0;
 
-  if (tile_counts[blockIdx.x] == 0)
+  if (mine == 0 && !last)
+    return;  /* uniform over the block */
+  const int sup = tile / SKY_LABEL_SUPER, first = sup * SKY_LABEL_SUPER;
+  for (int i = threadIdx.x; i < sup; i += kTileThreads)
+    part += super_counts[i];
+  if ((int) threadIdx.x < tile - first)
+    part += tile_counts[first + threadIdx.x];
+  part = Reduce (tmp.reduce).Sum (part);
+  if (threadIdx.x == 0)
     {
-      if (blockIdx.x == ntiles - 1 && threadIdx.x == 0)
-        st->nsources = tile_offs[blockIdx.x];
-      return;  /* uniform over the block */
+      s_offset = part;
+      if (last)
+        st->nsources = part + mine;
     }
+  __syncthreads ();
+  if (mine == 0)
+    return;  /* uniform over the block */
+  const uint32_t offset = s_offset;
   if (p0 < n)
     {
       const uint32_t bits = source_bits (mask, p0);
@@ -238,28 +275,29 @@ labelNumberKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restr
             roots |= 1u << k;
         }
     }
-  Scan (tmp).ExclusiveSum ((uint32_t) __popc (roots), rank);
+  Scan (tmp.scan).ExclusiveSum ((uint32_t) __popc (roots), rank);
 
-  int label = (int) (tile_offs[blockIdx.x] + rank) + 1;
+  int label = (int) (offset + rank) + 1;
   while (roots)
     {
       const int k = __ffs (roots) - 1;
       roots &= roots - 1;
       parent[p0 + k] = -label++;
     }
-  if (blockIdx.x == ntiles - 1 && threadIdx.x == 0)
-    st->nsources = tile_offs[blockIdx.x] + tile_counts[blockIdx.x];
 }
 
 /* The label image. A run start holds -label (a root) or its root's index;
  * the pixels after it in the run take the same label. */
 __global__ void __launch_bounds__ (kThreads)
 labelRelabelKernel (const uint8_t *__restrict__ mask, int n, int nx,
-                    const int *__restrict__ parent, int *__restrict__ labels)
+                    const int *__restrict__ parent, int *__restrict__ labels,
+                    const SkyGpuState *__restrict__ st, unsigned char *__restrict__ meas,
+                    int64_t cap)
 {
   /* Each thread's 16 labels go through shared memory so that the warp
    * stores 512 consecutive bytes at a time. */
   __shared__ int4 s_out[kThreads * 4];
+  sky_grid_wait ();
   const int lane = threadIdx.x & 31, warp0 = threadIdx.x & ~31;
   const int p0 = (blockIdx.x * kThreads + threadIdx.x) * kPixels;
   const uint32_t bits = p0 < n ? source_bits (mask, p0) : 0;
@@ -292,18 +330,19 @@ labelRelabelKernel (const uint8_t *__restrict__ mask, int n, int nx,
   for (int q = lane; q < 128; q += 32)
     if (wp0 + q * 4 < n)
       dst[q] = s_out[warp0 * 4 + q];
+  /* The measure step's accumulators of the sources found start from zero
+   * (when they fit; else measure grows the buffer and clears it). */
+  const int64_t ns = st->nsources;
+  if (ns <= cap)
+    {
+      const SkyMeasureAcc a = sky_measure_acc (meas, cap);
+      for (int64_t i = (int64_t) blockIdx.x * kThreads + threadIdx.x; i < ns;
+           i += (int64_t) gridDim.x * kThreads)
+        sky_measure_acc_clear (a, i);
+    }
 }
 
 } /* namespace */
-
-int
-sky_gpu_label_scan_bytes (int64_t ntiles, size_t *bytes)
-{
-  *bytes = 0;
-  SKY_CUDA (cub::DeviceScan::ExclusiveSum (nullptr, *bytes, (const uint32_t *) nullptr,
-                                           (uint32_t *) nullptr, (int) ntiles));
-  return SKY_OK;
-}
 
 int
 sky_gpu_label_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny)
@@ -315,19 +354,16 @@ sky_gpu_label_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny)
                                    ? (unsigned) ((ntiles + kThreads - 1) / kThreads)
                                    : blocks;
   int *parent = reinterpret_cast<int *> (gpu->d_work);
-  size_t scan_bytes = gpu->scan_temp_bytes;
 
   SKY_LAUNCH (labelInitKernel, init_blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
-              gpu->d_tile_counts, ntiles);
+              gpu->d_tile_counts, gpu->d_super_counts, ntiles);
   SKY_LAUNCH (labelMergeKernel, blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, gpu->d_params,
               parent);
   SKY_LAUNCH (labelCompressKernel, blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
-              gpu->d_tile_counts);
-  SKY_CUDA (cub::DeviceScan::ExclusiveSum (gpu->d_scan_temp, scan_bytes, gpu->d_tile_counts,
-                                           gpu->d_tile_offs, ntiles, s));
+              gpu->d_tile_counts, gpu->d_super_counts);
   SKY_LAUNCH (labelNumberKernel, ntiles, kTileThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
-              gpu->d_tile_counts, gpu->d_tile_offs, ntiles, gpu->d_state);
+              gpu->d_tile_counts, gpu->d_super_counts, ntiles, gpu->d_state);
   SKY_LAUNCH (labelRelabelKernel, blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
-              gpu->d_labels);
+              gpu->d_labels, gpu->d_state, gpu->d_meas, gpu->meas_cap);
   return SKY_OK;
 }

@@ -19,27 +19,12 @@ constexpr int kPixels = 16;               /* per thread, in raster order */
 constexpr int kThreads = 256;
 constexpr int kRecords = 512;             /* runs a block keeps in shared memory */
 
-/* The accumulators of capacity sources, then the packed catalogue. */
-struct Acc {
-  double *sum, *sx, *sy;
-  unsigned long long *npix, *peak;
-  int *x0, *x1, *y0, *y1;
-};
+typedef SkyMeasureAcc Acc;
 
 __host__ __device__ inline Acc
 acc_layout (unsigned char *base, int64_t cap)
 {
-  Acc a;
-  a.sum = reinterpret_cast<double *> (base);
-  a.sx = a.sum + cap;
-  a.sy = a.sx + cap;
-  a.npix = reinterpret_cast<unsigned long long *> (a.sy + cap);
-  a.peak = a.npix + cap;
-  a.x0 = reinterpret_cast<int *> (a.peak + cap);
-  a.x1 = a.x0 + cap;
-  a.y0 = a.x1 + cap;
-  a.y1 = a.y0 + cap;
-  return a;
+  return sky_measure_acc (base, cap);
 }
 
 __device__ __forceinline__ uint32_t
@@ -64,22 +49,19 @@ peak_word (float v, uint32_t p)
   return (unsigned long long) float_key (v) << 32 | (0xffffffffu - p);
 }
 
+/* Clears the accumulators; only for a second measure with a grown buffer
+ * (the label step's last kernel clears them otherwise). */
 __global__ void __launch_bounds__ (kThreads)
-measureInitKernel (SkyGpuState *__restrict__ st, unsigned char *__restrict__ base, int64_t cap)
+measureInitKernel (const SkyGpuState *__restrict__ st, unsigned char *__restrict__ base,
+                   int64_t cap)
 {
+  sky_grid_wait ();
   const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t n = st->nsources;
 
-  if (i == 0)
-    st->overflow = n > cap;
   if (n > cap || i >= n)
     return;
-  Acc a = acc_layout (base, cap);
-  a.sum[i] = a.sx[i] = a.sy[i] = 0;
-  a.npix[i] = 0;
-  a.peak[i] = 0;
-  a.x0[i] = a.y0[i] = INT_MAX;
-  a.x1[i] = a.y1[i] = -1;
+  sky_measure_acc_clear (acc_layout (base, cap), i);
 }
 
 /* One run's or one record's partial measurements. */
@@ -119,6 +101,7 @@ measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask
   __shared__ unsigned long long s_peak[kRecords];
   __shared__ int s_x0[kRecords], s_x1[kRecords], s_y0[kRecords], s_y1[kRecords];
 
+  sky_grid_wait ();
   if (st->nsources > cap)
     return;
   const Acc a = acc_layout (base, cap);
@@ -241,14 +224,17 @@ measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask
 }
 
 /* The catalogue, packed with a stride of nsources so that one copy brings
- * it home. */
+ * it home; and whether the sources overflowed the buffer. */
 __global__ void __launch_bounds__ (kThreads)
-measureFinalizeKernel (const SkyGpuState *__restrict__ st, unsigned char *__restrict__ base,
+measureFinalizeKernel (SkyGpuState *__restrict__ st, unsigned char *__restrict__ base,
                        int64_t cap, int nx)
 {
+  sky_grid_wait ();
   const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t n = st->nsources;
 
+  if (i == 0)
+    st->overflow = n > cap;
   if (n > cap || i >= n)
     return;
   const Acc a = acc_layout (base, cap);
@@ -277,13 +263,14 @@ measureFinalizeKernel (const SkyGpuState *__restrict__ st, unsigned char *__rest
 } /* namespace */
 
 int
-sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny)
+sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, int clear)
 {
   cudaStream_t s = gpu->stream;
   const int64_t cap = gpu->meas_cap;
   const unsigned cap_blocks = (unsigned) ((cap + kThreads - 1) / kThreads);
   const unsigned blocks = (unsigned) ((nx * ny + kThreads * kPixels - 1) / (kThreads * kPixels));
-  SKY_LAUNCH (measureInitKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap);
+  if (clear)
+    SKY_LAUNCH (measureInitKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap);
   SKY_LAUNCH (measureKernel, blocks, kThreads, 0, s, gpu->d_image, gpu->d_mask, gpu->d_labels,
               (int) (nx * ny), (int) nx, gpu->d_state, gpu->d_meas, cap);
   SKY_LAUNCH (measureFinalizeKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap,

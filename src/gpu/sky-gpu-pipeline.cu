@@ -153,6 +153,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
    * tests set this to check that path against the CPU too. */
   gpu->h_params->full_clip = getenv ("SKYSIFT_GPU_FULL_CLIP") != NULL
                              && strcmp (getenv ("SKYSIFT_GPU_FULL_CLIP"), "1") == 0;
+  gpu->h_params->loop_profile = getenv ("SKYSIFT_GPU_LOOP_PROFILE") != NULL
+                                && strcmp (getenv ("SKYSIFT_GPU_LOOP_PROFILE"), "1") == 0;
   if (!is_pinned (src))
     {
       if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
@@ -176,7 +178,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   if ((ret = sky_gpu_label_enqueue (gpu, nx, ny)) != SKY_OK)
     return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[EV_LABELLED], s));
-  if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny)) != SKY_OK)
+  if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny, 0)) != SKY_OK)
     return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[EV_MEASURED], s));
   SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
@@ -193,7 +195,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       if ((ret = sky_gpu_ensure_measure (gpu, nsources)) != SKY_OK)
         return ret;
       SKY_CUDA (cudaEventRecord (gpu->ev[EV_REMEASURE], s));
-      if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny)) != SKY_OK)
+      if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny, 1)) != SKY_OK)
         return ret;
       SKY_CUDA (cudaEventRecord (gpu->ev[EV_MEASURED], s));
       SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),

@@ -20,17 +20,64 @@
     }                                                                           \
   while (0)
 
-/* Launches a kernel and checks the launch itself; faults inside the kernel
- * surface at the next synchronisation, which SKY_CUDA checks. */
+/* Launches a kernel on gpu->stream's side of things and checks the launch
+ * itself; faults inside the kernel surface at the next synchronisation,
+ * which SKY_CUDA checks. Where gpu->pdl is set (compute 9.0 and newer), the
+ * launch is a programmatic dependent launch: the kernel's blocks may be
+ * scheduled while the kernel before it in the stream finishes, and wait in
+ * sky_grid_wait () until it has completed and its writes are visible. Every
+ * kernel of the backend calls sky_grid_wait () first, in every thread, so
+ * the order of the stream holds exactly as for plain launches. Needs `gpu`
+ * in scope. */
 #define SKY_LAUNCH(kernel, grid, block, smem, stream, ...)                      \
   do                                                                            \
     {                                                                           \
-      kernel<<<(grid), (block), (smem), (stream)>>> (__VA_ARGS__);              \
-      cudaError_t sky_err_ = cudaGetLastError ();                               \
+      cudaError_t sky_err_ = sky_gpu_launch (gpu->pdl, kernel, (grid), (block), \
+                                             (smem), (stream), __VA_ARGS__);    \
+      if (sky_err_ == cudaSuccess)                                              \
+        sky_err_ = cudaGetLastError ();                                         \
       if (sky_err_ != cudaSuccess)                                              \
         return sky_gpu_cuda_fail (sky_err_, #kernel "<<<>>>", __FILE__, __LINE__); \
     }                                                                           \
   while (0)
+
+template <typename... KArgs, typename... Args>
+static inline cudaError_t
+sky_gpu_launch (int pdl, void (*kernel) (KArgs...), dim3 grid, dim3 block, size_t smem,
+                cudaStream_t stream, Args... args)
+{
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx (&cfg, kernel, args...);
+}
+
+/* The first statement of every kernel: lets the next kernel in the stream
+ * be scheduled (its blocks then wait in this same call), and waits until
+ * the kernels before this one have completed and their writes are visible
+ * (a no-op for a plain launch). Since every kernel waits before it touches
+ * memory, and completes only after its wait, each kernel still sees all
+ * the work enqueued before it; the launches' latencies overlap instead of
+ * adding up. The next kernel is scheduled only once every block of this
+ * one has started, so waiting blocks never keep a kernel's own blocks out. */
+#ifdef __CUDACC__
+__device__ __forceinline__ void
+sky_grid_wait (void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile ("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile ("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+#endif
 
 /* Records the failure (SKY_ERR_MEMORY for an allocation, else
  * SKY_ERR_UNAVAILABLE) and returns its status. */
@@ -45,6 +92,7 @@ typedef struct SkyGpuParams {
   int relative;
   int connectivity;
   int full_clip;          /* 1: skip the plan, clip on all values (tests) */
+  int loop_profile;       /* 1: the clip loop prints its phases' cycles (tuning) */
 } SkyGpuParams;
 
 /* A run's scalars on the device; the host downloads this whole struct as
@@ -86,14 +134,57 @@ enum {
  * the mask buffer is padded to a whole tile with zeros. */
 enum { SKY_LABEL_TILE = 8192 };
 
+/* Tiles per super-tile: a tile's first label comes from the root counts of
+ * the super-tiles before it and of the tiles before it in its own. */
+enum { SKY_LABEL_SUPER = 64 };
+
 /* Per-source bytes of the measure buffer: accumulators, then the packed
  * catalogue (x, y, sum, npix as 8-byte arrays, then peak, peak_x, peak_y,
  * xmin, xmax, ymin, ymax as 4-byte arrays, each array n long). */
 enum { SKY_MEASURE_ACC_BYTES = 56, SKY_MEASURE_CAT_BYTES = 60 };
 
+/* The accumulators of cap sources at the start of the measure buffer:
+ * sums in double, pixel counts and peak words, then the boxes. */
+typedef struct SkyMeasureAcc {
+  double *sum, *sx, *sy;
+  unsigned long long *npix, *peak;
+  int *x0, *x1, *y0, *y1;
+} SkyMeasureAcc;
+
+#ifdef __CUDACC__
+__host__ __device__ inline SkyMeasureAcc
+sky_measure_acc (unsigned char *base, int64_t cap)
+{
+  SkyMeasureAcc a;
+  a.sum = reinterpret_cast<double *> (base);
+  a.sx = a.sum + cap;
+  a.sy = a.sx + cap;
+  a.npix = reinterpret_cast<unsigned long long *> (a.sy + cap);
+  a.peak = a.npix + cap;
+  a.x0 = reinterpret_cast<int *> (a.peak + cap);
+  a.x1 = a.x0 + cap;
+  a.y0 = a.x1 + cap;
+  a.y1 = a.y0 + cap;
+  return a;
+}
+
+/* Source i's accumulators before any pixel: zero sums, an empty box. */
+__device__ __forceinline__ void
+sky_measure_acc_clear (const SkyMeasureAcc &a, int64_t i)
+{
+  a.sum[i] = a.sx[i] = a.sy[i] = 0;
+  a.npix[i] = 0;
+  a.peak[i] = 0;
+  a.x0[i] = a.y0[i] = 0x7fffffff;
+  a.x1[i] = a.y1[i] = -1;
+}
+#endif
+
 struct SkyGpu {
   int device;
   int nsm;
+  int pdl;                   /* programmatic dependent launches (compute 9.0+) */
+  int full_coop;             /* the clip's full path as one cooperative kernel */
   cudaStream_t stream;
   cudaEvent_t ev[10];
   int broken;                /* a CUDA error left the context unusable */
@@ -117,9 +208,7 @@ struct SkyGpu {
 
   /* label */
   int64_t ntiles;
-  uint32_t *d_tile_counts, *d_tile_offs;
-  void *d_scan_temp;
-  size_t scan_temp_bytes;
+  uint32_t *d_tile_counts, *d_super_counts;  /* roots per tile, per super-tile */
 
   /* measure */
   unsigned char *d_meas;
@@ -141,15 +230,15 @@ int sky_gpu_clip_prepare (SkyGpu *gpu);
 int sky_gpu_clip_enqueue (SkyGpu *gpu, int64_t n);
 int sky_gpu_segment_enqueue (SkyGpu *gpu, int64_t n);
 int sky_gpu_label_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny);
-int sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny);
+/* clear: the accumulators need clearing first (the label step clears them
+ * when they fit; a second measure with a grown buffer passes 1). */
+int sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, int clear);
 
 /* Image-sized buffers for n pixels (kept while large enough), and the
  * measure buffer for at least nsources sources. */
 int sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n);
 int sky_gpu_ensure_measure (SkyGpu *gpu, int64_t nsources);
 
-/* Bytes of scratch the label step's scan needs for ntiles tiles. */
-int sky_gpu_label_scan_bytes (int64_t ntiles, size_t *bytes);
 
 /* The launch geometry of the clip histogram for n pixels. */
 void sky_gpu_clip_geometry (const SkyGpu *gpu, int64_t n, int *blocks, int64_t *chunk);

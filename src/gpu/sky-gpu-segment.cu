@@ -22,6 +22,7 @@ __global__ void __launch_bounds__ (kThreads)
 segmentKernel (const float *__restrict__ image, int64_t n, int64_t padded,
                const SkyGpuState *__restrict__ st, uint8_t *__restrict__ mask)
 {
+  sky_grid_wait ();
   const int64_t i0 = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) * kPixels;
   const int has = st->has_bound;
   const float bound = st->bound;
