@@ -57,21 +57,20 @@ json_number (FILE *fp, double v)
     fputs ("null", fp);
 }
 
-/* times_ms.gpu: the step times of the device run and its transfers. */
-static void
-json_gpu_times (FILE *fp, const SkyGpuTimes *g, double load_ms)
-{
-  const struct { const char *key; double v; } f[] = {
-    { "load", load_ms }, { "upload", g->upload }, { "clip", g->clip },
-    { "segment", g->segment }, { "label", g->label }, { "measure", g->measure },
-    { "download", g->download }, { "kernels", g->kernels }, { "total", g->total },
-  };
+typedef struct {
+  const char *key;
+  double value;
+} JsonField;
 
-  fputs ("\"gpu\": {", fp);
-  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+/* "name": {"key": value, ...} with numbers only (the times_ms blocks). */
+static void
+json_numbers (FILE *fp, const char *name, const JsonField *fields, size_t n)
+{
+  fprintf (fp, "\"%s\": {", name);
+  for (size_t i = 0; i < n; i++)
     {
-      fprintf (fp, "%s\"%s\": ", i ? ", " : "", f[i].key);
-      json_number (fp, f[i].v);
+      fprintf (fp, "%s\"%s\": ", i ? ", " : "", fields[i].key);
+      json_number (fp, fields[i].value);
     }
   fputs ("}", fp);
 }
@@ -126,24 +125,24 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   fputs ("  \"times_ms\": {", out.fp);
   if (info->gpu == NULL || info->backend == NULL || strcmp (info->backend, "gpu") != 0)
     {
-      fputs ("\"cpu\": {\"load\": ", out.fp);
-      json_number (out.fp, info->load_ms);
-      fputs (", \"clip\": ", out.fp);
-      json_number (out.fp, t->clip);
-      fputs (", \"segment\": ", out.fp);
-      json_number (out.fp, t->segment);
-      fputs (", \"label\": ", out.fp);
-      json_number (out.fp, t->label);
-      fputs (", \"measure\": ", out.fp);
-      json_number (out.fp, t->measure);
-      fputs (", \"total\": ", out.fp);
-      json_number (out.fp, t->total);
-      fputs ("}", out.fp);
+      const JsonField cpu[] = {
+        { "load", info->load_ms }, { "clip", t->clip }, { "segment", t->segment },
+        { "label", t->label }, { "measure", t->measure }, { "total", t->total },
+      };
+      json_numbers (out.fp, "cpu", cpu, sizeof cpu / sizeof cpu[0]);
       if (info->gpu != NULL)
         fputs (", ", out.fp);
     }
   if (info->gpu != NULL)
-    json_gpu_times (out.fp, info->gpu, info->load_ms);
+    {
+      const SkyGpuTimes *g = info->gpu;
+      const JsonField gpu[] = {
+        { "load", info->load_ms }, { "upload", g->upload }, { "clip", g->clip },
+        { "segment", g->segment }, { "label", g->label }, { "measure", g->measure },
+        { "download", g->download }, { "kernels", g->kernels }, { "total", g->total },
+      };
+      json_numbers (out.fp, "gpu", gpu, sizeof gpu / sizeof gpu[0]);
+    }
   fputs ("}\n}\n", out.fp);
   return sky_output_close (&out);
 }
