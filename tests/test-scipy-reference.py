@@ -27,10 +27,18 @@ except ImportError as e:  # pragma: no cover - depends on the machine
     MISSING = str(e)
 
 
-def lesson_pipeline(data, kappa=3.0, threshold=5.0, relative=False, connectivity=4):
+def lesson_pipeline(data, kappa=3.0, threshold=5.0, relative=False, connectivity=4, box=None):
     """The lesson's four steps in NumPy/SciPy, with blanks left out of the
-    statistics and of every source."""
-    flat = data.ravel()
+    statistics and of every source. With box=N, clip and segment run on the
+    image convolved with an N x N box of unit sum (blanks as 0, kept blank),
+    and the sources are measured on the image itself."""
+    detect = data
+    if box:
+        from scipy.signal import convolve2d
+        kernel = np.full((box, box), 1.0 / (box * box))
+        detect = convolve2d(np.nan_to_num(data, nan=0.0).astype(np.float64), kernel, "same")
+        detect = np.where(np.isfinite(data), detect, np.nan).astype(np.float32)
+    flat = detect.ravel()
     flat = flat[np.isfinite(flat)]
     while True:
         med = np.median(flat)
@@ -44,7 +52,7 @@ def lesson_pipeline(data, kappa=3.0, threshold=5.0, relative=False, connectivity
     std = float(np.std(flat.astype(np.float64)))
     med = float(np.median(flat.astype(np.float64)))
     level = med + threshold * std if relative else threshold * std
-    seg = np.where(np.isfinite(data), data.astype(np.float64) > level, False)
+    seg = np.where(np.isfinite(detect), detect.astype(np.float64) > level, False)
     structure = ndimage.generate_binary_structure(2, 2 if connectivity == 8 else 1)
     labels, n = ndimage.label(seg, structure=structure)
     idx = np.arange(1, n + 1)
@@ -104,6 +112,17 @@ def make_fixture(tmp, size, seed, blanks):
     return path
 
 
+def quantise(path):
+    """A copy of a fixture with every pixel a multiple of 2**-12."""
+    with fits.open(path) as hdul:
+        data = hdul[0].data.astype(np.float64)
+        header = hdul[0].header
+    data = (np.round(data * 4096.0) / 4096.0).astype(np.float32)
+    out = path.replace(".fits", "_q.fits")
+    fits.PrimaryHDU(data, header=header).writeto(out, overwrite=True)
+    return out
+
+
 def main():
     tap = Tap()
     if np is None:
@@ -118,11 +137,14 @@ def main():
         def build():
             fixtures["plain"] = make_fixture(tmp, 512, seed, blanks=False)
             fixtures["blank"] = make_fixture(tmp, 384, seed + 1, blanks=True)
+            fixtures["quantised"] = quantise(fixtures["plain"])
+            fixtures["quantised_blank"] = quantise(fixtures["blank"])
 
         tap.check("scipy/fixtures-made-by-synth", build)
-        if len(fixtures) < 2:
+        if len(fixtures) < 4:
             return tap.done()
         plain, blank = fixtures["plain"], fixtures["blank"]
+        quantised, quantised_blank = fixtures["quantised"], fixtures["quantised_blank"]
         cases = [
             ("scipy/synth-512-defaults", plain, [], {}),
             ("scipy/synth-512-8-connected", plain, ["--connectivity", "8"], dict(connectivity=8)),
@@ -132,6 +154,12 @@ def main():
             ("scipy/synth-383x382-blanks", blank, [], {}),
             ("scipy/synth-383x382-blanks-8-connected-one-thread", blank,
              ["--connectivity", "8", "--threads", "1"], dict(connectivity=8)),
+            # Boxes of 2 and 4 pixels weigh 1/4 and 1/16: on pixels that are
+            # multiples of 2**-12 every sum is exact in float32 and in double,
+            # so detection on the smoothed image can be checked exactly.
+            ("scipy/synth-quantised-smooth-box2", quantised, ["--smooth", "box:2"], dict(box=2)),
+            ("scipy/synth-quantised-blanks-smooth-box4-8-connected", quantised_blank,
+             ["--smooth", "box:4", "--connectivity", "8"], dict(box=4, connectivity=8)),
         ]
         for name, image, options, kw in cases:
             tap.check(name, lambda i=image, o=options, k=kw: compare(i, o, **k))

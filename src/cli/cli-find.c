@@ -33,6 +33,9 @@ static const char find_usage[] =
   "  --json FILE          write the run summary as JSON\n"
   "  --repeat N           run N times, report each step's best time\n"
   "  --threads N          worker threads (default: every core)\n"
+  "  --smooth KERNEL      clip and segment a copy smoothed by KERNEL (lesson,\n"
+  "                       gauss:SIGMA[:SIZE] or box:SIZE, scaled to unit sum): a\n"
+  "                       matched filter; sources are measured on the image itself\n"
   "  --quiet              print nothing but errors\n";
 
 typedef struct {
@@ -40,6 +43,8 @@ typedef struct {
   SkyLoadOptions load;
   const char *image, *csv, *json, *backend;
   const char *ecsv, *regions, *votable; /* catalogue files besides the CSV */
+  const char *smooth;   /* kernel of the detection image, NULL for none */
+  double smooth_ms;
   int repeat, quiet;
 } FindArgs;
 
@@ -47,7 +52,7 @@ static int
 parse_find_args (int argc, char **argv, FindArgs *a)
 {
   enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN, O_HDU, O_PLANE,
-         O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_HELP };
+         O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_SMOOTH, O_HELP };
   static const struct option options[] = {
     { "backend", required_argument, NULL, O_BACKEND },
     { "clip-kappa", required_argument, NULL, O_KAPPA },
@@ -65,6 +70,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
     { "repeat", required_argument, NULL, O_REPEAT },
     { "threads", required_argument, NULL, O_THREADS },
     { "quiet", no_argument, NULL, O_QUIET },
+    { "smooth", required_argument, NULL, O_SMOOTH },
     { "help", no_argument, NULL, O_HELP },
     { NULL, 0, NULL, 0 },
   };
@@ -85,6 +91,18 @@ parse_find_args (int argc, char **argv, FindArgs *a)
         case O_THRESHOLD: ret = cli_parse_double ("--threshold", optarg, &a->params.threshold); break;
         case O_RELATIVE: a->params.relative = 1; break;
         case O_QUIET: a->quiet = 1; break;
+        case O_SMOOTH:
+          {
+            SkyKernel k;
+            if (sky_kernel_parse (&k, optarg) != SKY_OK)
+              {
+                cli_error ("--smooth: %s", sky_last_error ());
+                ret = CLI_EXIT_USAGE;
+              }
+            sky_kernel_clear (&k);
+            a->smooth = optarg;
+          }
+          break;
         case O_CSV: a->csv = optarg; break;
         case O_ECSV: a->ecsv = optarg; break;
         case O_REGIONS: a->regions = optarg; break;
@@ -151,6 +169,11 @@ parse_find_args (int argc, char **argv, FindArgs *a)
       cli_error ("--backend: '%s' is not one of cpu, gpu, both", a->backend);
       return CLI_EXIT_USAGE;
     }
+  if (a->smooth != NULL && strcmp (a->backend, "cpu") != 0)
+    {
+      cli_error ("--smooth: detection on a smoothed image runs on the CPU backend only");
+      return CLI_EXIT_USAGE;
+    }
   return 0;
 }
 
@@ -171,6 +194,9 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
   if (img->ninf > 0)
     printf (" (%lld of them infinite)", (long long) img->ninf);
   printf ("\n");
+  if (a->smooth != NULL)
+    printf ("smoothed   detection on the image convolved with %s (unit sum), %.2f ms; "
+            "sources measured on the image\n", a->smooth, a->smooth_ms);
   if (s->flat)
     printf ("clipped    flat: clipping left no spread (median %.6g); no background to measure\n",
             s->median);
@@ -264,13 +290,13 @@ write_catalogues (const FindArgs *a, const SkyImage *img, const SkyResult *res,
 /* The four steps on the CPU, repeat times; res.times become each step's
  * best. 0, or CLI_EXIT_FAILURE with the error printed. */
 static int
-run_cpu (const FindArgs *a, const SkyImage *img, SkyResult *res)
+run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect, SkyResult *res)
 {
   SkyStepTimes best = { 0 };
 
   for (int r = 0; r < a->repeat; r++)
     {
-      if (sky_cpu_run (img, &a->params, res) != SKY_OK)
+      if (sky_cpu_run_detect (img, detect, &a->params, res) != SKY_OK)
         {
           cli_error ("%s: %s", a->image, sky_last_error ());
           return CLI_EXIT_FAILURE;
@@ -288,7 +314,8 @@ int
 cli_find (int argc, char **argv)
 {
   FindArgs a;
-  SkyImage img;
+  SkyImage img, smoothed = { 0 };
+  const SkyImage *detect = &img;
   SkyResult res = { 0 };
   double t0, load_ms;
   int ret = parse_find_args (argc, argv, &a);
@@ -329,7 +356,22 @@ cli_find (int argc, char **argv)
   load_ms = sky_now_ms () - t0;
 
   ret = CLI_EXIT_FAILURE;
-  if (want_cpu && run_cpu (&a, &img, &res) != 0)
+  if (a.smooth != NULL)
+    {
+      SkyKernel k;
+      t0 = sky_now_ms ();
+      if (sky_kernel_parse (&k, a.smooth) != SKY_OK
+          || sky_cpu_smooth (&img, &k, a.params.nthreads, &smoothed) != SKY_OK)
+        {
+          cli_error ("%s: --smooth %s: %s", a.image, a.smooth, sky_last_error ());
+          sky_kernel_clear (&k);
+          goto exit;
+        }
+      sky_kernel_clear (&k);
+      a.smooth_ms = sky_now_ms () - t0;
+      detect = &smoothed;
+    }
+  if (want_cpu && run_cpu (&a, &img, detect, &res) != 0)
     goto exit;
 
 #ifdef SKYSIFT_HAVE_CUDA
@@ -342,7 +384,7 @@ cli_find (int argc, char **argv)
                want_cpu ? "the results are the CPU's" : "finishing");
       gpu_ok = 0;
       cli_gpu_clear (&gpu_run);
-      if (!want_cpu && run_cpu (&a, &img, &res) != 0)
+      if (!want_cpu && run_cpu (&a, &img, detect, &res) != 0)
         goto exit;
       want_cpu = 1;
     }
@@ -368,7 +410,7 @@ cli_find (int argc, char **argv)
     {
       /* What ran: a GPU that failed leaves the CPU's results. */
       SkyRunInfo info = { &img, &a.params, want_gpu && !gpu_ok ? "cpu" : a.backend, load_ms,
-                          a.repeat, NULL };
+                          a.repeat, NULL, a.smooth };
 #ifdef SKYSIFT_HAVE_CUDA
       if (gpu_ok)
         info.gpu = &gpu_run.times;
@@ -394,6 +436,7 @@ exit:
   cli_gpu_clear (&gpu_run);
 #endif
   sky_result_clear (&res);
+  sky_image_clear (&smoothed);
   sky_image_clear (&img);
   return ret;
 }

@@ -210,6 +210,7 @@ typedef struct SkyRunInfo {
   double load_ms;
   int repeat;
   const SkyGpuTimes *gpu; /* NULL when no GPU ran; else times_ms.gpu */
+  const char *smooth;   /* the detection image's kernel (params.smooth), NULL if none */
 } SkyRunInfo;
 
 /* Writes the run summary as JSON (image, shape, nblank, clipped statistics,

@@ -101,8 +101,13 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   json_number (out.fp, p->clip_kappa);
   fprintf (out.fp, ", \"max_iter\": %d, \"threshold_sigma\": ", p->max_iter);
   json_number (out.fp, p->threshold);
-  fprintf (out.fp, ", \"relative\": %s, \"connectivity\": %d},\n",
+  fprintf (out.fp, ", \"relative\": %s, \"connectivity\": %d, \"smooth\": ",
            p->relative ? "true" : "false", p->connectivity);
+  if (info->smooth != NULL)
+    json_string (out.fp, info->smooth);
+  else
+    fputs ("null", out.fp);
+  fputs ("},\n", out.fp);
   fputs ("  \"clipped\": {\"median\": ", out.fp);
   json_number (out.fp, s->median);
   fputs (", \"std\": ", out.fp);

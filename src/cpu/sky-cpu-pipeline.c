@@ -8,6 +8,13 @@
 int
 sky_cpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res)
 {
+  return sky_cpu_run_detect (img, img, params, res);
+}
+
+int
+sky_cpu_run_detect (const SkyImage *img, const SkyImage *detect, const SkyParams *params,
+                    SkyResult *res)
+{
   int64_t npixels = img->nx * img->ny;
   double t0, t1;
   int ret;
@@ -38,8 +45,13 @@ sky_cpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res)
                        (long long) npixels);
     }
 
+  if (detect->nx != img->nx || detect->ny != img->ny)
+    return sky_fail (SKY_ERR_ARGUMENT, "the detection image is %lld x %lld, the image %lld x %lld",
+                     (long long) detect->nx, (long long) detect->ny, (long long) img->nx,
+                     (long long) img->ny);
+
   t0 = sky_now_ms ();
-  ret = sky_cpu_clip (img, params, &res->stats);
+  ret = sky_cpu_clip (detect, params, &res->stats);
   t1 = sky_now_ms ();
   res->times.clip = t1 - t0;
   if (ret != SKY_OK)
@@ -47,7 +59,7 @@ sky_cpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res)
   res->threshold_value = sky_threshold_value (params, &res->stats);
 
   t0 = sky_now_ms ();
-  ret = sky_cpu_segment (img, res->threshold_value, params->nthreads, res->mask);
+  ret = sky_cpu_segment (detect, res->threshold_value, params->nthreads, res->mask);
   t1 = sky_now_ms ();
   res->times.segment = t1 - t0;
   if (ret != SKY_OK)

@@ -40,6 +40,18 @@ int sky_cpu_measure (const SkyImage *img, const int32_t *labels, int64_t nlabels
  * has the same size. The caller frees it with sky_result_clear. */
 int sky_cpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res);
 
+/* The pipeline with detection and measurement apart: clip and segment run
+ * on detect (a smoothed copy of img, say: a matched filter), label on its
+ * mask, and measure on img, so fluxes and centroids are the image's own.
+ * Both images must be the same size. sky_cpu_run (img) is detect = img. */
+int sky_cpu_run_detect (const SkyImage *img, const SkyImage *detect, const SkyParams *params,
+                        SkyResult *res);
+
+/* A smoothed copy of img for detection: convolved ("same" mode) with k
+ * scaled to unit sum, blank pixels counted as 0 and kept blank. out is
+ * allocated; SKY_ERR_ARGUMENT if k sums to 0. */
+int sky_cpu_smooth (const SkyImage *img, const SkyKernel *k, int nthreads, SkyImage *out);
+
 /* Which way to convolve: the separable path (rows then columns) is taken
  * automatically when the kernel is of rank 1, the direct one otherwise. */
 typedef enum {
