@@ -21,6 +21,8 @@
 #include <glib/gstdio.h>
 
 #include "sky-application.h"
+#include "sky-convolution-lab.h"
+#include "sky-render.h"
 #include "sky-window-private.h"
 #include "sky-test-util.h"
 
@@ -1027,6 +1029,149 @@ typedef struct {
   void (*func) (Fixture *f);
 } Case;
 
+/* ------------------------------------------------------ convolution lab */
+
+static gboolean
+lab_ready (gpointer data)
+{
+  SkyConvolutionLab *lab = data;
+  return !sky_convolution_lab_is_busy (lab)
+         && sky_image_view_get_image (sky_convolution_lab_get_deltas_view (lab)) != NULL
+         && sky_image_view_get_image (sky_convolution_lab_get_result_view (lab)) != NULL;
+}
+
+/* Until view has drawn a frame showing its current state. */
+static void
+wait_drawn (SkyImageView *view, const char *what)
+{
+  gboolean drawn = FALSE;
+  sky_image_view_when_drawn (view, set_flag, &drawn);
+  iterate_until (flag_set, &drawn, what);
+}
+
+/* The brightest pixel of pic within r of its centre. */
+static void
+brightest_near_centre (const Picture *pic, int r, int *bx, int *by)
+{
+  double best = -1;
+  for (int y = pic->height / 2 - r; y <= pic->height / 2 + r; y++)
+    for (int x = pic->width / 2 - r; x <= pic->width / 2 + r; x++)
+      if (luminance (pixel (pic, x, y)) > best)
+        {
+          best = luminance (pixel (pic, x, y));
+          *bx = x;
+          *by = y;
+        }
+}
+
+/* app.convolution-demo opens the lab; at 16x, centred on one delta of the
+ * lesson's grid, the deltas view shows that one as a lone white square 16
+ * screen pixels wide on black, and the result view, at the same zoom, a
+ * blob that falls off smoothly from its centre in each direction. */
+static void
+test_convolution_16x (Fixture *f)
+{
+  const int dx = SKY_CONVOLUTION_DEMO_FIRST + 64 * SKY_CONVOLUTION_DEMO_STEP;   /* 1032 */
+  SkyConvolutionLab *lab = NULL;
+  SkyImageView *deltas, *result;
+  g_autoptr (Picture) dpic = NULL;
+  g_autoptr (Picture) rpic = NULL;
+  gpointer weak;
+  int side, x, y, bx = 0, by = 0;
+  Rgb c;
+
+  activate ("convolution-demo", NULL);
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l; l = l->next)
+    if (SKY_IS_CONVOLUTION_LAB (l->data))
+      lab = l->data;
+  g_assert_nonnull (lab);
+  iterate_until (lab_ready, lab, "the convolution lab's result");
+  deltas = sky_convolution_lab_get_deltas_view (lab);
+  result = sky_convolution_lab_get_result_view (lab);
+  g_test_message ("%s", sky_convolution_lab_get_timings (lab));
+  g_assert_nonnull (strstr (sky_convolution_lab_get_timings (lab), "CPU 2D separable"));
+  g_assert_nonnull (strstr (sky_convolution_lab_get_timings (lab), "CPU 2D direct"));
+  g_assert_nonnull (strstr (sky_convolution_lab_get_timings (lab), "CPU 1D"));
+  g_assert_nonnull (strstr (sky_convolution_lab_get_timings (lab), "separable = direct: yes"));
+  g_assert_nonnull (strstr (sky_convolution_lab_get_timings (lab), "GPU: "));
+
+  sky_convolution_lab_show_delta (lab, 16, dx, dx);
+  wait_drawn (deltas, "the deltas at 16x");
+  wait_drawn (result, "the result at 16x");
+  /* One zoom for both. */
+  g_assert_cmpfloat (sky_image_view_get_zoom (deltas), ==, 16);
+  g_assert_cmpfloat (sky_image_view_get_zoom (result), ==, 16);
+
+  /* The deltas: one white square at the centre, black all round it up to
+   * seven image pixels away (the next delta is sixteen away). */
+  f->view = deltas;
+  dpic = render_view (f);
+  side = (int) round (16 * dpic->scale);
+  x = dpic->width / 2;
+  y = dpic->height / 2;
+  c = pixel (dpic, x, y);
+  g_assert_cmpint (c.r, >=, 250);
+  g_assert_true (is_grey (c, 2));
+  g_assert_cmpint (run_length (dpic, x, y, 1, 0), >=, side - 2);
+  g_assert_cmpint (run_length (dpic, x, y, 1, 0), <=, side + 2);
+  g_assert_cmpint (run_length (dpic, x, y, 0, 1), >=, side - 2);
+  g_assert_cmpint (run_length (dpic, x, y, 0, 1), <=, side + 2);
+  for (int py = MAX (0, y - 7 * side); py < MIN (dpic->height, y + 7 * side); py++)
+    for (int px = MAX (0, x - 7 * side); px < MIN (dpic->width, x + 7 * side); px++)
+      if (abs (px - x) > side || abs (py - y) > side)
+        g_assert_cmpfloat (luminance (pixel (dpic, px, py)), <=, 5);
+
+  /* The result: its brightest point at the centre (the same delta, moved
+   * by the mode's offset, which the lab centres), and from there the
+   * brightness falls, never rises, one image pixel at a time, both ways
+   * along the row and the column; the next pixel is still bright (a
+   * blob, not a point) and seven pixels out it is near black. */
+  f->view = result;
+  rpic = render_view (f);
+  brightest_near_centre (rpic, side, &bx, &by);
+  g_assert_cmpint (abs (bx - rpic->width / 2), <=, side / 2 + 1);
+  g_assert_cmpint (abs (by - rpic->height / 2), <=, side / 2 + 1);
+  g_assert_cmpfloat (luminance (pixel (rpic, bx, by)), >=, 240);
+  {
+    static const int dirs[4][2] = { { 1, 0 }, { -1, 0 }, { 0, 1 }, { 0, -1 } };
+    x = rpic->width / 2;
+    y = rpic->height / 2;
+    for (int d = 0; d < 4; d++)
+      {
+        double prev = luminance (pixel (rpic, x, y));
+        GString *row = g_string_new (NULL);
+        for (int k = 1; k <= 7; k++)
+          {
+            double l = luminance (pixel (rpic, x + dirs[d][0] * k * side,
+                                         y + dirs[d][1] * k * side));
+            g_string_append_printf (row, " %.0f", l);
+            g_assert_cmpfloat (l, <=, prev + 1);
+            if (k == 1)
+              g_assert_cmpfloat (l, >=, 0.5 * luminance (pixel (rpic, x, y)));
+            prev = l;
+          }
+        g_assert_cmpfloat (prev, <=, 0.2 * luminance (pixel (rpic, x, y)));
+        g_test_message ("result, direction %d: centre %.0f then%s", d,
+                        luminance (pixel (rpic, x, y)), row->str);
+        g_string_free (row, TRUE);
+      }
+  }
+
+  if (g_getenv ("SKY_TEST_CONVOLUTION_SCREENSHOT"))
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GdkTexture) shot = sky_render_widget (GTK_WIDGET (lab), 1, &error);
+      g_assert_no_error (error);
+      g_assert_true (gdk_texture_save_to_png (shot, g_getenv ("SKY_TEST_CONVOLUTION_SCREENSHOT")));
+    }
+
+  f->view = NULL;
+  weak = lab;
+  g_object_add_weak_pointer (G_OBJECT (lab), &weak);
+  gtk_window_destroy (GTK_WINDOW (lab));
+  iterate_until (pointer_cleared, &weak, "the closed lab to be finalized");
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -1084,6 +1229,7 @@ main (int argc, char **argv)
     { "measure-marker-rings", test_measure_markers },
     { "threshold-reruns", test_threshold },
     { "gc-like-2048", test_gc_like },
+    { "convolution-16x", test_convolution_16x },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

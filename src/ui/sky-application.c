@@ -21,12 +21,15 @@
  *   panel (s)           pipeline, timings or sources
  *   display (s)         stretch=…, limits=… (or limits=LO,HI), colormap=…, or mask, labels,
  *                       markers, flip =on|off
+ *   convolution-demo    opens (or raises) the Convolution lab: the lesson's
+ *                       grid of deltas and its convolution, side by side
  *   about, quit
  * Operations queue in the window and run in order, so a script can send
  * open, run and export one after the other and poll state until busy is
  * false.
  */
 #include "sky-application.h"
+#include "sky-convolution-lab.h"
 #include "sky-pipeline.h"
 #include "sky-render.h"
 #include "sky-window.h"
@@ -316,6 +319,26 @@ action_about (GSimpleAction *action, GVariant *param, gpointer data)
                          NULL);
 }
 
+/* One lab per application, transient for the main window where there is one. */
+static void
+action_convolution_demo (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (data));
+  GtkWidget *lab = NULL;
+
+  for (GList *l = windows; l; l = l->next)
+    if (SKY_IS_CONVOLUTION_LAB (l->data))
+      lab = l->data;
+  if (lab == NULL)
+    {
+      lab = sky_convolution_lab_new (GTK_APPLICATION (data));
+      for (GList *l = windows; l; l = l->next)
+        if (SKY_IS_WINDOW (l->data))
+          gtk_window_set_transient_for (GTK_WINDOW (lab), l->data);
+    }
+  gtk_window_present (GTK_WINDOW (lab));
+}
+
 static const GActionEntry app_actions[] = {
   { "open", action_open, "s", "''", NULL },
   { "backend", action_backend, "s", "'cpu'", NULL },
@@ -329,6 +352,7 @@ static const GActionEntry app_actions[] = {
   { "panel", action_panel, "s", NULL, NULL },
   { "display", action_display, "s", NULL, NULL },
   { "state", action_state, NULL, "'{}'", NULL },
+  { "convolution-demo", action_convolution_demo, NULL, NULL, NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
 };

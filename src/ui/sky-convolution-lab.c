@@ -1,0 +1,516 @@
+/* The Convolution lab: the lesson's demo computed on a worker (GTask) with
+ * the CPU backend, shown in two SkyImageViews that share one zoom. */
+#include "sky-convolution-lab.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sky-colormap.h"
+#include "sky-cpu.h"
+#include "sky-pipeline-gpu.h"
+
+struct _SkyConvolutionLab {
+  GtkWindow parent_instance;
+
+  GtkDropDown *dtype_dropdown;
+  GtkDropDown *mode_dropdown;
+  GtkDropDown *kernel_dropdown;
+  GtkDropDown *show_dropdown;
+  GtkWidget *deltas_box, *result_box;
+  SkyImageView *deltas_view, *result_view;
+  GtkLabel *status_label;
+  GtkLabel *timings_label;
+
+  GCancellable *cancellable;
+  gboolean busy;
+  gboolean rerun;      /* settings moved while a run was on */
+  int result_offset;
+  char *timings;
+  double pending_zoom; /* show_delta asked before a result: apply then */
+  int pending_x, pending_y;
+};
+
+G_DEFINE_FINAL_TYPE (SkyConvolutionLab, sky_convolution_lab, GTK_TYPE_WINDOW)
+
+static const char *const dtype_names[] = { "f64", "f32", NULL };
+static const char *const mode_names[] = { "same", "full", "valid", NULL };
+static const SkyConvolveMode mode_values[] = { SKY_CONVOLVE_SAME, SKY_CONVOLVE_FULL,
+                                               SKY_CONVOLVE_VALID };
+static const char *const kernel_names[] = { "lesson (15 x 15, sigma 1 on -2..2)",
+                                            "Gaussian sigma 2", "Gaussian sigma 4",
+                                            "box 5 x 5", NULL };
+static const char *const kernel_specs[] = { "lesson", "gauss:2", "gauss:4", "box:5" };
+static const char *const show_names[] = { "Side by side", "Deltas", "Result", NULL };
+
+/* ------------------------------------------------------------ the worker */
+
+typedef struct {
+  int f64;
+  SkyConvolveMode mode;
+  char *kernel_spec;
+  /* out */
+  SkyImageData *deltas, *result;
+  int offset;
+  double sep_ms, direct_ms, cpu1d_ms;
+  double max_diff;       /* separable against direct */
+  gboolean agree;
+  char *gpu_reason;
+} Work;
+
+static void
+work_free (Work *w)
+{
+  g_free (w->kernel_spec);
+  g_clear_pointer (&w->deltas, sky_image_data_unref);
+  g_clear_pointer (&w->result, sky_image_data_unref);
+  g_free (w->gpu_reason);
+  g_free (w);
+}
+
+/* An image held in memory (float pixels, malloc'd: taken) made ready for
+ * the view. */
+static SkyImageData *
+image_data_new (float *pixels, int64_t nx, int64_t ny, const char *name, GError **error)
+{
+  g_autoptr (SkyImageData) data = g_atomic_rc_box_new0 (SkyImageData);
+
+  data->image.nx = nx;
+  data->image.ny = ny;
+  data->image.pixels = pixels;
+  data->image.nplanes = 1;
+  data->image.hdu = 1;
+  data->image.bitpix = -32;
+  if (sky_display_stats_compute (&data->image, 0, &data->stats) != SKY_OK
+      || sky_pyramid_build (&data->image, 0, &data->pyramid) != SKY_OK)
+    {
+      g_set_error (error, SKY_UI_ERROR, SKY_ERR_MEMORY, "%s: %s", name, sky_last_error ());
+      return NULL;
+    }
+  data->display_name = g_strdup (name);
+  return g_steal_pointer (&data);
+}
+
+static void
+lab_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  Work *w = task_data;
+  const int64_t n = SKY_CONVOLUTION_DEMO_N;
+  SkyKernel k = { 0 };
+  int64_t onx, ony, x0, y0;
+  int swapped, ret = SKY_OK;
+  GError *error = NULL;
+  float *deltas_px, *result_px;
+  double t0;
+
+  if (sky_kernel_parse (&k, w->kernel_spec) != SKY_OK
+      || sky_convolve_geometry (n, n, &k, w->mode, &onx, &ony, &x0, &y0, &swapped) != SKY_OK)
+    {
+      g_task_return_new_error (task, SKY_UI_ERROR, SKY_ERR_ARGUMENT, "%s", sky_last_error ());
+      sky_kernel_clear (&k);
+      return;
+    }
+  /* In the full output a delta at i lands centred at i + (kx - 1) / 2; the
+   * kept part starts at x0, so the result's centre is i + (kx - 1) / 2 - x0. */
+  w->offset = (k.nx - 1) / 2 - (int) x0;
+
+  deltas_px = calloc ((size_t) (n * n), sizeof *deltas_px);
+  result_px = malloc ((size_t) (onx * ony) * sizeof *result_px);
+  if (deltas_px == NULL || result_px == NULL)
+    {
+      free (deltas_px);
+      free (result_px);
+      sky_kernel_clear (&k);
+      g_task_return_new_error (task, SKY_UI_ERROR, SKY_ERR_MEMORY, "out of memory");
+      return;
+    }
+  for (int64_t y = SKY_CONVOLUTION_DEMO_FIRST; y < n; y += SKY_CONVOLUTION_DEMO_STEP)
+    for (int64_t x = SKY_CONVOLUTION_DEMO_FIRST; x < n; x += SKY_CONVOLUTION_DEMO_STEP)
+      deltas_px[y * n + x] = 1;
+
+  {
+    size_t nout = (size_t) (onx * ony), n1 = (size_t) (n * n + k.nx - 1);
+    double *diag = g_new (double, k.nx);
+
+    /* The lesson's 1D case: the raveled image with the kernel's diagonal. */
+    for (int i = 0; i < k.nx && i < k.ny; i++)
+      diag[i] = k.values[(size_t) i * k.nx + i];
+    if (w->f64)
+      {
+        double *in = g_new0 (double, (size_t) (n * n));
+        double *sep = g_new (double, nout), *dir = g_new (double, nout);
+        double *o1 = g_new (double, n1);
+        for (size_t i = 0; i < (size_t) (n * n); i++)
+          in[i] = deltas_px[i];
+        t0 = sky_now_ms ();
+        ret = sky_cpu_convolve2d_f64 (in, n, n, &k, w->mode, SKY_CONVOLVE_SEPARABLE, 0, sep, NULL);
+        w->sep_ms = sky_now_ms () - t0;
+        t0 = sky_now_ms ();
+        if (ret == SKY_OK)
+          ret = sky_cpu_convolve2d_f64 (in, n, n, &k, w->mode, SKY_CONVOLVE_DIRECT, 0, dir, NULL);
+        w->direct_ms = sky_now_ms () - t0;
+        t0 = sky_now_ms ();
+        if (ret == SKY_OK)
+          ret = sky_cpu_convolve1d_f64 (in, n * n, diag, MIN (k.nx, k.ny), 0, o1);
+        w->cpu1d_ms = sky_now_ms () - t0;
+        for (size_t i = 0; i < nout; i++)
+          {
+            w->max_diff = MAX (w->max_diff, fabs (sep[i] - dir[i]));
+            result_px[i] = (float) sep[i];
+          }
+        g_free (in), g_free (sep), g_free (dir), g_free (o1);
+      }
+    else
+      {
+        float *sep = g_new (float, nout), *dir = g_new (float, nout);
+        float *o1 = g_new (float, n1), *diag32 = g_new (float, k.nx);
+        for (int i = 0; i < k.nx; i++)
+          diag32[i] = (float) diag[i];
+        t0 = sky_now_ms ();
+        ret = sky_cpu_convolve2d_f32 (deltas_px, n, n, &k, w->mode, SKY_CONVOLVE_SEPARABLE, 0,
+                                      sep, NULL);
+        w->sep_ms = sky_now_ms () - t0;
+        t0 = sky_now_ms ();
+        if (ret == SKY_OK)
+          ret = sky_cpu_convolve2d_f32 (deltas_px, n, n, &k, w->mode, SKY_CONVOLVE_DIRECT, 0,
+                                        dir, NULL);
+        w->direct_ms = sky_now_ms () - t0;
+        t0 = sky_now_ms ();
+        if (ret == SKY_OK)
+          ret = sky_cpu_convolve1d_f32 (deltas_px, n * n, diag32, MIN (k.nx, k.ny), 0, o1);
+        w->cpu1d_ms = sky_now_ms () - t0;
+        for (size_t i = 0; i < nout; i++)
+          {
+            w->max_diff = MAX (w->max_diff, fabs ((double) sep[i] - dir[i]));
+            result_px[i] = sep[i];
+          }
+        g_free (sep), g_free (dir), g_free (o1), g_free (diag32);
+      }
+    g_free (diag);
+  }
+  sky_kernel_clear (&k);
+  /* allclose's atol 1e-8 plus rtol 1e-5 of values at most the kernel's peak. */
+  w->agree = w->max_diff <= (w->f64 ? 1e-8 + 1e-5 : 1e-5);
+  if (ret != SKY_OK)
+    {
+      free (deltas_px);
+      free (result_px);
+      g_task_return_new_error (task, SKY_UI_ERROR, ret, "%s", sky_last_error ());
+      return;
+    }
+  if (g_task_return_error_if_cancelled (task))
+    {
+      free (deltas_px);
+      free (result_px);
+      return;
+    }
+  if ((w->deltas = image_data_new (deltas_px, n, n, "deltas", &error)) == NULL
+      || (w->result = image_data_new (result_px, onx, ony, "convolved", &error)) == NULL)
+    {
+      if (w->deltas == NULL)
+        free (result_px);
+      g_task_return_error (task, error);
+      return;
+    }
+  {
+    char *reason = NULL;
+    if (sky_pipeline_gpu_available (&reason))
+      w->gpu_reason = g_strdup ("the GPU backend of this build has no convolution yet "
+                                "(src/gpu)");
+    else
+      w->gpu_reason = reason;
+  }
+  g_task_return_boolean (task, TRUE);
+}
+
+/* ------------------------------------------------------------ the window */
+
+static void start_run (SkyConvolutionLab *self);
+
+static void
+apply_pending (SkyConvolutionLab *self)
+{
+  if (self->pending_zoom <= 0)
+    return;
+  sky_image_view_set_zoom (self->deltas_view, self->pending_zoom);
+  sky_image_view_set_zoom (self->result_view, self->pending_zoom);
+  sky_image_view_center_on (self->deltas_view, self->pending_x, self->pending_y);
+  sky_image_view_center_on (self->result_view, self->pending_x + self->result_offset,
+                            self->pending_y + self->result_offset);
+}
+
+static void
+run_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (SkyConvolutionLab) self = data;
+  Work *w = g_task_get_task_data (G_TASK (result));
+  g_autoptr (GError) error = NULL;
+
+  self->busy = FALSE;
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        gtk_label_set_text (self->status_label, error->message);
+    }
+  else
+    {
+      double zoom = sky_image_view_get_zoom (self->deltas_view);
+      gboolean had = sky_image_view_get_image (self->deltas_view) != NULL;
+
+      self->result_offset = w->offset;
+      sky_image_view_set_image (self->deltas_view, w->deltas);
+      sky_image_view_set_image (self->result_view, w->result);
+      g_free (self->timings);
+      self->timings = g_strdup_printf (
+        "Convolution (%s, %s, %lld x %lld result)\n"
+        "CPU 2D separable: %.2f ms\n"
+        "CPU 2D direct: %.2f ms\n"
+        "CPU 1D (raveled, diagonal): %.2f ms\n"
+        "separable = direct: %s (max |diff| %.2g)\n"
+        "GPU: no (%s)",
+        w->f64 ? "float64" : "float32", mode_names[gtk_drop_down_get_selected (self->mode_dropdown)],
+        (long long) w->result->image.nx, (long long) w->result->image.ny,
+        w->sep_ms, w->direct_ms, w->cpu1d_ms, w->agree ? "yes" : "NO", w->max_diff,
+        w->gpu_reason ? w->gpu_reason : "unknown");
+      gtk_label_set_text (self->timings_label, self->timings);
+      gtk_label_set_text (self->status_label, "");
+      if (self->pending_zoom > 0)
+        apply_pending (self);
+      else if (had)
+        {
+          /* Keep the zoom the user chose across a change of settings. */
+          sky_image_view_set_zoom (self->deltas_view, zoom);
+          sky_image_view_set_zoom (self->result_view, zoom);
+        }
+    }
+  if (self->rerun)
+    {
+      self->rerun = FALSE;
+      start_run (self);
+    }
+}
+
+static void
+start_run (SkyConvolutionLab *self)
+{
+  g_autoptr (GTask) task = NULL;
+  Work *w;
+
+  if (self->busy)
+    {
+      self->rerun = TRUE;
+      return;
+    }
+  w = g_new0 (Work, 1);
+  w->f64 = gtk_drop_down_get_selected (self->dtype_dropdown) == 0;
+  w->mode = mode_values[MIN (gtk_drop_down_get_selected (self->mode_dropdown), 2)];
+  w->kernel_spec = g_strdup (kernel_specs[MIN (gtk_drop_down_get_selected (self->kernel_dropdown),
+                                               G_N_ELEMENTS (kernel_specs) - 1)]);
+  self->busy = TRUE;
+  gtk_label_set_text (self->status_label, "Convolving…");
+  task = g_task_new (NULL, self->cancellable, run_done, g_object_ref (self));
+  g_task_set_task_data (task, w, (GDestroyNotify) work_free);
+  g_task_run_in_thread (task, lab_thread);
+}
+
+static void
+setting_changed (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  start_run (SKY_CONVOLUTION_LAB (data));
+}
+
+static void
+show_changed (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  SkyConvolutionLab *self = data;
+  guint which = gtk_drop_down_get_selected (self->show_dropdown);
+
+  gtk_widget_set_visible (self->deltas_box, which != 2);
+  gtk_widget_set_visible (self->result_box, which != 1);
+}
+
+static void
+zoom_clicked (GtkButton *button, gpointer data)
+{
+  SkyConvolutionLab *self = data;
+  double zoom = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "zoom"));
+
+  if (zoom <= 0)
+    {
+      sky_image_view_fit (self->deltas_view);
+      sky_image_view_fit (self->result_view);
+      return;
+    }
+  sky_convolution_lab_show_delta (self, zoom, SKY_CONVOLUTION_DEMO_N / 2 + SKY_CONVOLUTION_DEMO_FIRST,
+                                  SKY_CONVOLUTION_DEMO_N / 2 + SKY_CONVOLUTION_DEMO_FIRST);
+}
+
+static GtkWidget *
+labelled_dropdown (GtkWidget *bar, const char *label, const char *const *names, GtkDropDown **out)
+{
+  GtkWidget *l = gtk_label_new (label);
+  GtkWidget *d = gtk_drop_down_new_from_strings (names);
+
+  gtk_box_append (GTK_BOX (bar), l);
+  gtk_box_append (GTK_BOX (bar), d);
+  *out = GTK_DROP_DOWN (d);
+  return d;
+}
+
+static GtkWidget *
+view_column (const char *title, SkyImageView **view)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
+  GtkWidget *label = gtk_label_new (title);
+  GtkWidget *v = sky_image_view_new ();
+
+  gtk_widget_add_css_class (label, "heading");
+  gtk_widget_set_hexpand (v, TRUE);
+  gtk_widget_set_vexpand (v, TRUE);
+  gtk_box_append (GTK_BOX (box), label);
+  gtk_box_append (GTK_BOX (box), v);
+  gtk_widget_set_hexpand (box, TRUE);
+  *view = SKY_IMAGE_VIEW (v);
+  /* Plain values: a one is white, zero black, the blobs grey levels. */
+  g_object_set (v, "stretch", SKY_STRETCH_LINEAR, "limits", SKY_LIMITS_MINMAX, "colormap",
+                SKY_COLORMAP_GREY, NULL);
+  return box;
+}
+
+static void
+sky_convolution_lab_dispose (GObject *object)
+{
+  SkyConvolutionLab *self = SKY_CONVOLUTION_LAB (object);
+
+  g_cancellable_cancel (self->cancellable);
+  G_OBJECT_CLASS (sky_convolution_lab_parent_class)->dispose (object);
+}
+
+static void
+sky_convolution_lab_finalize (GObject *object)
+{
+  SkyConvolutionLab *self = SKY_CONVOLUTION_LAB (object);
+
+  g_clear_object (&self->cancellable);
+  g_free (self->timings);
+  G_OBJECT_CLASS (sky_convolution_lab_parent_class)->finalize (object);
+}
+
+static void
+sky_convolution_lab_class_init (SkyConvolutionLabClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = sky_convolution_lab_dispose;
+  object_class->finalize = sky_convolution_lab_finalize;
+}
+
+static void
+sky_convolution_lab_init (SkyConvolutionLab *self)
+{
+  GtkWidget *outer = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *views = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  static const struct { const char *label; int zoom; } zooms[] = {
+    { "Fit", 0 }, { "1x", 1 }, { "4x", 4 }, { "16x", 16 },
+  };
+
+  self->cancellable = g_cancellable_new ();
+  gtk_window_set_title (GTK_WINDOW (self), "Convolution lab");
+  gtk_window_set_default_size (GTK_WINDOW (self), 1100, 640);
+
+  gtk_widget_add_css_class (bar, "toolbar");
+  labelled_dropdown (bar, "dtype", dtype_names, &self->dtype_dropdown);
+  labelled_dropdown (bar, "mode", mode_names, &self->mode_dropdown);
+  labelled_dropdown (bar, "kernel", kernel_names, &self->kernel_dropdown);
+  labelled_dropdown (bar, "show", show_names, &self->show_dropdown);
+  {
+    GtkWidget *linked = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+    gtk_widget_add_css_class (linked, "linked");
+    for (guint i = 0; i < G_N_ELEMENTS (zooms); i++)
+      {
+        GtkWidget *b = gtk_button_new_with_label (zooms[i].label);
+        g_object_set_data (G_OBJECT (b), "zoom", GINT_TO_POINTER (zooms[i].zoom));
+        g_signal_connect (b, "clicked", G_CALLBACK (zoom_clicked), self);
+        gtk_box_append (GTK_BOX (linked), b);
+      }
+    gtk_box_append (GTK_BOX (bar), linked);
+  }
+  self->status_label = GTK_LABEL (gtk_label_new (""));
+  gtk_box_append (GTK_BOX (bar), GTK_WIDGET (self->status_label));
+
+  self->deltas_box = view_column ("Deltas: a one at every [8::16, 8::16]", &self->deltas_view);
+  self->result_box = view_column ("Convolved with the kernel", &self->result_view);
+  gtk_box_set_homogeneous (GTK_BOX (views), TRUE);
+  gtk_box_append (GTK_BOX (views), self->deltas_box);
+  gtk_box_append (GTK_BOX (views), self->result_box);
+  /* One zoom for both. */
+  g_object_bind_property (self->deltas_view, "zoom", self->result_view, "zoom",
+                          G_BINDING_BIDIRECTIONAL);
+
+  self->timings_label = GTK_LABEL (gtk_label_new (""));
+  gtk_label_set_xalign (self->timings_label, 0);
+  gtk_label_set_selectable (self->timings_label, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->timings_label), "monospace");
+
+  gtk_widget_set_margin_start (outer, 6);
+  gtk_widget_set_margin_end (outer, 6);
+  gtk_widget_set_margin_top (outer, 6);
+  gtk_widget_set_margin_bottom (outer, 6);
+  gtk_box_append (GTK_BOX (outer), bar);
+  gtk_box_append (GTK_BOX (outer), views);
+  gtk_box_append (GTK_BOX (outer), GTK_WIDGET (self->timings_label));
+  gtk_window_set_child (GTK_WINDOW (self), outer);
+
+  g_signal_connect (self->dtype_dropdown, "notify::selected", G_CALLBACK (setting_changed), self);
+  g_signal_connect (self->mode_dropdown, "notify::selected", G_CALLBACK (setting_changed), self);
+  g_signal_connect (self->kernel_dropdown, "notify::selected", G_CALLBACK (setting_changed), self);
+  g_signal_connect (self->show_dropdown, "notify::selected", G_CALLBACK (show_changed), self);
+  start_run (self);
+}
+
+GtkWidget *
+sky_convolution_lab_new (GtkApplication *app)
+{
+  return g_object_new (SKY_TYPE_CONVOLUTION_LAB, "application", app, NULL);
+}
+
+SkyImageView *
+sky_convolution_lab_get_deltas_view (SkyConvolutionLab *self)
+{
+  return self->deltas_view;
+}
+
+SkyImageView *
+sky_convolution_lab_get_result_view (SkyConvolutionLab *self)
+{
+  return self->result_view;
+}
+
+gboolean
+sky_convolution_lab_is_busy (SkyConvolutionLab *self)
+{
+  return self->busy || self->rerun;
+}
+
+int
+sky_convolution_lab_get_result_offset (SkyConvolutionLab *self)
+{
+  return self->result_offset;
+}
+
+void
+sky_convolution_lab_show_delta (SkyConvolutionLab *self, double zoom, int x, int y)
+{
+  self->pending_zoom = zoom;
+  self->pending_x = x;
+  self->pending_y = y;
+  if (sky_image_view_get_image (self->deltas_view) != NULL)
+    apply_pending (self);
+}
+
+const char *
+sky_convolution_lab_get_timings (SkyConvolutionLab *self)
+{
+  return self->timings ? self->timings : "";
+}

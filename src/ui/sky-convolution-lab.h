@@ -1,0 +1,41 @@
+/* sky-convolution-lab.h: the Convolution lab (issue 7): the lesson's grid of
+ * deltas and its convolution with a kernel, side by side or one at a time,
+ * in two image views that share one zoom, with the CPU timings. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "sky-image-view.h"
+
+G_BEGIN_DECLS
+
+#define SKY_TYPE_CONVOLUTION_LAB (sky_convolution_lab_get_type ())
+G_DECLARE_FINAL_TYPE (SkyConvolutionLab, sky_convolution_lab, SKY, CONVOLUTION_LAB, GtkWindow)
+
+/* The lesson's demo: a DEMO_N x DEMO_N image of zeros with a one at every
+ * [DEMO_FIRST::DEMO_STEP, DEMO_FIRST::DEMO_STEP]. */
+#define SKY_CONVOLUTION_DEMO_N 2048
+#define SKY_CONVOLUTION_DEMO_FIRST 8
+#define SKY_CONVOLUTION_DEMO_STEP 16
+
+GtkWidget *sky_convolution_lab_new (GtkApplication *app);
+
+/* The two views: the deltas and the convolved result. */
+SkyImageView *sky_convolution_lab_get_deltas_view (SkyConvolutionLab *self);
+SkyImageView *sky_convolution_lab_get_result_view (SkyConvolutionLab *self);
+
+/* Whether a convolution is being computed (the result not shown yet). */
+gboolean sky_convolution_lab_is_busy (SkyConvolutionLab *self);
+
+/* Where the result view puts input pixel (0, 0): the result's pixel
+ * indices are the input's plus this (7 for full mode with the lesson's
+ * 15 x 15 kernel, 0 for same, -7 for valid). */
+int sky_convolution_lab_get_result_offset (SkyConvolutionLab *self);
+
+/* Zooms both views and centres them on the delta at input pixel (x, y). */
+void sky_convolution_lab_show_delta (SkyConvolutionLab *self, double zoom, int x, int y);
+
+/* The timings as the lab shows them, one per line. */
+const char *sky_convolution_lab_get_timings (SkyConvolutionLab *self);
+
+G_END_DECLS
