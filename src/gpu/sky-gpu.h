@@ -89,6 +89,45 @@ void sky_gpu_times_min (SkyGpuTimes *best, const SkyGpuTimes *t);
 int sky_gpu_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
                      size_t what_size);
 
+/* ------------------------------------------------------------- convolution */
+
+/* Which way sky_gpu_convolve2d_*() convolves; the values match the CPU's
+ * SkyConvolvePath (sky-cpu.h): auto takes the separable path for a kernel
+ * of rank 1 (sky_kernel_separate), the direct one otherwise. */
+enum {
+  SKY_GPU_CONVOLVE_AUTO = 0,
+  SKY_GPU_CONVOLVE_DIRECT = 1,
+  SKY_GPU_CONVOLVE_SEPARABLE = 2,
+};
+
+/* One convolution's times in milliseconds, from CUDA events on the
+ * context's stream: the upload of the input (and kernel values), the
+ * kernel, the download of the output, and their sum. path: which ran. */
+typedef struct SkyGpuConvolveTimes {
+  double upload_ms, kernel_ms, download_ms, total_ms;
+  int path;
+} SkyGpuConvolveTimes;
+
+/* 2D convolution with zero fill as scipy.signal.convolve2d in mode (and as
+ * sky_cpu_convolve2d_*()): in is nx x ny row-major on the host, out (on the
+ * host) gets the size sky_convolve_geometry() gives. Accumulates in the
+ * element type. Device memory is allocated and freed per call (outside the
+ * timed span). SKY_ERR_ARGUMENT as sky_convolve_geometry() says, or for a
+ * separable path asked of a kernel of higher rank; times may be NULL. */
+int sky_gpu_convolve2d_f32 (SkyGpu *gpu, const float *in, int64_t nx, int64_t ny,
+                            const SkyKernel *kernel, SkyConvolveMode mode, int path, float *out,
+                            SkyGpuConvolveTimes *times);
+int sky_gpu_convolve2d_f64 (SkyGpu *gpu, const double *in, int64_t nx, int64_t ny,
+                            const SkyKernel *kernel, SkyConvolveMode mode, int path,
+                            double *out, SkyGpuConvolveTimes *times);
+
+/* 1D full convolution as np.convolve: out (n + m - 1 values, host)[j] =
+ * sum over k of a[j - k] * v[k]. */
+int sky_gpu_convolve1d_f32 (SkyGpu *gpu, const float *a, int64_t n, const float *v, int64_t m,
+                            float *out, SkyGpuConvolveTimes *times);
+int sky_gpu_convolve1d_f64 (SkyGpu *gpu, const double *a, int64_t n, const double *v,
+                            int64_t m, double *out, SkyGpuConvolveTimes *times);
+
 #ifdef __cplusplus
 }
 #endif

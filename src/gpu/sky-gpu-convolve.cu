@@ -1,0 +1,443 @@
+/* sky-gpu-convolve.cu: 2D convolution with zero fill (full, same, valid as
+ * scipy.signal.convolve2d) and 1D full convolution (np.convolve) on the
+ * device, float32 and float64, accumulating in the element type as the CPU
+ * backend does.
+ *
+ * Every output is the full convolution at (x + x0, y + y0), where
+ * sky_convolve_geometry gives the output's size and x0, y0; since
+ * convolution commutes, that one formula also covers valid mode with a
+ * kernel larger than the image.
+ *
+ * Paths: a rank-1 kernel (sky_kernel_separate) runs the separable kernel,
+ * one launch: a block loads its input tile with the kernel's halo into
+ * shared memory, convolves the tile's rows with the row vector into a
+ * second shared tile, then its columns with the column vector. Any other
+ * kernel runs the direct kernel: the same input tile, each output summing
+ * the whole kernel (read from shared memory). Where the tiles would not fit
+ * in shared memory (kernels of more than about 40 x 40 in float64), a plain
+ * global-memory kernel computes the same sums. */
+#include "sky-gpu-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CONV_TX = 32, CONV_TY = 32, CONV_BX = 32, CONV_BY = 8 };
+enum { CONV1_T = 1024, CONV1_THREADS = 256 };
+static const size_t kSmemLimit = 48 * 1024;
+
+template <typename T>
+__global__ void
+conv2d_separable (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx,
+                  int ony, int x0, int y0, const T *__restrict__ col, const T *__restrict__ row,
+                  int kx, int ky)
+{
+  extern __shared__ unsigned char smem_raw[];
+  T *s_row = reinterpret_cast<T *> (smem_raw);
+  T *s_col = s_row + kx;
+  const int sw = CONV_TX + kx - 1, sh = CONV_TY + ky - 1;
+  T *s_in = s_col + ky;
+  T *s_mid = s_in + sh * sw;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+  const int ox0 = blockIdx.x * CONV_TX, oy0 = blockIdx.y * CONV_TY;
+  const int ix0 = ox0 + x0 - (kx - 1), iy0 = oy0 + y0 - (ky - 1);
+
+  sky_grid_wait ();
+  for (int i = tid; i < kx; i += nt)
+    s_row[i] = row[i];
+  for (int i = tid; i < ky; i += nt)
+    s_col[i] = col[i];
+  for (int r = threadIdx.y; r < sh; r += blockDim.y)
+    {
+      int iy = iy0 + r;
+      for (int c = threadIdx.x; c < sw; c += blockDim.x)
+        {
+          int ix = ix0 + c;
+          s_in[r * sw + c] = (iy >= 0 && iy < ny && ix >= 0 && ix < nx)
+                               ? in[(int64_t) iy * nx + ix] : T (0);
+        }
+    }
+  __syncthreads ();
+  /* rows: mid[r][c] = sum_j in[r][c + kx - 1 - j] * row[j] */
+  for (int r = threadIdx.y; r < sh; r += blockDim.y)
+    for (int c = threadIdx.x; c < CONV_TX; c += blockDim.x)
+      {
+        const T *p = s_in + r * sw + c + kx - 1;
+        T acc = 0;
+        for (int j = 0; j < kx; j++)
+          acc += p[-j] * s_row[j];
+        s_mid[r * CONV_TX + c] = acc;
+      }
+  __syncthreads ();
+  /* columns: out[r][c] = sum_i mid[r + ky - 1 - i][c] * col[i] */
+  for (int r = threadIdx.y; r < CONV_TY; r += blockDim.y)
+    {
+      int oy = oy0 + r;
+      if (oy >= ony)
+        break;
+      for (int c = threadIdx.x; c < CONV_TX; c += blockDim.x)
+        {
+          int ox = ox0 + c;
+          if (ox >= onx)
+            break;
+          const T *p = s_mid + (r + ky - 1) * CONV_TX + c;
+          T acc = 0;
+          for (int i = 0; i < ky; i++)
+            acc += p[-i * CONV_TX] * s_col[i];
+          out[(int64_t) oy * onx + ox] = acc;
+        }
+    }
+}
+
+template <typename T>
+__global__ void
+conv2d_direct (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx, int ony,
+               int x0, int y0, const T *__restrict__ k, int kx, int ky)
+{
+  extern __shared__ unsigned char smem_raw[];
+  T *s_k = reinterpret_cast<T *> (smem_raw);
+  const int sw = CONV_TX + kx - 1, sh = CONV_TY + ky - 1;
+  T *s_in = s_k + kx * ky;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+  const int ox0 = blockIdx.x * CONV_TX, oy0 = blockIdx.y * CONV_TY;
+  const int ix0 = ox0 + x0 - (kx - 1), iy0 = oy0 + y0 - (ky - 1);
+
+  sky_grid_wait ();
+  for (int i = tid; i < kx * ky; i += nt)
+    s_k[i] = k[i];
+  for (int r = threadIdx.y; r < sh; r += blockDim.y)
+    {
+      int iy = iy0 + r;
+      for (int c = threadIdx.x; c < sw; c += blockDim.x)
+        {
+          int ix = ix0 + c;
+          s_in[r * sw + c] = (iy >= 0 && iy < ny && ix >= 0 && ix < nx)
+                               ? in[(int64_t) iy * nx + ix] : T (0);
+        }
+    }
+  __syncthreads ();
+  for (int r = threadIdx.y; r < CONV_TY; r += blockDim.y)
+    {
+      int oy = oy0 + r;
+      if (oy >= ony)
+        break;
+      for (int c = threadIdx.x; c < CONV_TX; c += blockDim.x)
+        {
+          int ox = ox0 + c;
+          if (ox >= onx)
+            break;
+          T acc = 0;
+          for (int i = 0; i < ky; i++)
+            {
+              const T *p = s_in + (r + ky - 1 - i) * sw + c + kx - 1;
+              const T *kr = s_k + i * kx;
+              for (int j = 0; j < kx; j++)
+                acc += p[-j] * kr[j];
+            }
+          out[(int64_t) oy * onx + ox] = acc;
+        }
+    }
+}
+
+/* Any size: each output sums over the kernel straight from global memory. */
+template <typename T>
+__global__ void
+conv2d_global (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx, int ony,
+               int x0, int y0, const T *__restrict__ k, int kx, int ky)
+{
+  sky_grid_wait ();
+  int ox = blockIdx.x * blockDim.x + threadIdx.x, oy = blockIdx.y * blockDim.y + threadIdx.y;
+  if (ox >= onx || oy >= ony)
+    return;
+  int fx = ox + x0, fy = oy + y0;
+  /* i over kernel rows with 0 <= fy - i < ny, j likewise */
+  int i0 = max (0, fy - ny + 1), i1 = min (ky - 1, fy);
+  int j0 = max (0, fx - nx + 1), j1 = min (kx - 1, fx);
+  T acc = 0;
+  for (int i = i0; i <= i1; i++)
+    for (int j = j0; j <= j1; j++)
+      acc += in[(int64_t) (fy - i) * nx + (fx - j)] * k[(int64_t) i * kx + j];
+  out[(int64_t) oy * onx + ox] = acc;
+}
+
+/* 1D full: out[j] = sum_k a[j - k] * v[k], j < n + m - 1. A block makes
+ * CONV1_T outputs from a[j0 - m + 1 .. j0 + CONV1_T - 1] in shared memory. */
+template <typename T>
+__global__ void
+conv1d_tiled (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int m,
+              T *__restrict__ out, int64_t nout)
+{
+  extern __shared__ unsigned char smem_raw[];
+  T *s_v = reinterpret_cast<T *> (smem_raw);
+  T *s_a = s_v + m;
+  const int64_t j0 = (int64_t) blockIdx.x * CONV1_T;
+  const int64_t a0 = j0 - (m - 1);
+  const int w = CONV1_T + m - 1;
+
+  sky_grid_wait ();
+  for (int i = threadIdx.x; i < m; i += blockDim.x)
+    s_v[i] = v[i];
+  for (int i = threadIdx.x; i < w; i += blockDim.x)
+    {
+      int64_t ia = a0 + i;
+      s_a[i] = (ia >= 0 && ia < n) ? a[ia] : T (0);
+    }
+  __syncthreads ();
+  for (int t = threadIdx.x; t < CONV1_T; t += blockDim.x)
+    {
+      int64_t j = j0 + t;
+      if (j >= nout)
+        break;
+      const T *p = s_a + t + m - 1;
+      T acc = 0;
+      for (int k = 0; k < m; k++)
+        acc += p[-k] * s_v[k];
+      out[j] = acc;
+    }
+}
+
+template <typename T>
+__global__ void
+conv1d_global (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int64_t m,
+               T *__restrict__ out, int64_t nout)
+{
+  sky_grid_wait ();
+  int64_t j = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= nout)
+    return;
+  int64_t k0 = j - n + 1 > 0 ? j - n + 1 : 0, k1 = j < m - 1 ? j : m - 1;
+  T acc = 0;
+  for (int64_t k = k0; k <= k1; k++)
+    acc += a[j - k] * v[k];
+  out[j] = acc;
+}
+
+namespace {
+
+/* Device buffers and events of one call, freed on every way out. */
+struct ConvBuffers {
+  void *d_in = nullptr, *d_out = nullptr, *d_k = nullptr;
+  cudaEvent_t ev[4] = {};
+  ~ConvBuffers ()
+  {
+    cudaFree (d_in);
+    cudaFree (d_out);
+    cudaFree (d_k);
+    for (cudaEvent_t e : ev)
+      if (e != nullptr)
+        cudaEventDestroy (e);
+  }
+};
+
+int
+fill_times (const ConvBuffers &b, SkyGpuConvolveTimes *times, int path)
+{
+  float up = 0, kern = 0, down = 0;
+
+  SKY_CUDA (cudaEventElapsedTime (&up, b.ev[0], b.ev[1]));
+  SKY_CUDA (cudaEventElapsedTime (&kern, b.ev[1], b.ev[2]));
+  SKY_CUDA (cudaEventElapsedTime (&down, b.ev[2], b.ev[3]));
+  if (times != nullptr)
+    {
+      times->upload_ms = up;
+      times->kernel_ms = kern;
+      times->download_ms = down;
+      times->total_ms = up + kern + down;
+      times->path = path;
+    }
+  return SKY_OK;
+}
+
+template <typename T>
+int
+convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *kernel,
+            SkyConvolveMode mode, int path, T *out, SkyGpuConvolveTimes *times)
+{
+  int64_t onx, ony, x0, y0;
+  int swapped, ret;
+  const int kx = kernel->nx, ky = kernel->ny;
+  const size_t es = sizeof (T);
+
+  if (gpu == nullptr || in == nullptr || out == nullptr)
+    return sky_fail (SKY_ERR_ARGUMENT, "GPU convolution: no context, input or output");
+  if ((ret = sky_convolve_geometry (nx, ny, kernel, mode, &onx, &ony, &x0, &y0, &swapped))
+      != SKY_OK)
+    return ret;
+  if (nx > INT32_MAX || ny > INT32_MAX || onx > INT32_MAX || ony > INT32_MAX)
+    return sky_fail (SKY_ERR_ARGUMENT, "GPU convolution: an axis is over 2^31 - 1");
+
+  /* which path, and the kernel's values in T as that path reads them */
+  const int64_t kn = (int64_t) kx * ky;
+  double *col = (double *) malloc ((size_t) (ky + kx) * sizeof (double));
+  T *hk = (T *) malloc ((size_t) (kn > kx + ky ? kn : kx + ky) * es);
+  if (col == nullptr || hk == nullptr)
+    {
+      free (col);
+      free (hk);
+      return sky_fail (SKY_ERR_MEMORY, "GPU convolution: out of host memory");
+    }
+  int rank1 = sky_kernel_separate (kernel, 1e-12 /* as the CPU */, col, col + ky);
+  if (path == SKY_GPU_CONVOLVE_SEPARABLE && !rank1)
+    {
+      free (col);
+      free (hk);
+      return sky_fail (SKY_ERR_ARGUMENT, "GPU convolution: the separable path needs a "
+                                         "kernel of rank 1");
+    }
+  int use_sep = rank1 && path != SKY_GPU_CONVOLVE_DIRECT;
+  size_t smem_sep = ((size_t) kx + ky + (size_t) (CONV_TY + ky - 1) * (CONV_TX + kx - 1)
+                     + (size_t) (CONV_TY + ky - 1) * CONV_TX) * es;
+  size_t smem_dir = ((size_t) kn + (size_t) (CONV_TY + ky - 1) * (CONV_TX + kx - 1)) * es;
+  int kind;  /* 0 separable, 1 direct (tiled), 2 direct (global) */
+  if (use_sep && smem_sep <= kSmemLimit)
+    kind = 0;
+  else if (smem_dir <= kSmemLimit)
+    kind = 1;
+  else
+    kind = 2;
+  int64_t hk_n = kind == 0 ? kx + ky : kn;
+  if (kind == 0)
+    for (int i = 0; i < ky + kx; i++)
+      hk[i] = (T) col[i];  /* col then row */
+  else
+    for (int64_t i = 0; i < kn; i++)
+      hk[i] = (T) kernel->values[i];
+  free (col);
+
+  ConvBuffers b;
+  size_t in_bytes = (size_t) (nx * ny) * es, out_bytes = (size_t) (onx * ony) * es;
+  cudaError_t err = cudaSuccess;
+#define CONV_TRY(call)                                                          \
+  do                                                                            \
+    {                                                                           \
+      if ((err = (call)) != cudaSuccess)                                        \
+        {                                                                       \
+          free (hk);                                                            \
+          return sky_gpu_cuda_fail (err, #call, __FILE__, __LINE__);            \
+        }                                                                       \
+    }                                                                           \
+  while (0)
+  for (cudaEvent_t &e : b.ev)
+    CONV_TRY (cudaEventCreate (&e));
+  CONV_TRY (cudaMalloc (&b.d_in, in_bytes > 0 ? in_bytes : es));
+  CONV_TRY (cudaMalloc (&b.d_out, out_bytes > 0 ? out_bytes : es));
+  CONV_TRY (cudaMalloc (&b.d_k, (size_t) hk_n * es));
+  CONV_TRY (cudaEventRecord (b.ev[0], gpu->stream));
+  CONV_TRY (cudaMemcpyAsync (b.d_in, in, in_bytes, cudaMemcpyHostToDevice, gpu->stream));
+  CONV_TRY (cudaMemcpyAsync (b.d_k, hk, (size_t) hk_n * es, cudaMemcpyHostToDevice,
+                             gpu->stream));
+  CONV_TRY (cudaEventRecord (b.ev[1], gpu->stream));
+  /* hk must live until the copy has read it: pageable copies return only
+   * once the source is staged, so it can go now. */
+  free (hk);
+  hk = nullptr;
+#undef CONV_TRY
+
+  const T *d_in = (const T *) b.d_in, *d_k = (const T *) b.d_k;
+  T *d_out = (T *) b.d_out;
+  if (onx > 0 && ony > 0)
+    {
+      if (kind == 2)
+        {
+          dim3 block (32, 8), grid ((unsigned) ((onx + 31) / 32), (unsigned) ((ony + 7) / 8));
+          SKY_LAUNCH (conv2d_global<T>, grid, block, 0, gpu->stream, d_in, (int) nx, (int) ny,
+                      d_out, (int) onx, (int) ony, (int) x0, (int) y0, d_k, kx, ky);
+        }
+      else
+        {
+          dim3 block (CONV_BX, CONV_BY);
+          dim3 grid ((unsigned) ((onx + CONV_TX - 1) / CONV_TX),
+                     (unsigned) ((ony + CONV_TY - 1) / CONV_TY));
+          if (kind == 0)
+            SKY_LAUNCH (conv2d_separable<T>, grid, block, smem_sep, gpu->stream, d_in, (int) nx,
+                        (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0, d_k,
+                        d_k + ky, kx, ky);
+          else
+            SKY_LAUNCH (conv2d_direct<T>, grid, block, smem_dir, gpu->stream, d_in, (int) nx,
+                        (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0, d_k, kx,
+                        ky);
+        }
+    }
+  SKY_CUDA (cudaEventRecord (b.ev[2], gpu->stream));
+  SKY_CUDA (cudaMemcpyAsync (out, b.d_out, out_bytes, cudaMemcpyDeviceToHost, gpu->stream));
+  SKY_CUDA (cudaEventRecord (b.ev[3], gpu->stream));
+  SKY_CUDA (cudaStreamSynchronize (gpu->stream));
+  return fill_times (b, times, kind == 0 ? SKY_GPU_CONVOLVE_SEPARABLE : SKY_GPU_CONVOLVE_DIRECT);
+}
+
+template <typename T>
+int
+convolve1d (SkyGpu *gpu, const T *a, int64_t n, const T *v, int64_t m, T *out,
+            SkyGpuConvolveTimes *times)
+{
+  const size_t es = sizeof (T);
+
+  if (gpu == nullptr || a == nullptr || v == nullptr || out == nullptr || n < 1 || m < 1)
+    return sky_fail (SKY_ERR_ARGUMENT, "GPU 1D convolution: empty input or no context");
+  const int64_t nout = n + m - 1;
+  size_t smem = ((size_t) m + CONV1_T + (size_t) m - 1) * es;
+  int tiled = smem <= kSmemLimit;
+  ConvBuffers b;
+
+  for (cudaEvent_t &e : b.ev)
+    SKY_CUDA (cudaEventCreate (&e));
+  SKY_CUDA (cudaMalloc (&b.d_in, (size_t) n * es));
+  SKY_CUDA (cudaMalloc (&b.d_k, (size_t) m * es));
+  SKY_CUDA (cudaMalloc (&b.d_out, (size_t) nout * es));
+  SKY_CUDA (cudaEventRecord (b.ev[0], gpu->stream));
+  SKY_CUDA (cudaMemcpyAsync (b.d_in, a, (size_t) n * es, cudaMemcpyHostToDevice, gpu->stream));
+  SKY_CUDA (cudaMemcpyAsync (b.d_k, v, (size_t) m * es, cudaMemcpyHostToDevice, gpu->stream));
+  SKY_CUDA (cudaEventRecord (b.ev[1], gpu->stream));
+  const T *d_a = (const T *) b.d_in, *d_v = (const T *) b.d_k;
+  T *d_out = (T *) b.d_out;
+  if (tiled)
+    {
+      unsigned blocks = (unsigned) ((nout + CONV1_T - 1) / CONV1_T);
+      SKY_LAUNCH (conv1d_tiled<T>, dim3 (blocks), dim3 (CONV1_THREADS), smem, gpu->stream, d_a,
+                  n, d_v, (int) m, d_out, nout);
+    }
+  else
+    {
+      unsigned blocks = (unsigned) ((nout + 255) / 256);
+      SKY_LAUNCH (conv1d_global<T>, dim3 (blocks), dim3 (256), 0, gpu->stream, d_a, n, d_v, m,
+                  d_out, nout);
+    }
+  SKY_CUDA (cudaEventRecord (b.ev[2], gpu->stream));
+  SKY_CUDA (cudaMemcpyAsync (out, b.d_out, (size_t) nout * es, cudaMemcpyDeviceToHost,
+                             gpu->stream));
+  SKY_CUDA (cudaEventRecord (b.ev[3], gpu->stream));
+  SKY_CUDA (cudaStreamSynchronize (gpu->stream));
+  return fill_times (b, times, SKY_GPU_CONVOLVE_DIRECT);
+}
+
+} // namespace
+
+extern "C" int
+sky_gpu_convolve2d_f32 (SkyGpu *gpu, const float *in, int64_t nx, int64_t ny,
+                        const SkyKernel *kernel, SkyConvolveMode mode, int path, float *out,
+                        SkyGpuConvolveTimes *times)
+{
+  return convolve2d<float> (gpu, in, nx, ny, kernel, mode, path, out, times);
+}
+
+extern "C" int
+sky_gpu_convolve2d_f64 (SkyGpu *gpu, const double *in, int64_t nx, int64_t ny,
+                        const SkyKernel *kernel, SkyConvolveMode mode, int path, double *out,
+                        SkyGpuConvolveTimes *times)
+{
+  return convolve2d<double> (gpu, in, nx, ny, kernel, mode, path, out, times);
+}
+
+extern "C" int
+sky_gpu_convolve1d_f32 (SkyGpu *gpu, const float *a, int64_t n, const float *v, int64_t m,
+                        float *out, SkyGpuConvolveTimes *times)
+{
+  return convolve1d<float> (gpu, a, n, v, m, out, times);
+}
+
+extern "C" int
+sky_gpu_convolve1d_f64 (SkyGpu *gpu, const double *a, int64_t n, const double *v, int64_t m,
+                        double *out, SkyGpuConvolveTimes *times)
+{
+  return convolve1d<double> (gpu, a, n, v, m, out, times);
+}
