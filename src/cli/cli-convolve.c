@@ -2,6 +2,9 @@
  * a FITS image with a kernel. */
 #include "cli.h"
 #include "sky-cpu.h"
+#ifdef SKYSIFT_HAVE_CUDA
+#include "sky-gpu.h"
+#endif
 
 #include <getopt.h>
 #include <math.h>
@@ -17,8 +20,11 @@ static const char convolve_usage[] =
   "--demo runs the lesson's example: a 2048 x 2048 image of zeros with a one at\n"
   "every [8::16, 8::16], convolved with its 15 x 15 Gaussian, and the 1D\n"
   "convolution of the raveled image with the Gaussian's diagonal. It times both\n"
-  "paths of the 2D case (separable and direct) and checks that they agree.\n"
-  "  --backend cpu           where to run\n"
+  "paths of the 2D case (separable and direct) and checks that they agree; on the\n"
+  "GPU it times the kernel alone and with the transfers, and checks the GPU's\n"
+  "results against the CPU's (numpy.allclose, rtol 1e-5, atol 1e-8).\n"
+  "  --backend cpu|gpu|both  where to run the demo (default cpu; gpu and both\n"
+  "                          need a CUDA build and a device)\n"
   "  --dtype f32|f64         element type (default f64, the lesson's)\n"
   "  --mode full|same|valid  as scipy.signal.convolve2d (default full)\n"
   "  --path auto|direct|separable  (default auto: separable for rank-1 kernels)\n"
@@ -131,9 +137,16 @@ parse_args (int argc, char **argv, ConvolveArgs *a)
           ret = CLI_EXIT_USAGE;
         }
     }
-  if (ret == 0 && strcmp (a->backend, "cpu") != 0)
+  if (ret == 0 && strcmp (a->backend, "cpu") != 0 && strcmp (a->backend, "gpu") != 0
+      && strcmp (a->backend, "both") != 0)
     {
-      cli_error ("convolve --backend %s: convolution runs on the CPU in this build", a->backend);
+      cli_error ("--backend: '%s' is not cpu, gpu or both", a->backend);
+      ret = CLI_EXIT_USAGE;
+    }
+  if (ret == 0 && !a->demo && strcmp (a->backend, "cpu") != 0)
+    {
+      cli_error ("convolve --backend %s: only --demo runs on the GPU; an image is convolved "
+                 "on the CPU", a->backend);
       ret = CLI_EXIT_USAGE;
     }
   if (ret == 0 && a->demo && optind != argc)
@@ -197,18 +210,94 @@ all_close (const void *a, const void *b, int64_t n, int f64, double *max_diff)
   return ok;
 }
 
+/* The GPU's side of the demo: best-of-repeat times, after one warm-up run
+ * (the first call pays for the module's load). */
+typedef struct {
+  int ran;
+  double k2d, t2d, up2d, down2d, k1d, t1d;
+  int path;
+} DemoGpu;
+
+#ifdef SKYSIFT_HAVE_CUDA
+static int
+demo_gpu (const ConvolveArgs *a, SkyGpu *gpu, const void *deltas, int64_t n, const SkyKernel *k,
+          const void *diag, void *out_2d, void *out_1d, DemoGpu *g)
+{
+  SkyGpuConvolveTimes t;
+  int path = a->path == SKY_CONVOLVE_DIRECT      ? SKY_GPU_CONVOLVE_DIRECT
+             : a->path == SKY_CONVOLVE_SEPARABLE ? SKY_GPU_CONVOLVE_SEPARABLE
+                                                 : SKY_GPU_CONVOLVE_AUTO;
+
+  g->k2d = g->t2d = g->k1d = g->t1d = INFINITY;
+  for (int r = 0; r <= a->repeat; r++)
+    {
+      int ret = a->f64 ? sky_gpu_convolve2d_f64 (gpu, deltas, n, n, k, a->mode, path, out_2d, &t)
+                       : sky_gpu_convolve2d_f32 (gpu, deltas, n, n, k, a->mode, path, out_2d,
+                                                 &t);
+      if (ret != SKY_OK)
+        return ret;
+      if (r > 0 || a->repeat == 0)
+        {
+          if (t.kernel_ms < g->k2d)
+            g->k2d = t.kernel_ms;
+          if (t.total_ms < g->t2d)
+            g->t2d = t.total_ms, g->up2d = t.upload_ms, g->down2d = t.download_ms;
+        }
+      g->path = t.path;
+      ret = a->f64 ? sky_gpu_convolve1d_f64 (gpu, deltas, n * n, diag, 15, out_1d, &t)
+                   : sky_gpu_convolve1d_f32 (gpu, deltas, n * n, diag, 15, out_1d, &t);
+      if (ret != SKY_OK)
+        return ret;
+      if (r > 0)
+        {
+          g->k1d = t.kernel_ms < g->k1d ? t.kernel_ms : g->k1d;
+          g->t1d = t.total_ms < g->t1d ? t.total_ms : g->t1d;
+        }
+    }
+  g->ran = 1;
+  return SKY_OK;
+}
+#endif
+
 static int
 run_demo (const ConvolveArgs *a)
 {
   const int64_t n = 2048;
   size_t elem = a->f64 ? sizeof (double) : sizeof (float);
   int64_t out_nx, out_ny, x0, y0, n1d = n * n + 15 - 1;
-  int swapped, ret = CLI_EXIT_FAILURE, agree_2d, agree_1d;
+  int swapped, ret = CLI_EXIT_FAILURE, agree_2d, agree_1d, agree_gpu_2d = 1, agree_gpu_1d = 1;
+  int want_cpu = strcmp (a->backend, "gpu") != 0, want_gpu = strcmp (a->backend, "cpu") != 0;
+  int gpu_ok = 0;
+  char gpu_why[512] = "";
   SkyKernel k = { 0 };
   SkyConvolvePath used = SKY_CONVOLVE_AUTO, fast = a->path;
   void *deltas = NULL, *out_fast = NULL, *out_direct = NULL, *diag = NULL, *out_1d = NULL;
-  void *out_1d_check = NULL;
-  double t_fast, t_direct, t_1d = INFINITY, diff_2d, diff_1d;
+  void *out_1d_check = NULL, *gpu_2d = NULL, *gpu_1d = NULL;
+  double t_fast, t_direct, t_1d = INFINITY, diff_2d, diff_1d, diff_g2d = 0, diff_g1d = 0;
+  DemoGpu g = { 0 };
+  ConvolveArgs cpu_args = *a;
+#ifdef SKYSIFT_HAVE_CUDA
+  SkyGpu *gpu = NULL;
+#endif
+
+  if (want_gpu)
+    {
+#ifdef SKYSIFT_HAVE_CUDA
+      gpu_ok = sky_gpu_available (gpu_why, sizeof gpu_why) == SKY_OK;
+#else
+      snprintf (gpu_why, sizeof gpu_why, "this build has no GPU backend (built without CUDA)");
+#endif
+      if (!gpu_ok && !want_cpu)
+        {
+          cli_error ("convolve --backend gpu: no GPU: %s", gpu_why);
+          return CLI_EXIT_FAILURE;
+        }
+      if (!gpu_ok)
+        printf ("GPU not used: %s; the CPU runs alone\n", gpu_why);
+    }
+  /* GPU alone: the CPU still computes the reference, once, untimed. */
+  if (!want_cpu)
+    cpu_args.repeat = 1;
 
   if (sky_kernel_lesson (&k) != SKY_OK
       || sky_convolve_geometry (n, n, &k, a->mode, &out_nx, &out_ny, &x0, &y0, &swapped)
@@ -223,7 +312,13 @@ run_demo (const ConvolveArgs *a)
   diag = malloc (15 * elem);
   out_1d = malloc ((size_t) n1d * elem);
   out_1d_check = malloc ((size_t) n1d * elem);
-  if (!deltas || !out_fast || !out_direct || !diag || !out_1d || !out_1d_check)
+  if (gpu_ok)
+    {
+      gpu_2d = malloc ((size_t) (out_nx * out_ny) * elem);
+      gpu_1d = malloc ((size_t) n1d * elem);
+    }
+  if (!deltas || !out_fast || !out_direct || !diag || !out_1d || !out_1d_check
+      || (gpu_ok && (!gpu_2d || !gpu_1d)))
     {
       cli_error ("convolve: out of memory");
       goto exit;
@@ -246,14 +341,14 @@ run_demo (const ConvolveArgs *a)
 
   if (fast == SKY_CONVOLVE_DIRECT)
     fast = SKY_CONVOLVE_AUTO;
-  if (time_2d (a, deltas, n, n, &k, fast, out_fast, &t_fast, &used) != SKY_OK
-      || time_2d (a, deltas, n, n, &k, SKY_CONVOLVE_DIRECT, out_direct, &t_direct, NULL)
+  if (time_2d (&cpu_args, deltas, n, n, &k, fast, out_fast, &t_fast, &used) != SKY_OK
+      || time_2d (&cpu_args, deltas, n, n, &k, SKY_CONVOLVE_DIRECT, out_direct, &t_direct, NULL)
            != SKY_OK)
     {
       cli_error ("convolve: %s", sky_last_error ());
       goto exit;
     }
-  for (int r = 0; r < a->repeat; r++)
+  for (int r = 0; r < cpu_args.repeat; r++)
     {
       double t0 = sky_now_ms (), t;
       ret = a->f64 ? sky_cpu_convolve1d_f64 (deltas, n * n, diag, 15, a->nthreads, out_1d)
@@ -261,6 +356,7 @@ run_demo (const ConvolveArgs *a)
       t = sky_now_ms () - t0;
       t_1d = t < t_1d ? t : t_1d;
     }
+  ret = CLI_EXIT_FAILURE;
   /* The 1D result checked against the same sum taken on one thread. */
   if (a->f64)
     sky_cpu_convolve1d_f64 (deltas, n * n, diag, 15, 1, out_1d_check);
@@ -270,34 +366,82 @@ run_demo (const ConvolveArgs *a)
   agree_2d = all_close (out_fast, out_direct, out_nx * out_ny, a->f64, &diff_2d);
   agree_1d = all_close (out_1d, out_1d_check, n1d, a->f64, &diff_1d);
 
+#ifdef SKYSIFT_HAVE_CUDA
+  if (gpu_ok)
+    {
+      if (sky_gpu_new (&gpu) != SKY_OK
+          || demo_gpu (a, gpu, deltas, n, &k, diag, gpu_2d, gpu_1d, &g) != SKY_OK)
+        {
+          snprintf (gpu_why, sizeof gpu_why, "%s", sky_last_error ());
+          if (!want_cpu)
+            {
+              cli_error ("convolve --backend gpu: %s", gpu_why);
+              goto exit;
+            }
+          printf ("GPU failed: %s; the CPU's results stand alone\n", gpu_why);
+          g.ran = 0;
+        }
+      else
+        {
+          agree_gpu_2d = all_close (gpu_2d, out_fast, out_nx * out_ny, a->f64, &diff_g2d);
+          agree_gpu_1d = all_close (gpu_1d, out_1d_check, n1d, a->f64, &diff_g1d);
+        }
+    }
+#endif
+
   printf ("convolution demo: %lld x %lld zeros with a one every 16 pixels, the lesson's "
           "15 x 15 Gaussian, %s, mode %s (output %lld x %lld)\n",
           (long long) n, (long long) n, a->f64 ? "float64" : "float32",
           a->mode == SKY_CONVOLVE_FULL ? "full" : a->mode == SKY_CONVOLVE_SAME ? "same" : "valid",
           (long long) out_nx, (long long) out_ny);
-  printf ("  cpu 2D %-10s %9.3f ms%s\n", path_name (used), t_fast,
-          a->repeat > 1 ? " (best of repeats)" : "");
-  printf ("  cpu 2D direct     %9.3f ms\n", t_direct);
-  printf ("  cpu 1D            %9.3f ms (%lld values with the kernel's 15-value diagonal)\n",
-          t_1d, (long long) (n * n));
-  printf ("  agree: %s (2D %s vs direct: max |diff| %.3g; 1D threads vs one: %.3g; "
-          "allclose rtol 1e-5, atol 1e-8)\n",
-          agree_2d && agree_1d ? "yes" : "NO", path_name (used), diff_2d, diff_1d);
+  if (want_cpu)
+    {
+      printf ("  cpu 2D %-10s %9.3f ms%s\n", path_name (used), t_fast,
+              a->repeat > 1 ? " (best of repeats)" : "");
+      printf ("  cpu 2D direct     %9.3f ms\n", t_direct);
+      printf ("  cpu 1D            %9.3f ms (%lld values with the kernel's 15-value diagonal)\n",
+              t_1d, (long long) (n * n));
+    }
+  if (g.ran)
+    {
+      printf ("  gpu 2D %-10s %9.4f ms kernel, %.3f ms with transfers (upload %.3f, download "
+              "%.3f)\n", path_name ((SkyConvolvePath) g.path), g.k2d, g.t2d, g.up2d, g.down2d);
+      printf ("  gpu 1D            %9.4f ms kernel, %.3f ms with transfers\n", g.k1d, g.t1d);
+    }
+  printf ("  agree: %s (2D %s vs direct: max |diff| %.3g; 1D threads vs one: %.3g",
+          agree_2d && agree_1d && agree_gpu_2d && agree_gpu_1d ? "yes" : "NO",
+          path_name (used), diff_2d, diff_1d);
+  if (g.ran)
+    printf ("; GPU vs CPU: 2D %s (%.3g), 1D %s (%.3g)", agree_gpu_2d ? "yes" : "NO", diff_g2d,
+            agree_gpu_1d ? "yes" : "NO", diff_g1d);
+  printf ("; allclose rtol 1e-5, atol 1e-8)\n");
 
   if (a->json != NULL)
     {
-      char text[1024];
+      char text[2048], cpu_part[256] = "", gpu_part[512] = "";
+      if (want_cpu)
+        snprintf (cpu_part, sizeof cpu_part,
+                  "  \"cpu_2d_ms\": %.6f,\n  \"cpu_2d_direct_ms\": %.6f,\n  \"cpu_1d_ms\": %.6f,\n",
+                  t_fast, t_direct, t_1d);
+      if (g.ran)
+        snprintf (gpu_part, sizeof gpu_part,
+                  "  \"gpu_path\": \"%s\",\n  \"gpu_2d_ms\": %.6f,\n"
+                  "  \"gpu_2d_with_transfers_ms\": %.6f,\n  \"gpu_1d_ms\": %.6f,\n"
+                  "  \"gpu_1d_with_transfers_ms\": %.6f,\n  \"max_abs_diff_gpu_2d\": %.6g,\n"
+                  "  \"max_abs_diff_gpu_1d\": %.6g,\n",
+                  path_name ((SkyConvolvePath) g.path), g.k2d, g.t2d, g.k1d, g.t1d, diff_g2d,
+                  diff_g1d);
       snprintf (text, sizeof text,
                 "{\n  \"demo\": \"lesson\",\n  \"shape\": [%lld, %lld],\n  \"out_shape\": "
                 "[%lld, %lld],\n  \"dtype\": \"%s\",\n  \"mode\": \"%s\",\n  \"path\": \"%s\",\n"
-                "  \"repeat\": %d,\n  \"cpu_2d_ms\": %.6f,\n  \"cpu_2d_direct_ms\": %.6f,\n"
-                "  \"cpu_1d_ms\": %.6f,\n  \"max_abs_diff_2d\": %.6g,\n  \"agree\": %s\n}\n",
+                "  \"backend\": \"%s\",\n  \"repeat\": %d,\n%s%s"
+                "  \"max_abs_diff_2d\": %.6g,\n  \"agree\": %s\n}\n",
                 (long long) n, (long long) n, (long long) out_ny, (long long) out_nx,
                 a->f64 ? "f64" : "f32",
                 a->mode == SKY_CONVOLVE_FULL ? "full"
                 : a->mode == SKY_CONVOLVE_SAME ? "same" : "valid",
-                path_name (used), a->repeat, t_fast, t_direct, t_1d, diff_2d,
-                agree_2d && agree_1d ? "true" : "false");
+                path_name (used), a->backend, a->repeat, cpu_part, gpu_part, diff_2d,
+                agree_2d && agree_1d && agree_gpu_2d && agree_gpu_1d ? "true" : "false");
       if (sky_write_text (a->json, text) != SKY_OK)
         {
           cli_error ("%s", sky_last_error ());
@@ -312,9 +456,12 @@ run_demo (const ConvolveArgs *a)
       cli_error ("%s", sky_last_error ());
       goto exit;
     }
-  ret = agree_2d && agree_1d ? 0 : CLI_EXIT_FAILURE;
+  ret = agree_2d && agree_1d && agree_gpu_2d && agree_gpu_1d ? 0 : CLI_EXIT_FAILURE;
 
 exit:
+#ifdef SKYSIFT_HAVE_CUDA
+  sky_gpu_free (gpu);
+#endif
   sky_kernel_clear (&k);
   free (deltas);
   free (out_fast);
@@ -322,6 +469,8 @@ exit:
   free (diag);
   free (out_1d);
   free (out_1d_check);
+  free (gpu_2d);
+  free (gpu_1d);
   return ret;
 }
 
