@@ -15,7 +15,9 @@
  * kernel runs the direct kernel: the same input tile, each output summing
  * the whole kernel (read from shared memory). Where the tiles would not fit
  * in shared memory (kernels of more than about 40 x 40 in float64), a plain
- * global-memory kernel computes the same sums. */
+ * global-memory kernel computes the same sums. Odd square kernels of 3 to 15
+ * (the lesson's is 15 x 15) and 1D kernels of 3 and 15 values run versions
+ * compiled for their size, with the same sums in the same order. */
 #include "sky-gpu-private.h"
 
 #include <math.h>
@@ -212,6 +214,125 @@ conv1d_global (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int6
   out[j] = acc;
 }
 
+/* The separable kernel for a kernel size known at compile time (the
+ * lesson's 15 x 15 and other small odd squares): the same sums in the same
+ * order as conv2d_separable, with each thread making CONV_RB outputs of a
+ * pass from one window of values held in registers. Row pass: consecutive
+ * threads take consecutive tile rows (odd row strides keep the banks
+ * apart); column pass: consecutive threads take consecutive columns. */
+enum { CONV_RB = 4 };
+
+template <typename T, int KX, int KY>
+__global__ void __launch_bounds__ (CONV_BX * CONV_BY)
+conv2d_separable_fixed (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx,
+                        int ony, int x0, int y0, const T *__restrict__ col,
+                        const T *__restrict__ row)
+{
+  constexpr int SH = CONV_TY + KY - 1, SWL = CONV_TX + KX - 1, SW = SWL | 1;
+  constexpr int MW = CONV_TX + 1;
+  constexpr int GX = CONV_TX / CONV_RB, GY = CONV_TY / CONV_RB;
+  __shared__ T s_in[SH * SW];
+  __shared__ T s_mid[SH * MW];
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+  const int ox0 = blockIdx.x * CONV_TX, oy0 = blockIdx.y * CONV_TY;
+  const int ix0 = ox0 + x0 - (KX - 1), iy0 = oy0 + y0 - (KY - 1);
+  T rk[KX], ck[KY];
+
+  sky_grid_wait ();
+#pragma unroll
+  for (int j = 0; j < KX; j++)
+    rk[j] = row[j];
+#pragma unroll
+  for (int i = 0; i < KY; i++)
+    ck[i] = col[i];
+  for (int r = threadIdx.y; r < SH; r += blockDim.y)
+    {
+      int iy = iy0 + r;
+      for (int c = threadIdx.x; c < SWL; c += blockDim.x)
+        {
+          int ix = ix0 + c;
+          s_in[r * SW + c] = (iy >= 0 && iy < ny && ix >= 0 && ix < nx)
+                               ? in[(int64_t) iy * nx + ix] : T (0);
+        }
+    }
+  __syncthreads ();
+  for (int w = tid; w < SH * GX; w += nt)
+    {
+      const int r = w % SH, g = w / SH;
+      const T *p = s_in + r * SW + g * CONV_RB;
+      T v[CONV_RB + KX - 1];
+#pragma unroll
+      for (int i = 0; i < CONV_RB + KX - 1; i++)
+        v[i] = p[i];
+#pragma unroll
+      for (int o = 0; o < CONV_RB; o++)
+        {
+          T acc = 0;
+#pragma unroll
+          for (int j = 0; j < KX; j++)
+            acc += v[o + KX - 1 - j] * rk[j];
+          s_mid[r * MW + g * CONV_RB + o] = acc;
+        }
+    }
+  __syncthreads ();
+  for (int w = tid; w < CONV_TX * GY; w += nt)
+    {
+      const int c = w % CONV_TX, g = w / CONV_TX, ox = ox0 + c;
+      T v[CONV_RB + KY - 1];
+#pragma unroll
+      for (int i = 0; i < CONV_RB + KY - 1; i++)
+        v[i] = s_mid[(g * CONV_RB + i) * MW + c];
+#pragma unroll
+      for (int o = 0; o < CONV_RB; o++)
+        {
+          const int oy = oy0 + g * CONV_RB + o;
+          T acc = 0;
+#pragma unroll
+          for (int i = 0; i < KY; i++)
+            acc += v[o + KY - 1 - i] * ck[i];
+          if (ox < onx && oy < ony)
+            out[(int64_t) oy * onx + ox] = acc;
+        }
+    }
+}
+
+/* conv1d_tiled for a kernel length known at compile time. */
+template <typename T, int M>
+__global__ void
+conv1d_fixed (const T *__restrict__ a, int64_t n, const T *__restrict__ v, T *__restrict__ out,
+              int64_t nout)
+{
+  constexpr int W = CONV1_T + M - 1;
+  __shared__ T s_a[W];
+  const int64_t j0 = (int64_t) blockIdx.x * CONV1_T;
+  const int64_t a0 = j0 - (M - 1);
+  T vk[M];
+
+  sky_grid_wait ();
+#pragma unroll
+  for (int k = 0; k < M; k++)
+    vk[k] = v[k];
+  for (int i = threadIdx.x; i < W; i += blockDim.x)
+    {
+      int64_t ia = a0 + i;
+      s_a[i] = (ia >= 0 && ia < n) ? a[ia] : T (0);
+    }
+  __syncthreads ();
+#pragma unroll 4
+  for (int t = threadIdx.x; t < CONV1_T; t += blockDim.x)
+    {
+      int64_t j = j0 + t;
+      if (j >= nout)
+        break;
+      const T *p = s_a + t + M - 1;
+      T acc = 0;
+#pragma unroll
+      for (int k = 0; k < M; k++)
+        acc += p[-k] * vk[k];
+      out[j] = acc;
+    }
+}
+
 namespace {
 
 /* Device buffers and events of one call, freed on every way out. */
@@ -348,7 +469,26 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
           dim3 block (CONV_BX, CONV_BY);
           dim3 grid ((unsigned) ((onx + CONV_TX - 1) / CONV_TX),
                      (unsigned) ((ony + CONV_TY - 1) / CONV_TY));
-          if (kind == 0)
+          int fixed = kind == 0 && kx == ky && kx <= 15 && kx % 2 == 1 && kx >= 3;
+#define CONV_FIXED(K)                                                           \
+  case K:                                                                       \
+    SKY_LAUNCH ((conv2d_separable_fixed<T, K, K>), grid, block, 0, gpu->stream, d_in, \
+                (int) nx, (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0, d_k, \
+                d_k + ky);                                                      \
+    break;
+          if (fixed)
+            switch (kx)
+              {
+                CONV_FIXED (3)
+                CONV_FIXED (5)
+                CONV_FIXED (7)
+                CONV_FIXED (9)
+                CONV_FIXED (11)
+                CONV_FIXED (13)
+                CONV_FIXED (15)
+              }
+#undef CONV_FIXED
+          else if (kind == 0)
             SKY_LAUNCH (conv2d_separable<T>, grid, block, smem_sep, gpu->stream, d_in, (int) nx,
                         (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0, d_k,
                         d_k + ky, kx, ky);
@@ -390,7 +530,17 @@ convolve1d (SkyGpu *gpu, const T *a, int64_t n, const T *v, int64_t m, T *out,
   SKY_CUDA (cudaEventRecord (b.ev[1], gpu->stream));
   const T *d_a = (const T *) b.d_in, *d_v = (const T *) b.d_k;
   T *d_out = (T *) b.d_out;
-  if (tiled)
+  if (m == 15 || m == 3)
+    {
+      unsigned blocks = (unsigned) ((nout + CONV1_T - 1) / CONV1_T);
+      if (m == 15)
+        SKY_LAUNCH ((conv1d_fixed<T, 15>), dim3 (blocks), dim3 (CONV1_THREADS), 0, gpu->stream,
+                    d_a, n, d_v, d_out, nout);
+      else
+        SKY_LAUNCH ((conv1d_fixed<T, 3>), dim3 (blocks), dim3 (CONV1_THREADS), 0, gpu->stream,
+                    d_a, n, d_v, d_out, nout);
+    }
+  else if (tiled)
     {
       unsigned blocks = (unsigned) ((nout + CONV1_T - 1) / CONV1_T);
       SKY_LAUNCH (conv1d_tiled<T>, dim3 (blocks), dim3 (CONV1_THREADS), smem, gpu->stream, d_a,
