@@ -497,6 +497,24 @@ def inner(tap):
     tap.check(f"app.threshold re-runs segment, label and measure, redrawn under "
               f"{THRESHOLD_REDRAW_MS} ms a step", threshold)
 
+    def convolution_lab():
+        need(app.proc.poll() is None, "the app is not running")
+        app.activate("convolution-demo")
+        t0 = time.monotonic()
+        out = ""
+        while time.monotonic() - t0 < 60:
+            out = app.describe("convolution-demo")
+            if "CPU 2D separable" in out:
+                break
+            time.sleep(0.2)
+        assert "CPU 2D separable" in out, f"the lab showed no result in 60 s: {out}"
+        for what in ("CPU 2D direct", "CPU 1D", "separable = direct: yes", "GPU: "):
+            assert what in out, f"no {what!r} in the lab's timings: {out}"
+        m = re.search(r"<'(.*)'>", out, re.S)
+        print("# convolution lab: " + (m.group(1) if m else out).replace("\\n", "; "))
+    tap.check("app.convolution-demo opens the Convolution lab, which computes the lesson's demo "
+              "and reports its timings", convolution_lab)
+
     def quits():
         need(app.proc.poll() is None, "the app is not running")
         app.activate("quit")

@@ -22,7 +22,8 @@
  *   display (s)         stretch=…, limits=… (or limits=LO,HI), colormap=…, or mask, labels,
  *                       markers, flip =on|off
  *   convolution-demo    opens (or raises) the Convolution lab: the lesson's
- *                       grid of deltas and its convolution, side by side
+ *                       grid of deltas and its convolution, side by side;
+ *                       state: the lab's timings ("" until it has a result)
  *   about, quit
  * Operations queue in the window and run in order, so a script can send
  * open, run and export one after the other and poll state until busy is
@@ -319,6 +320,13 @@ action_about (GSimpleAction *action, GVariant *param, gpointer data)
                          NULL);
 }
 
+static void
+on_lab_timings (GObject *lab, GParamSpec *pspec, gpointer data)
+{
+  set_state (data, "convolution-demo",
+             g_variant_new_string (sky_convolution_lab_get_timings (SKY_CONVOLUTION_LAB (lab))));
+}
+
 /* One lab per application, transient for the main window where there is one. */
 static void
 action_convolution_demo (GSimpleAction *action, GVariant *param, gpointer data)
@@ -332,6 +340,7 @@ action_convolution_demo (GSimpleAction *action, GVariant *param, gpointer data)
   if (lab == NULL)
     {
       lab = sky_convolution_lab_new (GTK_APPLICATION (data));
+      g_signal_connect_object (lab, "notify::timings", G_CALLBACK (on_lab_timings), data, 0);
       for (GList *l = windows; l; l = l->next)
         if (SKY_IS_WINDOW (l->data))
           gtk_window_set_transient_for (GTK_WINDOW (lab), l->data);
@@ -352,7 +361,7 @@ static const GActionEntry app_actions[] = {
   { "panel", action_panel, "s", NULL, NULL },
   { "display", action_display, "s", NULL, NULL },
   { "state", action_state, NULL, "'{}'", NULL },
-  { "convolution-demo", action_convolution_demo, NULL, NULL, NULL },
+  { "convolution-demo", action_convolution_demo, NULL, "''", NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
 };

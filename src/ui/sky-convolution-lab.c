@@ -33,6 +33,9 @@ struct _SkyConvolutionLab {
 
 G_DEFINE_FINAL_TYPE (SkyConvolutionLab, sky_convolution_lab, GTK_TYPE_WINDOW)
 
+enum { PROP_0, PROP_TIMINGS, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
 static const char *const dtype_names[] = { "f64", "f32", NULL };
 static const char *const mode_names[] = { "same", "full", "valid", NULL };
 static const SkyConvolveMode mode_values[] = { SKY_CONVOLVE_SAME, SKY_CONVOLVE_FULL,
@@ -273,6 +276,7 @@ run_done (GObject *source, GAsyncResult *result, gpointer data)
         w->sep_ms, w->direct_ms, w->cpu1d_ms, w->agree ? "yes" : "NO", w->max_diff,
         w->gpu_reason ? w->gpu_reason : "unknown");
       gtk_label_set_text (self->timings_label, self->timings);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TIMINGS]);
       gtk_label_set_text (self->status_label, "");
       if (self->pending_zoom > 0)
         apply_pending (self);
@@ -397,12 +401,34 @@ sky_convolution_lab_finalize (GObject *object)
 }
 
 static void
+sky_convolution_lab_get_property (GObject *object, guint prop_id, GValue *value,
+                                  GParamSpec *pspec)
+{
+  SkyConvolutionLab *self = SKY_CONVOLUTION_LAB (object);
+
+  switch (prop_id)
+    {
+    case PROP_TIMINGS:
+      g_value_set_string (value, sky_convolution_lab_get_timings (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 sky_convolution_lab_class_init (SkyConvolutionLabClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->dispose = sky_convolution_lab_dispose;
   object_class->finalize = sky_convolution_lab_finalize;
+  object_class->get_property = sky_convolution_lab_get_property;
+  /* The timings of the result shown, "" before the first. */
+  properties[PROP_TIMINGS] =
+    g_param_spec_string ("timings", NULL, NULL, "",
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
 static void
