@@ -1064,7 +1064,8 @@ brightest_near_centre (const Picture *pic, int r, int *bx, int *by)
         }
 }
 
-/* app.convolution-demo opens the lab; at 16x, centred on one delta of the
+/* app.convolution-demo opens the lab, and its timings show in the main
+ * window's timings panel too; at 16x, centred on one delta of the
  * lesson's grid, the deltas view shows that one as a lone white square 16
  * screen pixels wide on black, and the result view, at the same zoom, a
  * blob that falls off smoothly from its centre in each direction. */
@@ -1080,6 +1081,8 @@ test_convolution_16x (Fixture *f)
   int side, x, y, bx = 0, by = 0;
   Rgb c;
 
+  /* The main window too: the lab's timings go to its timings panel. */
+  open_image (f, &field);
   activate ("convolution-demo", NULL);
   for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l; l = l->next)
     if (SKY_IS_CONVOLUTION_LAB (l->data))
@@ -1094,6 +1097,8 @@ test_convolution_16x (Fixture *f)
   g_assert_nonnull (strstr (sky_convolution_lab_get_timings (lab), "CPU 1D"));
   g_assert_nonnull (strstr (sky_convolution_lab_get_timings (lab), "separable = direct: yes"));
   g_assert_nonnull (strstr (sky_convolution_lab_get_timings (lab), "GPU: "));
+  g_assert_cmpstr (sky_timings_panel_get_convolution (f->window->timings), ==,
+                   sky_convolution_lab_get_timings (lab));
 
   sky_convolution_lab_show_delta (lab, 16, dx, dx);
   wait_drawn (deltas, "the deltas at 16x");
@@ -1165,7 +1170,7 @@ test_convolution_16x (Fixture *f)
       g_assert_true (gdk_texture_save_to_png (shot, g_getenv ("SKY_TEST_CONVOLUTION_SCREENSHOT")));
     }
 
-  f->view = NULL;
+  f->view = f->window->view;
   weak = lab;
   g_object_add_weak_pointer (G_OBJECT (lab), &weak);
   gtk_window_destroy (GTK_WINDOW (lab));

@@ -323,8 +323,13 @@ action_about (GSimpleAction *action, GVariant *param, gpointer data)
 static void
 on_lab_timings (GObject *lab, GParamSpec *pspec, gpointer data)
 {
-  set_state (data, "convolution-demo",
-             g_variant_new_string (sky_convolution_lab_get_timings (SKY_CONVOLUTION_LAB (lab))));
+  const char *timings = sky_convolution_lab_get_timings (SKY_CONVOLUTION_LAB (lab));
+
+  set_state (data, "convolution-demo", g_variant_new_string (timings));
+  /* And in the timings panel, a section under the pipeline's. */
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (data)); l; l = l->next)
+    if (SKY_IS_WINDOW (l->data))
+      sky_window_set_convolution_timings (l->data, timings);
 }
 
 /* One lab per application, transient for the main window where there is one. */

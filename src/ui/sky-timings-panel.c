@@ -13,6 +13,7 @@ struct _SkyTimingsPanel {
   GtkDrawingArea *chart;
   GtkLabel *gpu_note;
   GtkLabel *caption;
+  GtkLabel *convolution_label;
 
   GtkLabel *cells[N_ROWS][N_VALUES];
   SkyRun *run;
@@ -217,6 +218,7 @@ sky_timings_panel_class_init (SkyTimingsPanelClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, chart);
   gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, gpu_note);
   gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, caption);
+  gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, convolution_label);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "skytimingspanel");
@@ -238,4 +240,19 @@ sky_timings_panel_init (SkyTimingsPanel *self)
         self->cells[r][c] = GTK_LABEL (label);
       }
   gtk_drawing_area_set_draw_func (self->chart, draw_chart, self, NULL);
+}
+
+void
+sky_timings_panel_set_convolution (SkyTimingsPanel *self, const char *text)
+{
+  g_return_if_fail (SKY_IS_TIMINGS_PANEL (self));
+
+  gtk_label_set_text (self->convolution_label, text ? text : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->convolution_label), text != NULL && *text);
+}
+
+const char *
+sky_timings_panel_get_convolution (SkyTimingsPanel *self)
+{
+  return gtk_label_get_text (self->convolution_label);
 }

@@ -16,5 +16,9 @@ void sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run);
 /* Why there is no GPU here (NULL: there is one), shown under the table
  * when the run has no GPU figures. */
 void sky_timings_panel_set_gpu_note (SkyTimingsPanel *self, const char *note);
+/* The Convolution lab's timings, a section under the rest (NULL or "":
+ * hidden). */
+void sky_timings_panel_set_convolution (SkyTimingsPanel *self, const char *text);
+const char *sky_timings_panel_get_convolution (SkyTimingsPanel *self);
 
 G_END_DECLS

@@ -894,3 +894,9 @@ sky_window_init (SkyWindow *self)
 
   sky_window_files_init (self);
 }
+
+void
+sky_window_set_convolution_timings (SkyWindow *self, const char *text)
+{
+  sky_timings_panel_set_convolution (self->timings, text);
+}

@@ -70,5 +70,7 @@ char *sky_window_describe (SkyWindow *self);
 
 /* Information for the about dialog: the OpenGL renderer. */
 const char *sky_window_get_gl_info (SkyWindow *self);
+/* Shows the Convolution lab's timings in the timings panel. */
+void sky_window_set_convolution_timings (SkyWindow *self, const char *text);
 
 G_END_DECLS
