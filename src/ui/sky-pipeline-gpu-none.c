@@ -37,3 +37,12 @@ sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error)
 {
   return no_gpu (error);
 }
+
+gboolean
+sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
+                           const SkyKernel *kernel, SkyConvolveMode mode, void *out2d,
+                           const void *v, gint64 m, void *out1d, double times[4],
+                           GError **error)
+{
+  return no_gpu (error);
+}

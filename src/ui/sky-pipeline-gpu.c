@@ -191,3 +191,40 @@ sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error)
   sky_result_clear (&res);
   return TRUE;
 }
+
+gboolean
+sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
+                           const SkyKernel *kernel, SkyConvolveMode mode, void *out2d,
+                           const void *v, gint64 m, void *out1d, double times[4],
+                           GError **error)
+{
+  g_autoptr (GMutexLocker) locker = NULL;
+  SkyGpuConvolveTimes t2 = { 0 }, t1 = { 0 };
+  char *reason = NULL;
+  int ret = SKY_OK;
+
+  if (!sky_pipeline_gpu_available (&reason))
+    {
+      g_set_error_literal (error, SKY_UI_ERROR, SKY_ERR_UNAVAILABLE, reason);
+      g_free (reason);
+      return FALSE;
+    }
+  locker = g_mutex_locker_new (&gpu_lock);
+  if (gpu_context == NULL)
+    ret = sky_gpu_new (&gpu_context);
+  if (ret == SKY_OK)
+    ret = f64 ? sky_gpu_convolve2d_f64 (gpu_context, in, nx, ny, kernel, mode,
+                                        SKY_GPU_CONVOLVE_AUTO, out2d, &t2)
+              : sky_gpu_convolve2d_f32 (gpu_context, in, nx, ny, kernel, mode,
+                                        SKY_GPU_CONVOLVE_AUTO, out2d, &t2);
+  if (ret == SKY_OK)
+    ret = f64 ? sky_gpu_convolve1d_f64 (gpu_context, in, nx * ny, v, m, out1d, &t1)
+              : sky_gpu_convolve1d_f32 (gpu_context, in, nx * ny, v, m, out1d, &t1);
+  if (gpu_failed (ret, error))
+    return FALSE;
+  times[0] = t2.kernel_ms;
+  times[1] = t2.total_ms;
+  times[2] = t1.kernel_ms;
+  times[3] = t1.total_ms;
+  return TRUE;
+}

@@ -26,4 +26,15 @@ gboolean sky_pipeline_gpu_fill (SkyRun *run, GCancellable *cancellable, GError *
  * differs in run->gpu_note. */
 gboolean sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error);
 
+/* The Convolution lab's case on the device: the 2D convolution of in
+ * (nx x ny) with kernel in mode (path auto) into out2d, and the 1D full
+ * convolution of in raveled with v (m values) into out1d; float64 where
+ * f64, else float32 (in, v and the outputs of that type). times: the 2D
+ * kernel, the 2D with its transfers, the 1D kernel, the 1D with its
+ * transfers, in ms. FALSE with error where there is no GPU. */
+gboolean sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
+                                    const SkyKernel *kernel, SkyConvolveMode mode, void *out2d,
+                                    const void *v, gint64 m, void *out1d, double times[4],
+                                    GError **error);
+
 G_END_DECLS
