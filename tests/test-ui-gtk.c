@@ -1170,6 +1170,29 @@ test_convolution_16x (Fixture *f)
       g_assert_true (gdk_texture_save_to_png (shot, g_getenv ("SKY_TEST_CONVOLUTION_SCREENSHOT")));
     }
 
+  /* float32 and full mode: the result is 2062 pixels square, the delta
+   * moved by 7, and the lab centres the result view on it still. */
+  sky_convolution_lab_choose (lab, "f32", "full", NULL);
+  iterate_until (lab_ready, lab, "the lab's result in f32, full mode");
+  g_assert_nonnull (strstr (sky_convolution_lab_get_timings (lab), "float32, full, 2062 x 2062"));
+  g_assert_cmpint (sky_convolution_lab_get_result_offset (lab), ==, 7);
+  g_assert_cmpint (sky_image_view_get_image (result)->image.nx, ==, 2062);
+  g_assert_cmpfloat (sky_image_view_get_image (result)->image.pixels[(gsize) (dx + 7) * 2062
+                                                                      + dx + 7], ==, 1);
+  wait_drawn (result, "the f32 full result at 16x");
+  g_assert_cmpfloat (sky_image_view_get_zoom (result), ==, 16);
+  {
+    g_autoptr (Picture) fpic = render_view (f);
+    g_assert_cmpfloat (luminance (pixel (fpic, fpic->width / 2, fpic->height / 2)), >=, 250);
+    g_assert_cmpfloat (luminance (pixel (fpic, fpic->width / 2 + 7 * side, fpic->height / 2)),
+                       <=, 0.2 * 255);
+  }
+  /* One at a time: the result alone. */
+  sky_convolution_lab_choose (lab, NULL, NULL, "result");
+  g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (GTK_WIDGET (deltas))));
+  g_assert_true (gtk_widget_get_visible (gtk_widget_get_parent (GTK_WIDGET (result))));
+  sky_convolution_lab_choose (lab, NULL, NULL, "both");
+
   f->view = f->window->view;
   weak = lab;
   g_object_add_weak_pointer (G_OBJECT (lab), &weak);

@@ -591,6 +591,25 @@ sky_convolution_lab_show_delta (SkyConvolutionLab *self, double zoom, int x, int
     apply_pending (self);
 }
 
+static void
+choose (GtkDropDown *dropdown, const char *const *names, const char *name)
+{
+  for (guint i = 0; name && names[i]; i++)
+    if (g_str_equal (names[i], name))
+      gtk_drop_down_set_selected (dropdown, i);
+}
+
+void
+sky_convolution_lab_choose (SkyConvolutionLab *self, const char *dtype, const char *mode,
+                            const char *show)
+{
+  static const char *const show_keys[] = { "both", "deltas", "result", NULL };
+
+  choose (self->dtype_dropdown, dtype_names, dtype);
+  choose (self->mode_dropdown, mode_names, mode);
+  choose (self->show_dropdown, show_keys, show);
+}
+
 const char *
 sky_convolution_lab_get_timings (SkyConvolutionLab *self)
 {

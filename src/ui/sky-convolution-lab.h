@@ -35,6 +35,12 @@ int sky_convolution_lab_get_result_offset (SkyConvolutionLab *self);
 /* Zooms both views and centres them on the delta at input pixel (x, y). */
 void sky_convolution_lab_show_delta (SkyConvolutionLab *self, double zoom, int x, int y);
 
+/* Chooses the toolbar's dtype (f64 or f32), mode (full, same or valid) and
+ * show (both, deltas or result), as the user would; NULL keeps one. A new
+ * dtype or mode computes again. */
+void sky_convolution_lab_choose (SkyConvolutionLab *self, const char *dtype, const char *mode,
+                                 const char *show);
+
 /* The timings as the lab shows them, one per line. */
 const char *sky_convolution_lab_get_timings (SkyConvolutionLab *self);
 
