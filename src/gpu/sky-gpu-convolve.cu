@@ -17,7 +17,8 @@
  * in shared memory (kernels of more than about 40 x 40 in float64), a plain
  * global-memory kernel computes the same sums. Odd square kernels of 3 to 15
  * (the lesson's is 15 x 15) and 1D kernels of 3 and 15 values run versions
- * compiled for their size, with the same sums in the same order. */
+ * compiled for their size, with the same sums in the same order (in float64,
+ * two consecutive outputs a thread, with 16-byte loads and stores). */
 #include "sky-gpu-private.h"
 
 #include <math.h>
@@ -333,6 +334,94 @@ conv1d_fixed (const T *__restrict__ a, int64_t n, const T *__restrict__ v, T *__
     }
 }
 
+/* float64 1D for a kernel length known at compile time (M odd, so M - 1 is
+ * even): each thread makes pairs of consecutive outputs with 16-byte loads
+ * and stores (double2), the same sums in the same order as conv1d_fixed.
+ * A block stages its window of CONV1P_T + M - 1 values
+ * through shared memory (double2 loads; the window starts at an even index,
+ * so it is 16-byte aligned), and each thread makes CONV1P_T / 2 /
+ * CONV1P_THREADS pairs from it, thread p of a pass reading the M + 1 values
+ * from its pair on as (M + 1) / 2 double2, consecutive across threads (no
+ * bank conflicts). */
+enum { CONV1P_T = 2048, CONV1P_THREADS = 256 };
+
+template <int M>
+__device__ __forceinline__ void
+conv1d_pair (const double (&w)[M + 1], const double (&vk)[M], double &o0, double &o1)
+{
+  double acc0 = 0, acc1 = 0;
+#pragma unroll
+  for (int k = 0; k < M; k++)
+    {
+      acc0 += w[M - 1 - k] * vk[k];
+      acc1 += w[M - k] * vk[k];
+    }
+  o0 = acc0;
+  o1 = acc1;
+}
+
+__device__ __forceinline__ void
+conv1d_store_pair (double *__restrict__ out, int64_t j, int64_t nout, double o0, double o1)
+{
+  if (j + 1 < nout)
+    *reinterpret_cast<double2 *> (out + j) = make_double2 (o0, o1);
+  else if (j < nout)
+    out[j] = o0;
+}
+
+template <int M>
+__global__ void __launch_bounds__ (CONV1P_THREADS)
+conv1d_pairs_smem (const double *__restrict__ a, int64_t n, const double *__restrict__ v,
+                   double *__restrict__ out, int64_t nout)
+{
+  static_assert (M % 2 == 1, "odd kernel length");
+  constexpr int W2 = (CONV1P_T + M - 1) / 2;
+  __shared__ double2 s_a[W2];
+  const int64_t j0 = (int64_t) blockIdx.x * CONV1P_T;
+  const int64_t a0 = j0 - (M - 1);
+  double vk[M];
+
+  sky_grid_wait ();
+#pragma unroll
+  for (int k = 0; k < M; k++)
+    vk[k] = v[k];
+  const double2 *a2 = reinterpret_cast<const double2 *> (a);
+#pragma unroll 4
+  for (int i = threadIdx.x; i < W2; i += CONV1P_THREADS)
+    {
+      int64_t ia = a0 + 2 * (int64_t) i;
+      double2 x;
+      if (ia >= 0 && ia + 1 < n)
+        x = __ldg (a2 + ia / 2);
+      else
+        {
+          x.x = (ia >= 0 && ia < n) ? a[ia] : 0.0;
+          x.y = (ia + 1 >= 0 && ia + 1 < n) ? a[ia + 1] : 0.0;
+        }
+      s_a[i] = x;
+    }
+  __syncthreads ();
+#pragma unroll
+  for (int q = 0; q < CONV1P_T / 2 / CONV1P_THREADS; q++)
+    {
+      const int p = threadIdx.x + q * CONV1P_THREADS;
+      const int64_t j = j0 + 2 * (int64_t) p;
+      if (j >= nout)
+        break;
+      double w[M + 1];
+#pragma unroll
+      for (int i = 0; i < (M + 1) / 2; i++)
+        {
+          double2 x = s_a[p + i];
+          w[2 * i] = x.x;
+          w[2 * i + 1] = x.y;
+        }
+      double o0, o1;
+      conv1d_pair<M> (w, vk, o0, o1);
+      conv1d_store_pair (out, j, nout, o0, o1);
+    }
+}
+
 namespace {
 
 /* Device buffers and events of one call, freed on every way out. */
@@ -530,7 +619,19 @@ convolve1d (SkyGpu *gpu, const T *a, int64_t n, const T *v, int64_t m, T *out,
   SKY_CUDA (cudaEventRecord (b.ev[1], gpu->stream));
   const T *d_a = (const T *) b.d_in, *d_v = (const T *) b.d_k;
   T *d_out = (T *) b.d_out;
-  if (m == 15 || m == 3)
+  if (sizeof (T) == 8 && (m == 15 || m == 3))
+    {
+      const double *d_a8 = (const double *) d_a, *d_v8 = (const double *) d_v;
+      double *d_out8 = (double *) d_out;
+      unsigned blocks = (unsigned) ((nout + CONV1P_T - 1) / CONV1P_T);
+      if (m == 15)
+        SKY_LAUNCH ((conv1d_pairs_smem<15>), dim3 (blocks), dim3 (CONV1P_THREADS), 0,
+                    gpu->stream, d_a8, n, d_v8, d_out8, nout);
+      else
+        SKY_LAUNCH ((conv1d_pairs_smem<3>), dim3 (blocks), dim3 (CONV1P_THREADS), 0,
+                    gpu->stream, d_a8, n, d_v8, d_out8, nout);
+    }
+  else if (m == 15 || m == 3)
     {
       unsigned blocks = (unsigned) ((nout + CONV1_T - 1) / CONV1_T);
       if (m == 15)
