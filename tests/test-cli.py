@@ -515,6 +515,11 @@ class Suite:
         lying = shutil.copy(good, self.path("lying.fits"))
         patch_card(lying, "NAXIS2", 640)
         cases.append(("lying header", lying))
+        # Found by fuzzing: a RICE-compressed tile whose stream is damaged
+        # made cfitsio's decompressor read past its buffer.
+        damaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
+                               "rice-damaged-tile.fits")
+        cases.append(("damaged compressed tile", shutil.copy(damaged, self.path("rice.fits"))))
         return cases
 
     def check_bad_message(self, path):
