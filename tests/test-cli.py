@@ -520,6 +520,17 @@ class Suite:
         damaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
                                "rice-damaged-tile.fits")
         cases.append(("damaged compressed tile", shutil.copy(damaged, self.path("rice.fits"))))
+        # Found by fuzzing: a compressed image whose header cfitsio could not
+        # convert left the partly built header string allocated (a leak the
+        # sanitizer pass reports as a failed exit status).
+        leaky = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
+                             "compressed-header-leak.fits")
+        cases.append(("compressed header", shutil.copy(leaky, self.path("leaky.fits"))))
+        # Found by fuzzing: ZTILE2 = 0 makes cfitsio divide by zero as soon as
+        # it reaches the HDU, before any pixel is read.
+        zero_tile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
+                                 "compressed-zero-tile.fits")
+        cases.append(("zero tile size", shutil.copy(zero_tile, self.path("zero-tile.fits"))))
         return cases
 
     def check_bad_message(self, path):

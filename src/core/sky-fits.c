@@ -222,11 +222,17 @@ read_header_values (fitsfile *fptr, SkyImage *img)
   status = 0;
 
   /* Keep every card so that wcslib can build the WCS from the same header;
-   * of a tile-compressed image, the image's header, not its table's. */
+   * of a tile-compressed image, the image's header, not its table's.
+   * cfitsio allocates the string before reading the cards, and a card it
+   * cannot read fails the call with the string still allocated. */
+  img->header = NULL;
   if (fits_is_compressed_image (fptr, &status)
         ? fits_convert_hdr2str (fptr, 0, NULL, 0, &img->header, &img->nheader_cards, &status)
         : fits_hdr2str (fptr, 0, NULL, 0, &img->header, &img->nheader_cards, &status))
     {
+      int free_status = 0;
+      if (img->header)
+        fits_free_memory (img->header, &free_status);
       img->header = NULL;
       img->nheader_cards = 0;
     }
@@ -307,6 +313,61 @@ read_compressed_plane (fitsfile *fptr, const char *path, long long first_pixel[]
   return ret;
 }
 
+/* Whether anything follows the primary HDU: only extensions can be
+ * tile-compressed images, and only those need the guarded walk below. */
+static int
+has_extensions (fitsfile *fptr, const struct stat *st)
+{
+  LONGLONG header_start, data_start, data_end;
+  int status = 0;
+
+  if (fits_get_hduaddrll (fptr, &header_start, &data_start, &data_end, &status))
+    return 1;
+  return !S_ISREG (st->st_mode) || data_end < (LONGLONG) st->st_size;
+}
+
+/* Walks the headers in a child process first. cfitsio parses a compressed
+ * image's tiling as soon as it reaches its HDU, and a ZTILEn of 0 makes it
+ * divide by zero and kill the process (cfitsio 4.2, found by fuzzing);
+ * converting such a header can crash as well. The child takes the same
+ * steps as the load, on its own handle; if it dies, the file is refused
+ * before this process goes near it. Any other failure is left to the load
+ * itself, which says what it was. */
+static int
+walk_headers_in_child (const char *path, const SkyLoadOptions *opts)
+{
+  int wstatus = 0;
+  pid_t pid = fork ();
+
+  if (pid == 0)
+    {
+      fitsfile *fptr = NULL;
+      HduShape shape;
+      char *header = NULL;
+      int status = 0, hdu = 0, ncards = 0;
+      int devnull = open ("/dev/null", O_WRONLY);
+      if (devnull >= 0)
+        dup2 (devnull, STDERR_FILENO);
+      if (fits_open_diskfile (&fptr, path, READONLY, &status) == 0
+          && select_hdu (fptr, path, opts->hdu, &shape, &hdu) == SKY_OK && shape.compressed)
+        fits_convert_hdr2str (fptr, 0, NULL, 0, &header, &ncards, &status);
+      _exit (0);
+    }
+  if (pid < 0)
+    return sky_fail (SKY_ERR_IO, "%s: cannot start reading the headers: %s", path,
+                     strerror (errno));
+  while (waitpid (pid, &wstatus, 0) < 0 && errno == EINTR)
+    ;
+  /* The child exits 0 whatever it found; anything else means it died (a
+   * sanitizer, watching it, turns the signal into an exit status). */
+  if (WIFSIGNALED (wstatus))
+    return sky_fail (SKY_ERR_FORMAT, "%s: an HDU header is damaged (reading it failed with "
+                     "signal %d)", path, WTERMSIG (wstatus));
+  if (!WIFEXITED (wstatus) || WEXITSTATUS (wstatus) != 0)
+    return sky_fail (SKY_ERR_FORMAT, "%s: an HDU header is damaged (reading it failed)", path);
+  return SKY_OK;
+}
+
 /* Opens path and finds the plane to read: the checks every reader shares.
  * On success *fptr is open and the caller closes it. */
 static int
@@ -330,6 +391,21 @@ open_plane (const char *path, const SkyLoadOptions *opts, fitsfile **fptr, HduSh
       *fptr = NULL;
       return fits_failure (status == FILE_NOT_OPENED ? SKY_ERR_IO : SKY_ERR_FORMAT, path, status,
                            "not a readable FITS file");
+    }
+  /* The child must not share this handle (its reads would move the file
+   * offset under it), so the file is closed around the walk. */
+  if (has_extensions (*fptr, &st))
+    {
+      fits_close_file (*fptr, &status);
+      *fptr = NULL;
+      status = 0;
+      if ((ret = walk_headers_in_child (path, opts)) != SKY_OK)
+        return ret;
+      if (fits_open_diskfile (fptr, path, READONLY, &status))
+        {
+          *fptr = NULL;
+          return fits_failure (SKY_ERR_IO, path, status, "cannot reopen the file");
+        }
     }
   ret = select_hdu (*fptr, path, opts->hdu, shape, hdu);
   if (ret == SKY_OK)
