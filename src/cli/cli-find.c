@@ -18,7 +18,9 @@ static const char find_usage[] =
   "labels the connected sources and measures them.\n"
   "  --backend B          cpu (default), gpu, or both: run each and print one table\n"
   "                       of step times and speedups and whether the results agree\n"
-  "                       (exit status 1 if they differ); gpu fails without a device\n"
+  "                       (exit status 1 if they differ); without a usable GPU, or\n"
+  "                       when it fails during the run, a warning and the CPU's\n"
+  "                       results (the JSON's backend then says cpu)\n"
   "  --clip-kappa K       clip at median +- K sigma (default 3)\n"
   "  --max-iter N         at most N clipping passes (default 0: until stable)\n"
   "  --threshold T        source pixels are > T sigma (default 5)\n"
@@ -329,8 +331,8 @@ cli_find (int argc, char **argv)
   if (ret != 0)
     return ret < 0 ? 0 : ret;
 
-  /* --backend gpu fails at once without a device; both runs the CPU and
-   * says why the GPU did not run. */
+  /* Without a usable device, --backend gpu warns and finishes on the CPU,
+   * and both runs the CPU; the summary says why the GPU did not run. */
   want_cpu = strcmp (a.backend, "gpu") != 0;
   want_gpu = strcmp (a.backend, "cpu") != 0;
   if (want_gpu)
@@ -340,10 +342,11 @@ cli_find (int argc, char **argv)
 #else
       snprintf (gpu_why, sizeof gpu_why, "this build has no GPU backend (built without CUDA)");
 #endif
-      if (!gpu_ok && !want_cpu)
+      if (!gpu_ok)
         {
-          cli_error ("--backend gpu: %s", gpu_why);
-          return CLI_EXIT_FAILURE;
+          fprintf (stderr, "skysift-cli: warning: --backend %s: no usable GPU (%s); %s\n",
+                   a.backend, gpu_why, want_cpu ? "the CPU runs alone" : "running on the CPU");
+          want_cpu = 1;
         }
     }
 
@@ -380,8 +383,9 @@ cli_find (int argc, char **argv)
       /* The device failed during the run (out of memory, lost): the CPU
        * finishes the job, and the summary says why the GPU did not. */
       snprintf (gpu_why, sizeof gpu_why, "%s", sky_last_error ());
-      fprintf (stderr, "skysift-cli: warning: the GPU run failed; %s on the CPU\n",
-               want_cpu ? "the results are the CPU's" : "finishing");
+      fprintf (stderr, "skysift-cli: warning: --backend %s: the GPU failed during the run (%s); "
+               "%s\n", a.backend, gpu_why,
+               want_cpu ? "the results are the CPU's" : "finishing on the CPU");
       gpu_ok = 0;
       cli_gpu_clear (&gpu_run);
       if (!want_cpu && run_cpu (&a, &img, detect, &res) != 0)

@@ -263,6 +263,45 @@ image_bytes (int64_t n)
          + (size_t) (ntiles + nsupers) * 4;     /* tile and super-tile counts */
 }
 
+/* SKYSIFT_GPU_MEMORY_LIMIT caps the device memory one context may hold, in
+ * bytes or with a K, M or G suffix (powers of 1024): a test can then run a
+ * GPU out of memory on purpose and watch what the callers do. Unset, empty
+ * or unreadable: no cap but the device's own. */
+static size_t
+memory_limit (void)
+{
+  const char *v = getenv ("SKYSIFT_GPU_MEMORY_LIMIT");
+  char *end = NULL;
+  double bytes;
+
+  if (v == NULL || *v == '\0')
+    return 0;
+  bytes = strtod (v, &end);
+  switch (end != NULL ? *end : '\0')
+    {
+    case 'k': case 'K': bytes *= 1024.0; break;
+    case 'm': case 'M': bytes *= 1048576.0; break;
+    case 'g': case 'G': bytes *= 1073741824.0; break;
+    default: break;
+    }
+  return bytes >= 1 ? (size_t) bytes : 0;
+}
+
+int
+sky_gpu_check_memory_limit (const SkyGpu *gpu, size_t more, const char *what)
+{
+  const size_t limit = memory_limit ();
+  const size_t held = sky_gpu_device_bytes (gpu);
+
+  if (limit == 0 || held + more <= limit)
+    return SKY_OK;
+  return sky_fail (SKY_ERR_MEMORY,
+                   "the GPU needs %zu MiB more for %s, and SKYSIFT_GPU_MEMORY_LIMIT leaves %zu MiB "
+                   "(the context holds %zu MiB)",
+                   (more + (1u << 20) - 1) >> 20, what, held < limit ? (limit - held) >> 20 : 0,
+                   held >> 20);
+}
+
 /* Image-sized buffers for n pixels, reused while they are large enough.
  * Checks the free memory first, so that a too-large image is a plain
  * SKY_ERR_MEMORY naming the sizes rather than a failed allocation. */
@@ -282,6 +321,8 @@ sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n)
   free_image_buffers (gpu);
 
   need = image_bytes (n);
+  if ((ret = sky_gpu_check_memory_limit (gpu, need, "the image's buffers")) != SKY_OK)
+    return ret;
   SKY_CUDA (cudaMemGetInfo (&free_bytes, &total_bytes));
   if (need + (64u << 20) > free_bytes)
     return sky_fail (SKY_ERR_MEMORY,
@@ -316,6 +357,11 @@ sky_gpu_ensure_measure (SkyGpu *gpu, int64_t nsources)
       gpu->meas_cap = 0;
     }
   nsources = (nsources + 255) / 256 * 256;
+  int ret = sky_gpu_check_memory_limit (gpu, (size_t) nsources * (SKY_MEASURE_ACC_BYTES
+                                                                  + SKY_MEASURE_CAT_BYTES),
+                                        "the catalogue");
+  if (ret != SKY_OK)
+    return ret;
   SKY_CUDA (cudaMalloc ((void **) &gpu->d_meas,
                         (size_t) nsources * (SKY_MEASURE_ACC_BYTES + SKY_MEASURE_CAT_BYTES)));
   gpu->meas_cap = nsources;

@@ -527,6 +527,12 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
         }                                                                       \
     }                                                                           \
   while (0)
+  if ((ret = sky_gpu_check_memory_limit (gpu, in_bytes + out_bytes + (size_t) hk_n * es,
+                                         "the convolution")) != SKY_OK)
+    {
+      free (hk);
+      return ret;
+    }
   for (cudaEvent_t &e : b.ev)
     CONV_TRY (cudaEventCreate (&e));
   CONV_TRY (cudaMalloc (&b.d_in, in_bytes > 0 ? in_bytes : es));
@@ -607,7 +613,10 @@ convolve1d (SkyGpu *gpu, const T *a, int64_t n, const T *v, int64_t m, T *out,
   size_t smem = ((size_t) m + CONV1_T + (size_t) m - 1) * es;
   int tiled = smem <= kSmemLimit;
   ConvBuffers b;
+  int ret = sky_gpu_check_memory_limit (gpu, (size_t) (n + m + nout) * es, "the convolution");
 
+  if (ret != SKY_OK)
+    return ret;
   for (cudaEvent_t &e : b.ev)
     SKY_CUDA (cudaEventCreate (&e));
   SKY_CUDA (cudaMalloc (&b.d_in, (size_t) n * es));

@@ -128,6 +128,26 @@ unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat)
   return SKY_OK;
 }
 
+/* Test hook: SKYSIFT_GPU_FAULT=clip|segment|label|measure makes the device
+ * fail just before that step with a kernel that traps. That is a real
+ * fault: the context is left unusable and every later CUDA call fails, as
+ * after an Xid error or a lost device, so what callers do about it can be
+ * tested on any GPU. */
+__global__ void
+sky_trap_kernel (void)
+{
+  asm volatile ("trap;");
+}
+
+static void
+fault_point (SkyGpu *gpu, const char *step)
+{
+  const char *v = getenv ("SKYSIFT_GPU_FAULT");
+
+  if (v != NULL && strcmp (v, step) == 0)
+    sky_trap_kernel<<<1, 1, 0, gpu->stream>>> ();
+}
+
 static int
 run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
            SkyResult *res, SkyGpuTimes *t)
@@ -169,15 +189,19 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   SKY_CUDA (cudaMemcpyAsync (gpu->d_params, gpu->h_params, sizeof (SkyGpuParams),
                              cudaMemcpyHostToDevice, s));
   SKY_CUDA (cudaEventRecord (gpu->ev[EV_UPLOADED], s));
+  fault_point (gpu, "clip");
   if ((ret = sky_gpu_clip_enqueue (gpu, n)) != SKY_OK)
     return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[EV_CLIPPED], s));
+  fault_point (gpu, "segment");
   if ((ret = sky_gpu_segment_enqueue (gpu, n)) != SKY_OK)
     return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[EV_SEGMENTED], s));
+  fault_point (gpu, "label");
   if ((ret = sky_gpu_label_enqueue (gpu, nx, ny)) != SKY_OK)
     return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[EV_LABELLED], s));
+  fault_point (gpu, "measure");
   if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny, 0)) != SKY_OK)
     return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[EV_MEASURED], s));

@@ -239,6 +239,10 @@ int sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, int clear);
 int sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n);
 int sky_gpu_ensure_measure (SkyGpu *gpu, int64_t nsources);
 
+/* SKY_ERR_MEMORY, naming what and the sizes, when holding more bytes on
+ * top of what gpu holds now would pass SKYSIFT_GPU_MEMORY_LIMIT. */
+int sky_gpu_check_memory_limit (const SkyGpu *gpu, size_t more, const char *what);
+
 
 /* The launch geometry of the clip histogram for n pixels. */
 void sky_gpu_clip_geometry (const SkyGpu *gpu, int64_t n, int *blocks, int64_t *chunk);
