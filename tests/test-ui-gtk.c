@@ -919,6 +919,66 @@ test_measure_markers (Fixture *f)
   g_assert_cmpint (outline, >, 20);
 }
 
+static gboolean
+banner_shown (gpointer revealer)
+{
+  return gtk_revealer_get_child_revealed (revealer);
+}
+
+/* A GPU that fails leaves a banner saying so over the CPU's complete
+ * results. With a GPU, the user's path: choose it, run, with a device
+ * memory limit it cannot meet. Without one, the window gets what a GPU run
+ * gives there (the pipeline falls back, as it does for a missing device). */
+static void
+test_gpu_fault_banner (Fixture *f)
+{
+  g_autoptr (Picture) pic = NULL;
+  gboolean have_gpu = sky_backend_available (SKY_BACKEND_GPU, NULL);
+
+  open_image (f, &field);
+  assert_state ("gpu_banner", "\"\"");
+  g_setenv ("SKYSIFT_GPU_MEMORY_LIMIT", "1K", TRUE);
+  if (have_gpu)
+    {
+      activate ("backend", g_variant_new_string ("gpu"));
+      click (f, "app.run", "'all'");
+      wait_idle (f, "run all on a GPU out of memory");
+    }
+  else
+    {
+      g_autoptr (GError) error = NULL;
+      SkyParams params = f->window->params;
+      g_autoptr (SkyRun) run = sky_pipeline_run (f->window->image, &params, SKY_BACKEND_GPU,
+                                                 SKY_STEP_MEASURE, NULL, NULL, &error);
+      g_assert_no_error (error);
+      sky_window_apply_run (f->window, run, SKY_STEP_MEASURE);
+      wait_idle (f, "the fallen-back run drawn");
+    }
+  g_unsetenv ("SKYSIFT_GPU_MEMORY_LIMIT");
+  g_assert_true (state_is ("gpu_banner", "\"The GPU failed, so the CPU finished this run. GPU backend: "));
+  iterate_until (banner_shown, f->window->gpu_banner, "the banner to slide in");
+  wait_idle (f, "the view under the banner");   /* smaller now: a new zoom */
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (f->window->gpu_banner_label)));
+  /* Nothing is lost: every source found, listed and marked. */
+  assert_state ("done", "\"measure\"");
+  g_assert_cmpfloat (state_number ("nsources"), ==, N_FIELD_SOURCES);
+  g_assert_cmpint (f->window->run->catalogue.n, ==, N_FIELD_SOURCES);
+  pic = render_view (f);
+  for (guint s = 0; s < N_FIELD_SOURCES; s++)
+    assert_ring (f, pic, &field_sources[s]);
+  if (g_getenv ("SKYSIFT_TEST_SCREENSHOTS"))
+    {
+      g_autofree char *shot = g_build_filename (g_getenv ("SKYSIFT_TEST_SCREENSHOTS"),
+                                                "gpu-fault-banner.png", NULL);
+      sky_window_screenshot (f->window, "window", 1, shot);
+      wait_idle (f, "the screenshot");
+    }
+
+  g_signal_emit_by_name (f->window->gpu_banner_close, "clicked");
+  assert_state ("gpu_banner", "\"\"");
+  g_assert_cmpint (f->window->run->catalogue.n, ==, N_FIELD_SOURCES);
+}
+
 /* app.threshold re-runs segment, label and measure: fewer sources at 20
  * sigma, reported in the state and the status line, and their markers go;
  * back at 5 sigma they return. */
@@ -1258,6 +1318,7 @@ main (int argc, char **argv)
     { "threshold-reruns", test_threshold },
     { "gc-like-2048", test_gc_like },
     { "convolution-16x", test_convolution_16x },
+    { "gpu-fault-banner", test_gpu_fault_banner },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -68,6 +68,7 @@ run_free (SkyRun *run)
   g_clear_pointer (&run->labels_bytes, g_bytes_unref);
   sky_catalogue_clear (&run->catalogue);
   g_free (run->gpu_note);
+  g_free (run->gpu_fault);
 }
 
 SkyRun *
@@ -224,13 +225,28 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
   run->backend = backend;
   run->threshold_value = NAN;
 
-  /* The GPU alone runs the four steps in one go on the device. */
+  /* The GPU alone runs the four steps in one go on the device. If it
+   * fails (no device, out of memory, lost), the CPU does the whole job and
+   * the run says why. */
   if (backend == SKY_BACKEND_GPU)
     {
-      if (!sky_pipeline_gpu_fill (run, cancellable, error))
-        return NULL;
-      clip_histogram (run);
-      return g_steal_pointer (&run);
+      GError *gpu_error = NULL;
+
+      if (sky_pipeline_gpu_fill (run, cancellable, &gpu_error))
+        {
+          clip_histogram (run);
+          return g_steal_pointer (&run);
+        }
+      if (g_error_matches (gpu_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_propagate_error (error, gpu_error);
+          return NULL;
+        }
+      g_message ("the GPU failed, the CPU finishes the run: %s", gpu_error->message);
+      run->gpu_fault = g_strdup (gpu_error->message);
+      g_error_free (gpu_error);
+      keep = SKY_STEP_NONE;
+      until = SKY_STEP_MEASURE;
     }
 
   if (keep >= SKY_STEP_CLIP)
@@ -322,8 +338,24 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
     }
   run->cpu.total = run->cpu.clip + run->cpu.segment + run->cpu.label + run->cpu.measure;
 
-  if (backend == SKY_BACKEND_BOTH && !sky_pipeline_gpu_check (run, cancellable, error))
-    return NULL;
+  if (backend == SKY_BACKEND_BOTH)
+    {
+      GError *gpu_error = NULL;
+
+      if (!sky_pipeline_gpu_check (run, cancellable, &gpu_error))
+        {
+          if (g_error_matches (gpu_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+            {
+              g_propagate_error (error, gpu_error);
+              return NULL;
+            }
+          /* The CPU's results stand; the comparison is what is missing. */
+          g_message ("the GPU failed, the CPU's results stand alone: %s", gpu_error->message);
+          run->gpu_fault = g_strdup (gpu_error->message);
+          run->has_gpu = FALSE;
+          g_error_free (gpu_error);
+        }
+    }
   return g_steal_pointer (&run);
 }
 

@@ -69,6 +69,7 @@ typedef struct _SkyRun {
   SkyStepTimes gpu_total;    /* ms, with transfers */
   gboolean agree[SKY_STEP_MEASURE + 1]; /* GPU result equals CPU, per step */
   char *gpu_note;            /* why there are no GPU figures, or NULL */
+  char *gpu_fault;           /* the GPU failed and the CPU finished: why, or NULL */
 } SkyRun;
 
 #define SKY_TYPE_RUN (sky_run_get_type ())

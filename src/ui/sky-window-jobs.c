@@ -355,7 +355,10 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer data)
     {
       g_autofree char *status = NULL;
       sky_window_apply_run (self, run, ctx->step);
-      if (run->done >= SKY_STEP_MEASURE && run->backend == SKY_BACKEND_GPU)
+      if (run->done >= SKY_STEP_MEASURE && run->gpu_fault != NULL)
+        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; the GPU failed and the four "
+                                  "steps took %.1f ms on the CPU", run->nsources, run->cpu.total);
+      else if (run->done >= SKY_STEP_MEASURE && run->backend == SKY_BACKEND_GPU)
         status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; the four steps took %.2f ms on "
                                   "the GPU, %.2f ms with the transfers", run->nsources,
                                   run->gpu_kernel.total, run->gpu_total.total);
@@ -455,7 +458,7 @@ csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   res.times = run->cpu;
   info.image = &run->image->image;
   info.params = &run->params;
-  info.backend = run->backend == SKY_BACKEND_GPU ? "gpu" : "cpu";
+  info.backend = run->backend == SKY_BACKEND_GPU && run->gpu_fault == NULL ? "gpu" : "cpu";
   ret = sky_export_init (&ex, &info, &res);
   if (ret == SKY_OK)
     ret = sky_export_csv (ctx->path, &ex);

@@ -45,6 +45,9 @@ struct _SkyWindow {
   GtkToggleButton *both_button;
   GtkProgressBar *progress;
   GtkLabel *status_label;
+  GtkRevealer *gpu_banner;       /* the GPU failed and the CPU finished */
+  GtkLabel *gpu_banner_label;
+  GtkButton *gpu_banner_close;
   GtkButton *cancel_button;
   GtkDropDown *stretch_dropdown;
   GtkDropDown *limits_dropdown;

@@ -368,6 +368,30 @@ update_stats_label (SkyWindow *self)
   g_string_free (text, TRUE);
 }
 
+/* A run the CPU finished because the GPU failed says so above the image,
+ * until it is dismissed or a run without a fault replaces it; the results
+ * shown are whole either way. */
+static void
+update_gpu_banner (SkyWindow *self, const SkyRun *run)
+{
+  if (run->gpu_fault != NULL)
+    {
+      g_autofree char *text = g_strdup_printf (
+        run->backend == SKY_BACKEND_BOTH
+          ? "The GPU failed, so these are the CPU's results alone, with nothing to compare. %s"
+          : "The GPU failed, so the CPU finished this run. %s", run->gpu_fault);
+      gtk_label_set_text (self->gpu_banner_label, text);
+    }
+  gtk_revealer_set_reveal_child (self->gpu_banner, run->gpu_fault != NULL);
+}
+
+static void
+on_gpu_banner_close (GtkButton *button, SkyWindow *self)
+{
+  gtk_revealer_set_reveal_child (self->gpu_banner, FALSE);
+  sky_window_changed (self);
+}
+
 void
 sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
 {
@@ -390,6 +414,7 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
                     "show-markers", shown == SKY_STEP_MEASURE,
                     NULL);
     }
+  update_gpu_banner (self, run);
   sky_clip_histogram_set_run (self->histogram, run);
   sky_timings_panel_set_run (self->timings, run);
   sky_source_table_set_run (self->sources, run);
@@ -555,6 +580,9 @@ sky_window_describe (SkyWindow *self)
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
   json_string (out, sky_backend_name (self->backend));
+  g_string_append (out, ", \"gpu_banner\": ");
+  json_string (out, gtk_revealer_get_reveal_child (self->gpu_banner)
+                      ? gtk_label_get_text (self->gpu_banner_label) : NULL);
   g_string_append (out, ", \"shown_step\": ");
   json_string (out, sky_step_name (self->shown_step));
   g_string_append (out, ", \"done\": ");
@@ -786,6 +814,9 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/skysift/SkySift/ui/sky-window.ui");
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, title_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, gpu_banner);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, gpu_banner_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, gpu_banner_close);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, subtitle_label);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, cpu_button);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, gpu_button);
@@ -871,6 +902,7 @@ sky_window_init (SkyWindow *self)
                     G_CALLBACK (on_connectivity_changed), self);
   g_signal_connect (self->relative_check, "toggled", G_CALLBACK (on_relative_toggled), self);
 
+  g_signal_connect (self->gpu_banner_close, "clicked", G_CALLBACK (on_gpu_banner_close), self);
   g_signal_connect (self->cpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
   g_signal_connect (self->gpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
   g_signal_connect (self->both_button, "toggled", G_CALLBACK (on_backend_toggled), self);
