@@ -531,6 +531,12 @@ class Suite:
         zero_tile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
                                  "compressed-zero-tile.fits")
         cases.append(("zero tile size", shutil.copy(zero_tile, self.path("zero-tile.fits"))))
+        # Found by fuzzing: a header that makes cfitsio ask for an impossible
+        # allocation (the sanitizer's allocator aborted on it; here malloc
+        # fails and the load must say so).
+        greedy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
+                              "impossible-allocation.fits")
+        cases.append(("impossible allocation", shutil.copy(greedy, self.path("greedy.fits"))))
         return cases
 
     def check_bad_message(self, path):
