@@ -101,6 +101,55 @@ naive_label (const uint8_t *mask, int64_t nx, int64_t ny, int conn, int32_t *lab
   return count;
 }
 
+/* Breadth-first search with an explicit queue, seeded column by column (a
+ * different order from the labeller's), then renumbered by each
+ * component's first pixel in raster order: the numbering scipy gives. */
+static int64_t
+bfs_label (const uint8_t *mask, int64_t nx, int64_t ny, int conn, int32_t *labels)
+{
+  int64_t *queue = g_new (int64_t, nx * ny + 1), count = 0, next = 0;
+  int32_t *renumber;
+
+  memset (labels, 0, (size_t) (nx * ny) * sizeof *labels);
+  for (int64_t sx = 0; sx < nx; sx++)
+    for (int64_t sy = 0; sy < ny; sy++)
+      {
+        int64_t head = 0, tail = 0;
+        if (!mask[sy * nx + sx] || labels[sy * nx + sx])
+          continue;
+        labels[sy * nx + sx] = (int32_t) ++count;
+        queue[tail++] = sy * nx + sx;
+        while (head < tail)
+          {
+            int64_t p = queue[head++], x = p % nx, y = p / nx;
+            for (int dy = -1; dy <= 1; dy++)
+              for (int dx = -1; dx <= 1; dx++)
+                {
+                  int64_t qx = x + dx, qy = y + dy, q = qy * nx + qx;
+                  if ((dx == 0 && dy == 0) || (conn == 4 && dx != 0 && dy != 0)
+                      || qx < 0 || qy < 0 || qx >= nx || qy >= ny)
+                    continue;
+                  if (mask[q] && !labels[q])
+                    {
+                      labels[q] = (int32_t) count;
+                      queue[tail++] = q;
+                    }
+                }
+          }
+      }
+  renumber = g_new0 (int32_t, count + 1);
+  for (int64_t i = 0; i < nx * ny; i++)
+    if (labels[i])
+      {
+        if (renumber[labels[i]] == 0)
+          renumber[labels[i]] = (int32_t) ++next;
+        labels[i] = renumber[labels[i]];
+      }
+  g_free (renumber);
+  g_free (queue);
+  return count;
+}
+
 /* ------------------------------------------------------------------- clip */
 
 static void
@@ -398,6 +447,71 @@ test_label_matches_naive (void)
   g_rand_free (rng);
 }
 
+/* Masks built to defeat a labeller: one-pixel components everywhere, one
+ * component snaking through every row, runs ending on and across 64-pixel
+ * word edges, merges that come late, single rows and columns, empty and
+ * full; at sizes on and off multiples of 64, large enough to be cut into
+ * bands, with 1 to 7 threads; each against the breadth-first reference. */
+static uint8_t
+adversarial_pixel (int shape, int64_t x, int64_t y, int64_t nx, GRand *rng)
+{
+  switch (shape)
+    {
+    case 0: return (x + y) % 2 == 0;                  /* checkerboard */
+    case 1: return (x + y) % 2 == 1;                  /* its complement */
+    case 2: return x % 2 == 0;                        /* one-pixel columns */
+    case 3: return y % 2 == 0;                        /* every other row */
+    case 4: return (x / 2 + y / 2) % 2 == 0;          /* 2x2 checkerboard */
+    case 5: return x % 64 == 63 || x % 64 == 0;       /* runs across word edges */
+    case 6: return y % 2 == 0 || x == (y / 2 % 2 ? 0 : nx - 1); /* one snake */
+    case 7: return x % 3 != 1 && (y % 5 != 4 || x % 3 == 0); /* combs: late merges */
+    case 8: return (x * 7 + y * 3) % 11 < 5;          /* slanted stripes */
+    case 9: return g_rand_boolean (rng);              /* 50% noise */
+    case 10: return 0;
+    default: return 1;
+    }
+}
+
+static void
+test_label_adversarial_masks (void)
+{
+  GRand *rng = g_rand_new_with_seed (g_test_rand_int ());
+  const int64_t sizes[][2] = { { 613, 517 }, { 64, 4100 }, { 129, 2049 }, { 1, 300000 },
+                               { 300000, 1 }, { 1, 1 }, { 7, 3 }, { 63, 65 } };
+  const int threads[] = { 1, 2, 3, 7 };
+
+  for (unsigned z = 0; z < G_N_ELEMENTS (sizes); z++)
+    {
+      int64_t nx = sizes[z][0], ny = sizes[z][1];
+      uint8_t *mask = g_new (uint8_t, nx * ny);
+      int32_t *got = g_new (int32_t, nx * ny), *want = g_new (int32_t, nx * ny);
+      for (int shape = 0; shape <= 11; shape++)
+        {
+          for (int64_t y = 0; y < ny; y++)
+            for (int64_t x = 0; x < nx; x++)
+              mask[y * nx + x] = adversarial_pixel (shape, x, y, nx, rng);
+          for (int conn = 4; conn <= 8; conn += 4)
+            {
+              int64_t n_want = bfs_label (mask, nx, ny, conn, want);
+              for (unsigned t = 0; t < G_N_ELEMENTS (threads); t++)
+                {
+                  int64_t n_got = -1;
+                  g_assert_cmpint (sky_cpu_label (mask, nx, ny, conn, threads[t], got, &n_got),
+                                   ==, SKY_OK);
+                  if (n_got != n_want || memcmp (got, want, (size_t) (nx * ny) * sizeof *got))
+                    g_error ("%lld x %lld, shape %d, %d-connected, %d threads: %lld labels "
+                             "(want %lld) or a pixel's label differs", (long long) nx, (long long) ny, shape, conn,
+                             threads[t], (long long) n_got, (long long) n_want);
+                }
+            }
+        }
+      g_free (mask);
+      g_free (got);
+      g_free (want);
+    }
+  g_rand_free (rng);
+}
+
 static void
 test_label_checkerboard (void)
 {
@@ -559,6 +673,7 @@ main (int argc, char **argv)
   g_test_add_func ("/label/edges-and-corners", test_label_edges_and_corners);
   g_test_add_func ("/label/matches-flood-fill-on-random-masks", test_label_matches_naive);
   g_test_add_func ("/label/checkerboard", test_label_checkerboard);
+  g_test_add_func ("/label/adversarial-masks-match-bfs", test_label_adversarial_masks);
   g_test_add_func ("/measure/hand-made", test_measure_hand_made);
   g_test_add_func ("/measure/matches-plain-pass", test_measure_matches_naive);
   g_test_add_func ("/pipeline/one-pixel-and-rerun", test_pipeline_one_pixel_and_rerun);
