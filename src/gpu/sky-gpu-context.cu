@@ -401,3 +401,18 @@ sky_gpu_unpin (const SkyImage *img)
     cudaHostUnregister (img->pixels);
   cudaGetLastError ();
 }
+
+/* ------------------------------------------------- buffers for display */
+
+int
+sky_gpu_device_buffers (const SkyGpu *gpu, SkyGpuDeviceBuffers *out)
+{
+  memset (out, 0, sizeof *out);
+  if (gpu == NULL || gpu->capacity == 0)
+    return sky_fail (SKY_ERR_ARGUMENT, "the GPU context holds no image yet");
+  out->image = gpu->d_image;
+  out->mask = gpu->d_mask;
+  out->labels = gpu->d_labels;
+  out->capacity = gpu->capacity;
+  return SKY_OK;
+}

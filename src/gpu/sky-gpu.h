@@ -89,6 +89,22 @@ void sky_gpu_times_min (SkyGpuTimes *best, const SkyGpuTimes *t);
 int sky_gpu_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
                      size_t what_size);
 
+/* The device buffers of the context's last run, for a display that reads
+ * them where they are (sky-gpu-gl.h): the float image, the mask (one byte a
+ * pixel) and the label image (int32), each nx * ny values in rows of nx,
+ * as the last sky_gpu_run_on() left them, valid until the next run on the
+ * context or its sky_gpu_free(); capacity is how many pixels they hold.
+ * SKY_ERR_ARGUMENT when the context has run nothing yet. The caller must
+ * keep other threads from running on the context meanwhile. */
+typedef struct SkyGpuDeviceBuffers {
+  const float *image;
+  const uint8_t *mask;
+  const int32_t *labels;
+  int64_t capacity;
+} SkyGpuDeviceBuffers;
+
+int sky_gpu_device_buffers (const SkyGpu *gpu, SkyGpuDeviceBuffers *out);
+
 /* ------------------------------------------------------------- convolution */
 
 /* Which way sky_gpu_convolve2d_*() convolves; the values match the CPU's
