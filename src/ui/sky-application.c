@@ -31,6 +31,7 @@
  */
 #include "sky-application.h"
 #include "sky-convolution-lab.h"
+#include "sky-display-path.h"
 #include "sky-pipeline.h"
 #include "sky-render.h"
 #include "sky-window.h"
@@ -299,9 +300,10 @@ action_about (GSimpleAction *action, GVariant *param, gpointer data)
   SkyApplication *self = data;
   SkyWindow *window = main_window (self);
   g_autofree char *gpu = sky_backend_gpu_description ();
-  g_autofree char *system = g_strdup_printf ("GPU backend: %s\n\nImage view: %s\n\n"
+  g_autofree char *display = sky_display_describe ();
+  g_autofree char *system = g_strdup_printf ("GPU backend: %s\n\nImage view: %s\n\n%s\n\n"
                                              "CPU backend: %d threads\n\nGTK %u.%u.%u",
-                                             gpu, sky_window_get_gl_info (window),
+                                             gpu, sky_window_get_gl_info (window), display,
                                              sky_default_threads (), gtk_get_major_version (),
                                              gtk_get_minor_version (), gtk_get_micro_version ());
   const char *authors[] = { "The skysift authors", NULL };

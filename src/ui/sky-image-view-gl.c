@@ -3,6 +3,7 @@
  * integer textures, and a draw that sets uniforms. GL 3.3 core or GLES 3.0,
  * whichever GTK hands out: the shaders differ only in their first lines. */
 #include "sky-image-view-private.h"
+#include "sky-display-path.h"
 
 #include <math.h>
 
@@ -148,6 +149,9 @@ sky_image_view_gl_realize (SkyImageView *self)
   self->tex_mask = new_texture ();
   self->tex_labels = new_texture ();
   glGetIntegerv (GL_MAX_TEXTURE_SIZE, &self->max_texture_size);
+  /* The display path, with this context current: a re-realize brings a
+   * new context and chooses (and registers) again. */
+  self->interop = sky_gl_interop_new (context, NULL);
   g_debug ("GL ready in %.1f ms: %s", (g_get_monotonic_time () - t0) / 1000.0, self->gl_info);
   self->image_dirty = self->cmap_dirty = self->eq_dirty = TRUE;
   self->mask_dirty = self->labels_dirty = TRUE;
@@ -162,6 +166,8 @@ sky_image_view_gl_unrealize (SkyImageView *self)
   gtk_gl_area_make_current (GTK_GL_AREA (self->area));
   if (gtk_gl_area_get_error (GTK_GL_AREA (self->area)) == NULL)
     {
+      /* Unregister before the textures go, with their context current. */
+      g_clear_pointer (&self->interop, sky_gl_interop_free);
       if (self->tex_image)
         glDeleteTextures (G_N_ELEMENTS (textures), textures);
       if (self->vao)
@@ -171,6 +177,9 @@ sky_image_view_gl_unrealize (SkyImageView *self)
     }
   self->tex_image = self->tex_cmap = self->tex_eq = self->tex_mask = self->tex_labels = 0;
   self->vao = self->program = 0;
+  /* Without a context nothing can be unregistered; the registrations died
+   * with it. */
+  g_clear_pointer (&self->interop, g_free);
 }
 
 static void
@@ -194,12 +203,25 @@ upload_image (SkyImageView *self)
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, pyr->nlevels - 1 - base);
 }
 
+/* One overlay texture, from device memory where the display path is
+ * interop and the device holds this run's results, else from the host;
+ * each way's time goes to the display line. */
 static void
-upload_overlay (SkyImageView *self, GLuint tex, GLint format, GLenum type, const void *pixels)
+upload_overlay (SkyImageView *self, int which, GLuint tex, GLint format, GLenum type,
+                const void *pixels, double times[2])
 {
   const SkyImage *img = &self->image->image;
   static const guint32 zero = 0;
+  double ms = 0, t0;
 
+  if (pixels != NULL && self->overlays_uploadable && self->run != NULL
+      && sky_gl_interop_write (self->interop, which, tex, self->run, &ms))
+    {
+      times[1] += ms;
+      return;
+    }
+  sky_gl_interop_forget (self->interop, which);
+  t0 = g_get_monotonic_time ();
   glBindTexture (GL_TEXTURE_2D, tex);
   glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
   if (pixels != NULL && self->overlays_uploadable)
@@ -208,6 +230,8 @@ upload_overlay (SkyImageView *self, GLuint tex, GLint format, GLenum type, const
   else
     glTexImage2D (GL_TEXTURE_2D, 0, format, 1, 1, 0, GL_RED_INTEGER, type, &zero);
   glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+  if (pixels != NULL && self->overlays_uploadable)
+    times[0] += (g_get_monotonic_time () - t0) / 1000.0;
 }
 
 static void
@@ -243,18 +267,27 @@ upload_dirty (SkyImageView *self)
 static void
 upload_overlays (SkyImageView *self, int overlay)
 {
+  double times[2] = { 0, 0 };   /* ms from the host, through interop */
+  gboolean any = FALSE;
+
   if (self->mask_dirty && (overlay & 1))
     {
-      upload_overlay (self, self->tex_mask, GL_R8UI, GL_UNSIGNED_BYTE,
-                      self->run ? self->run->mask : NULL);
+      upload_overlay (self, SKY_GL_INTEROP_MASK, self->tex_mask, GL_R8UI, GL_UNSIGNED_BYTE,
+                      self->run ? self->run->mask : NULL, times);
       self->mask_dirty = FALSE;
+      any = TRUE;
     }
   if (self->labels_dirty && (overlay & 6))
     {
-      upload_overlay (self, self->tex_labels, GL_R32I, GL_INT,
-                      self->run ? self->run->labels : NULL);
+      upload_overlay (self, SKY_GL_INTEROP_LABELS, self->tex_labels, GL_R32I, GL_INT,
+                      self->run ? self->run->labels : NULL, times);
       self->labels_dirty = FALSE;
+      any = TRUE;
     }
+  if (any && times[0] > 0)
+    sky_display_note_update (FALSE, times[0]);
+  if (any && times[1] > 0)
+    sky_display_note_update (TRUE, times[1]);
 }
 
 static void

@@ -6,6 +6,7 @@
 #include <epoxy/gl.h>
 
 #include "sky-colormap.h"
+#include "sky-gl-interop.h"
 #include "sky-image-view.h"
 
 G_BEGIN_DECLS
@@ -52,6 +53,7 @@ struct _SkyImageView {
   gboolean overlays_uploadable; /* the label image fits the GL size limit */
   GLint max_texture_size;
   char *gl_info;
+  SkyGlInterop *interop;        /* how the mask and labels go up (never NULL once realized) */
 
   /* Drawing on the CPU (sky-raster.h) where OpenGL is software or absent:
    * the last picture and the view it was drawn for, and the state serial

@@ -589,6 +589,10 @@ sky_image_view_realize (GtkWidget *widget)
   SkyImageView *self = SKY_IMAGE_VIEW (widget);
 
   GTK_WIDGET_CLASS (sky_image_view_parent_class)->realize (widget);
+  /* Drawn on the CPU, the view has no textures: say so as the display
+   * path (the GL area's realize says it otherwise). */
+  if (self->use_raster)
+    sky_gl_interop_free (sky_gl_interop_new (NULL, sky_render_cpu_view_reason ()));
   self->frame_clock = gtk_widget_get_frame_clock (widget);
   self->after_paint_id = g_signal_connect (self->frame_clock, "after-paint",
                                            G_CALLBACK (after_paint), self);

@@ -1,5 +1,6 @@
 /* SkyTimingsPanel: a grid of times in milliseconds and a bar chart. */
 #include "sky-timings-panel.h"
+#include "sky-display-path.h"
 
 #include <math.h>
 
@@ -14,6 +15,9 @@ struct _SkyTimingsPanel {
   GtkLabel *gpu_note;
   GtkLabel *caption;
   GtkLabel *convolution_label;
+  GtkLabel *display_label;
+  guint display_watch;
+  guint display_idle;
 
   GtkLabel *cells[N_ROWS][N_VALUES];
   SkyRun *run;
@@ -31,6 +35,29 @@ sky_timings_panel_new (void)
 }
 
 static void show_note (SkyTimingsPanel *self);
+
+/* The display path and its last texture update, each way measured. */
+static gboolean
+show_display (gpointer data)
+{
+  SkyTimingsPanel *self = data;
+  g_autofree char *text = sky_display_describe ();
+
+  gtk_label_set_text (self->display_label, text);
+  self->display_idle = 0;
+  return G_SOURCE_REMOVE;
+}
+
+/* The times change while the view draws (in GTK's snapshot phase), when
+ * no widget may change size: the label follows from the main loop. */
+static void
+display_changed (gpointer data)
+{
+  SkyTimingsPanel *self = data;
+
+  if (self->display_idle == 0)
+    self->display_idle = g_idle_add (show_display, self);
+}
 
 static double
 step_time (const SkyStepTimes *t, int row)
@@ -201,6 +228,9 @@ sky_timings_panel_dispose (GObject *object)
     gtk_widget_unparent (child);
   g_clear_pointer (&self->run, sky_run_unref);
   g_clear_pointer (&self->no_gpu, g_free);
+  sky_display_unwatch (self->display_watch);
+  self->display_watch = 0;
+  g_clear_handle_id (&self->display_idle, g_source_remove);
   G_OBJECT_CLASS (sky_timings_panel_parent_class)->dispose (object);
 }
 
@@ -219,6 +249,7 @@ sky_timings_panel_class_init (SkyTimingsPanelClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, gpu_note);
   gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, caption);
   gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, convolution_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyTimingsPanel, display_label);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "skytimingspanel");
@@ -240,6 +271,8 @@ sky_timings_panel_init (SkyTimingsPanel *self)
         self->cells[r][c] = GTK_LABEL (label);
       }
   gtk_drawing_area_set_draw_func (self->chart, draw_chart, self, NULL);
+  show_display (self);
+  self->display_watch = sky_display_watch (display_changed, self);
 }
 
 void
@@ -255,4 +288,10 @@ const char *
 sky_timings_panel_get_convolution (SkyTimingsPanel *self)
 {
   return gtk_label_get_text (self->convolution_label);
+}
+
+const char *
+sky_timings_panel_get_display (SkyTimingsPanel *self)
+{
+  return gtk_label_get_text (self->display_label);
 }
