@@ -1,6 +1,7 @@
 /* The GPU bridge: src/gpu's context, kept for the whole process and used by
  * one worker at a time, and the comparison of its results with the CPU's. */
 #include "sky-pipeline-gpu.h"
+#include "sky-display-path.h"
 #include "sky-gpu.h"
 
 #include <math.h>
@@ -57,9 +58,15 @@ gpu_failed (int ret, GError **error)
 }
 
 /* Runs the four steps on the device into res, downloading the mask and the
- * labels (the view draws them; the comparison checks them). */
+ * labels (the view draws them; the comparison checks them). publish: the
+ * run's host mask and labels become a SkyRun's, so the view may fill its
+ * textures from the device buffers that hold the same results (CUDA/GL
+ * interop); otherwise, or after a failure, the view is told the device
+ * holds nothing it shows. Both under the lock, before anything else runs
+ * on the context. */
 static gboolean
-run_on_device (SkyRun *run, SkyResult *res, SkyGpuTimes *times, GError **error)
+run_on_device (SkyRun *run, SkyResult *res, SkyGpuTimes *times, gboolean publish,
+               GError **error)
 {
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&gpu_lock);
   int ret = SKY_OK;
@@ -69,6 +76,12 @@ run_on_device (SkyRun *run, SkyResult *res, SkyGpuTimes *times, GError **error)
   if (ret == SKY_OK)
     ret = sky_gpu_run_on (gpu_context, &run->image->image, &run->params,
                           SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS, res, times);
+  if (gpu_context != NULL)
+    {
+      gboolean shown = publish && ret == SKY_OK;
+      sky_display_publish (gpu_context, &gpu_lock, shown ? res->mask : NULL,
+                           shown ? res->labels : NULL);
+    }
   return !gpu_failed (ret, error);
 }
 
@@ -98,7 +111,7 @@ sky_pipeline_gpu_fill (SkyRun *run, GCancellable *cancellable, GError **error)
   SkyGpuTimes times = { 0 };
 
   if (g_cancellable_set_error_if_cancelled (cancellable, error)
-      || !run_on_device (run, &res, &times, error))
+      || !run_on_device (run, &res, &times, TRUE, error))
     {
       sky_result_clear (&res);
       return FALSE;
@@ -134,7 +147,7 @@ sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error)
   GString *note = g_string_new (NULL);
 
   if (g_cancellable_set_error_if_cancelled (cancellable, error)
-      || !run_on_device (run, &res, &times, error))
+      || !run_on_device (run, &res, &times, FALSE, error))
     {
       sky_result_clear (&res);
       g_string_free (note, TRUE);
