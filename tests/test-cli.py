@@ -197,6 +197,20 @@ def is_number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+# Inputs fuzzing found (tests/fuzz/crashes), with what each once did.
+FUZZ_FINDINGS = [
+    # A damaged RICE tile made cfitsio's decompressor read past its buffer.
+    ("damaged compressed tile", "rice-damaged-tile.fits"),
+    # cfitsio failed to convert a compressed image's header and left the
+    # string allocated (a leak the sanitizer pass reports as an exit status).
+    ("compressed header", "compressed-header-leak.fits"),
+    # ZTILE2 = 0 made cfitsio divide by zero on reaching the HDU.
+    ("zero tile size", "compressed-zero-tile.fits"),
+    # A header made cfitsio ask for an impossible allocation.
+    ("impossible allocation", "impossible-allocation.fits"),
+]
+
+
 # ---------------------------------------------------------------- tests
 
 class Suite:
@@ -515,28 +529,10 @@ class Suite:
         lying = shutil.copy(good, self.path("lying.fits"))
         patch_card(lying, "NAXIS2", 640)
         cases.append(("lying header", lying))
-        # Found by fuzzing: a RICE-compressed tile whose stream is damaged
-        # made cfitsio's decompressor read past its buffer.
-        damaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
-                               "rice-damaged-tile.fits")
-        cases.append(("damaged compressed tile", shutil.copy(damaged, self.path("rice.fits"))))
-        # Found by fuzzing: a compressed image whose header cfitsio could not
-        # convert left the partly built header string allocated (a leak the
-        # sanitizer pass reports as a failed exit status).
-        leaky = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
-                             "compressed-header-leak.fits")
-        cases.append(("compressed header", shutil.copy(leaky, self.path("leaky.fits"))))
-        # Found by fuzzing: ZTILE2 = 0 makes cfitsio divide by zero as soon as
-        # it reaches the HDU, before any pixel is read.
-        zero_tile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
-                                 "compressed-zero-tile.fits")
-        cases.append(("zero tile size", shutil.copy(zero_tile, self.path("zero-tile.fits"))))
-        # Found by fuzzing: a header that makes cfitsio ask for an impossible
-        # allocation (the sanitizer's allocator aborted on it; here malloc
-        # fails and the load must say so).
-        greedy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes",
-                              "impossible-allocation.fits")
-        cases.append(("impossible allocation", shutil.copy(greedy, self.path("greedy.fits"))))
+        # Inputs fuzzing found, each once a crash, leak or abort of the loader.
+        crashes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "crashes")
+        for name, file in FUZZ_FINDINGS:
+            cases.append((name, shutil.copy(os.path.join(crashes, file), self.path(file))))
         return cases
 
     def check_bad_message(self, path):
