@@ -10,6 +10,9 @@
  *   test-gl-interop bench [N] [R] a result of N x N (2048) displayed both
  *                                 ways R times (200): medians in ms
  *
+ * The mask and labels also go into buffer objects read as buffer textures,
+ * as the image view holds them on desktop OpenGL: test-gl-interop-buffers.c.
+ *
  * Prints TAP lines; exits 0, 1 on a failed check, 77 (skip) saying which
  * precondition is missing. */
 #include <epoxy/gl.h>
@@ -22,22 +25,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "gl-headless.h"
+#include "test-gl-interop.h"
 #include "sky-colormap.h"
 
-#ifdef SKYSIFT_HAVE_GPU_GL
-#include <cuda_runtime_api.h>
-#include "sky-gpu-gl.h"
-#endif
+int ntests, nfailed;
 
-#define SKIP 77
-
-static int ntests, nfailed;
-
-static void
-check (int ok, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
-
-static void
+void
 check (int ok, const char *fmt, ...)
 {
   va_list ap;
@@ -63,7 +56,7 @@ rng (void)
 }
 
 /* A field like a radio image: noise, a few bright sources, some blanks. */
-static float *
+float *
 make_image (int nx, int ny)
 {
   float *img = malloc ((size_t) nx * ny * sizeof *img);
@@ -78,7 +71,7 @@ make_image (int nx, int ny)
   return img;
 }
 
-static void *
+void *
 make_bytes (size_t n)
 {
   uint8_t *p = malloc (n);
@@ -224,6 +217,7 @@ run_gl (void)
   free (img);
   free (mask);
   free (labels);
+  buffers_gl_checks ();
   gl_headless_close (&gl);
   printf ("1..%d\n", ntests);
   return nfailed ? 1 : 0;
@@ -232,17 +226,7 @@ run_gl (void)
 #ifdef SKYSIFT_HAVE_GPU_GL
 /* ------------------------------------------------------- interop half */
 
-#define CU(call)                                                              \
-  do {                                                                        \
-    cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess)                                                    \
-      {                                                                       \
-        printf ("Bail out! %s: %s at line %d\n", #call, cudaGetErrorString (e_), __LINE__); \
-        exit (1);                                                             \
-      }                                                                       \
-  } while (0)
-
-static void *
+void *
 to_device (const void *host, size_t bytes)
 {
   void *d = NULL;
@@ -252,7 +236,7 @@ to_device (const void *host, size_t bytes)
 }
 
 /* Preconditions of the interop half, in the order a person fixes them. */
-static int
+int
 open_cuda_gl (GlHeadless *gl, char *why, size_t size)
 {
   char gpu[512] = "";
@@ -306,6 +290,7 @@ interop_round (const char *when, int nx, int ny, const void *const host[3],
       sky_gpu_gl_unregister (obj);
       glDeleteTextures (1, &tex);
     }
+  buffers_cuda_round (when, nx, ny, host[1], host[2], dev[1], dev[2]);
 }
 
 static int
@@ -409,7 +394,7 @@ run_cuda (void)
 
 /* -------------------------------------------------------------- timing */
 
-static double
+double
 now_ms (void)
 {
   struct timespec ts;
@@ -424,7 +409,7 @@ cmp_double (const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-static double
+double
 median (double *v, int n)
 {
   qsort (v, n, sizeof *v, cmp_double);
@@ -466,7 +451,6 @@ run_bench (int side, int repeats)
       if (sky_gpu_gl_register_texture (tex[k], GL_TEXTURE_2D, &obj[k]) != SKY_OK)
         {
           check (0, "register %s: %s", formats[k].name, sky_last_error ());
-          printf ("1..%d\n", ntests);
           return 1;
         }
     }
@@ -558,8 +542,6 @@ run_bench (int side, int repeats)
               median (t_up, repeats), median (t_up_gpu, repeats));
       check (d == 0, "%s: the textures hold the data after the timed updates (%zu bytes differ)",
              set_names[s], d);
-      if (s == 0)
-        check (mi <= 0.2, "%s through interop: median %.4f ms, target 0.2 ms", set_names[s], mi);
 
       /* The other interop route: device to registered pixel buffers
        * (linear memory), then GL's own copy from them into the textures. */
@@ -631,7 +613,6 @@ run_bench (int side, int repeats)
   free (img);
   free (mask);
   free (labels);
-  printf ("1..%d\n", ntests);
   return nfailed ? 1 : 0;
 }
 #endif
@@ -647,7 +628,18 @@ main (int argc, char **argv)
   if (strcmp (mode, "cuda") == 0)
     return run_cuda ();
   if (strcmp (mode, "bench") == 0)
-    return run_bench (argc > 2 ? atoi (argv[2]) : 2048, argc > 3 ? atoi (argv[3]) : 200);
+    {
+      int side = argc > 2 ? atoi (argv[2]) : 2048, repeats = argc > 3 ? atoi (argv[3]) : 200;
+      int ret = run_bench (side, repeats);
+      if (ret != SKIP)
+        {
+          /* The buffers the view reads on desktop OpenGL, in a fresh context. */
+          bench_buffers (side, repeats);
+          printf ("1..%d\n", ntests);
+          ret = nfailed ? 1 : 0;
+        }
+      return ret;
+    }
 #else
   if (strcmp (mode, "cuda") == 0 || strcmp (mode, "bench") == 0)
     {

@@ -1,5 +1,5 @@
-/* sky-gpu-gl.h: CUDA/OpenGL interop for the display: GL textures and pixel
- * buffers registered with CUDA and written from device memory, so that a
+/* sky-gpu-gl.h: CUDA/OpenGL interop for the display: GL textures and
+ * buffer objects registered with CUDA and written from device memory, so that a
  * result already on the device reaches the screen without crossing the bus.
  *
  * Plain C; GL names and enums are passed as unsigned ints so that this
@@ -38,7 +38,9 @@ typedef struct SkyGpuGl SkyGpuGl;
  * RGBA8 and the like. */
 int sky_gpu_gl_register_texture (unsigned texture, unsigned target, SkyGpuGl **out);
 
-/* A buffer object (a pixel buffer) with its storage (glBufferData). */
+/* A buffer object (a pixel buffer, a buffer texture's store) with its
+ * storage (glBufferData or glBufferStorage); its size is fixed as a
+ * texture's: to resize, unregister, give it storage, register again. */
 int sky_gpu_gl_register_buffer (unsigned buffer, SkyGpuGl **out);
 
 /* Undoes a registration; NULL is allowed. */
@@ -60,11 +62,18 @@ int sky_gpu_gl_write_textures (SkyGpu *gpu, int n, SkyGpuGl *const *tex,
                                const size_t *rows, double *ms);
 
 /* Maps the buffer, copies bytes bytes from device memory src to its start,
- * and unmaps it, on gpu's stream; ms as above. GL then moves the pixels
- * into a texture itself (glTexSubImage2D with the buffer bound to
- * GL_PIXEL_UNPACK_BUFFER). */
+ * and unmaps it, on gpu's stream; ms as above. The buffer is linear
+ * memory, so this is a plain device copy: the image view reads its mask
+ * and labels from such buffers (buffer textures), and GL can also move a
+ * buffer's pixels into a texture itself (glTexSubImage2D with the buffer
+ * bound to GL_PIXEL_UNPACK_BUFFER). */
 int sky_gpu_gl_write_buffer (SkyGpu *gpu, SkyGpuGl *buf, const void *src, size_t bytes,
                              double *ms);
+
+/* Several buffers in one map and one unmap: buf[i] gets bytes[i] bytes
+ * from src[i]. */
+int sky_gpu_gl_write_buffers (SkyGpu *gpu, int n, SkyGpuGl *const *buf,
+                              const void *const *src, const size_t *bytes, double *ms);
 
 /* The display's colour mapping on the device: writes nx x ny RGBA8 pixels
  * (rows packed) into the registered buffer, pixel i the colour of src[i]

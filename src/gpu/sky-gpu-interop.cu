@@ -194,37 +194,64 @@ sky_gpu_gl_write_texture (SkyGpu *gpu, SkyGpuGl *tex, const void *src, size_t ro
   return sky_gpu_gl_write_textures (gpu, 1, &tex, &src, &row_bytes, &rows, ms);
 }
 
+static int
+write_buffers (cudaStream_t s, int n, SkyGpuGl *const *buf, const void *const *src,
+               const size_t *bytes)
+{
+  cudaGraphicsResource_t res[8];
+  int ret = SKY_OK;
+
+  if (n < 1 || n > 8)
+    return sky_fail (SKY_ERR_ARGUMENT, "1 to 8 buffers a write (got %d)", n);
+  for (int i = 0; i < n; i++)
+    {
+      if (buf[i]->is_texture)
+        return sky_fail (SKY_ERR_ARGUMENT, "a texture is not a buffer");
+      res[i] = buf[i]->res;
+    }
+  SKY_CUDA (cudaGraphicsMapResources (n, res, s));
+  for (int i = 0; i < n && ret == SKY_OK; i++)
+    {
+      void *ptr = NULL;
+      size_t size = 0;
+      cudaError_t err = cudaGraphicsResourceGetMappedPointer (&ptr, &size, res[i]);
+      /* A buffer is linear memory: a plain device copy at the memory's
+       * bandwidth, where a texture's tiled array takes the copy engine's
+       * slower 2D path (see the textures' write above). */
+      if (err == cudaSuccess && size < bytes[i])
+        ret = sky_fail (SKY_ERR_ARGUMENT, "the buffer holds %zu bytes, %zu to write", size,
+                        bytes[i]);
+      else if (err == cudaSuccess && bytes[i] > 0)
+        err = cudaMemcpyAsync (ptr, src[i], bytes[i], cudaMemcpyDeviceToDevice, s);
+      if (ret == SKY_OK && err != cudaSuccess)
+        ret = sky_gpu_cuda_fail (err, "cudaMemcpyAsync", __FILE__, __LINE__);
+    }
+  /* Unmap even after a failed copy: GL must get its buffers back. */
+  cudaError_t err = cudaGraphicsUnmapResources (n, res, s);
+  if (ret == SKY_OK && err != cudaSuccess)
+    ret = sky_gpu_cuda_fail (err, "cudaGraphicsUnmapResources", __FILE__, __LINE__);
+  return ret;
+}
+
 int
-sky_gpu_gl_write_buffer (SkyGpu *gpu, SkyGpuGl *buf, const void *src, size_t bytes, double *ms)
+sky_gpu_gl_write_buffers (SkyGpu *gpu, int n, SkyGpuGl *const *buf, const void *const *src,
+                          const size_t *bytes, double *ms)
 {
   cudaStream_t s = gpu ? gpu->stream : 0;
-  void *ptr = NULL;
-  size_t size = 0;
   Timer t;
   int ret;
 
-  if (buf->is_texture)
-    return sky_fail (SKY_ERR_ARGUMENT, "a texture is not a buffer");
-  if ((ret = timer_start (&t, s, ms)) != SKY_OK)
-    {
-      timer_free (&t);
-      return ret;
-    }
-  SKY_CUDA (cudaGraphicsMapResources (1, &buf->res, s));
-  cudaError_t err = cudaGraphicsResourceGetMappedPointer (&ptr, &size, buf->res);
-  if (err == cudaSuccess && size < bytes)
-    ret = sky_fail (SKY_ERR_ARGUMENT, "the buffer holds %zu bytes, %zu to write", size, bytes);
-  else if (err == cudaSuccess)
-    err = cudaMemcpyAsync (ptr, src, bytes, cudaMemcpyDeviceToDevice, s);
-  if (ret == SKY_OK && err != cudaSuccess)
-    ret = sky_gpu_cuda_fail (err, "cudaMemcpyAsync", __FILE__, __LINE__);
-  err = cudaGraphicsUnmapResources (1, &buf->res, s);
-  if (ret == SKY_OK && err != cudaSuccess)
-    ret = sky_gpu_cuda_fail (err, "cudaGraphicsUnmapResources", __FILE__, __LINE__);
-  if (ret == SKY_OK)
+  if ((ret = timer_start (&t, s, ms)) == SKY_OK
+      && (ret = write_buffers (s, n, buf, src, bytes)) == SKY_OK)
     ret = timer_stop (&t, s, ms);
   timer_free (&t);
   return ret;
+}
+
+int
+sky_gpu_gl_write_buffer (SkyGpu *gpu, SkyGpuGl *buf, const void *src, size_t bytes, double *ms)
+{
+  return sky_gpu_gl_write_buffers (gpu, 1, &buf, &src, &bytes, ms);
 }
 
 /* ------------------------------------------------------------ colour map */
