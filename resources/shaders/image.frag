@@ -9,6 +9,14 @@ uniform sampler2D u_cmap;     // 256 x 1 RGBA8
 uniform sampler2D u_eq;       // 4096 x 1 R32F, histogram equalisation
 uniform usampler2D u_mask;    // R8UI, the segment step's mask
 uniform isampler2D u_labels;  // R32I, the label step's labels
+#if OVERLAY_BUFFERS
+// Desktop OpenGL: the mask and labels in buffer objects, row after row, so
+// that CUDA fills them with a plain linear copy (see docs/ui.md); the 2D
+// textures above serve images larger than a buffer texture may be.
+uniform usamplerBuffer u_mask_buf;
+uniform isamplerBuffer u_labels_buf;
+uniform bool u_buffers;
+#endif
 
 uniform vec2 u_center;        // image coordinates at the view's centre
 uniform vec2 u_half;          // half the view in framebuffer pixels
@@ -50,6 +58,26 @@ stretch (float v)
   return v;
 }
 
+uint
+mask_texel (ivec2 q)
+{
+#if OVERLAY_BUFFERS
+  if (u_buffers)
+    return texelFetch (u_mask_buf, q.y * u_size.x + q.x).r;
+#endif
+  return texelFetch (u_mask, q, 0).r;
+}
+
+int
+label_texel (ivec2 q)
+{
+#if OVERLAY_BUFFERS
+  if (u_buffers)
+    return texelFetch (u_labels_buf, q.y * u_size.x + q.x).r;
+#endif
+  return texelFetch (u_labels, q, 0).r;
+}
+
 // Neighbouring labels get far-apart hues (golden ratio steps).
 vec3
 label_colour (int l)
@@ -64,7 +92,7 @@ label_at (ivec2 q)
 {
   if (q.x < 0 || q.y < 0 || q.x >= u_size.x || q.y >= u_size.y)
     return 0;
-  return texelFetch (u_labels, q, 0).r;
+  return label_texel (q);
 }
 
 void
@@ -103,11 +131,11 @@ main ()
       for (int y = a.y; y <= b.y; y++)
         for (int x = a.x; x <= b.x; x++)
           {
-            if ((u_overlay & 1) != 0 && texelFetch (u_mask, ivec2 (x, y), 0).r != 0u)
+            if ((u_overlay & 1) != 0 && mask_texel (ivec2 (x, y)) != 0u)
               masked = true;
             if ((u_overlay & 2) != 0)
               {
-                int q = texelFetch (u_labels, ivec2 (x, y), 0).r;
+                int q = label_texel (ivec2 (x, y));
                 if (l != u_selected)
                   l = q == u_selected ? q : max (l, q);
               }
@@ -116,9 +144,9 @@ main ()
   else
     {
       if ((u_overlay & 1) != 0)
-        masked = texelFetch (u_mask, ip, 0).r != 0u;
+        masked = mask_texel (ip) != 0u;
       if ((u_overlay & 6) != 0)
-        l = texelFetch (u_labels, ip, 0).r;
+        l = label_texel (ip);
     }
 
   if (masked)

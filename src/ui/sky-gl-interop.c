@@ -8,7 +8,8 @@
 #endif
 
 typedef struct {
-  GLuint tex;
+  GLuint tex;                /* a 2D texture, or a buffer where is_buffer */
+  gboolean is_buffer;
   gint64 nx, ny;
 #ifdef SKYSIFT_HAVE_GPU_GL
   SkyGpuGl *obj;
@@ -78,6 +79,7 @@ sky_gl_interop_forget (SkyGlInterop *interop, int which)
   g_clear_pointer (&interop->reg[which].obj, sky_gpu_gl_unregister);
 #endif
   interop->reg[which].tex = 0;
+  interop->reg[which].is_buffer = FALSE;
   interop->reg[which].nx = interop->reg[which].ny = 0;
 }
 
@@ -92,31 +94,42 @@ sky_gl_interop_free (SkyGlInterop *interop)
 }
 
 #ifdef SKYSIFT_HAVE_GPU_GL
-/* Storage of the image's size and the registration that goes with it. */
+/* The registration for this object at the image's size: a texture gets
+ * its storage here; a buffer has it from the view already. */
 static gboolean
-ensure_registered (SkyGlInterop *interop, int which, GLuint tex, gint64 nx, gint64 ny)
+ensure_registered (SkyGlInterop *interop, int which, GLuint tex, gboolean is_buffer, gint64 nx,
+                   gint64 ny)
 {
   Registered *r = &interop->reg[which];
+  int ret;
 
-  if (r->obj != NULL && r->tex == tex && r->nx == nx && r->ny == ny)
+  if (r->obj != NULL && r->tex == tex && r->is_buffer == is_buffer && r->nx == nx && r->ny == ny)
     return TRUE;
   sky_gl_interop_forget (interop, which);
-  glBindTexture (GL_TEXTURE_2D, tex);
-  if (which == SKY_GL_INTEROP_MASK)
-    glTexImage2D (GL_TEXTURE_2D, 0, GL_R8UI, (GLsizei) nx, (GLsizei) ny, 0, GL_RED_INTEGER,
-                  GL_UNSIGNED_BYTE, NULL);
+  if (is_buffer)
+    ret = sky_gpu_gl_register_buffer (tex, &r->obj);
   else
-    glTexImage2D (GL_TEXTURE_2D, 0, GL_R32I, (GLsizei) nx, (GLsizei) ny, 0, GL_RED_INTEGER,
-                  GL_INT, NULL);
-  if (sky_gpu_gl_register_texture (tex, GL_TEXTURE_2D, &r->obj) != SKY_OK)
+    {
+      glBindTexture (GL_TEXTURE_2D, tex);
+      if (which == SKY_GL_INTEROP_MASK)
+        glTexImage2D (GL_TEXTURE_2D, 0, GL_R8UI, (GLsizei) nx, (GLsizei) ny, 0, GL_RED_INTEGER,
+                      GL_UNSIGNED_BYTE, NULL);
+      else
+        glTexImage2D (GL_TEXTURE_2D, 0, GL_R32I, (GLsizei) nx, (GLsizei) ny, 0, GL_RED_INTEGER,
+                      GL_INT, NULL);
+      ret = sky_gpu_gl_register_texture (tex, GL_TEXTURE_2D, &r->obj);
+    }
+  if (ret != SKY_OK)
     {
       /* Refused for this texture: the host path serves from now on. */
       g_message ("CUDA/GL interop: %s; the view uploads from host memory", sky_last_error ());
       interop->active = FALSE;
-      sky_display_set_path ("CUDA refused to register a texture");
+      sky_display_set_path (is_buffer ? "CUDA refused to register a buffer"
+                                      : "CUDA refused to register a texture");
       return FALSE;
     }
   r->tex = tex;
+  r->is_buffer = is_buffer;
   r->nx = nx;
   r->ny = ny;
   return TRUE;
@@ -124,7 +137,8 @@ ensure_registered (SkyGlInterop *interop, int which, GLuint tex, gint64 nx, gint
 #endif
 
 gboolean
-sky_gl_interop_write (SkyGlInterop *interop, int which, GLuint tex, const SkyRun *run, double *ms)
+sky_gl_interop_write (SkyGlInterop *interop, int which, GLuint tex, gboolean is_buffer,
+                      const SkyRun *run, double *ms)
 {
 #ifdef SKYSIFT_HAVE_GPU_GL
   GMutex *lock = NULL;
@@ -149,13 +163,17 @@ sky_gl_interop_write (SkyGlInterop *interop, int which, GLuint tex, const SkyRun
       && key == (which == SKY_GL_INTEROP_MASK ? source_mask : source_labels)
       && sky_gpu_device_buffers (source_gpu, &buf) == SKY_OK
       && img->nx * img->ny <= buf.capacity
-      && ensure_registered (interop, which, tex, img->nx, img->ny))
+      && ensure_registered (interop, which, tex, is_buffer, img->nx, img->ny))
     {
       const void *src = which == SKY_GL_INTEROP_MASK ? (const void *) buf.mask
                                                      : (const void *) buf.labels;
       size_t row = (size_t) img->nx * (which == SKY_GL_INTEROP_MASK ? 1 : 4);
-      done = sky_gpu_gl_write_texture (source_gpu, interop->reg[which].obj, src, row,
-                                       (size_t) img->ny, ms) == SKY_OK;
+      SkyGpuGl *obj = interop->reg[which].obj;
+      /* A buffer takes one linear copy; a texture the copy into its tiled
+       * array, about 14 times slower on an H200 (docs/ui.md). */
+      done = (is_buffer ? sky_gpu_gl_write_buffer (source_gpu, obj, src, row * img->ny, ms)
+                        : sky_gpu_gl_write_texture (source_gpu, obj, src, row,
+                                                    (size_t) img->ny, ms)) == SKY_OK;
       if (!done)
         g_message ("CUDA/GL interop: %s; this update goes through the host", sky_last_error ());
     }

@@ -27,17 +27,20 @@ gboolean sky_gl_interop_active (const SkyGlInterop *interop);
 
 enum { SKY_GL_INTEROP_MASK, SKY_GL_INTEROP_LABELS };
 
-/* Fills texture tex (the view's mask, R8UI, or labels, R32I) with run's
- * mask or labels from device memory: gives it storage of the image's size,
- * registers it (once a size), maps, copies, unmaps, and puts the CUDA
- * event time in *ms. FALSE where the device does not hold exactly that
- * run's results (a CPU run, a later GPU run, the GPU busy) or interop is
- * off: the caller then uploads from host memory. */
-gboolean sky_gl_interop_write (SkyGlInterop *interop, int which, GLuint tex, const SkyRun *run,
-                               double *ms);
+/* Fills the view's mask (R8UI) or labels (R32I) with run's from device
+ * memory: tex is a buffer object where is_buffer (the caller gave it
+ * storage of the image's size, rows packed), else a 2D texture (given
+ * storage of the image's size here). Registers it (once a size), maps,
+ * copies, unmaps, and puts the CUDA event time in *ms. FALSE where the
+ * device does not hold exactly that run's results (a CPU run, a later GPU
+ * run, the GPU busy) or interop is off: the caller then uploads from host
+ * memory. */
+gboolean sky_gl_interop_write (SkyGlInterop *interop, int which, GLuint tex, gboolean is_buffer,
+                               const SkyRun *run, double *ms);
 
-/* Before the caller gives tex new storage from host memory: a registered
- * texture must not change size or format under CUDA. */
+/* Before the caller gives tex new storage (a texture from host memory, a
+ * buffer a new size): a registered object must not change size or format
+ * under CUDA. */
 void sky_gl_interop_forget (SkyGlInterop *interop, int which);
 
 G_END_DECLS

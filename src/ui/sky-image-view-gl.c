@@ -1,7 +1,9 @@
 /* SkyImageView's OpenGL side: one program, the image uploaded once as an
  * R32F texture (its zoom-out pyramid as mipmap levels), the results as
- * integer textures, and a draw that sets uniforms. GL 3.3 core or GLES 3.0,
- * whichever GTK hands out: the shaders differ only in their first lines. */
+ * integer data (buffer textures on desktop GL, 2D textures on GLES or for
+ * images too large for a buffer texture), and a draw that sets uniforms.
+ * GL 3.3 core or GLES 3.0, whichever GTK hands out: the shaders differ only
+ * in their first lines. */
 #include "sky-image-view-private.h"
 #include "sky-display-path.h"
 
@@ -9,16 +11,19 @@
 
 #define SHADER_PATH "/io/github/skysift/SkySift/shaders/"
 
-static const char gl_prefix[] = "#version 330 core\n";
+/* GLES 3.0 has no buffer textures (3.2 has); CUDA interop, the reason for
+ * them, takes desktop GL only, so ES keeps the 2D textures. */
+static const char gl_prefix[] = "#version 330 core\n#define OVERLAY_BUFFERS 1\n";
 static const char gles_prefix[] =
   "#version 300 es\n"
+  "#define OVERLAY_BUFFERS 0\n"
   "precision highp float;\n"
   "precision highp int;\n"
   "precision highp sampler2D;\n"
   "precision highp usampler2D;\n"
   "precision highp isampler2D;\n";
 
-enum { UNIT_IMAGE, UNIT_CMAP, UNIT_EQ, UNIT_MASK, UNIT_LABELS };
+enum { UNIT_IMAGE, UNIT_CMAP, UNIT_EQ, UNIT_MASK, UNIT_LABELS, UNIT_MASK_BUF, UNIT_LABELS_BUF };
 
 static GLuint
 compile_shader (GLenum type, const char *resource, gboolean es, GError **error)
@@ -141,6 +146,19 @@ sky_image_view_gl_realize (SkyImageView *self)
   glUniform1i (glGetUniformLocation (self->program, "u_eq"), UNIT_EQ);
   glUniform1i (glGetUniformLocation (self->program, "u_mask"), UNIT_MASK);
   glUniform1i (glGetUniformLocation (self->program, "u_labels"), UNIT_LABELS);
+  self->max_buffer_texels = 0;
+  if (!es)
+    {
+      glUniform1i (glGetUniformLocation (self->program, "u_mask_buf"), UNIT_MASK_BUF);
+      glUniform1i (glGetUniformLocation (self->program, "u_labels_buf"), UNIT_LABELS_BUF);
+      self->u_buffers = glGetUniformLocation (self->program, "u_buffers");
+      glGetIntegerv (GL_MAX_TEXTURE_BUFFER_SIZE, &self->max_buffer_texels);
+      glGenBuffers (1, &self->buf_mask);
+      glGenBuffers (1, &self->buf_labels);
+      glGenTextures (1, &self->tbo_mask);
+      glGenTextures (1, &self->tbo_labels);
+      self->buf_bytes[0] = self->buf_bytes[1] = 0;
+    }
 
   glGenVertexArrays (1, &self->vao);
   self->tex_image = new_texture ();
@@ -161,7 +179,8 @@ void
 sky_image_view_gl_unrealize (SkyImageView *self)
 {
   GLuint textures[] = { self->tex_image, self->tex_cmap, self->tex_eq, self->tex_mask,
-                        self->tex_labels };
+                        self->tex_labels, self->tbo_mask, self->tbo_labels };
+  GLuint buffers[] = { self->buf_mask, self->buf_labels };
 
   gtk_gl_area_make_current (GTK_GL_AREA (self->area));
   if (gtk_gl_area_get_error (GTK_GL_AREA (self->area)) == NULL)
@@ -170,12 +189,16 @@ sky_image_view_gl_unrealize (SkyImageView *self)
       g_clear_pointer (&self->interop, sky_gl_interop_free);
       if (self->tex_image)
         glDeleteTextures (G_N_ELEMENTS (textures), textures);
+      if (self->buf_mask)
+        glDeleteBuffers (G_N_ELEMENTS (buffers), buffers);
       if (self->vao)
         glDeleteVertexArrays (1, &self->vao);
       if (self->program)
         glDeleteProgram (self->program);
     }
   self->tex_image = self->tex_cmap = self->tex_eq = self->tex_mask = self->tex_labels = 0;
+  self->buf_mask = self->buf_labels = self->tbo_mask = self->tbo_labels = 0;
+  self->buf_bytes[0] = self->buf_bytes[1] = 0;
   self->vao = self->program = 0;
   /* Without a context nothing can be unregistered; the registrations died
    * with it. */
@@ -192,7 +215,13 @@ upload_image (SkyImageView *self)
          && (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size))
     base++;
   self->base_lod = base;
-  self->overlays_uploadable = base == 0;
+  /* Buffer textures hold any image of up to max_buffer_texels pixels
+   * (2^27 on NVIDIA's driver and Mesa); 2D ones only an image that fits
+   * whole in a texture. */
+  self->overlay_buffers = self->max_buffer_texels > 0
+                          && self->image->image.nx * self->image->image.ny
+                             <= (gint64) self->max_buffer_texels;
+  self->overlays_uploadable = self->overlay_buffers || base == 0;
   glBindTexture (GL_TEXTURE_2D, self->tex_image);
   glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
   for (int k = base; k < pyr->nlevels; k++)
@@ -203,19 +232,59 @@ upload_image (SkyImageView *self)
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, pyr->nlevels - 1 - base);
 }
 
-/* One overlay texture, from device memory where the display path is
- * interop and the device holds this run's results, else from the host;
- * each way's time goes to the display line. */
+/* Storage of bytes bytes for the overlay buffer which, with its buffer
+ * texture over it; kept while the size holds, so that an update (either
+ * way) writes into the same buffer and a CUDA registration stays valid. */
+static void
+ensure_buffer (SkyImageView *self, int which, gsize bytes)
+{
+  GLuint buf = which == SKY_GL_INTEROP_MASK ? self->buf_mask : self->buf_labels;
+  GLuint tbo = which == SKY_GL_INTEROP_MASK ? self->tbo_mask : self->tbo_labels;
+
+  if (self->buf_bytes[which] == bytes)
+    return;
+  sky_gl_interop_forget (self->interop, which);
+  glBindBuffer (GL_TEXTURE_BUFFER, buf);
+  glBufferData (GL_TEXTURE_BUFFER, (GLsizeiptr) bytes, NULL, GL_DYNAMIC_DRAW);
+  glBindBuffer (GL_TEXTURE_BUFFER, 0);
+  glBindTexture (GL_TEXTURE_BUFFER, tbo);
+  glTexBuffer (GL_TEXTURE_BUFFER, which == SKY_GL_INTEROP_MASK ? GL_R8UI : GL_R32I, buf);
+  glBindTexture (GL_TEXTURE_BUFFER, 0);
+  self->buf_bytes[which] = bytes;
+}
+
+/* One overlay, from device memory where the display path is interop and
+ * the device holds this run's results, else from the host; each way's
+ * time goes to the display line. Into the overlay buffers where this image
+ * has them, else into the 2D texture tex. */
 static void
 upload_overlay (SkyImageView *self, int which, GLuint tex, GLint format, GLenum type,
                 const void *pixels, double times[2])
 {
   const SkyImage *img = &self->image->image;
   static const guint32 zero = 0;
+  gsize bytes = (gsize) img->nx * img->ny * (which == SKY_GL_INTEROP_MASK ? 1 : 4);
   double ms = 0, t0;
 
+  if (pixels != NULL && self->overlay_buffers)
+    {
+      GLuint buf = which == SKY_GL_INTEROP_MASK ? self->buf_mask : self->buf_labels;
+      ensure_buffer (self, which, bytes);
+      if (self->run != NULL
+          && sky_gl_interop_write (self->interop, which, buf, TRUE, self->run, &ms))
+        {
+          times[1] += ms;
+          return;
+        }
+      t0 = g_get_monotonic_time ();
+      glBindBuffer (GL_TEXTURE_BUFFER, buf);
+      glBufferSubData (GL_TEXTURE_BUFFER, 0, (GLsizeiptr) bytes, pixels);
+      glBindBuffer (GL_TEXTURE_BUFFER, 0);
+      times[0] += (g_get_monotonic_time () - t0) / 1000.0;
+      return;
+    }
   if (pixels != NULL && self->overlays_uploadable && self->run != NULL
-      && sky_gl_interop_write (self->interop, which, tex, self->run, &ms))
+      && sky_gl_interop_write (self->interop, which, tex, FALSE, self->run, &ms))
     {
       times[1] += ms;
       return;
@@ -328,6 +397,14 @@ sky_image_view_gl_render (SkyImageView *self)
   bind_unit (UNIT_EQ, self->tex_eq);
   bind_unit (UNIT_MASK, self->tex_mask);
   bind_unit (UNIT_LABELS, self->tex_labels);
+  if (self->max_buffer_texels > 0)
+    {
+      glActiveTexture (GL_TEXTURE0 + UNIT_MASK_BUF);
+      glBindTexture (GL_TEXTURE_BUFFER, self->tbo_mask);
+      glActiveTexture (GL_TEXTURE0 + UNIT_LABELS_BUF);
+      glBindTexture (GL_TEXTURE_BUFFER, self->tbo_labels);
+      glUniform1i (self->u_buffers, self->overlay_buffers);
+    }
   glActiveTexture (GL_TEXTURE0);
 
   glUniform2f (self->u.center, (float) self->cx, (float) self->cy);

@@ -52,6 +52,14 @@ struct _SkyImageView {
   gboolean image_dirty, cmap_dirty, eq_dirty, mask_dirty, labels_dirty;
   gboolean overlays_uploadable; /* the label image fits the GL size limit */
   GLint max_texture_size;
+  /* Desktop GL: the mask and labels in buffer objects read as buffer
+   * textures (linear, so CUDA fills them with a plain copy), where the
+   * image has at most max_buffer_texels pixels; else the 2D textures. */
+  GLuint buf_mask, buf_labels, tbo_mask, tbo_labels;
+  gsize buf_bytes[2];           /* storage given to buf_mask, buf_labels */
+  GLint max_buffer_texels;      /* 0: no buffer textures (OpenGL ES) */
+  gboolean overlay_buffers;     /* this image's overlays are in the buffers */
+  GLint u_buffers;
   char *gl_info;
   SkyGlInterop *interop;        /* how the mask and labels go up (never NULL once realized) */
 
