@@ -377,6 +377,28 @@ def inner(tap):
     tap.check("app.export-catalog writes skysift-cli find --csv's file, byte for byte",
               export_csv)
 
+    def export_fails():
+        """Exports that cannot be written: a message naming the target, no
+        file and no temporary left, the image and catalogue still there."""
+        need(facts.get("csv"), "the catalogue export failed")
+        before = app.wait_idle()
+        missing = os.path.join(work, "no-such-folder", "cat.csv")
+        targets = [("export-catalog", missing), ("export-catalog", "/dev/full"),
+                   ("export-view", os.path.join(work, "no-such-folder", "view.png"))]
+        for action, target in targets:
+            app.activate(action, gv_string(target))
+            st = app.wait_idle()
+            assert target in st["last_error"], f"{action} {target}: error {st['last_error']!r}"
+            assert st["image"] == before["image"], f"{action} {target} dropped the image"
+            assert st["nsources"] == before["nsources"], f"{action} {target} dropped the sources"
+            assert st["done"] == "measure", f"{action} {target}: done {st['done']!r}"
+            print(f"# {action} {target}: {st['last_error']}")
+        assert not os.path.exists(os.path.dirname(missing)), "a folder was made"
+        left = [n for n in os.listdir(work) if ".tmp" in n]
+        assert not left, f"temporary files left: {left}"
+    tap.check("a failed export says why and keeps the image, the sources and no partial file",
+              export_fails)
+
     def export_view():
         need(facts.get("run"), "run all failed")
         path = os.path.join(work, "view.png")

@@ -415,8 +415,11 @@ int sky_convolve_geometry (int64_t nx, int64_t ny, const SkyKernel *k, SkyConvol
                            int64_t *out_nx, int64_t *out_ny, int64_t *x0, int64_t *y0,
                            int *swapped);
 
-/* Writes text to path atomically, like the catalogue writers. */
+/* Writes text, or size bytes of data, to path atomically, like the
+ * catalogue writers: a temporary beside it renamed into place, nothing
+ * left on failure, and sky_last_error() naming path and the reason. */
 int sky_write_text (const char *path, const char *text);
+int sky_write_bytes (const char *path, const void *data, size_t size);
 
 /* Parses "full", "same" or "valid". */
 int sky_convolve_mode_parse (const char *text, SkyConvolveMode *mode);

@@ -100,11 +100,18 @@ sky_output_abort (SkyOutput *out, int status)
 int
 sky_write_text (const char *path, const char *text)
 {
+  return sky_write_bytes (path, text, strlen (text));
+}
+
+int
+sky_write_bytes (const char *path, const void *data, size_t size)
+{
   SkyOutput out;
   int ret = sky_output_open (&out, path);
 
   if (ret != SKY_OK)
     return ret;
-  fputs (text, out.fp);
+  if (size > 0)
+    fwrite (data, 1, size, out.fp);   /* sky_output_close checks the stream */
   return sky_output_close (&out);
 }

@@ -2,10 +2,7 @@
 #include "sky-render.h"
 #include "sky-image-data.h"
 
-#include <errno.h>
 #include <math.h>
-#include <unistd.h>
-#include <glib/gstdio.h>
 
 static char *gl_renderer;
 static int gl_software = -1;   /* -1: not probed */
@@ -140,32 +137,34 @@ png_job_free (PngJob *job)
   g_free (job);
 }
 
+static cairo_status_t
+append_bytes (void *closure, const unsigned char *data, unsigned int length)
+{
+  g_byte_array_append (closure, data, length);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+/* Encodes in memory, then writes through the core's atomic writer, as the
+ * catalogue is written: a temporary renamed into place, nothing left on
+ * failure, and a message that names the file and the reason. */
 static void
 png_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   PngJob *job = task_data;
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", job->path, (int) getpid ());
+  g_autoptr (GByteArray) png = g_byte_array_new ();
   cairo_surface_t *surface =
     cairo_image_surface_create_for_data (job->pixels, CAIRO_FORMAT_ARGB32, job->width, job->height,
                                          (int) job->stride);
-  cairo_status_t status = cairo_surface_write_to_png (surface, tmp);
+  cairo_status_t status = cairo_surface_write_to_png_stream (surface, append_bytes, png);
 
   cairo_surface_destroy (surface);
   if (status != CAIRO_STATUS_SUCCESS)
-    {
-      g_unlink (tmp);
-      g_task_return_new_error (task, SKY_UI_ERROR, 0, "%s: cannot write the PNG file: %s",
-                               job->path, cairo_status_to_string (status));
-      return;
-    }
-  if (g_rename (tmp, job->path) != 0)
-    {
-      int err = errno;
-      g_unlink (tmp);
-      g_task_return_new_error (task, SKY_UI_ERROR, 0, "%s: %s", job->path, g_strerror (err));
-      return;
-    }
-  g_task_return_boolean (task, TRUE);
+    g_task_return_new_error (task, SKY_UI_ERROR, 0, "%s: cannot encode the PNG: %s", job->path,
+                             cairo_status_to_string (status));
+  else if (sky_write_bytes (job->path, png->data, png->len) != SKY_OK)
+    g_task_return_new_error (task, SKY_UI_ERROR, 0, "%s", sky_last_error ());
+  else
+    g_task_return_boolean (task, TRUE);
 }
 
 void
