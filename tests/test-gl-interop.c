@@ -293,6 +293,89 @@ interop_round (const char *when, int nx, int ny, const void *const host[3],
   buffers_cuda_round (when, nx, ny, host[1], host[2], dev[1], dev[2]);
 }
 
+/* A GPU convolution's output, kept on the device by its context, written
+ * into a registered R32F texture (sky_gpu_gl_write_convolved) must read
+ * back as the downloaded output: bit for bit in float32, and in float64
+ * as the host's rounding of the download to float. */
+static void
+convolved_round (int nx, int ny)
+{
+  float *in32 = make_image (nx, ny);
+  double *in64 = malloc ((size_t) nx * ny * sizeof *in64);
+  SkyGpu *gpu = NULL;
+  SkyGpuConvolveOutput o;
+  SkyKernel k = { 0 };
+  char cmp[64];
+
+  for (size_t i = 0; i < (size_t) nx * ny; i++)
+    in64[i] = isnan (in32[i]) ? 0.0 : in32[i] * 1.000000123;   /* bits past float's */
+  for (size_t i = 0; i < (size_t) nx * ny; i++)
+    in32[i] = isnan (in32[i]) ? 0.0f : in32[i];
+  if (sky_gpu_new (&gpu) != SKY_OK || sky_kernel_parse (&k, "lesson") != SKY_OK)
+    {
+      check (0, "a GPU context and the lesson's kernel: %s", sky_last_error ());
+      return;
+    }
+  check (sky_gpu_convolve_output (gpu, &o) == SKY_ERR_ARGUMENT && o.data == NULL,
+         "a context that has convolved nothing offers no output");
+  for (int f64 = 0; f64 <= 1; f64++)
+    for (int mode = 0; mode < 3; mode++)
+      {
+        static const SkyConvolveMode modes[3] = { SKY_CONVOLVE_FULL, SKY_CONVOLVE_SAME,
+                                                  SKY_CONVOLVE_VALID };
+        static const char *names[3] = { "full", "same", "valid" };
+        int64_t onx, ony, x0, y0;
+        int swapped;
+        sky_convolve_geometry (nx, ny, &k, modes[mode], &onx, &ony, &x0, &y0, &swapped);
+        size_t n = (size_t) (onx * ony);
+        void *down = malloc (n * (f64 ? 8 : 4));
+        float *want = malloc (n * sizeof *want);
+        int ret = f64 ? sky_gpu_convolve2d_f64 (gpu, in64, nx, ny, &k, modes[mode],
+                                                SKY_GPU_CONVOLVE_AUTO, down, NULL)
+                      : sky_gpu_convolve2d_f32 (gpu, in32, nx, ny, &k, modes[mode],
+                                                SKY_GPU_CONVOLVE_AUTO, down, NULL);
+        /* A 1D convolution between must leave the 2D output alone. */
+        float v[3] = { 1, 2, 1 }, *o1 = malloc (((size_t) nx * ny + 2) * sizeof *o1);
+        if (ret == SKY_OK)
+          ret = sky_gpu_convolve1d_f32 (gpu, in32, (int64_t) nx * ny, v, 3, o1, NULL);
+        free (o1);
+        for (size_t i = 0; i < n; i++)
+          want[i] = f64 ? (float) ((double *) down)[i] : ((float *) down)[i];
+        snprintf (cmp, sizeof cmp, "%s %s, %lld x %lld", f64 ? "float64" : "float32",
+                  names[mode], (long long) onx, (long long) ony);
+        int got = ret == SKY_OK ? sky_gpu_convolve_output (gpu, &o) : ret;
+        check (got == SKY_OK && o.nx == onx && o.ny == ony && o.f64 == f64,
+               "%s: the context keeps the output on the device (%s)", cmp,
+               got == SKY_OK ? "ok" : sky_last_error ());
+        GLuint tex = texture (&formats[0], (int) onx, (int) ony, NULL);
+        SkyGpuGl *obj = NULL;
+        double ms = -1;
+        poison (tex, &formats[0], (int) onx, (int) ony);
+        if (got == SKY_OK && (got = sky_gpu_gl_register_texture (tex, GL_TEXTURE_2D, &obj))
+                             == SKY_OK)
+          got = sky_gpu_gl_write_convolved (gpu, obj, &ms);
+        size_t d = got == SKY_OK ? readback_diff (tex, &formats[0], (int) onx, (int) ony, want)
+                                 : (size_t) -1;
+        check (got == SKY_OK && d == 0 && ms >= 0, "%s: written from the device into an R32F "
+               "texture, it reads back as the download%s bit for bit (%s%zu bytes differ, "
+               "%.3f ms)", cmp, f64 ? " rounded to float" : "", got == SKY_OK ? ""
+               : sky_last_error (), d, ms);
+        sky_gpu_gl_unregister (obj);
+        glDeleteTextures (1, &tex);
+        free (down);
+        free (want);
+      }
+  /* A failed 2D convolution (here no output array) leaves no output to show. */
+  int ret = sky_gpu_convolve2d_f64 (gpu, in64, nx, ny, &k, SKY_CONVOLVE_SAME,
+                                    SKY_GPU_CONVOLVE_AUTO, NULL, NULL);
+  check (ret != SKY_OK && sky_gpu_convolve_output (gpu, &o) == SKY_ERR_ARGUMENT,
+         "after a failed 2D convolution the context offers no output");
+  sky_kernel_clear (&k);
+  sky_gpu_free (gpu);
+  free (in32);
+  free (in64);
+}
+
 static int
 run_cuda (void)
 {
@@ -371,6 +454,7 @@ run_cuda (void)
   sky_gpu_gl_unregister (obj);
   glDeleteBuffers (1, &pbo);
   glDeleteTextures (1, &tex);
+  convolved_round (nx, ny);
   gl_headless_close (&gl);
 
   /* A re-realized widget gets a new context: registration starts again. */
@@ -414,6 +498,152 @@ median (double *v, int n)
 {
   qsort (v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The Convolution lab's output on its way to the result view's R32F
+ * texture: the lesson's deltas (side x side, a one at every [8::16, 8::16])
+ * convolved with its 15 x 15 kernel in full mode (side + 14 square), in
+ * float32 and float64, then written from the context's kept output through
+ * interop (sky_gpu_gl_write_convolved: CUDA events) or downloaded (CUDA
+ * events, pageable memory as the lab's; float64 rounded to float on the
+ * host) and uploaded with glTexSubImage2D to glFinish (host clock). t has
+ * room for 6 * repeats values. */
+static void
+bench_convolved (int side, int repeats, double *t)
+{
+  const int64_t n = (int64_t) side * side;
+  double *t_int = t, *t_int_wall = t + repeats, *t_d2h = t + 2 * repeats,
+         *t_up = t + 3 * repeats, *t_host = t + 4 * repeats;
+  SkyGpu *gpu = NULL;
+  SkyKernel k = { 0 };
+  cudaEvent_t e0, e1;
+
+  if (sky_gpu_new (&gpu) != SKY_OK || sky_kernel_parse (&k, "lesson") != SKY_OK)
+    {
+      check (0, "convolution bench: %s", sky_last_error ());
+      return;
+    }
+  CU (cudaEventCreate (&e0));
+  CU (cudaEventCreate (&e1));
+  float *in32 = calloc ((size_t) n, sizeof *in32);
+  double *in64 = calloc ((size_t) n, sizeof *in64);
+  for (int64_t y = 8; y < side; y += 16)
+    for (int64_t x = 8; x < side; x += 16)
+      in32[y * side + x] = 1, in64[y * side + x] = 1;
+  const int onx = side + k.nx - 1, ony = side + k.ny - 1;
+  const size_t on = (size_t) onx * ony;
+  void *down = malloc (on * 8);
+  float *up = malloc (on * sizeof *up);
+  for (int f64 = 0; f64 <= 1; f64++)
+    {
+      SkyGpuConvolveTimes ct = { 0 };
+      int ret = f64 ? sky_gpu_convolve2d_f64 (gpu, in64, side, side, &k, SKY_CONVOLVE_FULL,
+                                              SKY_GPU_CONVOLVE_AUTO, down, &ct)
+                    : sky_gpu_convolve2d_f32 (gpu, in32, side, side, &k, SKY_CONVOLVE_FULL,
+                                              SKY_GPU_CONVOLVE_AUTO, down, &ct);
+      SkyGpuConvolveOutput o;
+      if (ret != SKY_OK || sky_gpu_convolve_output (gpu, &o) != SKY_OK)
+        {
+          check (0, "convolution bench: %s", sky_last_error ());
+          break;
+        }
+      float *want = malloc (on * sizeof *want);
+      for (size_t i = 0; i < on; i++)
+        want[i] = f64 ? (float) ((double *) down)[i] : ((float *) down)[i];
+      GLuint tex = texture (&formats[0], onx, ony, NULL);
+      SkyGpuGl *obj = NULL;
+      double r0 = now_ms ();
+      if (sky_gpu_gl_register_texture (tex, GL_TEXTURE_2D, &obj) != SKY_OK)
+        {
+          check (0, "register the R32F texture: %s", sky_last_error ());
+          free (want);
+          break;
+        }
+      double reg_ms = now_ms () - r0;
+      size_t d_int = 0, d_host = 0;
+      for (int r = -10; r < repeats; r++)
+        {
+          double ms = 0, w0;
+          /* The last update is read back: a write that did not happen
+           * must not pass on what the one before left. */
+          if (r == repeats - 1)
+            {
+              poison (tex, &formats[0], onx, ony);
+              glFinish ();
+            }
+          w0 = now_ms ();
+          if (sky_gpu_gl_write_convolved (gpu, obj, &ms) != SKY_OK)
+            {
+              check (0, "interop write of the convolution: %s", sky_last_error ());
+              break;
+            }
+          double w1 = now_ms ();
+          if (r == repeats - 1)
+            d_int = readback_diff (tex, &formats[0], onx, ony, want);
+          /* The host path: the download the convolution makes, then the upload. */
+          CU (cudaEventRecord (e0, 0));
+          CU (cudaMemcpy (down, o.data, on * (f64 ? 8 : 4), cudaMemcpyDeviceToHost));
+          CU (cudaEventRecord (e1, 0));
+          CU (cudaEventSynchronize (e1));
+          float d2h = 0;
+          CU (cudaEventElapsedTime (&d2h, e0, e1));
+          if (r == repeats - 1)
+            {
+              poison (tex, &formats[0], onx, ony);
+              glFinish ();
+            }
+          double u0 = now_ms ();
+          const float *src = (const float *) down;
+          if (f64)
+            {
+              for (size_t i = 0; i < on; i++)
+                up[i] = (float) ((double *) down)[i];
+              src = up;
+            }
+          glBindTexture (GL_TEXTURE_2D, tex);
+          glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+          glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, onx, ony, GL_RED, GL_FLOAT, src);
+          glFinish ();
+          double u1 = now_ms ();
+          if (r == repeats - 1)
+            d_host = readback_diff (tex, &formats[0], onx, ony, want);
+          if (r < 0)
+            continue;
+          t_int[r] = ms;
+          t_int_wall[r] = w1 - w0;
+          t_d2h[r] = d2h;
+          t_up[r] = u1 - u0;
+          t_host[r] = d2h + (u1 - u0);
+        }
+      const char *dt = f64 ? "float64" : "float32";
+      double mi = median (t_int, repeats), mw = median (t_int_wall, repeats);
+      double mh = median (t_host, repeats), md = median (t_d2h, repeats),
+             mu = median (t_up, repeats);
+      printf ("# convolution output, %s, %d x %d full mode -> %d x %d (kernel %.4f ms):\n"
+              "#   interop (%smap, copy, unmap; CUDA events) %.4f ms, host clock %.4f ms; "
+              "registering the texture once %.3f ms\n"
+              "#   host path %.4f ms = download %.4f (CUDA events) + %supload %.4f (host clock "
+              "to glFinish)\n#   host / interop %.1fx\n", dt, side, side, onx, ony,
+              ct.kernel_ms, f64 ? "round to float, " : "", mi, mw, reg_ms, mh, md,
+              f64 ? "rounding and " : "", mu, mh / mi);
+      printf ("BENCH convolved-%s side=%d out=%d interop_ms=%.4f interop_wall_ms=%.4f "
+              "register_ms=%.3f host_ms=%.4f d2h_ms=%.4f upload_ms=%.4f\n", dt, side, onx, mi,
+              mw, reg_ms, mh, md, mu);
+      check (d_int == 0 && d_host == 0, "convolution output, %s %d x %d: the texture holds the "
+             "downloaded output bit for bit after the timed updates, both ways (%zu, %zu bytes "
+             "differ)", dt, onx, ony, d_int, d_host);
+      sky_gpu_gl_unregister (obj);
+      glDeleteTextures (1, &tex);
+      free (want);
+    }
+  cudaEventDestroy (e0);
+  cudaEventDestroy (e1);
+  free (down);
+  free (up);
+  free (in32);
+  free (in64);
+  sky_kernel_clear (&k);
+  sky_gpu_free (gpu);
 }
 
 /* A 2048 x 2048 result (mask and labels; then the float image alone)
@@ -608,6 +838,7 @@ run_bench (int side, int repeats)
       cudaFree ((void *) dev[k]);
       free (down[k]);
     }
+  bench_convolved (side, repeats, t);
   gl_headless_close (&gl);
   free (t);
   free (img);

@@ -141,6 +141,8 @@ sky_gpu_free (SkyGpu *gpu)
   if (gpu->stream)
     cudaStreamSynchronize (gpu->stream);
   free_image_buffers (gpu);
+  cudaFree (gpu->d_conv_out);
+  cudaFree (gpu->d_conv_f32);
   cudaFree (gpu->d_counts);
   cudaFree (gpu->d_offs);
   cudaFree (gpu->d_cursor);
@@ -381,6 +383,7 @@ sky_gpu_device_bytes (const SkyGpu *gpu)
   if (gpu->capacity > 0)
     bytes += image_bytes (gpu->capacity);
   bytes += (size_t) gpu->meas_cap * (SKY_MEASURE_ACC_BYTES + SKY_MEASURE_CAT_BYTES);
+  bytes += gpu->conv_out_bytes + gpu->conv_f32_bytes;
   return bytes;
 }
 

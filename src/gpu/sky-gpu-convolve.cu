@@ -426,7 +426,7 @@ namespace {
 
 /* Device buffers and events of one call, freed on every way out. */
 struct ConvBuffers {
-  void *d_in = nullptr, *d_out = nullptr, *d_k = nullptr;
+  void *d_in = nullptr, *d_out = nullptr, *d_k = nullptr;   /* d_out: 1D only */
   cudaEvent_t ev[4] = {};
   ~ConvBuffers ()
   {
@@ -468,6 +468,9 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
   const int kx = kernel->nx, ky = kernel->ny;
   const size_t es = sizeof (T);
 
+  /* From here on the kept output is this call's, or none if it fails. */
+  if (gpu != nullptr)
+    gpu->conv_nx = gpu->conv_ny = 0;
   if (gpu == nullptr || in == nullptr || out == nullptr)
     return sky_fail (SKY_ERR_ARGUMENT, "GPU convolution: no context, input or output");
   if ((ret = sky_convolve_geometry (nx, ny, kernel, mode, &onx, &ony, &x0, &y0, &swapped))
@@ -527,7 +530,18 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
         }                                                                       \
     }                                                                           \
   while (0)
-  if ((ret = sky_gpu_check_memory_limit (gpu, in_bytes + out_bytes + (size_t) hk_n * es,
+  /* The output goes into the context's kept buffer (sky_gpu_convolve_output),
+   * which stays for a display to read; it is replaced only when too small,
+   * and counts as held, so only a larger one is new memory. */
+  size_t out_alloc = out_bytes > 0 ? out_bytes : es;
+  if (gpu->conv_out_bytes < out_alloc)
+    {
+      cudaFree (gpu->d_conv_out);
+      gpu->d_conv_out = nullptr;
+      gpu->conv_out_bytes = 0;
+    }
+  if ((ret = sky_gpu_check_memory_limit (gpu, in_bytes + (size_t) hk_n * es
+                                                + (gpu->d_conv_out ? 0 : out_alloc),
                                          "the convolution")) != SKY_OK)
     {
       free (hk);
@@ -536,7 +550,11 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
   for (cudaEvent_t &e : b.ev)
     CONV_TRY (cudaEventCreate (&e));
   CONV_TRY (cudaMalloc (&b.d_in, in_bytes > 0 ? in_bytes : es));
-  CONV_TRY (cudaMalloc (&b.d_out, out_bytes > 0 ? out_bytes : es));
+  if (gpu->d_conv_out == nullptr)
+    {
+      CONV_TRY (cudaMalloc (&gpu->d_conv_out, out_alloc));
+      gpu->conv_out_bytes = out_alloc;
+    }
   CONV_TRY (cudaMalloc (&b.d_k, (size_t) hk_n * es));
   CONV_TRY (cudaEventRecord (b.ev[0], gpu->stream));
   CONV_TRY (cudaMemcpyAsync (b.d_in, in, in_bytes, cudaMemcpyHostToDevice, gpu->stream));
@@ -550,7 +568,7 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
 #undef CONV_TRY
 
   const T *d_in = (const T *) b.d_in, *d_k = (const T *) b.d_k;
-  T *d_out = (T *) b.d_out;
+  T *d_out = (T *) gpu->d_conv_out;
   if (onx > 0 && ony > 0)
     {
       if (kind == 2)
@@ -594,10 +612,17 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
         }
     }
   SKY_CUDA (cudaEventRecord (b.ev[2], gpu->stream));
-  SKY_CUDA (cudaMemcpyAsync (out, b.d_out, out_bytes, cudaMemcpyDeviceToHost, gpu->stream));
+  SKY_CUDA (cudaMemcpyAsync (out, d_out, out_bytes, cudaMemcpyDeviceToHost, gpu->stream));
   SKY_CUDA (cudaEventRecord (b.ev[3], gpu->stream));
   SKY_CUDA (cudaStreamSynchronize (gpu->stream));
-  return fill_times (b, times, kind == 0 ? SKY_GPU_CONVOLVE_SEPARABLE : SKY_GPU_CONVOLVE_DIRECT);
+  if ((ret = fill_times (b, times, kind == 0 ? SKY_GPU_CONVOLVE_SEPARABLE
+                                             : SKY_GPU_CONVOLVE_DIRECT)) != SKY_OK)
+    return ret;
+  /* Only a complete output is offered to a display. */
+  gpu->conv_nx = onx;
+  gpu->conv_ny = ony;
+  gpu->conv_f64 = sizeof (T) == 8;
+  return SKY_OK;
 }
 
 template <typename T>
@@ -670,7 +695,63 @@ convolve1d (SkyGpu *gpu, const T *a, int64_t n, const T *v, int64_t m, T *out,
   return fill_times (b, times, SKY_GPU_CONVOLVE_DIRECT);
 }
 
+__global__ void
+round_to_float (const double *__restrict__ in, int64_t n, float *__restrict__ out)
+{
+  sky_grid_wait ();
+  for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n;
+       i += (int64_t) gridDim.x * blockDim.x)
+    out[i] = (float) in[i];   /* round to nearest, as the host's cast */
+}
+
 } // namespace
+
+extern "C" int
+sky_gpu_convolve_output (const SkyGpu *gpu, SkyGpuConvolveOutput *out)
+{
+  memset (out, 0, sizeof *out);
+  if (gpu == nullptr || gpu->conv_nx <= 0 || gpu->conv_ny <= 0)
+    return sky_fail (SKY_ERR_ARGUMENT, "the GPU context holds no 2D convolution output");
+  out->data = gpu->d_conv_out;
+  out->nx = gpu->conv_nx;
+  out->ny = gpu->conv_ny;
+  out->f64 = gpu->conv_f64;
+  return SKY_OK;
+}
+
+int
+sky_gpu_convolve_output_f32 (SkyGpu *gpu, const float **out)
+{
+  SkyGpuConvolveOutput o;
+  int ret;
+
+  *out = nullptr;
+  if ((ret = sky_gpu_convolve_output (gpu, &o)) != SKY_OK)
+    return ret;
+  if (!o.f64)
+    {
+      *out = (const float *) o.data;
+      return SKY_OK;
+    }
+  const int64_t n = o.nx * o.ny;
+  const size_t bytes = (size_t) n * sizeof (float);
+  if (gpu->conv_f32_bytes < bytes)
+    {
+      cudaFree (gpu->d_conv_f32);
+      gpu->d_conv_f32 = nullptr;
+      gpu->conv_f32_bytes = 0;
+      if ((ret = sky_gpu_check_memory_limit (gpu, bytes, "the convolution's float copy"))
+          != SKY_OK)
+        return ret;
+      SKY_CUDA (cudaMalloc ((void **) &gpu->d_conv_f32, bytes));
+      gpu->conv_f32_bytes = bytes;
+    }
+  const int64_t blocks = (n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536;
+  SKY_LAUNCH (round_to_float, dim3 ((unsigned) blocks), dim3 (256), 0, gpu->stream,
+              (const double *) o.data, n, gpu->d_conv_f32);
+  *out = gpu->d_conv_f32;
+  return SKY_OK;
+}
 
 extern "C" int
 sky_gpu_convolve2d_f32 (SkyGpu *gpu, const float *in, int64_t nx, int64_t ny,

@@ -75,6 +75,14 @@ int sky_gpu_gl_write_buffer (SkyGpu *gpu, SkyGpuGl *buf, const void *src, size_t
 int sky_gpu_gl_write_buffers (SkyGpu *gpu, int n, SkyGpuGl *const *buf,
                               const void *const *src, const size_t *bytes, double *ms);
 
+/* The context's last 2D convolution output (sky_gpu_convolve_output) into
+ * level 0 of a registered R32F 2D texture of its size: copied as it is when
+ * it is float32, rounded to float on the device first when float64 (as a C
+ * cast rounds); on gpu's stream, between a map and an unmap as above. ms
+ * (if not NULL) as above, the rounding included. SKY_ERR_ARGUMENT when
+ * the context holds no output. */
+int sky_gpu_gl_write_convolved (SkyGpu *gpu, SkyGpuGl *tex, double *ms);
+
 /* The display's colour mapping on the device: writes nx x ny RGBA8 pixels
  * (rows packed) into the registered buffer, pixel i the colour of src[i]
  * (device memory, float): v = (x - lo) / (hi - lo) clamped to [0, 1], the

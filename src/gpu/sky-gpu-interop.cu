@@ -254,6 +254,29 @@ sky_gpu_gl_write_buffer (SkyGpu *gpu, SkyGpuGl *buf, const void *src, size_t byt
   return sky_gpu_gl_write_buffers (gpu, 1, &buf, &src, &bytes, ms);
 }
 
+int
+sky_gpu_gl_write_convolved (SkyGpu *gpu, SkyGpuGl *tex, double *ms)
+{
+  SkyGpuConvolveOutput o;
+  const float *src = NULL;
+  Timer t;
+  int ret;
+
+  if (gpu == NULL)
+    return sky_fail (SKY_ERR_ARGUMENT, "no GPU context for its convolution output");
+  if ((ret = sky_gpu_convolve_output (gpu, &o)) != SKY_OK)
+    return ret;
+  const void *src_v;
+  size_t row = (size_t) o.nx * sizeof (float), rows = (size_t) o.ny;
+  if ((ret = timer_start (&t, gpu->stream, ms)) == SKY_OK
+      && (ret = sky_gpu_convolve_output_f32 (gpu, &src)) == SKY_OK
+      && ((src_v = src), (ret = write_textures (gpu->stream, 1, &tex, &src_v, &row, &rows)))
+           == SKY_OK)
+    ret = timer_stop (&t, gpu->stream, ms);
+  timer_free (&t);
+  return ret;
+}
+
 /* ------------------------------------------------------------ colour map */
 
 __constant__ uchar4 c_cmap[256];

@@ -214,6 +214,15 @@ struct SkyGpu {
   unsigned char *d_meas;
   int64_t meas_cap;          /* sources the measure buffer holds */
 
+  /* the last 2D convolution's output, kept for a display (sky-gpu.h,
+   * sky_gpu_convolve_output); the buffer is kept while large enough */
+  void *d_conv_out;
+  size_t conv_out_bytes;     /* capacity of d_conv_out */
+  int64_t conv_nx, conv_ny;  /* 0 x 0: none (no 2D convolution, or it failed) */
+  int conv_f64;
+  float *d_conv_f32;         /* a float64 output rounded to float, made on demand */
+  size_t conv_f32_bytes;
+
   /* host side, pinned */
   SkyGpuState *h_state, *d_state;
   SkyGpuParams *h_params, *d_params;
@@ -243,6 +252,11 @@ int sky_gpu_ensure_measure (SkyGpu *gpu, int64_t nsources);
  * top of what gpu holds now would pass SKYSIFT_GPU_MEMORY_LIMIT. */
 int sky_gpu_check_memory_limit (const SkyGpu *gpu, size_t more, const char *what);
 
+
+/* The last 2D convolution's output as float on the device: the kept
+ * buffer itself for a float32 output, else a float copy rounded on
+ * gpu->stream (enqueued, not waited for) into a buffer the context keeps. */
+int sky_gpu_convolve_output_f32 (SkyGpu *gpu, const float **out);
 
 /* The launch geometry of the clip histogram for n pixels. */
 void sky_gpu_clip_geometry (const SkyGpu *gpu, int64_t n, int *blocks, int64_t *chunk);

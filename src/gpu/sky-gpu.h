@@ -127,15 +127,34 @@ typedef struct SkyGpuConvolveTimes {
 /* 2D convolution with zero fill as scipy.signal.convolve2d in mode (and as
  * sky_cpu_convolve2d_*()): in is nx x ny row-major on the host, out (on the
  * host) gets the size sky_convolve_geometry() gives. Accumulates in the
- * element type. Device memory is allocated and freed per call (outside the
- * timed span). SKY_ERR_ARGUMENT as sky_convolve_geometry() says, or for a
- * separable path asked of a kernel of higher rank; times may be NULL. */
+ * element type. The input and kernel buffers on the device are allocated
+ * and freed per call (outside the timed span); the output's stays with the
+ * context, holding this output after the download (sky_gpu_convolve_output
+ * below), and is reused by the next call while large enough.
+ * SKY_ERR_ARGUMENT as sky_convolve_geometry() says, or for a separable path
+ * asked of a kernel of higher rank; times may be NULL. */
 int sky_gpu_convolve2d_f32 (SkyGpu *gpu, const float *in, int64_t nx, int64_t ny,
                             const SkyKernel *kernel, SkyConvolveMode mode, int path, float *out,
                             SkyGpuConvolveTimes *times);
 int sky_gpu_convolve2d_f64 (SkyGpu *gpu, const double *in, int64_t nx, int64_t ny,
                             const SkyKernel *kernel, SkyConvolveMode mode, int path,
                             double *out, SkyGpuConvolveTimes *times);
+
+/* The output of the context's last successful 2D convolution, still on
+ * the device, for a display that reads it there (sky_gpu_gl_write_convolved
+ * in sky-gpu-gl.h): nx x ny values in rows of nx, double where f64, else
+ * float, equal bit for bit to what was downloaded. Valid until the next 2D
+ * convolution on the context (which may fail and leave none) or its
+ * sky_gpu_free(); a pipeline run or a 1D convolution leaves it alone.
+ * SKY_ERR_ARGUMENT when there is none. The caller keeps other threads off
+ * the context meanwhile. */
+typedef struct SkyGpuConvolveOutput {
+  const void *data;
+  int64_t nx, ny;
+  int f64;
+} SkyGpuConvolveOutput;
+
+int sky_gpu_convolve_output (const SkyGpu *gpu, SkyGpuConvolveOutput *out);
 
 /* 1D full convolution as np.convolve: out (n + m - 1 values, host)[j] =
  * sum over k of a[j - k] * v[k]. */
