@@ -132,6 +132,26 @@ test_source (void)
   sky_display_source (&gpu, &got_lock, &got_mask, &got_labels);
   g_assert_null (got_mask);
   g_assert_null (got_labels);
+
+  /* The Convolution lab's output, by number, beside the run's: publishing
+   * one leaves the other as it was. */
+  guint64 serial = 99;
+  sky_display_publish (&fake_gpu, &lock, mask, labels);
+  sky_display_source_convolved (&gpu, &got_lock, &serial);
+  g_assert_cmpuint (serial, ==, 0);
+  sky_display_publish_convolved (&fake_gpu, &lock, 7);
+  sky_display_source_convolved (&gpu, &got_lock, &serial);
+  g_assert_true (gpu == &fake_gpu && got_lock == &lock);
+  g_assert_cmpuint (serial, ==, 7);
+  sky_display_source (&gpu, &got_lock, &got_mask, &got_labels);
+  g_assert_true (got_mask == mask && got_labels == labels);
+  sky_display_publish (&fake_gpu, &lock, NULL, NULL);
+  sky_display_source_convolved (&gpu, &got_lock, &serial);
+  g_assert_cmpuint (serial, ==, 7);
+  /* A failed convolution names nothing. */
+  sky_display_publish_convolved (&fake_gpu, &lock, 0);
+  sky_display_source_convolved (&gpu, &got_lock, &serial);
+  g_assert_cmpuint (serial, ==, 0);
 }
 
 int

@@ -22,6 +22,7 @@
 
 #include "sky-application.h"
 #include "sky-convolution-lab.h"
+#include "sky-pipeline-gpu.h"
 #include "sky-render.h"
 #include "sky-window-private.h"
 #include "sky-test-util.h"
@@ -1163,6 +1164,22 @@ test_convolution_16x (Fixture *f)
   sky_convolution_lab_show_delta (lab, 16, dx, dx);
   wait_drawn (deltas, "the deltas at 16x");
   wait_drawn (result, "the result at 16x");
+  /* Which output is shown and how it reached the screen: without a GPU,
+   * the CPU's, from host memory (drawn on the CPU here, or uploaded to a
+   * texture where the view draws with OpenGL); never through interop. */
+  {
+    const char *t = sky_convolution_lab_get_timings (lab);
+    g_test_message ("%s", t);
+    if (!sky_pipeline_gpu_available (NULL))
+      {
+        g_assert_nonnull (strstr (t, "Result shown: the CPU's 2D output (separable), "));
+        g_assert_nonnull (strstr (t, "from host memory"));
+        g_assert_null (strstr (t, "interop"));
+        g_assert_nonnull (strstr (t, sky_image_view_get_image_fill (result)));
+      }
+    else
+      g_assert_nonnull (strstr (t, "Result shown: the GPU's 2D output, "));
+  }
   /* One zoom for both. */
   g_assert_cmpfloat (sky_image_view_get_zoom (deltas), ==, 16);
   g_assert_cmpfloat (sky_image_view_get_zoom (result), ==, 16);

@@ -26,6 +26,7 @@ struct _SkyConvolutionLab {
   gboolean busy;
   gboolean rerun;      /* settings moved while a run was on */
   int result_offset;
+  char *timings_head;  /* the timings up to how the result is shown */
   char *timings;
   double pending_zoom; /* show_delta asked before a result: apply then */
   int pending_x, pending_y;
@@ -63,6 +64,7 @@ typedef struct {
   double gpu_max_diff;   /* GPU against the CPU, 2D and 1D */
   gboolean gpu_agree;
   char *gpu_reason;
+  guint64 on_device;     /* the shown output is the GPU's, kept there as this number */
 } Work;
 
 static void
@@ -170,9 +172,14 @@ lab_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
             double *g2 = g_new (double, nout), *g1 = g_new (double, n1);
             GError *gerr = NULL;
             w->has_gpu = sky_pipeline_gpu_convolve (TRUE, in, n, n, &k, w->mode, g2, diag,
-                                                    MIN (k.nx, k.ny), g1, w->gpu_ms, &gerr);
+                                                    MIN (k.nx, k.ny), g1, w->gpu_ms,
+                                                    &w->on_device, &gerr);
             if (w->has_gpu)
               {
+                /* The GPU's output is shown (the device keeps it, so the
+                 * view may take it from there); the CPU's checks it. */
+                for (size_t i = 0; i < nout; i++)
+                  result_px[i] = (float) g2[i];
                 w->gpu_agree = TRUE;
                 for (size_t i = 0; i < nout; i++)
                   {
@@ -186,7 +193,10 @@ lab_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
                   }
               }
             else
-              w->gpu_reason = g_strdup (gerr->message);
+              {
+                w->gpu_reason = g_strdup (gerr->message);
+                w->on_device = 0;
+              }
             g_clear_error (&gerr);
             g_free (g2), g_free (g1);
           }
@@ -222,9 +232,10 @@ lab_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
             GError *gerr = NULL;
             w->has_gpu = sky_pipeline_gpu_convolve (FALSE, deltas_px, n, n, &k, w->mode, g2,
                                                     diag32, MIN (k.nx, k.ny), g1, w->gpu_ms,
-                                                    &gerr);
+                                                    &w->on_device, &gerr);
             if (w->has_gpu)
               {
+                memcpy (result_px, g2, nout * sizeof *g2);   /* shown, as in float64 */
                 w->gpu_agree = TRUE;
                 for (size_t i = 0; i < nout; i++)
                   {
@@ -240,7 +251,10 @@ lab_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
                   }
               }
             else
-              w->gpu_reason = g_strdup (gerr->message);
+              {
+                w->gpu_reason = g_strdup (gerr->message);
+                w->on_device = 0;
+              }
             g_clear_error (&gerr);
             g_free (g2), g_free (g1);
           }
@@ -291,6 +305,33 @@ apply_pending (SkyConvolutionLab *self)
                             self->pending_y + self->result_offset);
 }
 
+/* The timings: what the computation measured, then how the result view
+ * filled its texture (once it has drawn). */
+static void
+set_timings (SkyConvolutionLab *self)
+{
+  const char *fill = sky_image_view_get_image_fill (self->result_view);
+
+  g_free (self->timings);
+  self->timings = g_strdup_printf ("%s, %s", self->timings_head,
+                                   fill ? fill : "not drawn yet");
+  gtk_label_set_text (self->timings_label, self->timings);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TIMINGS]);
+}
+
+static void
+result_drawn (gpointer data, gpointer unused)
+{
+  GWeakRef *ref = data;
+  SkyConvolutionLab *self = g_weak_ref_get (ref);
+
+  if (self != NULL && self->timings_head != NULL)
+    set_timings (self);
+  g_clear_object (&self);
+  g_weak_ref_clear (ref);
+  g_free (ref);
+}
+
 static void
 run_done (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -320,19 +361,27 @@ run_done (GObject *source, GAsyncResult *result, gpointer data)
       self->result_offset = w->offset;
       sky_image_view_set_image (self->deltas_view, w->deltas);
       sky_image_view_set_image (self->result_view, w->result);
-      g_free (self->timings);
-      self->timings = g_strdup_printf (
+      sky_image_view_set_image_on_device (self->result_view, w->on_device);
+      g_free (self->timings_head);
+      self->timings_head = g_strdup_printf (
         "Convolution (%s, %s, %lld x %lld result)\n"
         "CPU 2D separable: %.2f ms\n"
         "CPU 2D direct: %.2f ms\n"
         "CPU 1D (raveled, diagonal): %.2f ms\n"
         "separable = direct: %s (max |diff| %.2g)\n"
-        "%s",
+        "%s\n"
+        "Result shown: %s",
         w->f64 ? "float64" : "float32", mode_names[gtk_drop_down_get_selected (self->mode_dropdown)],
         (long long) w->result->image.nx, (long long) w->result->image.ny,
-        w->sep_ms, w->direct_ms, w->cpu1d_ms, w->agree ? "yes" : "NO", w->max_diff, gpu);
-      gtk_label_set_text (self->timings_label, self->timings);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TIMINGS]);
+        w->sep_ms, w->direct_ms, w->cpu1d_ms, w->agree ? "yes" : "NO", w->max_diff, gpu,
+        w->has_gpu ? "the GPU's 2D output" : "the CPU's 2D output (separable)");
+      set_timings (self);
+      /* Once drawn, how the result reached the screen. */
+      {
+        GWeakRef *ref = g_new0 (GWeakRef, 1);
+        g_weak_ref_init (ref, self);
+        sky_image_view_when_drawn (self->result_view, result_drawn, ref);
+      }
       gtk_label_set_text (self->status_label, "");
       if (self->pending_zoom > 0)
         apply_pending (self);
@@ -453,6 +502,7 @@ sky_convolution_lab_finalize (GObject *object)
 
   g_clear_object (&self->cancellable);
   g_free (self->timings);
+  g_free (self->timings_head);
   G_OBJECT_CLASS (sky_convolution_lab_parent_class)->finalize (object);
 }
 

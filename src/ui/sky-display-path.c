@@ -142,6 +142,7 @@ sky_display_reset (void)
 static GMutex *source_lock;
 static gpointer source_gpu;
 static gconstpointer source_mask, source_labels;
+static guint64 source_convolved;
 
 void
 sky_display_publish (gpointer gpu, GMutex *lock, gconstpointer mask, gconstpointer labels)
@@ -150,6 +151,22 @@ sky_display_publish (gpointer gpu, GMutex *lock, gconstpointer mask, gconstpoint
   source_gpu = gpu;
   source_mask = mask;
   source_labels = labels;
+}
+
+void
+sky_display_publish_convolved (gpointer gpu, GMutex *lock, guint64 serial)
+{
+  g_atomic_pointer_set (&source_lock, lock);
+  source_gpu = gpu;
+  source_convolved = serial;
+}
+
+void
+sky_display_source_convolved (gpointer *gpu, GMutex **lock, guint64 *serial)
+{
+  *lock = g_atomic_pointer_get (&source_lock);
+  *gpu = source_gpu;
+  *serial = source_convolved;
 }
 
 void

@@ -68,6 +68,15 @@ void sky_display_publish (gpointer gpu, GMutex *lock, gconstpointer mask, gconst
 void sky_display_source (gpointer *gpu, GMutex **lock, gconstpointer *mask,
                          gconstpointer *labels);
 
+/* The same for the Convolution lab: after every 2D convolution on the
+ * context, with the bridge's lock held, which output the context keeps on
+ * the device (sky_gpu_convolve_output), by a number the bridge gave it
+ * (never 0; 0 after a failure: none). Unlike host addresses, a number is
+ * never reused, so no other image can be taken for it. */
+void sky_display_publish_convolved (gpointer gpu, GMutex *lock, guint64 serial);
+/* Read *gpu and *serial only with *lock held. */
+void sky_display_source_convolved (gpointer *gpu, GMutex **lock, guint64 *serial);
+
 /* Forgets the choice and the times (tests). */
 void sky_display_reset (void);
 

@@ -18,7 +18,7 @@ typedef struct {
 
 struct _SkyGlInterop {
   gboolean active;
-  Registered reg[2];
+  Registered reg[3];   /* mask, labels, float image */
 };
 
 SkyGlInterop *
@@ -90,12 +90,14 @@ sky_gl_interop_free (SkyGlInterop *interop)
     return;
   sky_gl_interop_forget (interop, SKY_GL_INTEROP_MASK);
   sky_gl_interop_forget (interop, SKY_GL_INTEROP_LABELS);
+  sky_gl_interop_forget (interop, SKY_GL_INTEROP_IMAGE);
   g_free (interop);
 }
 
 #ifdef SKYSIFT_HAVE_GPU_GL
-/* The registration for this object at the image's size: a texture gets
- * its storage here; a buffer has it from the view already. */
+/* The registration for this object at the image's size: a mask or label
+ * texture gets its storage here; a buffer, and the float image's texture
+ * (with its mipmap levels), have it from the view already. */
 static gboolean
 ensure_registered (SkyGlInterop *interop, int which, GLuint tex, gboolean is_buffer, gint64 nx,
                    gint64 ny)
@@ -108,6 +110,8 @@ ensure_registered (SkyGlInterop *interop, int which, GLuint tex, gboolean is_buf
   sky_gl_interop_forget (interop, which);
   if (is_buffer)
     ret = sky_gpu_gl_register_buffer (tex, &r->obj);
+  else if (which == SKY_GL_INTEROP_IMAGE)
+    ret = sky_gpu_gl_register_texture (tex, GL_TEXTURE_2D, &r->obj);
   else
     {
       glBindTexture (GL_TEXTURE_2D, tex);
@@ -176,6 +180,39 @@ sky_gl_interop_write (SkyGlInterop *interop, int which, GLuint tex, gboolean is_
                                                     (size_t) img->ny, ms)) == SKY_OK;
       if (!done)
         g_message ("CUDA/GL interop: %s; this update goes through the host", sky_last_error ());
+    }
+  g_mutex_unlock (lock);
+  return done;
+#else
+  return FALSE;
+#endif
+}
+
+gboolean
+sky_gl_interop_write_convolved (SkyGlInterop *interop, GLuint tex, guint64 serial, gint64 nx,
+                                gint64 ny, double *ms)
+{
+#ifdef SKYSIFT_HAVE_GPU_GL
+  GMutex *lock = NULL;
+  gpointer source_gpu;
+  guint64 source_serial;
+  SkyGpuConvolveOutput out;
+  gboolean done = FALSE;
+
+  /* As for the runs: the bridge's lock only if free, never a wait. */
+  if (sky_gl_interop_active (interop))
+    sky_display_source_convolved (&source_gpu, &lock, &source_serial);
+  if (lock == NULL || serial == 0 || !g_mutex_trylock (lock))
+    return FALSE;
+  sky_display_source_convolved (&source_gpu, &lock, &source_serial);
+  if (source_gpu != NULL && source_serial == serial
+      && sky_gpu_convolve_output (source_gpu, &out) == SKY_OK && out.nx == nx && out.ny == ny
+      && ensure_registered (interop, SKY_GL_INTEROP_IMAGE, tex, FALSE, nx, ny))
+    {
+      done = sky_gpu_gl_write_convolved (source_gpu, interop->reg[SKY_GL_INTEROP_IMAGE].obj, ms)
+             == SKY_OK;
+      if (!done)
+        g_message ("CUDA/GL interop: %s; this image goes up from host memory", sky_last_error ());
     }
   g_mutex_unlock (lock);
   return done;

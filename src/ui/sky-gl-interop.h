@@ -25,7 +25,7 @@ void sky_gl_interop_free (SkyGlInterop *interop);
 
 gboolean sky_gl_interop_active (const SkyGlInterop *interop);
 
-enum { SKY_GL_INTEROP_MASK, SKY_GL_INTEROP_LABELS };
+enum { SKY_GL_INTEROP_MASK, SKY_GL_INTEROP_LABELS, SKY_GL_INTEROP_IMAGE };
 
 /* Fills the view's mask (R8UI) or labels (R32I) with run's from device
  * memory: tex is a buffer object where is_buffer (the caller gave it
@@ -37,6 +37,17 @@ enum { SKY_GL_INTEROP_MASK, SKY_GL_INTEROP_LABELS };
  * memory. */
 gboolean sky_gl_interop_write (SkyGlInterop *interop, int which, GLuint tex, gboolean is_buffer,
                                const SkyRun *run, double *ms);
+
+/* Fills level 0 of the view's float image texture tex (R32F, nx x ny,
+ * given its storage by the caller) with the GPU context's kept 2D
+ * convolution output, where the bridge published it under the number
+ * serial (sky_display_publish_convolved) and it is nx x ny: registers tex
+ * (once a storage), maps, copies (float64 rounded to float on the device),
+ * unmaps, and puts the CUDA event time in *ms. FALSE where the device holds
+ * another output (a later convolution, none), the GPU is busy, or interop
+ * is off: the caller then uploads from host memory. */
+gboolean sky_gl_interop_write_convolved (SkyGlInterop *interop, GLuint tex, guint64 serial,
+                                         gint64 nx, gint64 ny, double *ms);
 
 /* Before the caller gives tex new storage (a texture from host memory, a
  * buffer a new size): a registered object must not change size or format

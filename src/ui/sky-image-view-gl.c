@@ -224,9 +224,44 @@ upload_image (SkyImageView *self)
   self->overlays_uploadable = self->overlay_buffers || base == 0;
   glBindTexture (GL_TEXTURE_2D, self->tex_image);
   glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
-  for (int k = base; k < pyr->nlevels; k++)
-    glTexImage2D (GL_TEXTURE_2D, k - base, GL_R32F, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k],
-                  0, GL_RED, GL_FLOAT, pyr->pixels[k]);
+  /* Any storage given below is new: a registration of the old must go. */
+  sky_gl_interop_forget (self->interop, SKY_GL_INTEROP_IMAGE);
+  if (self->image_on_device != 0 && base == 0 && sky_gl_interop_active (self->interop))
+    {
+      double ms = 0, t0 = g_get_monotonic_time ();
+      /* Storage for every level, level 0 written by the device (it is the
+       * whole image: base 0), then the zoom-out levels from the host:
+       * after the write, since a write-discard registration may leave the
+       * texture's other contents undefined. */
+      for (int k = 0; k < pyr->nlevels; k++)
+        glTexImage2D (GL_TEXTURE_2D, k, GL_R32F, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k], 0,
+                      GL_RED, GL_FLOAT, NULL);
+      if (sky_gl_interop_write_convolved (self->interop, self->tex_image, self->image_on_device,
+                                          pyr->nx[0], pyr->ny[0], &ms))
+        {
+          for (int k = 1; k < pyr->nlevels; k++)
+            glTexSubImage2D (GL_TEXTURE_2D, k, 0, 0, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k],
+                             GL_RED, GL_FLOAT, pyr->pixels[k]);
+          g_free (self->image_fill);
+          self->image_fill = g_strdup_printf ("through CUDA/GL interop from the GPU's output "
+                                              "(%.3f ms, CUDA events; %.1f ms with the zoom-out "
+                                              "levels from the host)", ms,
+                                              (g_get_monotonic_time () - t0) / 1000.0);
+          goto levels;
+        }
+      /* The device holds another output, or is busy: the host, as below. */
+      sky_gl_interop_forget (self->interop, SKY_GL_INTEROP_IMAGE);
+    }
+  {
+    double t0 = g_get_monotonic_time ();
+    for (int k = base; k < pyr->nlevels; k++)
+      glTexImage2D (GL_TEXTURE_2D, k - base, GL_R32F, (GLsizei) pyr->nx[k],
+                    (GLsizei) pyr->ny[k], 0, GL_RED, GL_FLOAT, pyr->pixels[k]);
+    g_free (self->image_fill);
+    self->image_fill = g_strdup_printf ("from host memory (glTexImage2D, %.1f ms)",
+                                        (g_get_monotonic_time () - t0) / 1000.0);
+  }
+levels:
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST_MIPMAP_NEAREST);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, 0);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, pyr->nlevels - 1 - base);

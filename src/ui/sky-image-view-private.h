@@ -61,6 +61,8 @@ struct _SkyImageView {
   gboolean overlay_buffers;     /* this image's overlays are in the buffers */
   GLint u_buffers;
   char *gl_info;
+  guint64 image_on_device;      /* the bridge's convolution output number, or 0 */
+  char *image_fill;             /* how the image last went into its texture */
   SkyGlInterop *interop;        /* how the mask and labels go up (never NULL once realized) */
 
   /* Drawing on the CPU (sky-raster.h) where OpenGL is software or absent:

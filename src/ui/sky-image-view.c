@@ -191,6 +191,7 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
   self->image = image ? sky_image_data_ref (image) : NULL;
   self->selected = -1;
   self->image_dirty = self->mask_dirty = self->labels_dirty = TRUE;
+  self->image_on_device = 0;
   /* Limits typed for another image mean nothing for this one. */
   if (self->limits == SKY_LIMITS_TYPED)
     {
@@ -206,6 +207,23 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
   refresh_eq (self);
   sky_image_view_fit (self);
   g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
+}
+
+void
+sky_image_view_set_image_on_device (SkyImageView *self, guint64 convolved)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  self->image_on_device = convolved;
+}
+
+const char *
+sky_image_view_get_image_fill (SkyImageView *self)
+{
+  g_return_val_if_fail (SKY_IS_IMAGE_VIEW (self), NULL);
+  /* The CPU drawing path reads the host's pixels; no texture at all. */
+  if (self->use_raster && self->image != NULL)
+    return "drawn on the CPU from host memory";
+  return self->image_fill;
 }
 
 SkyImageData *
@@ -628,6 +646,7 @@ sky_image_view_finalize (GObject *object)
 
   g_free (self->draw_order);
   g_free (self->gl_info);
+  g_free (self->image_fill);
   g_clear_object (&self->frame);
   g_ptr_array_free (self->when_drawn, TRUE);
   G_OBJECT_CLASS (sky_image_view_parent_class)->finalize (object);

@@ -20,6 +20,19 @@ GtkWidget *sky_image_view_new (void);
 void sky_image_view_set_image (SkyImageView *self, SkyImageData *image);
 SkyImageData *sky_image_view_get_image (SkyImageView *self);
 
+/* The image just set is also on the GPU: the GPU bridge's kept 2D
+ * convolution output number convolved (sky_pipeline_gpu_convolve), the
+ * same floats. Where the view fills its textures through CUDA/GL interop
+ * and the device still holds that output, the image's full-resolution
+ * level then goes into the texture from there; its zoom-out levels, and
+ * everything elsewhere, from host memory. sky_image_view_set_image()
+ * forgets it. */
+void sky_image_view_set_image_on_device (SkyImageView *self, guint64 convolved);
+
+/* How the image last reached the screen, for a person: through CUDA/GL
+ * interop or from host memory, with the time; NULL until it has. */
+const char *sky_image_view_get_image_fill (SkyImageView *self);
+
 /* The results to draw; which of them show is up to the show-* properties. */
 void sky_image_view_set_run (SkyImageView *self, SkyRun *run);
 

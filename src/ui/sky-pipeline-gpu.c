@@ -209,13 +209,15 @@ gboolean
 sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
                            const SkyKernel *kernel, SkyConvolveMode mode, void *out2d,
                            const void *v, gint64 m, void *out1d, double times[4],
-                           GError **error)
+                           guint64 *device_output, GError **error)
 {
+  static guint64 last_output;   /* numbers of kept outputs; under gpu_lock */
   g_autoptr (GMutexLocker) locker = NULL;
   SkyGpuConvolveTimes t2 = { 0 }, t1 = { 0 };
   char *reason = NULL;
   int ret = SKY_OK;
 
+  *device_output = 0;
   if (!sky_pipeline_gpu_available (&reason))
     {
       g_set_error_literal (error, SKY_UI_ERROR, SKY_ERR_UNAVAILABLE, reason);
@@ -230,6 +232,13 @@ sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
                                         SKY_GPU_CONVOLVE_AUTO, out2d, &t2)
               : sky_gpu_convolve2d_f32 (gpu_context, in, nx, ny, kernel, mode,
                                         SKY_GPU_CONVOLVE_AUTO, out2d, &t2);
+  /* The output the context now keeps (or none), told to the view under
+   * the lock, as a run's results are; the 1D convolution leaves it. */
+  if (gpu_context != NULL)
+    {
+      *device_output = ret == SKY_OK ? ++last_output : 0;
+      sky_display_publish_convolved (gpu_context, &gpu_lock, *device_output);
+    }
   if (ret == SKY_OK)
     ret = f64 ? sky_gpu_convolve1d_f64 (gpu_context, in, nx * ny, v, m, out1d, &t1)
               : sky_gpu_convolve1d_f32 (gpu_context, in, nx * ny, v, m, out1d, &t1);

@@ -31,10 +31,13 @@ gboolean sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError 
  * convolution of in raveled with v (m values) into out1d; float64 where
  * f64, else float32 (in, v and the outputs of that type). times: the 2D
  * kernel, the 2D with its transfers, the 1D kernel, the 1D with its
- * transfers, in ms. FALSE with error where there is no GPU. */
+ * transfers, in ms. FALSE with error where there is no GPU. The 2D output
+ * stays on the device too, until the next 2D convolution: *device_output
+ * gets the number under which the bridge published it for the image view
+ * (sky_display_publish_convolved), 0 where it is not kept. */
 gboolean sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
                                     const SkyKernel *kernel, SkyConvolveMode mode, void *out2d,
                                     const void *v, gint64 m, void *out1d, double times[4],
-                                    GError **error);
+                                    guint64 *device_output, GError **error);
 
 G_END_DECLS
