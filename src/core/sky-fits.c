@@ -262,6 +262,35 @@ mark_blanks (SkyImage *img)
   img->ninf = ninf;
 }
 
+/* Starts a child for work that may crash inside cfitsio. The child's
+ * stderr goes to /dev/null: the parent says what went wrong, in one line,
+ * and whatever a crashing library (or a sanitizer watching it) would print
+ * stays out. fork()'s result. */
+static pid_t
+fork_quiet (void)
+{
+  pid_t pid = fork ();
+
+  if (pid == 0)
+    {
+      int devnull = open ("/dev/null", O_WRONLY);
+      if (devnull >= 0)
+        dup2 (devnull, STDERR_FILENO);
+    }
+  return pid;
+}
+
+/* Waits for a child of fork_quiet(); its wait status. */
+static int
+wait_child (pid_t pid)
+{
+  int wstatus = 0;
+
+  while (waitpid (pid, &wstatus, 0) < 0 && errno == EINTR)
+    ;
+  return wstatus;
+}
+
 /* Reads a tile-compressed plane in a child process. cfitsio's decompressors
  * trust the compressed stream: a damaged RICE tile was seen to make
  * fits_rdecomp read past its buffer and crash (cfitsio 4.2, found by
@@ -280,16 +309,11 @@ read_compressed_plane (fitsfile *fptr, const char *path, long long first_pixel[]
   if (shared == MAP_FAILED)
     return sky_fail (SKY_ERR_MEMORY, "%s: no memory to decompress %lld pixels", path,
                      (long long) n);
-  pid = fork ();
+  pid = fork_quiet ();
   if (pid == 0)
     {
       float nulval = NAN;
       int status = 0, anynul = 0;
-      /* The parent says what went wrong, in one line: whatever a crashing
-       * decompressor (or a sanitizer watching it) would print stays out. */
-      int devnull = open ("/dev/null", O_WRONLY);
-      if (devnull >= 0)
-        dup2 (devnull, STDERR_FILENO);
       fits_read_pixll (fptr, TFLOAT, first_pixel, n, float_data ? NULL : &nulval, shared,
                        &anynul, &status);
       _exit (status == 0 ? 0 : 1);
@@ -299,8 +323,7 @@ read_compressed_plane (fitsfile *fptr, const char *path, long long first_pixel[]
                     strerror (errno));
   else
     {
-      while (waitpid (pid, &wstatus, 0) < 0 && errno == EINTR)
-        ;
+      wstatus = wait_child (pid);
       if (WIFSIGNALED (wstatus))
         ret = sky_fail (SKY_ERR_FORMAT, "%s: the compressed image data is damaged "
                         "(decompressing it failed with signal %d)", path, WTERMSIG (wstatus));
@@ -336,8 +359,8 @@ has_extensions (fitsfile *fptr, const struct stat *st)
 static int
 walk_headers_in_child (const char *path, const SkyLoadOptions *opts)
 {
-  int wstatus = 0;
-  pid_t pid = fork ();
+  int wstatus;
+  pid_t pid = fork_quiet ();
 
   if (pid == 0)
     {
@@ -345,9 +368,6 @@ walk_headers_in_child (const char *path, const SkyLoadOptions *opts)
       HduShape shape;
       char *header = NULL;
       int status = 0, hdu = 0, ncards = 0;
-      int devnull = open ("/dev/null", O_WRONLY);
-      if (devnull >= 0)
-        dup2 (devnull, STDERR_FILENO);
       if (fits_open_diskfile (&fptr, path, READONLY, &status) == 0
           && select_hdu (fptr, path, opts->hdu, &shape, &hdu) == SKY_OK && shape.compressed)
         fits_convert_hdr2str (fptr, 0, NULL, 0, &header, &ncards, &status);
@@ -356,8 +376,7 @@ walk_headers_in_child (const char *path, const SkyLoadOptions *opts)
   if (pid < 0)
     return sky_fail (SKY_ERR_IO, "%s: cannot start reading the headers: %s", path,
                      strerror (errno));
-  while (waitpid (pid, &wstatus, 0) < 0 && errno == EINTR)
-    ;
+  wstatus = wait_child (pid);
   /* The child exits 0 whatever it found; anything else means it died (a
    * sanitizer, watching it, turns the signal into an exit status). */
   if (WIFSIGNALED (wstatus))
