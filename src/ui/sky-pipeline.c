@@ -198,6 +198,25 @@ core_failed (int ret, GError **error)
   return TRUE;
 }
 
+/* A GPU part of a run failed with gpu_error (taken). A cancellation goes
+ * on to the caller (FALSE); anything else (no device, out of memory, a lost
+ * device) is logged and kept as the run's gpu_fault, without GPU figures,
+ * and the CPU carries on (TRUE). */
+static gboolean
+take_gpu_fault (SkyRun *run, GError *gpu_error, GError **error)
+{
+  if (g_error_matches (gpu_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_propagate_error (error, gpu_error);
+      return FALSE;
+    }
+  g_message ("the GPU failed, the CPU does the run: %s", gpu_error->message);
+  run->gpu_fault = g_strdup (gpu_error->message);
+  run->has_gpu = FALSE;
+  g_error_free (gpu_error);
+  return TRUE;
+}
+
 SkyRun *
 sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
                   SkyStep until, SkyRun *prev, GCancellable *cancellable, GError **error)
@@ -237,14 +256,8 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
           clip_histogram (run);
           return g_steal_pointer (&run);
         }
-      if (g_error_matches (gpu_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          g_propagate_error (error, gpu_error);
-          return NULL;
-        }
-      g_message ("the GPU failed, the CPU finishes the run: %s", gpu_error->message);
-      run->gpu_fault = g_strdup (gpu_error->message);
-      g_error_free (gpu_error);
+      if (!take_gpu_fault (run, gpu_error, error))
+        return NULL;
       keep = SKY_STEP_NONE;
       until = SKY_STEP_MEASURE;
     }
@@ -342,19 +355,10 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
     {
       GError *gpu_error = NULL;
 
-      if (!sky_pipeline_gpu_check (run, cancellable, &gpu_error))
-        {
-          if (g_error_matches (gpu_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-            {
-              g_propagate_error (error, gpu_error);
-              return NULL;
-            }
-          /* The CPU's results stand; the comparison is what is missing. */
-          g_message ("the GPU failed, the CPU's results stand alone: %s", gpu_error->message);
-          run->gpu_fault = g_strdup (gpu_error->message);
-          run->has_gpu = FALSE;
-          g_error_free (gpu_error);
-        }
+      /* The CPU's results stand; the comparison is what is missing. */
+      if (!sky_pipeline_gpu_check (run, cancellable, &gpu_error)
+          && !take_gpu_fault (run, gpu_error, error))
+        return NULL;
     }
   return g_steal_pointer (&run);
 }
