@@ -3,7 +3,9 @@
 files: each TAP line of a TAP test, or the whole test where it printed no
 TAP (a crash or a plain exit status). --check NAME=STATUS adds one more
 check that passed when STATUS is 0 (a fuzzing run, say). Prints
-"N passed, N failed, N skipped" and exits 1 when anything failed.
+"N passed, N failed, N skipped" and exits 1 when anything failed; above
+that line, the last lines each failed test printed, so that the reason for
+a failure is there in the last screen of a CI log.
 
 usage: count-tests.py TESTLOG.json [TESTLOG.json ...] [--check NAME=STATUS ...]"""
 import json
@@ -11,6 +13,18 @@ import re
 import sys
 
 TAP_LINE = re.compile(r"^(not ok|ok)\b(.*)$")
+EXCERPT_LINES = 12
+
+
+def excerpt(test):
+    """The last lines a failed test printed, stderr first (where GLib's
+    assertion messages and sanitizer reports go)."""
+    lines = []
+    for stream in ("stderr", "stdout"):
+        text = test.get(stream) or ""
+        tail = [l for l in text.splitlines() if l.strip()][-EXCERPT_LINES:]
+        lines += [f"  {stream}| {l[:300]}" for l in tail]
+    return "\n".join(lines)
 
 
 def count(path):
@@ -32,6 +46,7 @@ def count(path):
                 else:
                     failed += 1
                     print(f"FAILED: {test['name']} ({test['result']})")
+                    print(excerpt(test))
                 if results and test["result"] not in ("OK", "SKIP", "EXPECTEDFAIL"):
                     failed += sum(1 for m in results if m.group(1) == "not ok")
                 continue
