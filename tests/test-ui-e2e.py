@@ -14,7 +14,10 @@ longest stall while the pipeline ran, the redraw time of a threshold step.
 
 Standard library only; speaks TAP. Skips, saying why, without xvfb-run,
 dbus-run-session or gdbus. Environment: SKYSIFT_GUI (the app), SKYSIFT_CLI,
-SKYSIFT_SHARED_DATA; SKYSIFT_UI_ARTIFACTS (a folder) keeps the PNG files."""
+SKYSIFT_SHARED_DATA; SKYSIFT_UI_ARTIFACTS (a folder) keeps the PNG files;
+SKYSIFT_SANITIZED (set by meson in a build with sanitizers) keeps the
+checks but not their time limits, which that build's overhead breaks: one
+line then says those limits were skipped."""
 import csv
 import json
 import math
@@ -39,6 +42,15 @@ SCREEN = "1400x900x24"
 OPEN_TO_FRAME_MS = 500
 MAX_MAIN_LOOP_GAP_MS = 50
 THRESHOLD_REDRAW_MS = 100
+# A build with AddressSanitizer runs several times slower: its timings
+# say nothing of the app's.
+TIMED = not os.environ.get("SKYSIFT_SANITIZED")
+
+
+def within_limit(value_ms, limit_ms, what):
+    """Asserts value_ms < limit_ms, except in a sanitized build."""
+    if TIMED:
+        assert value_ms < limit_ms, f"{what} took {value_ms:.0f} ms (limit {limit_ms} ms)"
 
 MARKER_RGB = (217, 26, 115)   # sky-image-view-overlay.c: (0.85, 0.1, 0.45)
 BACKGROUND_RGB = (59, 59, 61)  # sky-image-view-gl.c: the clear colour
@@ -320,7 +332,7 @@ def inner(tap):
         facts["open"] = st
         ms = st["open_to_frame_ms"]
         print(f"# open to first frame, 2048 x 2048: {ms:.0f} ms")
-        assert ms < OPEN_TO_FRAME_MS, f"open to first frame took {ms:.0f} ms"
+        within_limit(ms, OPEN_TO_FRAME_MS, "open to first frame")
     tap.check(f"app.open shows gc_like_2048.fits, first frame under {OPEN_TO_FRAME_MS} ms",
               open_gc)
 
@@ -354,8 +366,8 @@ def inner(tap):
         assert "'measure'" in app.describe("run"), "app.run's state is not the step shown"
         print(f"# run all: {st['nsources']} sources; steps (ms) {st['times_ms']}; "
               f"longest main loop stall while it ran {st['run_max_gap_ms']:.1f} ms")
-        assert st["run_max_gap_ms"] < MAX_MAIN_LOOP_GAP_MS, \
-            f"the main loop stalled {st['run_max_gap_ms']:.1f} ms while the pipeline ran"
+        within_limit(st["run_max_gap_ms"], MAX_MAIN_LOOP_GAP_MS,
+                     "the longest main loop stall while the pipeline ran")
     tap.check(f"app.run 'all' finds the CLI's sources; main loop never stalls "
               f"{MAX_MAIN_LOOP_GAP_MS} ms", run_all)
 
@@ -514,7 +526,7 @@ def inner(tap):
         print("# threshold steps, request to redrawn frame (ms): "
               + ", ".join(f"{v:.0f}" for v in times)
               + f"; longest main loop stall {st['max_gap_ms']:.1f} ms")
-        assert max(times) < THRESHOLD_REDRAW_MS, f"a threshold step took {max(times):.0f} ms"
+        within_limit(max(times), THRESHOLD_REDRAW_MS, "the slowest threshold step")
         assert st["nsources"] == facts["run"]["nsources"], "back at 5 sigma, other sources"
     tap.check(f"app.threshold re-runs segment, label and measure, redrawn under "
               f"{THRESHOLD_REDRAW_MS} ms a step", threshold)
@@ -589,9 +601,14 @@ def inner(tap):
     if keep:
         shutil.copy(os.path.join(work, "app.log"), os.path.join(keep, "ui-e2e-app.log"))
     with open(os.path.join(work, "app.log")) as f:
-        complaints = [l for l in f if "CRITICAL" in l or "WARNING" in l]
-    tap.check("the app logged no GTK warnings or criticals",
+        complaints = [l for l in f if "CRITICAL" in l or "WARNING" in l
+                      or "Sanitizer" in l or "runtime error:" in l]
+    tap.check("the app logged no GTK warnings or criticals, nor sanitizer reports",
               lambda: need(not complaints, "".join(complaints[:10])))
+    if not TIMED:
+        tap.skip("the time limits of the checks above (open to first frame, main loop stall, "
+                 "threshold redraw)", "a build with sanitizers (SKYSIFT_SANITIZED): its "
+                 "timings say nothing of the app's")
     shutil.rmtree(work, ignore_errors=True)
     return tap.done()
 
