@@ -31,26 +31,10 @@ sky_export_csv (const char *path, const SkyExport *ex)
   SkyColumn cols[SKY_MAX_COLUMNS];
   int ncols = sky_export_columns (ex, cols);
   SkyOutput out;
-  char cell[128];
   int ret = sky_output_open (&out, path);
 
   if (ret != SKY_OK)
     return ret;
-  for (int c = 0; c < ncols; c++)
-    {
-      fputs (c ? "," : "", out.fp);
-      put_field (out.fp, cols[c].name);
-    }
-  fputc ('\n', out.fp);
-  for (int64_t i = 0; i < ex->result->catalogue.n; i++)
-    {
-      for (int c = 0; c < ncols; c++)
-        {
-          sky_export_cell (ex, &cols[c], i, cell, sizeof cell);
-          fputs (c ? "," : "", out.fp);
-          put_field (out.fp, cell);
-        }
-      fputc ('\n', out.fp);
-    }
+  sky_export_put_table (ex, cols, ncols, out.fp, ',', put_field);
   return sky_output_close (&out);
 }

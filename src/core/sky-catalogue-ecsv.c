@@ -65,7 +65,6 @@ sky_export_ecsv (const char *path, const SkyExport *ex)
   int ncols = sky_export_columns (ex, cols);
   int nmeta = sky_export_meta (ex, meta);
   SkyOutput out;
-  char cell[128];
   int ret = sky_output_open (&out, path);
 
   if (ret != SKY_OK)
@@ -98,18 +97,6 @@ sky_export_ecsv (const char *path, const SkyExport *ex)
     }
   fputs ("# schema: astropy-2.0\n", out.fp);
 
-  for (int c = 0; c < ncols; c++)
-    fprintf (out.fp, "%s%s", c ? " " : "", cols[c].name);
-  fputc ('\n', out.fp);
-  for (int64_t i = 0; i < ex->result->catalogue.n; i++)
-    {
-      for (int c = 0; c < ncols; c++)
-        {
-          sky_export_cell (ex, &cols[c], i, cell, sizeof cell);
-          fputs (c ? " " : "", out.fp);
-          put_field (out.fp, cell);
-        }
-      fputc ('\n', out.fp);
-    }
+  sky_export_put_table (ex, cols, ncols, out.fp, ' ', put_field);
   return sky_output_close (&out);
 }

@@ -44,6 +44,12 @@ int sky_export_columns (const SkyExport *ex, SkyColumn *cols);
 int sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char *buf,
                      size_t size);
 
+/* The table of a delimited text format: a line of column names, then a
+ * line per source in label order, fields joined by separator and each
+ * written by put_field (the format's quoting). */
+void sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FILE *fp,
+                           char separator, void (*put_field) (FILE *fp, const char *text));
+
 /* One item of the run's provenance, as ECSV metadata or a VOTable PARAM. */
 typedef struct {
   const char *key;      /* a static name, e.g. "clip_kappa" */

@@ -387,6 +387,32 @@ sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char *buf
   return 0;
 }
 
+void
+sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FILE *fp,
+                      char separator, void (*put_field) (FILE *fp, const char *text))
+{
+  char cell[128];
+
+  for (int c = 0; c < ncols; c++)
+    {
+      if (c > 0)
+        fputc (separator, fp);
+      put_field (fp, cols[c].name);
+    }
+  fputc ('\n', fp);
+  for (int64_t i = 0; i < ex->result->catalogue.n; i++)
+    {
+      for (int c = 0; c < ncols; c++)
+        {
+          sky_export_cell (ex, &cols[c], i, cell, sizeof cell);
+          if (c > 0)
+            fputc (separator, fp);
+          put_field (fp, cell);
+        }
+      fputc ('\n', fp);
+    }
+}
+
 /* ------------------------------------------------------------ metadata */
 
 static SkyMeta *
