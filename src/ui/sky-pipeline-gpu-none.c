@@ -3,7 +3,7 @@
 
 #define NO_GPU_REASON \
   "This build of skysift has no GPU backend: it was built without CUDA " \
-  "(nvcc was not found, or meson -Dcuda=disabled)."
+  "(nvcc or the CUDA runtime library was not found, or meson -Dcuda=disabled)."
 
 gboolean
 sky_pipeline_gpu_available (char **reason)
