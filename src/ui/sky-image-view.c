@@ -54,6 +54,9 @@ static double
 clamp_zoom (SkyImageView *self, double zoom)
 {
   double lowest = MIN (fit_zoom (self) / 2, 1.0);
+
+  if (isnan (zoom))
+    return self->zoom;
   return CLAMP (zoom, MAX (lowest, 1.0 / 4096), SKY_IMAGE_VIEW_MAX_ZOOM);
 }
 
@@ -178,6 +181,8 @@ sky_image_view_new (void)
   return g_object_new (SKY_TYPE_IMAGE_VIEW, NULL);
 }
 
+static void release_when_drawn (SkyImageView *self);
+
 void
 sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
 {
@@ -189,6 +194,8 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
   g_clear_pointer (&self->draw_order, g_free);
   g_clear_pointer (&self->image, sky_image_data_unref);
   self->image = image ? sky_image_data_ref (image) : NULL;
+  if (self->image == NULL)
+    release_when_drawn (self);
   self->selected = -1;
   self->image_dirty = self->mask_dirty = self->labels_dirty = TRUE;
   self->image_on_device = 0;
@@ -394,6 +401,23 @@ call_when_drawn (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* Whether a frame is to come that shows the view's state: with no image
+ * there is nothing to draw, and a view that is not mapped (its window
+ * hidden or closed) is sent no frames. Waiting then would be for ever. */
+static gboolean
+frame_to_come (SkyImageView *self)
+{
+  return self->image != NULL && gtk_widget_get_mapped (GTK_WIDGET (self));
+}
+
+/* At default priority: redraws (priority 120) would starve an idle while
+ * something animates. */
+static void
+call_when_idle (WhenDrawn *w)
+{
+  g_idle_add_full (G_PRIORITY_DEFAULT, call_when_drawn, w, NULL);
+}
+
 void
 sky_image_view_when_drawn (SkyImageView *self, GFunc func, gpointer data)
 {
@@ -401,12 +425,22 @@ sky_image_view_when_drawn (SkyImageView *self, GFunc func, gpointer data)
 
   w->func = func;
   w->data = data;
-  /* At default priority: redraws (priority 120) would starve an idle while
-   * something animates. */
-  if (self->drawn_current)
-    g_idle_add_full (G_PRIORITY_DEFAULT, call_when_drawn, w, NULL);
+  if (self->drawn_current || !frame_to_come (self))
+    call_when_idle (w);
   else
     g_ptr_array_add (self->when_drawn, w);
+}
+
+/* The view stopped drawing (unmapped, or its image gone): whoever waits for
+ * a frame gets its answer now. */
+static void
+release_when_drawn (SkyImageView *self)
+{
+  g_autoptr (GPtrArray) waiting = g_steal_pointer (&self->when_drawn);
+
+  self->when_drawn = g_ptr_array_new ();
+  for (guint i = 0; i < waiting->len; i++)
+    call_when_idle (waiting->pdata[i]);
 }
 
 static void
@@ -617,6 +651,13 @@ sky_image_view_realize (GtkWidget *widget)
 }
 
 static void
+sky_image_view_unmap (GtkWidget *widget)
+{
+  GTK_WIDGET_CLASS (sky_image_view_parent_class)->unmap (widget);
+  release_when_drawn (SKY_IMAGE_VIEW (widget));
+}
+
+static void
 sky_image_view_unrealize (GtkWidget *widget)
 {
   SkyImageView *self = SKY_IMAGE_VIEW (widget);
@@ -773,6 +814,7 @@ sky_image_view_class_init (SkyImageViewClass *klass)
   widget_class->snapshot = sky_image_view_snapshot;
   widget_class->realize = sky_image_view_realize;
   widget_class->unrealize = sky_image_view_unrealize;
+  widget_class->unmap = sky_image_view_unmap;
 
   properties[PROP_STRETCH] =
     g_param_spec_uint ("stretch", NULL, NULL, 0, SKY_N_STRETCHES - 1, SKY_STRETCH_LOG,
