@@ -115,6 +115,15 @@ sky_window_has_image (SkyWindow *self)
 void
 sky_window_set_zoom (SkyWindow *self, double zoom)
 {
+  /* A script's app.zoom: anything but a positive number is a mistake to
+   * report, not a zoom to clamp (NaN would reach the drawing). */
+  if (!(zoom > 0) || !isfinite (zoom))
+    {
+      g_autofree char *detail = g_strdup_printf ("app.zoom takes a positive number of screen "
+                                                 "pixels per image pixel, not %g.", zoom);
+      sky_window_show_error (self, "That is not a zoom", detail);
+      return;
+    }
   sky_image_view_set_zoom (self->view, zoom);
 }
 
@@ -357,9 +366,14 @@ update_stats_label (SkyWindow *self)
                               " pixels kept after %d passes%s\n", run->stats.n,
                               run->stats.ninput, run->stats.iterations,
                               run->stats.converged ? "" : " (stopped by the pass limit)");
-      g_string_append_printf (text, "Threshold: pixel > %s%.6g %s (%gσ)", run->params.relative
-                              ? "median + " : "", run->threshold_value, unit,
-                              run->params.threshold);
+      /* threshold_value is the level itself, the median already added
+       * in relative mode. */
+      if (run->params.relative)
+        g_string_append_printf (text, "Threshold: pixel > median + %gσ = %.6g %s",
+                                run->params.threshold, run->threshold_value, unit);
+      else
+        g_string_append_printf (text, "Threshold: pixel > %.6g %s (%gσ)", run->threshold_value,
+                                unit, run->params.threshold);
       if (run->done >= SKY_STEP_LABEL)
         g_string_append_printf (text, "\n%" G_GINT64_FORMAT " sources, %d-connected",
                                 run->nsources, run->params.connectivity);
@@ -589,6 +603,10 @@ sky_window_describe (SkyWindow *self)
   json_string (out, sky_step_name (run ? run->done : SKY_STEP_NONE));
   g_string_append (out, ", \"threshold\": ");
   json_number (out, self->params.threshold);
+  g_string_append (out, ", \"clip_kappa\": ");
+  json_number (out, self->params.clip_kappa);
+  g_string_append_printf (out, ", \"relative\": %s, \"connectivity\": %d",
+                          self->params.relative ? "true" : "false", self->params.connectivity);
   g_string_append_printf (out, ", \"nsources\": %" G_GINT64_FORMAT,
                           run && run->done >= SKY_STEP_LABEL ? run->nsources : -1);
   if (run && run->done >= SKY_STEP_CLIP)
