@@ -98,6 +98,9 @@ main_window (SkyApplication *self)
   window = sky_window_new (GTK_APPLICATION (self));
   sky_window_set_start_time (window, self->start_us);
   g_signal_connect_object (window, "state-changed", G_CALLBACK (on_window_state_changed), self, 0);
+  /* An action that finds no main window (a script's, after the user closed
+   * it) gets one the user can see, not a hidden one that never draws. */
+  gtk_window_present (GTK_WINDOW (window));
   return window;
 }
 
@@ -288,10 +291,15 @@ static void
 action_quit (GSimpleAction *action, GVariant *param, gpointer data)
 {
   GList *windows = gtk_application_get_windows (GTK_APPLICATION (data));
-  g_autoptr (GList) copy = g_list_copy (windows);
+  /* Held: destroying the main window destroys the lab with it, which may
+   * come later in the list. */
+  GList *held = g_list_copy (windows);
 
-  for (GList *l = copy; l; l = l->next)
+  for (GList *l = held; l; l = l->next)
+    g_object_ref (l->data);
+  for (GList *l = held; l; l = l->next)
     gtk_window_destroy (l->data);
+  g_list_free_full (held, g_object_unref);
 }
 
 static void
@@ -334,6 +342,18 @@ on_lab_timings (GObject *lab, GParamSpec *pspec, gpointer data)
       sky_window_set_convolution_timings (l->data, timings);
 }
 
+/* The lab belongs to the main window: closing that closes both, and the
+ * app ends as a one-window app does. Not gtk_window_set_destroy_with_parent:
+ * GTK 4.8 then keeps the dead parent as the lab's transient parent, and the
+ * lab, alive a little longer while its computation ends, touches it when it
+ * goes. */
+static void
+close_lab_with_main (GtkWindow *lab)
+{
+  gtk_window_set_transient_for (lab, NULL);
+  gtk_window_destroy (lab);
+}
+
 /* One lab per application, transient for the main window where there is one. */
 static void
 action_convolution_demo (GSimpleAction *action, GVariant *param, gpointer data)
@@ -350,7 +370,11 @@ action_convolution_demo (GSimpleAction *action, GVariant *param, gpointer data)
       g_signal_connect_object (lab, "notify::timings", G_CALLBACK (on_lab_timings), data, 0);
       for (GList *l = windows; l; l = l->next)
         if (SKY_IS_WINDOW (l->data))
-          gtk_window_set_transient_for (GTK_WINDOW (lab), l->data);
+          {
+            gtk_window_set_transient_for (GTK_WINDOW (lab), l->data);
+            g_signal_connect_object (l->data, "destroy", G_CALLBACK (close_lab_with_main), lab,
+                                     G_CONNECT_SWAPPED);
+          }
     }
   gtk_window_present (GTK_WINDOW (lab));
 }
