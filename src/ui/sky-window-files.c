@@ -165,26 +165,54 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, SkyWind
 
 /* --------------------------------------------------------------- recent */
 
+/* When this app last opened the file: GTK lists recent items in no useful
+ * order, and another app's use of the file says nothing of ours. */
+static gint64
+last_opened_here (GtkRecentInfo *info)
+{
+  GDateTime *stamp = NULL;
+
+  if (!gtk_recent_info_get_application_info (info, g_get_application_name (), NULL, NULL,
+                                             &stamp) || stamp == NULL)
+    return G_MININT64;
+  return g_date_time_to_unix (stamp) * G_USEC_PER_SEC + g_date_time_get_microsecond (stamp);
+}
+
+static int
+most_recent_first (gconstpointer a, gconstpointer b)
+{
+  gint64 ta = last_opened_here (*(GtkRecentInfo **) a);
+  gint64 tb = last_opened_here (*(GtkRecentInfo **) b);
+  return (ta < tb) - (ta > tb);
+}
+
 static void
 rebuild_recent_menu (GtkRecentManager *manager, SkyWindow *self)
 {
   GList *items = gtk_recent_manager_get_items (manager);
-  int n = 0;
+  g_autoptr (GPtrArray) ours = g_ptr_array_new ();
+
+  for (GList *l = items; l; l = l->next)
+    if (gtk_recent_info_has_application (l->data, g_get_application_name ())
+        && looks_like_fits (gtk_recent_info_get_display_name (l->data)))
+      g_ptr_array_add (ours, l->data);
+  g_ptr_array_sort (ours, most_recent_first);
 
   g_menu_remove_all (self->recent_menu);
-  for (GList *l = items; l && n < MAX_RECENT; l = l->next)
+  for (guint i = 0, n = 0; i < ours->len && n < MAX_RECENT; i++)
     {
-      GtkRecentInfo *info = l->data;
-      g_autofree char *path = NULL;
+      GtkRecentInfo *info = ours->pdata[i];
+      g_autofree char *path = g_filename_from_uri (gtk_recent_info_get_uri (info), NULL, NULL);
+      g_autoptr (GString) label = NULL;
       g_autoptr (GMenuItem) item = NULL;
 
-      if (!gtk_recent_info_has_application (info, g_get_application_name ())
-          || !looks_like_fits (gtk_recent_info_get_display_name (info)))
-        continue;
-      path = g_filename_from_uri (gtk_recent_info_get_uri (info), NULL, NULL);
       if (path == NULL || !g_file_test (path, G_FILE_TEST_EXISTS))
         continue;
-      item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
+      /* A menu reads "_" as the mnemonic mark: "small_src.fits" must not
+       * show as "smallsrc.fits". */
+      label = g_string_new (gtk_recent_info_get_display_name (info));
+      g_string_replace (label, "_", "__", 0);
+      item = g_menu_item_new (label->str, NULL);
       g_menu_item_set_action_and_target_value (item, "app.open", g_variant_new_string (path));
       g_menu_append_item (self->recent_menu, item);
       n++;
