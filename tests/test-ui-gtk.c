@@ -173,7 +173,7 @@ make_fixtures (void)
                           ORIENT_NY };
   orient_east = (Image) { write_fits ("east.fits", v, ORIENT_NX, ORIENT_NY, +1), ORIENT_NX,
                           ORIENT_NY };
-  orient_nowcs = (Image) { write_fits ("nowcs.fits", v, ORIENT_NX, ORIENT_NY, 0), ORIENT_NX,
+  orient_nowcs = (Image) { write_fits ("no_wcs.fits", v, ORIENT_NX, ORIENT_NY, 0), ORIENT_NX,
                            ORIENT_NY };
   g_free (v);
 }
@@ -1289,6 +1289,113 @@ test_convolution_16x (Fixture *f)
   iterate_until (pointer_cleared, &weak, "the closed lab to be finalized");
 }
 
+static gboolean
+file_written (gpointer path)
+{
+  return g_file_test (path, G_FILE_TEST_IS_REGULAR) && app_idle (NULL);
+}
+
+static char *
+recent_label (Fixture *f, int i)
+{
+  char *label = NULL;
+
+  if (i >= g_menu_model_get_n_items (G_MENU_MODEL (f->window->recent_menu)))
+    return NULL;
+  g_menu_model_get_item_attribute (G_MENU_MODEL (f->window->recent_menu), i,
+                                   G_MENU_ATTRIBUTE_LABEL, "s", &label);
+  return label;
+}
+
+typedef struct {
+  Fixture *f;
+  const char *first, *second;
+} RecentOrder;
+
+static gboolean
+recent_in_order (gpointer data)
+{
+  RecentOrder *want = data;
+  g_autofree char *first = recent_label (want->f, 0);
+  g_autofree char *second = recent_label (want->f, 1);
+  return g_strcmp0 (first, want->first) == 0 && g_strcmp0 (second, want->second) == 0;
+}
+
+/* What a script or a user can do at the edges: a screenshot of a window
+ * with no image, a zoom that is not a number, the relative threshold's
+ * text, the recent files in order of use, and the lab closing with the
+ * main window. */
+static void
+test_script_edges (Fixture *f)
+{
+  g_autofree char *not_fits = sky_test_tmp_path ("not-fits.fits");
+  g_autofree char *shot = sky_test_tmp_path ("no-image-shot.png");
+  GtkWindow *lab = NULL;
+  gpointer weak_lab, weak_window;
+  const char *stats;
+  double zoom;
+
+  /* A failed open leaves a window with no image; its screenshot is taken
+   * all the same, and the queue goes on. */
+  g_assert_true (g_file_set_contents (not_fits, "SIMPLE  = nonsense\n", -1, NULL));
+  g_remove (shot);
+  activate ("open", g_variant_new_string (not_fits));
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l; l = l->next)
+    if (SKY_IS_WINDOW (l->data))
+      f->window = l->data;
+  g_assert_nonnull (f->window);
+  f->view = f->window->view;
+  iterate_until (app_idle, NULL, "the bad file refused");
+  g_assert_false (sky_window_has_image (f->window));
+  activate ("screenshot", g_variant_new_string (shot));
+  iterate_until (file_written, shot, "a screenshot of the window with no image");
+
+  /* Opened in the order field, no_wcs, field: the menu lists field first,
+   * its names with their underscores (doubled: "_" marks a mnemonic). */
+  open_image (f, &field);
+  open_image (f, &orient_nowcs);
+  open_image (f, &field);
+  {
+    RecentOrder want = { f, "field.fits", "no__wcs.fits" };
+    iterate_until (recent_in_order, &want, "the recent files in order of use");
+  }
+
+  /* NaN is refused with a message and leaves the zoom as it was. */
+  zoom = state_number ("zoom");
+  activate ("zoom", g_variant_new_double (NAN));
+  assert_state ("last_error", "\"That is not a zoom");
+  g_assert_cmpfloat (state_number ("zoom"), ==, zoom);
+
+  /* Relative mode: the level is median + 5 sigma, said once. */
+  gtk_check_button_set_active (f->window->relative_check, TRUE);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all, relative");
+  assert_state ("relative", "true");
+  stats = gtk_label_get_text (f->window->stats_label);
+  g_test_message ("%s", stats);
+  {
+    g_autofree char *want = g_strdup_printf ("Threshold: pixel > median + 5σ = %.6g ",
+                                             f->window->run->stats.median
+                                             + 5 * f->window->run->stats.sigma);
+    g_assert_nonnull (strstr (stats, want));
+  }
+
+  /* The lab goes with the main window. */
+  activate ("convolution-demo", NULL);
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l; l = l->next)
+    if (SKY_IS_CONVOLUTION_LAB (l->data))
+      lab = l->data;
+  g_assert_nonnull (lab);
+  weak_lab = lab;
+  weak_window = f->window;
+  g_object_add_weak_pointer (G_OBJECT (lab), &weak_lab);
+  g_object_add_weak_pointer (G_OBJECT (f->window), &weak_window);
+  gtk_window_destroy (GTK_WINDOW (f->window));
+  f->window = NULL;
+  iterate_until (pointer_cleared, &weak_lab, "the lab to close with the main window");
+  iterate_until (pointer_cleared, &weak_window, "the main window to be finalized");
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -1348,6 +1455,7 @@ main (int argc, char **argv)
     { "gc-like-2048", test_gc_like },
     { "convolution-16x", test_convolution_16x },
     { "gpu-fault-banner", test_gpu_fault_banner },
+    { "script-edges", test_script_edges },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;
