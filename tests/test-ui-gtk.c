@@ -1396,6 +1396,42 @@ test_script_edges (Fixture *f)
   iterate_until (pointer_cleared, &weak_window, "the main window to be finalized");
 }
 
+/* The readout under the pointer: pixel and value, then the sky position
+ * and the source, whole at the window's default size. */
+static void
+test_readout (Fixture *f)
+{
+  const Source *s = &field_sources[0];
+  const char *text;
+  g_auto (GStrv) lines = NULL;
+  g_autofree char *first = NULL;
+  g_autofree char *source = NULL;
+  int label;
+
+  open_image (f, &field);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  label = f->window->run->labels[(gsize) s->y * FIELD_NX + (gsize) s->x];
+  g_assert_cmpint (label, >, 0);
+  g_signal_emit_by_name (f->view, "pointer-moved", TRUE, s->x + 0.5, s->y + 0.5);
+  wait_idle (f, "the readout drawn");
+  text = gtk_label_get_text (f->window->readout_label);
+  g_test_message ("readout: %s", text);
+  lines = g_strsplit (text, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 2);
+  first = g_strdup_printf ("x %5d  y %5d  ", (int) s->x, (int) s->y);
+  g_assert_true (g_str_has_prefix (lines[0], first));
+  g_assert_nonnull (strstr (lines[0], "JY/BEAM"));
+  g_assert_nonnull (strstr (lines[1], "17:45:"));     /* RA near 266.4 degrees */
+  source = g_strdup_printf ("source %d", label);
+  g_assert_true (g_str_has_suffix (lines[1], source));
+  g_assert_false (pango_layout_is_ellipsized (gtk_label_get_layout (f->window->readout_label)));
+
+  /* Off the image: nothing. */
+  g_signal_emit_by_name (f->view, "pointer-moved", FALSE, 0.0, 0.0);
+  g_assert_cmpstr (gtk_label_get_text (f->window->readout_label), ==, "");
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -1456,6 +1492,7 @@ main (int argc, char **argv)
     { "convolution-16x", test_convolution_16x },
     { "gpu-fault-banner", test_gpu_fault_banner },
     { "script-edges", test_script_edges },
+    { "readout", test_readout },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -499,6 +499,9 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWi
       gtk_label_set_text (self->readout_label, "");
       return;
     }
+  /* Two lines, so that the readout fits beside the display controls at
+   * any window width: the pixel and its value, then where it is on the sky
+   * and the source it belongs to (each line is cut on its own). */
   text = g_string_new (NULL);
   v = img->pixels[iy * img->nx + ix];
   g_string_append_printf (text, "x %5" G_GINT64_FORMAT "  y %5" G_GINT64_FORMAT "  ", ix, iy);
@@ -506,6 +509,7 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWi
     g_string_append (text, "blank");
   else
     g_string_append_printf (text, "%.5g %s", v, img->bunit);
+  g_string_append_c (text, '\n');
   if (self->image->wcs != NULL)
     {
       double lng, lat;
@@ -515,16 +519,17 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWi
           if (sky_wcs_system (self->image->wcs) == SKY_COORD_EQUATORIAL)
             {
               char ra[SKY_SEXAGESIMAL_SIZE], dec[SKY_SEXAGESIMAL_SIZE];
-              g_string_append_printf (text, "  %s %s", sky_format_ra (lng, ra, sizeof ra),
+              g_string_append_printf (text, "%s %s  ", sky_format_ra (lng, ra, sizeof ra),
                                       sky_format_dec (lat, dec, sizeof dec));
             }
           else
-            g_string_append_printf (text, "  %s %.5f %s %+.5f", sky_wcs_lng_name (self->image->wcs),
+            g_string_append_printf (text, "%s %.5f %s %+.5f  ", sky_wcs_lng_name (self->image->wcs),
                                     lng, sky_wcs_lat_name (self->image->wcs), lat);
         }
     }
   if (self->run && self->run->labels && self->run->labels[iy * img->nx + ix] > 0)
-    g_string_append_printf (text, "  source %d", self->run->labels[iy * img->nx + ix]);
+    g_string_append_printf (text, "source %d", self->run->labels[iy * img->nx + ix]);
+  g_strchomp (text->str);
   gtk_label_set_text (self->readout_label, text->str);
   g_string_free (text, TRUE);
 }
