@@ -528,7 +528,9 @@ on_drag_begin (GtkGestureDrag *drag, double x, double y, SkyImageView *self)
 static void
 on_drag_update (GtkGestureDrag *drag, double dx, double dy, SkyImageView *self)
 {
-  if (self->image == NULL)
+  /* Within the click's tolerance (on_drag_end) a press is no pan yet: a
+   * click on a marker must not unfit a fitted view. */
+  if (self->image == NULL || (self->fitted && fabs (dx) <= 3 && fabs (dy) <= 3))
     return;
   self->fitted = FALSE;
   set_view (self, self->zoom, self->drag_cx - dx / self->zoom * (self->flip_x ? -1 : 1),

@@ -375,8 +375,9 @@ update_stats_label (SkyWindow *self)
         g_string_append_printf (text, "Threshold: pixel > %.6g %s (%gσ)", run->threshold_value,
                                 unit, run->params.threshold);
       if (run->done >= SKY_STEP_LABEL)
-        g_string_append_printf (text, "\n%" G_GINT64_FORMAT " sources, %d-connected",
-                                run->nsources, run->params.connectivity);
+        g_string_append_printf (text, "\n%" G_GINT64_FORMAT " %s, %d-connected", run->nsources,
+                                run->nsources == 1 ? "source" : "sources",
+                                run->params.connectivity);
     }
   gtk_label_set_text (self->stats_label, text->str);
   g_string_free (text, TRUE);
