@@ -324,8 +324,9 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
   gtk_label_set_text (self->title_label, image->display_name);
   {
     g_autofree char *plane = img->nplanes > 1
-      ? g_strdup_printf (", plane %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT, img->plane,
-                         img->nplanes)
+      /* Planes count from 0, as --plane and app.open's [HDU,PLANE] do. */
+      ? g_strdup_printf (", plane %" G_GINT64_FORMAT " (of 0–%" G_GINT64_FORMAT ")", img->plane,
+                         img->nplanes - 1)
       : g_strdup ("");
     subtitle = g_strdup_printf ("%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "%s%s, HDU %d%s%s%s",
                                 img->nx, img->ny, img->bunit[0] ? ", " : "", img->bunit,
