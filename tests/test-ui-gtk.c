@@ -1432,6 +1432,59 @@ test_readout (Fixture *f)
   g_assert_cmpstr (gtk_label_get_text (f->window->readout_label), ==, "");
 }
 
+/* A cube of nplanes planes of nx x ny whose every pixel holds its plane's
+ * number times 10 (plus noise to give the clip something to measure). */
+static char *
+write_cube (const char *name, int nx, int ny, int nplanes)
+{
+  char *path = sky_test_tmp_path (name);
+  g_autofree char *create = g_strconcat ("!", path, NULL);
+  long axes[3] = { nx, ny, nplanes };
+  float *v = noise (nx, ny * nplanes, 99);
+  fitsfile *f = NULL;
+  int status = 0;
+
+  for (int p = 0; p < nplanes; p++)
+    for (int i = 0; i < nx * ny; i++)
+      v[(gsize) p * nx * ny + i] += 10.0f * p;
+  fits_create_file (&f, create, &status);
+  fits_create_img (f, FLOAT_IMG, 3, axes, &status);
+  fits_write_img (f, TFLOAT, 1, (LONGLONG) nx * ny * nplanes, v, &status);
+  fits_close_file (f, &status);
+  g_free (v);
+  g_assert_cmpint (status, ==, 0);
+  return path;
+}
+
+/* A cube: the Plane control shows its range and opens another plane; a
+ * 2D image hides it. */
+static void
+test_cube_planes (Fixture *f)
+{
+  Image cube = { write_cube ("cube.fits", 40, 30, 3), 40, 30 };
+  g_autofree char *subtitle = NULL;
+  double mean = 0;
+
+  open_image (f, &cube);
+  g_assert_true (gtk_widget_get_visible (f->window->plane_box));
+  g_assert_cmpstr (gtk_label_get_text (f->window->plane_range_label), ==, "of 0–2");
+  g_assert_cmpfloat (gtk_spin_button_get_value (f->window->plane_spin), ==, 0);
+
+  gtk_spin_button_set_value (f->window->plane_spin, 2);
+  wait_idle (f, "plane 2");
+  g_assert_cmpfloat (state_number ("plane"), ==, 2);
+  for (int i = 0; i < 40 * 30; i++)
+    mean += f->window->image->image.pixels[i] / (40.0 * 30.0);
+  g_assert_cmpfloat (fabs (mean - 20), <, 0.5);   /* plane 2's pixels: 20 + noise */
+  subtitle = g_strdup (gtk_label_get_text (f->window->subtitle_label));
+  g_assert_nonnull (strstr (subtitle, "plane 2 (of 0–2)"));
+  g_assert_cmpfloat (gtk_spin_button_get_value (f->window->plane_spin), ==, 2);
+
+  open_image (f, &field);
+  g_assert_false (gtk_widget_get_visible (f->window->plane_box));
+  g_free (cube.path);
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -1493,6 +1546,7 @@ main (int argc, char **argv)
     { "gpu-fault-banner", test_gpu_fault_banner },
     { "script-edges", test_script_edges },
     { "readout", test_readout },
+    { "cube-planes", test_cube_planes },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

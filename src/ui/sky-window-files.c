@@ -13,8 +13,6 @@ static const char *const fits_patterns[] = {
 static const char *hdu_ids[] = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", NULL };
 static const char *hdu_labels[] = { "the first image", "1", "2", "3", "4", "5", "6", "7", "8",
                                     "9", NULL };
-static const char *plane_ids[] = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11",
-                                   "12", "13", "14", "15", NULL };
 
 static gboolean
 looks_like_fits (const char *name)
@@ -35,9 +33,8 @@ on_open_response (GtkNativeDialog *dialog, int response, SkyWindow *self)
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
       const char *hdu = gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (dialog), "hdu");
-      const char *plane = gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (dialog), "plane");
       if (path)
-        sky_window_open_plane (self, path, hdu ? atoi (hdu) : 0, plane ? atoi (plane) : 0);
+        sky_window_open_plane (self, path, hdu ? atoi (hdu) : 0, 0);
       else if (file)
         sky_window_show_error (self, "Could not open the file",
                                "skysift reads local files only (this one has no local path).");
@@ -64,13 +61,11 @@ sky_window_open_dialog (SkyWindow *self)
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), fits);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all);
   gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (dialog), fits);
-  /* Which HDU and plane: the first image and its first plane unless told.
-   * (A script or the command line names any: FILE[HDU,PLANE].) */
+  /* Which HDU: the first image unless told (a script or the command line
+   * names any: FILE[HDU,PLANE]). A cube opens at its first plane; the
+   * Pipeline panel's Plane control then steps through the others. */
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (dialog), "hdu", "HDU", hdu_ids, hdu_labels);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (dialog), "hdu", "0");
-  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (dialog), "plane", "Plane", plane_ids,
-                               plane_ids);
-  gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (dialog), "plane", "0");
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));

@@ -62,6 +62,9 @@ struct _SkyWindow {
   GtkStack *panels;
   GtkAdjustment *threshold_adjustment;
   GtkAdjustment *kappa_adjustment;
+  GtkWidget *plane_box;          /* a cube's plane: shown for cubes only */
+  GtkSpinButton *plane_spin;
+  GtkLabel *plane_range_label;
   GtkDropDown *connectivity_dropdown;
   GtkCheckButton *relative_check;
   GtkLabel *stats_label;

@@ -293,6 +293,34 @@ on_connectivity_changed (GtkDropDown *dropdown, GParamSpec *pspec, SkyWindow *se
   rerun (self);
 }
 
+/* The plane control of a cube: its range and the plane shown, set without
+ * reopening (the signal is for the user's changes). */
+static void
+show_plane_control (SkyWindow *self, const SkyImage *img)
+{
+  g_autofree char *range = g_strdup_printf ("of 0–%" G_GINT64_FORMAT, img->nplanes - 1);
+
+  gtk_widget_set_visible (self->plane_box, img->nplanes > 1);
+  g_signal_handlers_block_matched (self->plane_spin, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, self);
+  gtk_spin_button_set_range (self->plane_spin, 0, MAX (img->nplanes - 1, 0));
+  gtk_spin_button_set_increments (self->plane_spin, 1, 10);
+  gtk_spin_button_set_value (self->plane_spin, (double) img->plane);
+  g_signal_handlers_unblock_matched (self->plane_spin, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL,
+                                     self);
+  gtk_label_set_text (self->plane_range_label, range);
+}
+
+/* Another plane of the same cube: opened like any image, through the
+ * queue, from the same file and HDU. */
+static void
+on_plane_changed (GtkSpinButton *spin, SkyWindow *self)
+{
+  if (self->image == NULL)
+    return;
+  sky_window_open_plane (self, self->image_path, self->image->image.hdu,
+                         (gint64) gtk_spin_button_get_value (spin));
+}
+
 static void
 on_relative_toggled (GtkCheckButton *check, SkyWindow *self)
 {
@@ -334,6 +362,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
                                 image->is_demo ? " (demo)" : "");
   }
   gtk_label_set_text (self->subtitle_label, subtitle);
+  show_plane_control (self, img);
   gtk_window_set_title (GTK_WINDOW (self), image->display_name);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->flip_button),
                                image->has_wcs
@@ -862,6 +891,9 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, panels);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_adjustment);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_box);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_spin);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_range_label);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, connectivity_dropdown);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, relative_check);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, stats_label);
@@ -923,6 +955,7 @@ sky_window_init (SkyWindow *self)
   g_signal_connect (self->threshold_adjustment, "value-changed",
                     G_CALLBACK (on_threshold_changed), self);
   g_signal_connect (self->kappa_adjustment, "value-changed", G_CALLBACK (on_kappa_changed), self);
+  g_signal_connect (self->plane_spin, "value-changed", G_CALLBACK (on_plane_changed), self);
   g_signal_connect (self->connectivity_dropdown, "notify::selected",
                     G_CALLBACK (on_connectivity_changed), self);
   g_signal_connect (self->relative_check, "toggled", G_CALLBACK (on_relative_toggled), self);
