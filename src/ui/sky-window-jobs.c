@@ -538,6 +538,9 @@ csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   SkyExport ex;
   int ret;
 
+  /* Cancelled before it began: no file, as the status line will say. */
+  if (g_task_return_error_if_cancelled (task))
+    return;
   res.nx = run->image->image.nx;
   res.ny = run->image->image.ny;
   res.stats = run->stats;
@@ -570,7 +573,11 @@ on_csv_written (GObject *source, GAsyncResult *result, gpointer data)
   if (self->disposed)
     return;
   if (!g_task_propagate_boolean (G_TASK (result), &error))
-    sky_window_show_error (self, "Could not export the catalogue", error->message);
+    {
+      /* A cancel is the user's wish, said in the status line, not a failure. */
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        sky_window_show_error (self, "Could not export the catalogue", error->message);
+    }
   else
     {
       g_autofree char *status = g_strdup_printf ("Wrote %" G_GINT64_FORMAT " sources to %s",
@@ -612,7 +619,10 @@ on_png_written (GObject *source, GAsyncResult *result, gpointer data)
   if (self->disposed)
     ;
   else if (!sky_texture_save_png_finish (result, &error))
-    sky_window_show_error (self, "Could not export the picture", error->message);
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        sky_window_show_error (self, "Could not export the picture", error->message);
+    }
   else
     {
       g_autofree char *status = g_strdup_printf ("Wrote %s", ctx->path);
@@ -635,7 +645,8 @@ on_view_ready (gpointer data, gpointer unused)
   g_autoptr (GError) error = NULL;
   g_autoptr (GdkTexture) texture = NULL;
 
-  if (self->disposed)
+  /* Cancelled while waiting for the frame: nothing to render. */
+  if (self->disposed || g_cancellable_is_cancelled (self->cancellable))
     {
       job_context_free (ctx);
       job_done (self);
