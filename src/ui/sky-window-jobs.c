@@ -216,12 +216,104 @@ sky_window_jobs_clear (SkyWindow *self)
   g_queue_clear_full (&self->jobs, (GDestroyNotify) job_free);
 }
 
+static void
+append_item (GString *list, const char *item)
+{
+  if (list->len > 0)
+    g_string_append (list, ", ");
+  g_string_append (list, item);
+}
+
+/* Puts the controls (threshold, clip kappa, connectivity, relative) back
+ * to the parameters of the run the window shows, and lists in moved what
+ * that changed. A cancelled rerun would have applied what the controls
+ * say; without it they would describe results that are not there, and the
+ * state, the actions' states and a later export would disagree with the
+ * picture. The parameters the user does not set (the pass limit, the
+ * threads of a rerun) stay as they are. */
+static void
+restore_shown_params (SkyWindow *self, GString *moved)
+{
+  const SkyParams *shown;
+  char text[64];
+
+  if (self->run == NULL)
+    return;   /* no results shown: the controls describe the next run */
+  shown = &self->run->params;
+  /* The controls' handlers copy each value into self->params, as for a
+   * move by the user, but queue no rerun: this is what is shown. */
+  self->restoring_params = TRUE;
+  if (self->params.threshold != shown->threshold)
+    {
+      gtk_adjustment_set_value (self->threshold_adjustment, shown->threshold);
+      g_snprintf (text, sizeof text, "threshold %gσ", shown->threshold);
+      append_item (moved, text);
+    }
+  if (self->params.clip_kappa != shown->clip_kappa)
+    {
+      gtk_adjustment_set_value (self->kappa_adjustment, shown->clip_kappa);
+      g_snprintf (text, sizeof text, "clip κ %g", shown->clip_kappa);
+      append_item (moved, text);
+    }
+  if (self->params.connectivity != shown->connectivity)
+    {
+      gtk_drop_down_set_selected (self->connectivity_dropdown, shown->connectivity == 8 ? 1 : 0);
+      g_snprintf (text, sizeof text, "%d-connected", shown->connectivity);
+      append_item (moved, text);
+    }
+  if (self->params.relative != shown->relative)
+    {
+      gtk_check_button_set_active (self->relative_check, shown->relative);
+      append_item (moved, shown->relative ? "threshold above the median" : "absolute threshold");
+    }
+  self->restoring_params = FALSE;
+  /* The handlers took the widgets' values, which an adjustment may have
+   * clamped to its bounds: the run's own values are what the results are. */
+  self->params.threshold = shown->threshold;
+  self->params.clip_kappa = shown->clip_kappa;
+  self->params.connectivity = shown->connectivity;
+  self->params.relative = shown->relative;
+}
+
+static const char *
+cancelled_text (SkyJobKind kind)
+{
+  switch (kind)
+    {
+    case SKY_JOB_OPEN:
+      return "Opening cancelled";
+    case SKY_JOB_EXPORT_CSV:
+    case SKY_JOB_EXPORT_PNG:
+    case SKY_JOB_SCREENSHOT:
+    case SKY_JOB_SCREENSHOT_PANEL:
+      return "Export cancelled";
+    case SKY_JOB_RUN:
+    case SKY_JOB_RERUN:
+    default:
+      return "Cancelled";
+    }
+}
+
 void
 sky_window_cancel (SkyWindow *self)
 {
+  g_autoptr (GString) status = NULL;
+  g_autoptr (GString) moved = g_string_new (NULL);
+
+  /* Nothing under way (a job that has finished has applied its result, and
+   * the queue is empty whenever no job is current): nothing to undo. */
+  if (self->current == NULL)
+    return;
   sky_window_jobs_clear (self);
   if (self->cancellable)
     g_cancellable_cancel (self->cancellable);
+  /* Said now, while the job may still finish its step; the job, ending
+   * cancelled, leaves the line as it is. */
+  status = g_string_new (cancelled_text (self->current->kind));
+  restore_shown_params (self, moved);
+  if (moved->len > 0)
+    g_string_append_printf (status, "; back to the results shown: %s", moved->str);
+  sky_window_set_status (self, status->str);
   sky_window_changed (self);
 }
 
@@ -265,9 +357,8 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer data)
     {
       g_autofree char *name = g_filename_display_basename (ctx->path);
       g_autofree char *primary = g_strdup_printf ("Could not open “%s”", name);
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        sky_window_set_status (self, "Opening cancelled");
-      else
+      /* A cancel has said so in the status line (sky_window_cancel). */
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         sky_window_show_error (self, primary, error->message);
       job_context_free (ctx);
     }
@@ -345,9 +436,9 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer data)
   if (run == NULL)
     {
       self->pipeline_active--;
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        sky_window_set_status (self, "Cancelled");
-      else
+      /* A cancel has said so in the status line and put the controls back
+       * to the results shown (sky_window_cancel). */
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         sky_window_show_error (self, "The pipeline failed", error->message);
       job_context_free (ctx);
     }
@@ -447,6 +538,9 @@ csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   SkyExport ex;
   int ret;
 
+  /* Cancelled before it began: no file, as the status line will say. */
+  if (g_task_return_error_if_cancelled (task))
+    return;
   res.nx = run->image->image.nx;
   res.ny = run->image->image.ny;
   res.stats = run->stats;
@@ -479,7 +573,11 @@ on_csv_written (GObject *source, GAsyncResult *result, gpointer data)
   if (self->disposed)
     return;
   if (!g_task_propagate_boolean (G_TASK (result), &error))
-    sky_window_show_error (self, "Could not export the catalogue", error->message);
+    {
+      /* A cancel is the user's wish, said in the status line, not a failure. */
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        sky_window_show_error (self, "Could not export the catalogue", error->message);
+    }
   else
     {
       g_autofree char *status = g_strdup_printf ("Wrote %" G_GINT64_FORMAT " sources to %s",
@@ -521,7 +619,10 @@ on_png_written (GObject *source, GAsyncResult *result, gpointer data)
   if (self->disposed)
     ;
   else if (!sky_texture_save_png_finish (result, &error))
-    sky_window_show_error (self, "Could not export the picture", error->message);
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        sky_window_show_error (self, "Could not export the picture", error->message);
+    }
   else
     {
       g_autofree char *status = g_strdup_printf ("Wrote %s", ctx->path);
@@ -544,7 +645,8 @@ on_view_ready (gpointer data, gpointer unused)
   g_autoptr (GError) error = NULL;
   g_autoptr (GdkTexture) texture = NULL;
 
-  if (self->disposed)
+  /* Cancelled while waiting for the frame: nothing to render. */
+  if (self->disposed || g_cancellable_is_cancelled (self->cancellable))
     {
       job_context_free (ctx);
       job_done (self);

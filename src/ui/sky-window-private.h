@@ -83,6 +83,7 @@ struct _SkyWindow {
   SkyStep shown_step;   /* the step whose result the view shows */
   SkyParams params;
   SkyBackend backend;
+  gboolean restoring_params;  /* a cancel puts the controls back: no rerun */
   char *catalogue_path;  /* last written */
   char *view_path;
 

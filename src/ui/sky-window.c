@@ -241,7 +241,7 @@ sky_window_get_gl_info (SkyWindow *self)
 static void
 rerun (SkyWindow *self)
 {
-  if (self->run != NULL)
+  if (self->run != NULL && !self->restoring_params)
     sky_window_push_job (self, SKY_JOB_RERUN, NULL, SKY_STEP_NONE, FALSE);
 }
 

@@ -35,7 +35,9 @@ void sky_window_screenshot (SkyWindow *self, const char *part, double zoom, cons
 /* Tells the user (a dialog) and records it for describe (). */
 void sky_window_show_error (SkyWindow *self, const char *primary, const char *detail);
 
-/* Cancels the operation under way and drops those queued behind it. */
+/* Cancels the operation under way and drops those queued behind it; the
+ * parameter controls go back to those of the results shown. Nothing under
+ * way: nothing changes. */
 void sky_window_cancel (SkyWindow *self);
 
 /* Settings; FALSE (and nothing changed) for an unavailable backend. */
