@@ -250,6 +250,12 @@ action_screenshot (GSimpleAction *action, GVariant *param, gpointer data)
 }
 
 static void
+action_cancel (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_cancel (main_window (data));
+}
+
+static void
 action_zoom (GSimpleAction *action, GVariant *param, gpointer data)
 {
   sky_window_set_zoom (main_window (data), g_variant_get_double (param));
@@ -388,6 +394,7 @@ static const GActionEntry app_actions[] = {
   { "export-view", action_export_view, "s", "''", NULL },
   { "screenshot", action_screenshot, "s", NULL, NULL },
   { "zoom", action_zoom, "d", NULL, NULL },
+  { "cancel", action_cancel, NULL, NULL, NULL },
   { "select-source", action_select_source, "x", NULL, NULL },
   { "panel", action_panel, "s", NULL, NULL },
   { "display", action_display, "s", NULL, NULL },

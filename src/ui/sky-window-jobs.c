@@ -11,6 +11,13 @@
 
 #define GAP_TICK_MS 10
 
+/* "1 source", "2 sources". */
+static char *
+sources_count (gint64 n)
+{
+  return g_strdup_printf ("%" G_GINT64_FORMAT " %s", n, n == 1 ? "source" : "sources");
+}
+
 static void next_job (SkyWindow *self);
 
 static void
@@ -445,24 +452,23 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer data)
   else
     {
       g_autofree char *status = NULL;
+      g_autofree char *found = sources_count (run->nsources);
       sky_window_apply_run (self, run, ctx->step);
       if (run->done >= SKY_STEP_MEASURE && run->gpu_fault != NULL)
-        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; the GPU failed and the four "
-                                  "steps took %.1f ms on the CPU", run->nsources, run->cpu.total);
+        status = g_strdup_printf ("%s; the GPU failed and the four steps took %.1f ms on the CPU",
+                                  found, run->cpu.total);
       else if (run->done >= SKY_STEP_MEASURE && run->backend == SKY_BACKEND_GPU)
-        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; the four steps took %.2f ms on "
-                                  "the GPU, %.2f ms with the transfers", run->nsources,
-                                  run->gpu_kernel.total, run->gpu_total.total);
+        status = g_strdup_printf ("%s; the four steps took %.2f ms on the GPU, %.2f ms with the "
+                                  "transfers", found, run->gpu_kernel.total, run->gpu_total.total);
       else if (run->done >= SKY_STEP_MEASURE && run->has_gpu)
-        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; CPU %.1f ms, GPU %.2f ms with "
-                                  "the transfers; %s", run->nsources, run->cpu.total,
-                                  run->gpu_total.total,
+        status = g_strdup_printf ("%s; CPU %.1f ms, GPU %.2f ms with the transfers; %s", found,
+                                  run->cpu.total, run->gpu_total.total,
                                   run->gpu_note ? "the results DIFFER (Timings)" : "same results");
       else if (run->done >= SKY_STEP_MEASURE)
-        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources; the four steps took %.1f ms on "
-                                  "the CPU", run->nsources, run->cpu.total);
+        status = g_strdup_printf ("%s; the four steps took %.1f ms on the CPU", found,
+                                  run->cpu.total);
       else if (run->done >= SKY_STEP_LABEL)
-        status = g_strdup_printf ("%" G_GINT64_FORMAT " sources labelled", run->nsources);
+        status = g_strdup_printf ("%s labelled", found);
       else if (run->done >= SKY_STEP_CLIP)
         status = g_strdup_printf ("Background: median %.4g, σ %.4g %s", run->stats.median,
                                   run->stats.sigma, run->image->image.bunit);
@@ -580,8 +586,8 @@ on_csv_written (GObject *source, GAsyncResult *result, gpointer data)
     }
   else
     {
-      g_autofree char *status = g_strdup_printf ("Wrote %" G_GINT64_FORMAT " sources to %s",
-                                                 ctx->run->catalogue.n, ctx->path);
+      g_autofree char *written = sources_count (ctx->run->catalogue.n);
+      g_autofree char *status = g_strdup_printf ("Wrote %s to %s", written, ctx->path);
       g_free (self->catalogue_path);
       self->catalogue_path = g_strdup (ctx->path);
       sky_window_set_status (self, status);
