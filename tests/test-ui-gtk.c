@@ -936,6 +936,7 @@ test_gpu_fault_banner (Fixture *f)
 {
   g_autoptr (Picture) pic = NULL;
   gboolean have_gpu = sky_backend_available (SKY_BACKEND_GPU, NULL);
+  g_autofree char *why = have_gpu ? g_strdup ("SKYSIFT_GPU_MEMORY_LIMIT") : NULL;
 
   open_image (f, &field);
   assert_state ("gpu_banner", "\"\"");
@@ -953,20 +954,17 @@ test_gpu_fault_banner (Fixture *f)
       g_autoptr (SkyRun) run = sky_pipeline_run (f->window->image, &params, SKY_BACKEND_GPU,
                                                  SKY_STEP_MEASURE, NULL, NULL, &error);
       g_assert_no_error (error);
+      g_assert_nonnull (run->gpu_fault);
+      why = g_strdup (run->gpu_fault);
       sky_window_apply_run (f->window, run, SKY_STEP_MEASURE);
       wait_idle (f, "the fallen-back run drawn");
     }
   g_unsetenv ("SKYSIFT_GPU_MEMORY_LIMIT");
-  /* The banner gives the reason: the memory limit, or why there is no
-   * GPU (no device, or a build without CUDA). */
+  /* The banner gives the reason: the memory limit, or the GPU's failure
+   * (no device, or a build without CUDA) that the run kept. */
   assert_state ("gpu_banner", "\"The GPU failed, so the CPU finished this run. ");
   {
     g_autofree char *json = state_json ();
-    g_autofree char *why = NULL;
-    if (have_gpu)
-      why = g_strdup ("SKYSIFT_GPU_MEMORY_LIMIT");
-    else
-      sky_backend_available (SKY_BACKEND_GPU, &why);
     if (strstr (state_field (json, "gpu_banner"), why) == NULL)
       g_error ("the banner does not say \"%s\": %s", why, json);
   }
