@@ -75,20 +75,22 @@ show_number (cairo_t *cr, double x, double y, const char *text, gboolean selecte
   cairo_show_text (cr, text);
 }
 
-void
-sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
+GskRenderNode *
+sky_image_view_overlay_node (SkyImageView *self)
 {
   const SkyCatalogue *cat;
   int w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
   int gw = w / CELL + 1, gh = h / CELL + 1;
   g_autofree guint8 *grid = NULL;
+  GskRenderNode *node;
   cairo_t *cr;
 
   if (!self->show_markers || self->run == NULL || self->draw_order == NULL || w <= 0 || h <= 0)
-    return;
+    return NULL;
   cat = &self->run->catalogue;
   grid = g_malloc0 ((gsize) gw * gh);
-  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, w, h));
+  node = gsk_cairo_node_new (&GRAPHENE_RECT_INIT (0, 0, w, h));
+  cr = gsk_cairo_node_get_draw_context (node);
   cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
   cairo_set_font_size (cr, 10.5);
 
@@ -139,6 +141,16 @@ sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
       show_number (cr, tx, ty, text, i == self->selected);
     }
   cairo_destroy (cr);
+  return node;
+}
+
+void
+sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
+{
+  g_autoptr (GskRenderNode) node = sky_image_view_overlay_node (self);
+
+  if (node != NULL)
+    gtk_snapshot_append_node (snapshot, node);
 }
 
 gint64
