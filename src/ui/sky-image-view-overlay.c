@@ -75,70 +75,171 @@ show_number (cairo_t *cr, double x, double y, const char *text, gboolean selecte
   cairo_show_text (cr, text);
 }
 
-void
-sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
+/* A marker in view: its catalogue index and where it is, in widget pixels. */
+typedef struct {
+  gint64 index;
+  double x, y, r;
+} VisibleMarker;
+
+/* The view's transform (sky_image_view_image_to_widget), the same
+ * arithmetic, with the widget's size read once per frame rather than twice
+ * per source. */
+typedef struct {
+  double half_w, half_h, cx, cy, zoom;
+  gboolean flip_x;
+} ViewTransform;
+
+static inline void
+transform_point (const ViewTransform *t, double ix, double iy, double *wx, double *wy)
+{
+  *wx = t->half_w + (ix - t->cx) * t->zoom * (t->flip_x ? -1 : 1);
+  *wy = t->half_h - (iy - t->cy) * t->zoom;
+}
+
+/* The markers that reach into the w x h view, brightest first, culled by
+ * their bounding box before anything is drawn: a crowded catalogue is
+ * mostly outside the view once zoomed in. The selected source is left out;
+ * it is drawn on its own. */
+static GArray *
+visible_markers (SkyImageView *self, int w, int h)
+{
+  const SkyCatalogue *cat = &self->run->catalogue;
+  ViewTransform t = { w / 2.0, h / 2.0, self->cx, self->cy, self->zoom, self->flip_x };
+  GArray *in_view = g_array_new (FALSE, FALSE, sizeof (VisibleMarker));
+
+  for (gint64 k = 0; k < cat->n; k++)
+    {
+      gint64 i = self->draw_order[k];
+      VisibleMarker m = { .index = i, .r = marker_radius (self, i) };
+      transform_point (&t, cat->x[i] + 0.5, cat->y[i] + 0.5, &m.x, &m.y);
+      if (i == self->selected || m.x < -m.r || m.y < -m.r || m.x > w + m.r || m.y > h + m.r)
+        continue;
+      g_array_append_val (in_view, m);
+    }
+  return in_view;
+}
+
+/* Says, in the view's top left corner, that a crowded view shows points
+ * for most of its sources: without it a user would take the missing rings
+ * and numbers for missing sources. */
+static void
+show_crowd_note (cairo_t *cr, guint in_view, guint ringed)
+{
+  char text[160];
+  cairo_text_extents_t ext;
+
+  g_snprintf (text, sizeof text, "%u sources in view: rings and numbers on the %u brightest, "
+              "points for the rest; zoom in to see them all", in_view, ringed);
+  cairo_set_font_size (cr, 11);
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_text_extents (cr, text, &ext);
+  cairo_rectangle (cr, 4, 4, ext.x_advance + 12, ext.height + 10);
+  cairo_set_source_rgba (cr, 0, 0, 0, 0.6);
+  cairo_fill (cr);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_move_to (cr, 10, 9 - ext.y_bearing);
+  cairo_show_text (cr, text);
+}
+
+GskRenderNode *
+sky_image_view_overlay_node (SkyImageView *self)
 {
   const SkyCatalogue *cat;
   int w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
   int gw = w / CELL + 1, gh = h / CELL + 1;
   g_autofree guint8 *grid = NULL;
+  g_autoptr (GArray) in_view = NULL;
+  const VisibleMarker *marks;
+  VisibleMarker selected = { -1, 0, 0, 0 };
+  gboolean selected_in_view = FALSE;
+  guint ringed;
+  GskRenderNode *node;
   cairo_t *cr;
 
   if (!self->show_markers || self->run == NULL || self->draw_order == NULL || w <= 0 || h <= 0)
-    return;
+    return NULL;
   cat = &self->run->catalogue;
-  grid = g_malloc0 ((gsize) gw * gh);
-  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, w, h));
-  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-  cairo_set_font_size (cr, 10.5);
-
-  /* Markers first, all in one path, and the selected one on top. */
-  cairo_new_path (cr);
-  for (gint64 i = 0; i < cat->n; i++)
+  in_view = visible_markers (self, w, h);
+  marks = (const VisibleMarker *) in_view->data;
+  ringed = MIN (in_view->len, SKY_IMAGE_VIEW_MAX_RINGS);
+  if (self->selected >= 0)
     {
-      double x, y, r = marker_radius (self, i);
-      sky_image_view_image_to_widget (self, cat->x[i] + 0.5, cat->y[i] + 0.5, &x, &y);
-      if (i == self->selected || x < -r || y < -r || x > w + r || y > h + r)
-        continue;
+      selected.index = self->selected;
+      selected.r = marker_radius (self, self->selected);
+      sky_image_view_image_to_widget (self, cat->x[self->selected] + 0.5,
+                                      cat->y[self->selected] + 0.5, &selected.x, &selected.y);
+      selected_in_view = selected.x >= -selected.r && selected.y >= -selected.r
+                         && selected.x <= w + selected.r && selected.y <= h + selected.r;
+    }
+  grid = g_malloc0 ((gsize) gw * gh);
+  node = gsk_cairo_node_new (&GRAPHENE_RECT_INIT (0, 0, w, h));
+  cr = gsk_cairo_node_get_draw_context (node);
+
+  /* Past the brightest SKY_IMAGE_VIEW_MAX_RINGS, a point of one pixel per
+   * source, all in one path of pixel-aligned squares: cairo fills those as
+   * boxes, where tens of thousands of overlapping rings took seconds to
+   * stroke. Under the rings, which stay visible on top. */
+  if (in_view->len > ringed)
+    {
+      cairo_new_path (cr);
+      for (guint k = ringed; k < in_view->len; k++)
+        cairo_rectangle (cr, floor (marks[k].x), floor (marks[k].y), 1, 1);
+      cairo_set_source_rgb (cr, 0.85, 0.1, 0.45);
+      cairo_fill (cr);
+    }
+
+  /* Markers, all in one path, and the selected one on top. */
+  cairo_new_path (cr);
+  for (guint k = 0; k < ringed; k++)
+    {
       cairo_new_sub_path (cr);
-      cairo_arc (cr, x, y, r, 0, 2 * G_PI);
+      cairo_arc (cr, marks[k].x, marks[k].y, marks[k].r, 0, 2 * G_PI);
     }
   stroke_markers (cr, FALSE);
   if (self->selected >= 0)
     {
-      double x, y, r = marker_radius (self, self->selected);
-      sky_image_view_image_to_widget (self, cat->x[self->selected] + 0.5,
-                                      cat->y[self->selected] + 0.5, &x, &y);
       cairo_new_path (cr);
-      cairo_arc (cr, x, y, r, 0, 2 * G_PI);
+      cairo_arc (cr, selected.x, selected.y, selected.r, 0, 2 * G_PI);
       stroke_markers (cr, TRUE);
     }
 
   /* Then the numbers, the selected source's first (it always shows), then
-   * the brightest first, each where it overlaps none placed before. */
-  for (gint64 k = -1; k < cat->n; k++)
+   * those of the ringed sources, brightest first, each where it overlaps
+   * none placed before. */
+  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+  cairo_set_font_size (cr, 10.5);
+  for (gint64 k = -1; k < (gint64) ringed; k++)
     {
-      gint64 i = k < 0 ? self->selected : self->draw_order[k];
+      const VisibleMarker *m = k < 0 ? &selected : &marks[k];
       char text[32];
       cairo_text_extents_t ext;
-      double x, y, r, tx, ty;
+      double tx, ty;
 
-      if (i < 0 || (k >= 0 && i == self->selected))
+      if (k < 0 && !selected_in_view)
         continue;
-      r = marker_radius (self, i);
-      sky_image_view_image_to_widget (self, cat->x[i] + 0.5, cat->y[i] + 0.5, &x, &y);
-      if (x < -r || y < -r || x > w + r || y > h + r)
-        continue;
-      g_snprintf (text, sizeof text, "%" G_GINT64_FORMAT, i + 1);
+      g_snprintf (text, sizeof text, "%" G_GINT64_FORMAT, m->index + 1);
       cairo_text_extents (cr, text, &ext);
-      tx = x + r * 0.72 + 1;
-      ty = y - r * 0.72 - 1;
+      tx = m->x + m->r * 0.72 + 1;
+      ty = m->y - m->r * 0.72 - 1;
       if (!cells_free (grid, gw, gh, tx, ty - ext.height, tx + ext.x_advance, ty) && k >= 0)
         continue;
       cells_take (grid, gw, gh, tx, ty - ext.height, tx + ext.x_advance, ty);
-      show_number (cr, tx, ty, text, i == self->selected);
+      show_number (cr, tx, ty, text, k < 0);
     }
+
+  if (in_view->len > ringed)
+    show_crowd_note (cr, in_view->len + selected_in_view, ringed + selected_in_view);
   cairo_destroy (cr);
+  return node;
+}
+
+void
+sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
+{
+  g_autoptr (GskRenderNode) node = sky_image_view_overlay_node (self);
+
+  if (node != NULL)
+    gtk_snapshot_append_node (snapshot, node);
 }
 
 gint64

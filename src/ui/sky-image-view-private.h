@@ -106,6 +106,9 @@ gboolean sky_image_view_gl_render (SkyImageView *self);
 
 /* sky-image-view-overlay.c */
 void sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot);
+/* The markers and numbers of the view as it is, drawn afresh, or NULL
+ * where there are none to draw. */
+GskRenderNode *sky_image_view_overlay_node (SkyImageView *self);
 /* The catalogue index of the marker at widget point (wx, wy), or -1. */
 gint64 sky_image_view_overlay_pick (SkyImageView *self, double wx, double wy);
 

@@ -13,6 +13,9 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (SkyImageView, sky_image_view, SKY, IMAGE_VIEW, GtkWidget)
 
 #define SKY_IMAGE_VIEW_MAX_ZOOM 32.0
+/* Rings and numbers go on at most this many sources in view, the
+ * brightest; the rest in view get a point each. */
+#define SKY_IMAGE_VIEW_MAX_RINGS 500
 
 GtkWidget *sky_image_view_new (void);
 
