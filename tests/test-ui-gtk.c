@@ -1303,31 +1303,42 @@ by_sum_desc (gconstpointer a, gconstpointer b, gpointer data)
   return (x < y) - (x > y);
 }
 
-/* The shared GC-like field, 2048 x 2048, zoomed out to fit: drawn, and
- * after Run All a marker at each of the ten brightest sources. */
-static void
-test_gc_like (Fixture *f)
+/* Opens the shared gc_like_2048.fits, or skips the case, saying why, and
+ * returns FALSE where it is not there. */
+static gboolean
+open_gc_like (Fixture *f)
 {
   const char *why = NULL, *dir = sky_test_shared_data (&why);
   g_autofree char *path = NULL;
-  g_autoptr (Picture) pic = NULL;
-  const SkyCatalogue *cat;
-  Image gc = { 0 };
-  int found = 0;
+  Image gc;
 
   if (dir == NULL)
     {
       g_test_skip (why);
-      return;
+      return FALSE;
     }
   path = g_build_filename (dir, "gc_like_2048.fits", NULL);
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
     {
       g_test_skip ("no gc_like_2048.fits among the shared test images");
-      return;
+      return FALSE;
     }
   gc = (Image) { path, 2048, 2048 };
   open_image (f, &gc);
+  return TRUE;
+}
+
+/* The shared GC-like field, 2048 x 2048, zoomed out to fit: drawn, and
+ * after Run All a marker at each of the ten brightest sources. */
+static void
+test_gc_like (Fixture *f)
+{
+  g_autoptr (Picture) pic = NULL;
+  const SkyCatalogue *cat;
+  int found = 0;
+
+  if (!open_gc_like (f))
+    return;
   assert_state ("flip", "false");   /* its CDELT1 < 0 */
   click (f, "app.run", "'all'");
   wait_idle (f, "run all on gc_like_2048.fits");
@@ -1571,30 +1582,15 @@ static void
 test_dense_markers (Fixture *f)
 {
   static const double zooms[] = { 0, 1, 4 };   /* 0: fitted */
-  const char *why = NULL, *dir = sky_test_shared_data (&why);
-  g_autofree char *path = NULL;
   g_autofree gint64 *order = NULL;
   const SkyCatalogue *cat;
   DenseTimes off, on[G_N_ELEMENTS (zooms)];
   Picture *pics[G_N_ELEMENTS (zooms)];
   double drawn_zoom[G_N_ELEMENTS (zooms)];
-  Image gc = { 0 };
 
-  if (dir == NULL)
-    {
-      g_test_skip (why);
-      return;
-    }
-  path = g_build_filename (dir, "gc_like_2048.fits", NULL);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_test_skip ("no gc_like_2048.fits among the shared test images");
-      return;
-    }
   dense_was_measured = FALSE;
-  dense_was_measured = FALSE;
-  gc = (Image) { path, 2048, 2048 };
-  open_image (f, &gc);
+  if (!open_gc_like (f))
+    return;
   click (f, "app.run", "'all'");
   wait_idle (f, "run all on gc_like_2048.fits");
   activate ("threshold", g_variant_new_double (1.2));
