@@ -81,19 +81,11 @@ typedef struct {
   double x, y, r;
 } VisibleMarker;
 
-/* The view's transform (sky_image_view_image_to_widget), the same
- * arithmetic, with the widget's size read once per frame rather than twice
- * per source. */
-typedef struct {
-  double half_w, half_h, cx, cy, zoom;
-  gboolean flip_x;
-} ViewTransform;
-
-static inline void
-transform_point (const ViewTransform *t, double ix, double iy, double *wx, double *wy)
+/* Whether a marker of radius m->r at m reaches into the w x h view. */
+static gboolean
+marker_in_view (const VisibleMarker *m, int w, int h)
 {
-  *wx = t->half_w + (ix - t->cx) * t->zoom * (t->flip_x ? -1 : 1);
-  *wy = t->half_h - (iy - t->cy) * t->zoom;
+  return m->x >= -m->r && m->y >= -m->r && m->x <= w + m->r && m->y <= h + m->r;
 }
 
 /* The markers that reach into the w x h view, brightest first, culled by
@@ -104,15 +96,14 @@ static GArray *
 visible_markers (SkyImageView *self, int w, int h)
 {
   const SkyCatalogue *cat = &self->run->catalogue;
-  ViewTransform t = { w / 2.0, h / 2.0, self->cx, self->cy, self->zoom, self->flip_x };
   GArray *in_view = g_array_new (FALSE, FALSE, sizeof (VisibleMarker));
 
   for (gint64 k = 0; k < cat->n; k++)
     {
       gint64 i = self->draw_order[k];
       VisibleMarker m = { .index = i, .r = marker_radius (self, i) };
-      transform_point (&t, cat->x[i] + 0.5, cat->y[i] + 0.5, &m.x, &m.y);
-      if (i == self->selected || m.x < -m.r || m.y < -m.r || m.x > w + m.r || m.y > h + m.r)
+      sky_image_view_to_widget_in (self, w, h, cat->x[i] + 0.5, cat->y[i] + 0.5, &m.x, &m.y);
+      if (i == self->selected || !marker_in_view (&m, w, h))
         continue;
       g_array_append_val (in_view, m);
     }
@@ -166,10 +157,9 @@ sky_image_view_overlay_node (SkyImageView *self)
     {
       selected.index = self->selected;
       selected.r = marker_radius (self, self->selected);
-      sky_image_view_image_to_widget (self, cat->x[self->selected] + 0.5,
-                                      cat->y[self->selected] + 0.5, &selected.x, &selected.y);
-      selected_in_view = selected.x >= -selected.r && selected.y >= -selected.r
-                         && selected.x <= w + selected.r && selected.y <= h + selected.r;
+      sky_image_view_to_widget_in (self, w, h, cat->x[self->selected] + 0.5,
+                                   cat->y[self->selected] + 0.5, &selected.x, &selected.y);
+      selected_in_view = marker_in_view (&selected, w, h);
     }
   grid = g_malloc0 ((gsize) gw * gh);
   node = gsk_cairo_node_new (&GRAPHENE_RECT_INIT (0, 0, w, h));

@@ -84,6 +84,17 @@ struct _SkyImageView {
   gulong after_paint_id;
 };
 
+/* Image point (ix, iy) to widget pixels in a w x h view: the one place this
+ * arithmetic is written, for sky_image_view_image_to_widget and for the
+ * markers, which read the size once per frame rather than per source. */
+static inline void
+sky_image_view_to_widget_in (const SkyImageView *self, double w, double h, double ix, double iy,
+                             double *wx, double *wy)
+{
+  *wx = w / 2 + (ix - self->cx) * self->zoom * (self->flip_x ? -1 : 1);
+  *wy = h / 2 - (iy - self->cy) * self->zoom;
+}
+
 /* sky-image-view.c */
 void sky_image_view_state_changed (SkyImageView *self, gboolean gl_too);
 void sky_image_view_image_to_widget (SkyImageView *self, double ix, double iy,

@@ -63,9 +63,8 @@ clamp_zoom (SkyImageView *self, double zoom)
 void
 sky_image_view_image_to_widget (SkyImageView *self, double ix, double iy, double *wx, double *wy)
 {
-  double w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
-  *wx = w / 2 + (ix - self->cx) * self->zoom * (self->flip_x ? -1 : 1);
-  *wy = h / 2 - (iy - self->cy) * self->zoom;
+  sky_image_view_to_widget_in (self, gtk_widget_get_width (GTK_WIDGET (self)),
+                               gtk_widget_get_height (GTK_WIDGET (self)), ix, iy, wx, wy);
 }
 
 void
