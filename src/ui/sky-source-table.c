@@ -87,8 +87,7 @@ show_run (SkySourceTable *self)
   if (run == NULL || run->done < SKY_STEP_MEASURE)
     text = g_strdup ("Run measure to list the sources");
   else
-    text = g_strdup_printf (g_dngettext (NULL, "%" G_GINT64_FORMAT " source",
-                                         "%" G_GINT64_FORMAT " sources", (gulong) n), n);
+    text = sky_source_count_text (n);
   gtk_label_set_text (self->summary, text);
 }
 

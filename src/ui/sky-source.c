@@ -131,3 +131,9 @@ static void
 sky_source_init (SkySource *self)
 {
 }
+
+char *
+sky_source_count_text (gint64 n)
+{
+  return g_strdup_printf ("%" G_GINT64_FORMAT " %s", n, n == 1 ? "source" : "sources");
+}

@@ -10,6 +10,10 @@ G_BEGIN_DECLS
 #define SKY_TYPE_SOURCE (sky_source_get_type ())
 G_DECLARE_FINAL_TYPE (SkySource, sky_source, SKY, SOURCE, GObject)
 
+/* "1 source", "2 sources": the count as the status line, the statistics
+ * and the table's summary say it. Free with g_free. */
+char *sky_source_count_text (gint64 n);
+
 /* The source at catalogue index `index` of run (label index + 1), with
  * its centroid's sky position from wcs (NULL: none). */
 SkySource *sky_source_new (SkyRun *run, gint64 index, SkyWcs *wcs);

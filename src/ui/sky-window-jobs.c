@@ -5,18 +5,12 @@
  * ran: the measure of "never blocked". */
 #include "sky-window-private.h"
 #include "sky-render.h"
+#include "sky-source.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 #define GAP_TICK_MS 10
-
-/* "1 source", "2 sources". */
-static char *
-sources_count (gint64 n)
-{
-  return g_strdup_printf ("%" G_GINT64_FORMAT " %s", n, n == 1 ? "source" : "sources");
-}
 
 static void next_job (SkyWindow *self);
 
@@ -452,7 +446,7 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer data)
   else
     {
       g_autofree char *status = NULL;
-      g_autofree char *found = sources_count (run->nsources);
+      g_autofree char *found = sky_source_count_text (run->nsources);
       sky_window_apply_run (self, run, ctx->step);
       if (run->done >= SKY_STEP_MEASURE && run->gpu_fault != NULL)
         status = g_strdup_printf ("%s; the GPU failed and the four steps took %.1f ms on the CPU",
@@ -586,7 +580,7 @@ on_csv_written (GObject *source, GAsyncResult *result, gpointer data)
     }
   else
     {
-      g_autofree char *written = sources_count (ctx->run->catalogue.n);
+      g_autofree char *written = sky_source_count_text (ctx->run->catalogue.n);
       g_autofree char *status = g_strdup_printf ("Wrote %s to %s", written, ctx->path);
       g_free (self->catalogue_path);
       self->catalogue_path = g_strdup (ctx->path);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sky-colormap.h"
+#include "sky-source.h"
 
 G_DEFINE_FINAL_TYPE (SkyWindow, sky_window, GTK_TYPE_APPLICATION_WINDOW)
 
@@ -405,9 +406,10 @@ update_stats_label (SkyWindow *self)
         g_string_append_printf (text, "Threshold: pixel > %.6g %s (%gσ)", run->threshold_value,
                                 unit, run->params.threshold);
       if (run->done >= SKY_STEP_LABEL)
-        g_string_append_printf (text, "\n%" G_GINT64_FORMAT " %s, %d-connected", run->nsources,
-                                run->nsources == 1 ? "source" : "sources",
-                                run->params.connectivity);
+        {
+          g_autofree char *found = sky_source_count_text (run->nsources);
+          g_string_append_printf (text, "\n%s, %d-connected", found, run->params.connectivity);
+        }
     }
   gtk_label_set_text (self->stats_label, text->str);
   g_string_free (text, TRUE);
