@@ -1,5 +1,5 @@
 /* skysift-cli find: load an image, run the four steps, report and export. */
-#include "cli.h"
+#include "cli-find.h"
 #include "sky-cpu.h"
 #ifdef SKYSIFT_HAVE_CUDA
 #include "cli-gpu.h"
@@ -35,9 +35,24 @@ static const char find_usage[] =
   "  --json FILE          write the run summary as JSON\n"
   "  --repeat N           run N times, report each step's best time\n"
   "  --threads N          worker threads (default: every core)\n"
-  "  --smooth KERNEL      clip and segment a copy smoothed by KERNEL (lesson,\n"
-  "                       gauss:SIGMA[:SIZE] or box:SIZE, scaled to unit sum): a\n"
-  "                       matched filter; sources are measured on the image itself\n"
+  "  --smooth KERNEL      clip and segment a copy smoothed by KERNEL (beam: the\n"
+  "                       header's BMAJ, BMIN, BPA; lesson, gauss:SIGMA[:SIZE] or\n"
+  "                       box:SIZE; scaled to unit sum): a matched filter; sources\n"
+  "                       are measured on the image itself\n"
+  "\n"
+  "  --method M           global (default): the lesson's one clipped threshold;\n"
+  "                       local: subtract a background map and find islands\n"
+  "                       against an rms map (CPU backend; the options below)\n"
+  "  --seed-sigma S       local: an island needs a pixel above S rms (default 4)\n"
+  "  --flood-sigma F      local: islands grow down to F rms (default 2.5)\n"
+  "  --min-area N         local: islands and deblended parts have at least N\n"
+  "                       pixels (default 1)\n"
+  "  --deblend N,C        local: N levels, a part needs C of its island's flux\n"
+  "                       (default 32,0.005; 0 for no deblending)\n"
+  "  --deblend-sigma P    local: a deblended part rises P rms above the level it\n"
+  "                       splits at (default 3)\n"
+  "  --bkg FILE --rms FILE  local: FITS maps of the image's size replacing the\n"
+  "                       computed background and rms\n"
   "  --quiet              print nothing but errors\n";
 
 typedef struct {
@@ -46,6 +61,7 @@ typedef struct {
   const char *image, *csv, *json, *backend;
   const char *ecsv, *regions, *votable; /* catalogue files besides the CSV */
   const char *smooth;   /* kernel of the detection image, NULL for none */
+  const char *bkg, *rms; /* the local method's given maps, NULL for none */
   double smooth_ms;
   int repeat, quiet;
 } FindArgs;
@@ -54,7 +70,8 @@ static int
 parse_find_args (int argc, char **argv, FindArgs *a)
 {
   enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN, O_HDU, O_PLANE,
-         O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_SMOOTH, O_HELP };
+         O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_SMOOTH, O_HELP,
+         O_METHOD, O_SEED, O_FLOOD, O_MIN_AREA, O_DEBLEND, O_DEBLEND_SIGMA, O_BKG, O_RMS };
   static const struct option options[] = {
     { "backend", required_argument, NULL, O_BACKEND },
     { "clip-kappa", required_argument, NULL, O_KAPPA },
@@ -74,6 +91,14 @@ parse_find_args (int argc, char **argv, FindArgs *a)
     { "quiet", no_argument, NULL, O_QUIET },
     { "smooth", required_argument, NULL, O_SMOOTH },
     { "help", no_argument, NULL, O_HELP },
+    { "method", required_argument, NULL, O_METHOD },
+    { "seed-sigma", required_argument, NULL, O_SEED },
+    { "flood-sigma", required_argument, NULL, O_FLOOD },
+    { "min-area", required_argument, NULL, O_MIN_AREA },
+    { "deblend", required_argument, NULL, O_DEBLEND },
+    { "deblend-sigma", required_argument, NULL, O_DEBLEND_SIGMA },
+    { "bkg", required_argument, NULL, O_BKG },
+    { "rms", required_argument, NULL, O_RMS },
     { NULL, 0, NULL, 0 },
   };
   int64_t v;
@@ -95,8 +120,9 @@ parse_find_args (int argc, char **argv, FindArgs *a)
         case O_QUIET: a->quiet = 1; break;
         case O_SMOOTH:
           {
-            SkyKernel k;
-            if (sky_kernel_parse (&k, optarg) != SKY_OK)
+            SkyKernel k = { 0 };
+            /* "beam" needs the image's header: checked once it is loaded. */
+            if (strcmp (optarg, "beam") != 0 && sky_kernel_parse (&k, optarg) != SKY_OK)
               {
                 cli_error ("--smooth: %s", sky_last_error ());
                 ret = CLI_EXIT_USAGE;
@@ -105,6 +131,28 @@ parse_find_args (int argc, char **argv, FindArgs *a)
             a->smooth = optarg;
           }
           break;
+        case O_METHOD:
+          if (strcmp (optarg, "global") == 0)
+            a->params.method = SKY_METHOD_GLOBAL;
+          else if (strcmp (optarg, "local") == 0)
+            a->params.method = SKY_METHOD_LOCAL;
+          else
+            {
+              cli_error ("--method: '%s' is not one of global, local", optarg);
+              ret = CLI_EXIT_USAGE;
+            }
+          break;
+        case O_SEED: ret = cli_parse_double ("--seed-sigma", optarg, &a->params.seed_sigma); break;
+        case O_FLOOD:
+          ret = cli_parse_double ("--flood-sigma", optarg, &a->params.flood_sigma);
+          break;
+        case O_MIN_AREA: ret = cli_parse_int ("--min-area", optarg, 1, INT64_MAX, &a->params.min_area); break;
+        case O_DEBLEND: ret = cli_parse_deblend (optarg, &a->params); break;
+        case O_DEBLEND_SIGMA:
+          ret = cli_parse_double ("--deblend-sigma", optarg, &a->params.deblend_sigma);
+          break;
+        case O_BKG: a->bkg = optarg; break;
+        case O_RMS: a->rms = optarg; break;
         case O_CSV: a->csv = optarg; break;
         case O_ECSV: a->ecsv = optarg; break;
         case O_REGIONS: a->regions = optarg; break;
@@ -171,6 +219,16 @@ parse_find_args (int argc, char **argv, FindArgs *a)
       cli_error ("--backend: '%s' is not one of cpu, gpu, both", a->backend);
       return CLI_EXIT_USAGE;
     }
+  if (a->params.method == SKY_METHOD_LOCAL && strcmp (a->backend, "cpu") != 0)
+    {
+      cli_error ("--method local: runs on the CPU backend only");
+      return CLI_EXIT_USAGE;
+    }
+  if (a->params.method != SKY_METHOD_LOCAL && (a->bkg != NULL || a->rms != NULL))
+    {
+      cli_error ("--bkg, --rms: maps for the local method; add --method local");
+      return CLI_EXIT_USAGE;
+    }
   if (a->smooth != NULL && strcmp (a->backend, "cpu") != 0)
     {
       cli_error ("--smooth: detection on a smoothed image runs on the CPU backend only");
@@ -196,6 +254,12 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
   if (img->ninf > 0)
     printf (" (%lld of them infinite)", (long long) img->ninf);
   printf ("\n");
+  if (a->params.method == SKY_METHOD_LOCAL)
+    {
+      CliLocalArgs la = { a->bkg, a->rms, a->smooth, a->repeat };
+      cli_print_local (&la, &a->params, res);
+      goto top;
+    }
   if (a->smooth != NULL)
     printf ("smoothed   detection on the image convolved with %s (unit sum), %.2f ms; "
             "sources measured on the image\n", a->smooth, a->smooth_ms);
@@ -213,6 +277,7 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
             a->params.threshold, res->threshold_value);
   printf ("sources    %lld (%d-connected)\n", (long long) res->nsources, a->params.connectivity);
 
+top:
   /* The ten largest summed fluxes, largest first, as the lesson prints them. */
   ntop = sky_catalogue_top_sums (&res->catalogue, order, 10);
   if (ntop > 0)
@@ -220,6 +285,11 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
       printf ("largest summed fluxes (source: sum)\n");
       for (int k = 0; k < ntop; k++)
         printf ("  %6lld: %.6g\n", (long long) (order[k] + 1), res->catalogue.sum[order[k]]);
+    }
+  if (a->params.method == SKY_METHOD_LOCAL)
+    {
+      cli_print_local_times (res, load_ms, a->repeat);
+      return;
     }
   printf ("times (ms%s): load %.2f, clip %.2f, segment %.2f, label %.2f, measure %.2f, "
           "four steps %.2f\n",
@@ -252,6 +322,7 @@ write_catalogues (const FindArgs *a, const SkyImage *img, const SkyResult *res,
   info.image = img;
   info.params = &a->params;
   info.backend = backend;
+  info.smooth = a->smooth;
   if (sky_export_init (&ex, &info, res) != SKY_OK)
     {
       cli_error ("%s", sky_last_error ());
@@ -359,11 +430,20 @@ cli_find (int argc, char **argv)
   load_ms = sky_now_ms () - t0;
 
   ret = CLI_EXIT_FAILURE;
-  if (a.smooth != NULL)
+  if (a.params.method == SKY_METHOD_LOCAL)
+    {
+      CliLocalArgs la = { a.bkg, a.rms, a.smooth, a.repeat };
+      ret = cli_find_local (&la, &img, &a.params, &res);
+      if (ret != 0)
+        goto exit;
+      ret = CLI_EXIT_FAILURE;
+      want_cpu = 1;
+    }
+  else if (a.smooth != NULL)
     {
       SkyKernel k;
       t0 = sky_now_ms ();
-      if (sky_kernel_parse (&k, a.smooth) != SKY_OK
+      if (cli_find_kernel (&img, a.smooth, &k) != SKY_OK
           || sky_cpu_smooth (&img, &k, a.params.nthreads, &smoothed) != SKY_OK)
         {
           cli_error ("%s: --smooth %s: %s", a.image, a.smooth, sky_last_error ());
@@ -374,8 +454,10 @@ cli_find (int argc, char **argv)
       a.smooth_ms = sky_now_ms () - t0;
       detect = &smoothed;
     }
-  if (want_cpu && run_cpu (&a, &img, detect, &res) != 0)
+  if (a.params.method == SKY_METHOD_GLOBAL && want_cpu && run_cpu (&a, &img, detect, &res) != 0)
     goto exit;
+  if (a.params.method == SKY_METHOD_GLOBAL && want_cpu)
+    cli_warn_global (&a.params, &img, &res);
 
 #ifdef SKYSIFT_HAVE_CUDA
   if (gpu_ok && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? &res : NULL, &gpu_run) != 0)

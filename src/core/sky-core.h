@@ -99,7 +99,25 @@ typedef struct SkyParams {
   int relative;         /* 1: > median + threshold * sigma; default 0 */
   int connectivity;     /* 4 (default) or 8 */
   int nthreads;         /* worker threads; 0 (default): every online core */
+
+  /* Detection method and the local method's parameters (sky-cpu-local.c). */
+  int method;           /* SKY_METHOD_GLOBAL (default) or SKY_METHOD_LOCAL */
+  double seed_sigma;    /* local: islands need a pixel above this many rms; 4 */
+  double flood_sigma;   /* local: islands hold the pixels above this many rms; 2.5 */
+  int64_t min_area;     /* local: islands of fewer pixels are dropped; default 1 */
+  int deblend_nthresh;  /* local: deblending levels; 32; 0 or 1: no deblending */
+  double deblend_mincont; /* local: a branch's share of its island's flux; 0.005 */
+  double deblend_sigma; /* local: a branch's peak rises this many rms above the
+                         * level it splits at; default 3 */
 } SkyParams;
+
+/* How sources are found. The lesson's global method clips the whole image
+ * once and thresholds it; the local method subtracts a background map and
+ * grows seed-and-flood islands against an rms map. */
+enum { SKY_METHOD_GLOBAL = 0, SKY_METHOD_LOCAL = 1 };
+
+/* "global" or "local". */
+const char *sky_method_name (int method);
 
 /* The lesson's defaults: kappa 3 until stable, 5 sigma absolute, 4-connected. */
 void sky_params_init (SkyParams *params);
@@ -141,7 +159,27 @@ typedef struct SkyCatalogue {
   float *peak;          /* brightest pixel value */
   int32_t *peak_x, *peak_y;
   int32_t *xmin, *xmax, *ymin, *ymax; /* bounding box, inclusive */
+
+  /* The local method's measures (NULL for the global method): the
+   * background and rms maps at the peak, the errors the rms map gives, and
+   * SKY_FLAG_* bits. */
+  float *background, *rms;
+  double *sum_err;      /* sqrt (sum of rms^2 over the source's pixels) */
+  double *peak_err;     /* the rms at the peak */
+  uint32_t *flags;
 } SkyCatalogue;
+
+enum {
+  SKY_FLAG_EDGE = 1,       /* a pixel on the image's edge */
+  SKY_FLAG_BLANK = 2,      /* a pixel next to a blank pixel */
+  SKY_FLAG_DEBLENDED = 4,  /* split from a larger island by deblending */
+  SKY_FLAG_TRUNCATED = 8,  /* the flood was cut above the seed level by the
+                            * edge or by blank pixels: the bright part of
+                            * the source may be missing */
+};
+
+/* Allocates the local method's columns of an allocated catalogue. */
+int sky_catalogue_alloc_local (SkyCatalogue *cat);
 
 int sky_catalogue_alloc (SkyCatalogue *cat, int64_t n);
 void sky_catalogue_clear (SkyCatalogue *cat);
@@ -158,7 +196,10 @@ double sky_now_ms (void);
 /* Times of one run of the four steps, in milliseconds. */
 typedef struct SkyStepTimes {
   double clip, segment, label, measure;
-  double total;         /* the four steps */
+  double total;         /* the four steps (the local method: every step) */
+  /* The local method's own steps; its segment is the detection image and
+   * masks, its label the islands. 0 for the global method. */
+  double background, deblend;
 } SkyStepTimes;
 
 /* Keeps, step by step, the smaller of best and t (best of N repeats). */
@@ -189,6 +230,14 @@ typedef struct SkyResult {
   int64_t nsources;
   SkyCatalogue catalogue;
   SkyStepTimes times;
+
+  /* The local method (NULL for the global one): the background and rms
+   * maps the sources were found against, nx * ny each. */
+  int method;
+  float *background, *rms;
+  double noise_scale;      /* the matched filter's noise over the map's; 1 unfiltered */
+  int64_t nislands;        /* islands before deblending */
+  int64_t ndeblended;      /* islands that deblending split */
 } SkyResult;
 
 void sky_result_clear (SkyResult *res);
@@ -306,6 +355,7 @@ typedef struct SkyExport {
   const SkyParams *params;      /* NULL gives the pixel columns only */
   const SkyResult *result;
   const char *backend;          /* "cpu", "gpu"... from the run info */
+  const char *smooth;           /* the matched filter, from the run info */
   char device[160];             /* what ran the steps; set for the CPU backend,
                                  * others fill it in; "" when unknown */
 
@@ -395,6 +445,13 @@ int sky_kernel_box (SkyKernel *k, int size);
 
 /* "lesson", "gauss:SIGMA[:SIZE]" or "box:SIZE"; a message names the spec. */
 int sky_kernel_parse (SkyKernel *k, const char *spec);
+
+/* The image's beam as a kernel, for a matched filter: an elliptical
+ * Gaussian of FWHM BMAJ by BMIN at position angle BPA (north through
+ * east), in pixels by the WCS's pixel scale, out to 4 sigma of the major
+ * axis; not normalised. SKY_ERR_ARGUMENT where the header has no beam or
+ * no celestial WCS. */
+int sky_kernel_beam (SkyKernel *k, const SkyImage *img);
 
 /* Copies ny x nx values (row-major, double) into a new kernel. */
 int sky_kernel_from_values (SkyKernel *k, int nx, int ny, const double *values);

@@ -18,6 +18,7 @@ typedef enum {
   SKY_COL_LNG, SKY_COL_LAT,         /* named after the system: ra/dec, glon/glat... */
   SKY_COL_LNG_STR, SKY_COL_LAT_STR, /* equatorial only: ra_str, dec_str */
   SKY_COL_INT_FLUX, SKY_COL_LOCAL_RMS, SKY_COL_SNR,
+  SKY_COL_BACKGROUND, SKY_COL_SUM_ERR, SKY_COL_PEAK_ERR, SKY_COL_FLAGS, /* local method */
 } SkyColumnId;
 
 typedef enum { SKY_TYPE_INT, SKY_TYPE_DOUBLE, SKY_TYPE_STRING } SkyValueType;
@@ -36,7 +37,8 @@ typedef struct {
 /* The columns ex has (cols holds SKY_MAX_COLUMNS), in file order: the
  * twelve pixel columns always, then the sky columns where there is a
  * celestial WCS, then int_flux, local_rms and snr where the image is
- * known. Returns the count. */
+ * known, then background, sum_err, peak_err and flags for the local
+ * method. Returns the count. */
 int sky_export_columns (const SkyExport *ex, SkyColumn *cols);
 
 /* The text of column col for source index i (label i + 1) into buf. Returns

@@ -161,6 +161,7 @@ sky_export_init (SkyExport *ex, const SkyRunInfo *info, const SkyResult *res)
   ex->params = info->params;
   ex->result = res;
   ex->backend = info->backend;
+  ex->smooth = info->smooth;
   ex->beam_area = NAN;
   if (ex->image == NULL || ex->params == NULL)
     {
@@ -247,6 +248,30 @@ frame_text (const SkyWcs *wcs, char *buf, size_t size)
     snprintf (buf, size, "%s", sky_wcs_frame (wcs));
 }
 
+/* The local method's noise columns: the same names, its own meaning. */
+static int
+local_columns (SkyColumn *cols, int n, const char *unit)
+{
+  add_column (cols, &n, SKY_COL_LOCAL_RMS, "local_rms", SKY_TYPE_DOUBLE, unit,
+              "stat.stdev;phot.flux.density",
+              "Background noise: the rms map at the peak pixel (local method)");
+  add_column (cols, &n, SKY_COL_SNR, "snr", SKY_TYPE_DOUBLE, NULL, "stat.snr",
+              "Signal to noise: peak_flux (background subtracted) / local_rms");
+  add_column (cols, &n, SKY_COL_BACKGROUND, "background", SKY_TYPE_DOUBLE, unit,
+              "phot.flux.density;instr.skyLevel",
+              "The background map at the peak pixel, subtracted from every measure");
+  add_column (cols, &n, SKY_COL_SUM_ERR, "sum_flux_err", SKY_TYPE_DOUBLE, unit,
+              "stat.error;phot.flux;arith.sum",
+              "Error of sum_flux: root of the summed rms map squared over the source's pixels "
+              "(uncorrelated noise; beam-correlated noise makes it larger)");
+  add_column (cols, &n, SKY_COL_PEAK_ERR, "peak_flux_err", SKY_TYPE_DOUBLE, unit,
+              "stat.error;phot.flux.density", "Error of peak_flux: the rms map at the peak");
+  add_column (cols, &n, SKY_COL_FLAGS, "flags", SKY_TYPE_INT, NULL, "meta.code",
+              "Bits: 1 a pixel on the image edge, 2 next to blank pixels, 4 split from a "
+              "larger island by deblending, 8 cut by the edge or blanks above the seed level");
+  return n;
+}
+
 int
 sky_export_columns (const SkyExport *ex, SkyColumn *cols)
 {
@@ -327,6 +352,8 @@ sky_export_columns (const SkyExport *ex, SkyColumn *cols)
   add_column (cols, &n, SKY_COL_INT_FLUX, "int_flux", SKY_TYPE_DOUBLE, "Jy", "phot.flux.density",
               "Integrated flux density: sum_flux / beam area in pixels, the beam area being "
               "pi BMAJ BMIN / (4 ln 2) / pixel area; empty without a beam");
+  if (ex->result->method == SKY_METHOD_LOCAL)
+    return local_columns (cols, n, unit);
   add_column (cols, &n, SKY_COL_LOCAL_RMS, "local_rms", SKY_TYPE_DOUBLE, unit,
               "stat.stdev;phot.flux.density",
               "Background noise: the kappa-sigma clipped sigma of the image");
@@ -340,6 +367,10 @@ sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char *buf
 {
   const SkyCatalogue *cat = &ex->result->catalogue;
   double sigma = ex->result->stats.sigma, v;
+
+  /* The local method's noise is the rms map at each source's peak. */
+  if (cat->rms != NULL)
+    sigma = cat->rms[i];
 
   switch (col->id)
     {
@@ -381,6 +412,26 @@ sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char *buf
       if (!(sigma > 0))
         break;
       snprintf (buf, size, "%.6g", cat->peak[i] / sigma);
+      return 1;
+    case SKY_COL_BACKGROUND:
+      if (cat->background == NULL || !isfinite (cat->background[i]))
+        break;
+      snprintf (buf, size, "%.9g", (double) cat->background[i]);
+      return 1;
+    case SKY_COL_SUM_ERR:
+      if (cat->sum_err == NULL || !isfinite (cat->sum_err[i]))
+        break;
+      snprintf (buf, size, "%.6g", cat->sum_err[i]);
+      return 1;
+    case SKY_COL_PEAK_ERR:
+      if (cat->peak_err == NULL || !isfinite (cat->peak_err[i]))
+        break;
+      snprintf (buf, size, "%.6g", cat->peak_err[i]);
+      return 1;
+    case SKY_COL_FLAGS:
+      if (cat->flags == NULL)
+        break;
+      snprintf (buf, size, "%u", (unsigned) cat->flags[i]);
       return 1;
     }
   snprintf (buf, size, "%s", "");
@@ -477,6 +528,35 @@ meta_double (SkyMeta *meta, int *n, const char *key, double value, const char *u
                        sizeof meta->text);
 }
 
+/* The local method's provenance; the clipping items do not apply. */
+static int
+local_meta (const SkyExport *ex, SkyMeta *meta, int n)
+{
+  const SkyParams *p = ex->params;
+  const SkyResult *res = ex->result;
+
+  meta_string (meta, &n, "method", "local",
+               "Detection method: local (image - background map, islands against an rms map)");
+  meta_double (meta, &n, "seed_sigma", p->seed_sigma, NULL,
+               "An island holds a pixel above this many rms");
+  meta_double (meta, &n, "flood_sigma", p->flood_sigma, NULL,
+               "Islands hold the connected pixels above this many rms");
+  meta_int (meta, &n, "min_area", p->min_area, "Fewest pixels of an island or deblended part");
+  meta_int (meta, &n, "deblend_nthresh", p->deblend_nthresh,
+            "Deblending levels (0 or 1: no deblending)");
+  meta_double (meta, &n, "deblend_mincont", p->deblend_mincont, NULL,
+               "A deblended part holds more than this fraction of its island's flux");
+  meta_int (meta, &n, "connectivity", p->connectivity, "4 or 8-connected pixels");
+  meta_string (meta, &n, "smooth", ex->smooth,
+               "Matched filter of the detection image (beam: the header's beam)");
+  meta_double (meta, &n, "noise_scale", res->noise_scale, NULL,
+               "Noise of the detection image over the rms map's (the matched filter's; 1 "
+               "without one)");
+  meta_int (meta, &n, "nislands", res->nislands, "Islands before deblending");
+  meta_int (meta, &n, "ndeblended", res->ndeblended, "Islands that deblending split");
+  return n;
+}
+
 int
 sky_export_meta (const SkyExport *ex, SkyMeta *meta)
 {
@@ -503,7 +583,9 @@ sky_export_meta (const SkyExport *ex, SkyMeta *meta)
     }
   meta_string (meta, &n, "backend", ex->backend, "Where the four steps ran");
   meta_string (meta, &n, "device", ex->device, "What ran them");
-  if (p != NULL)
+  if (p != NULL && res->method == SKY_METHOD_LOCAL)
+    n = local_meta (ex, meta, n);
+  else if (p != NULL)
     {
       meta_double (meta, &n, "clip_kappa", p->clip_kappa, NULL,
                    "Kappa-sigma clipping keeps median - kappa sigma < x < median + kappa sigma");
@@ -514,14 +596,18 @@ sky_export_meta (const SkyExport *ex, SkyMeta *meta)
                  "True: the threshold is median + threshold_sigma sigma");
       meta_int (meta, &n, "connectivity", p->connectivity, "4 or 8-connected pixels");
     }
-  meta_double (meta, &n, "threshold", res->threshold_value, ex->unit[0] ? ex->unit : NULL,
-               "The pixel value a source pixel exceeds");
-  meta_double (meta, &n, "clip_median", res->stats.median, ex->unit[0] ? ex->unit : NULL,
-               "Median of the clipped background");
-  meta_double (meta, &n, "clip_sigma", res->stats.sigma, ex->unit[0] ? ex->unit : NULL,
-               "Population standard deviation of the clipped background");
-  meta_int (meta, &n, "clip_pixels", res->stats.n, "Background pixels left after clipping");
-  meta_int (meta, &n, "clip_iterations", res->stats.iterations, "Clipping passes");
+  if (res->method != SKY_METHOD_LOCAL)
+    {
+      const char *unit = ex->unit[0] ? ex->unit : NULL;
+      meta_double (meta, &n, "threshold", res->threshold_value, unit,
+                   "The pixel value a source pixel exceeds");
+      meta_double (meta, &n, "clip_median", res->stats.median, unit,
+                   "Median of the clipped background");
+      meta_double (meta, &n, "clip_sigma", res->stats.sigma, unit,
+                   "Population standard deviation of the clipped background");
+      meta_int (meta, &n, "clip_pixels", res->stats.n, "Background pixels left after clipping");
+      meta_int (meta, &n, "clip_iterations", res->stats.iterations, "Clipping passes");
+    }
   meta_int (meta, &n, "nsources", res->nsources, "Sources in the catalogue");
   if (img == NULL)
     return n;

@@ -12,6 +12,19 @@ sky_params_init (SkyParams *params)
   params->relative = 0;
   params->connectivity = 4;
   params->nthreads = 0;
+  params->method = SKY_METHOD_GLOBAL;
+  params->seed_sigma = 4.0;
+  params->flood_sigma = 2.5;
+  params->min_area = 1;
+  params->deblend_nthresh = 32;
+  params->deblend_mincont = 0.005;
+  params->deblend_sigma = 3.0;
+}
+
+const char *
+sky_method_name (int method)
+{
+  return method == SKY_METHOD_LOCAL ? "local" : "global";
 }
 
 int
@@ -32,6 +45,29 @@ sky_params_check (const SkyParams *params)
   if (params->nthreads < 0)
     return sky_fail (SKY_ERR_ARGUMENT, "thread count must be 0 (all cores) or positive (got %d)",
                      params->nthreads);
+  if (params->method != SKY_METHOD_GLOBAL && params->method != SKY_METHOD_LOCAL)
+    return sky_fail (SKY_ERR_ARGUMENT, "method must be global or local (got %d)", params->method);
+  if (!(isfinite (params->flood_sigma) && params->flood_sigma > 0))
+    return sky_fail (SKY_ERR_ARGUMENT, "the flood level must be a positive number of rms (got %g)",
+                     params->flood_sigma);
+  if (!(isfinite (params->seed_sigma) && params->seed_sigma >= params->flood_sigma))
+    return sky_fail (SKY_ERR_ARGUMENT,
+                     "the seed level must be a number of rms at least the flood level %g (got %g)",
+                     params->flood_sigma, params->seed_sigma);
+  if (params->min_area < 1)
+    return sky_fail (SKY_ERR_ARGUMENT, "the minimum area must be at least 1 pixel (got %lld)",
+                     (long long) params->min_area);
+  if (params->deblend_nthresh < 0 || params->deblend_nthresh > 1024)
+    return sky_fail (SKY_ERR_ARGUMENT, "deblending levels must be 0 to 1024 (got %d)",
+                     params->deblend_nthresh);
+  if (!(params->deblend_mincont >= 0 && params->deblend_mincont <= 1))
+    return sky_fail (SKY_ERR_ARGUMENT,
+                     "the deblending contrast must be a fraction from 0 to 1 (got %g)",
+                     params->deblend_mincont);
+  if (!(isfinite (params->deblend_sigma) && params->deblend_sigma >= 0))
+    return sky_fail (SKY_ERR_ARGUMENT,
+                     "the deblending height must be 0 or a positive number of rms (got %g)",
+                     params->deblend_sigma);
   return SKY_OK;
 }
 

@@ -25,5 +25,8 @@ sky_step_times_min (SkyStepTimes *best, const SkyStepTimes *t)
   best->segment = min_time (best->segment, t->segment);
   best->label = min_time (best->label, t->label);
   best->measure = min_time (best->measure, t->measure);
-  best->total = best->clip + best->segment + best->label + best->measure;
+  best->background = min_time (best->background, t->background);
+  best->deblend = min_time (best->deblend, t->deblend);
+  best->total = best->clip + best->segment + best->label + best->measure + best->background
+                + best->deblend;
 }

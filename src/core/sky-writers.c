@@ -108,6 +108,22 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   else
     fputs ("null", out.fp);
   fputs ("},\n", out.fp);
+  if (res->method == SKY_METHOD_LOCAL)
+    {
+      /* The local method's own parameters and counts; the clipped block
+       * below stays for the format's sake and is empty. */
+      fputs ("  \"method\": \"local\",\n  \"local\": {\"seed_sigma\": ", out.fp);
+      json_number (out.fp, p->seed_sigma);
+      fputs (", \"flood_sigma\": ", out.fp);
+      json_number (out.fp, p->flood_sigma);
+      fprintf (out.fp, ", \"min_area\": %lld, \"deblend_nthresh\": %d, \"deblend_mincont\": ",
+               (long long) p->min_area, p->deblend_nthresh);
+      json_number (out.fp, p->deblend_mincont);
+      fputs (", \"noise_scale\": ", out.fp);
+      json_number (out.fp, res->noise_scale);
+      fprintf (out.fp, ", \"nislands\": %lld, \"ndeblended\": %lld},\n",
+               (long long) res->nislands, (long long) res->ndeblended);
+    }
   fputs ("  \"clipped\": {\"median\": ", out.fp);
   json_number (out.fp, s->median);
   fputs (", \"std\": ", out.fp);
@@ -134,7 +150,15 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
         { "load", info->load_ms }, { "clip", t->clip }, { "segment", t->segment },
         { "label", t->label }, { "measure", t->measure }, { "total", t->total },
       };
-      json_numbers (out.fp, "cpu", cpu, sizeof cpu / sizeof cpu[0]);
+      const JsonField local[] = {
+        { "load", info->load_ms }, { "background", t->background }, { "detect", t->segment },
+        { "flood", t->label }, { "deblend", t->deblend }, { "measure", t->measure },
+        { "total", t->total },
+      };
+      if (res->method == SKY_METHOD_LOCAL)
+        json_numbers (out.fp, "cpu", local, sizeof local / sizeof local[0]);
+      else
+        json_numbers (out.fp, "cpu", cpu, sizeof cpu / sizeof cpu[0]);
       if (info->gpu != NULL)
         fputs (", ", out.fp);
     }

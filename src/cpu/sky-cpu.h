@@ -79,6 +79,48 @@ int sky_cpu_convolve1d_f32 (const float *a, int64_t n, const float *v, int64_t m
 int sky_cpu_convolve1d_f64 (const double *a, int64_t n, const double *v, int64_t m,
                             int nthreads, double *out);
 
+/* ------------------------------------------------------- the local method */
+
+/* Seed-and-flood islands of a detection image in units of its rms (snr,
+ * nx * ny, NaN where there is none): the connected pixels (4 or 8) with
+ * snr > flood_sigma that hold a pixel with snr > seed_sigma and at least
+ * min_area pixels. mask gets 1 on island pixels; labels 1..nislands in
+ * raster order of each island's first pixel, 0 elsewhere. */
+int sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, double flood_sigma,
+                   int64_t min_area, int connectivity, int nthreads, uint8_t *mask,
+                   int32_t *labels, int64_t *nislands);
+
+/* Multi-threshold deblending of the *nlabels islands in labels, on the
+ * detection image snr: params->deblend_nthresh levels spaced exponentially
+ * from params->flood_sigma to each island's peak; a split needs two parts
+ * each with more than params->deblend_mincont of the island's summed snr
+ * and params->min_area pixels. Labels are renumbered in raster order of
+ * first pixels, *nlabels becomes the source count, *nsplit the islands
+ * that split, and *deblended (allocated, *nlabels + 1 bytes, by label) 1
+ * for each source that came from a split. nthresh 0 or 1 splits nothing. */
+int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *params,
+                     int32_t *labels, int64_t *nlabels, int64_t *nsplit, uint8_t **deblended);
+
+/* Fills the local method's columns of cat (measured already by
+ * sky_cpu_measure): background and rms at the peak, peak_err (the rms
+ * there), sum_err (the root of the summed rms^2 over the source: exact for
+ * uncorrelated noise) and the SKY_FLAG_* bits; deblended (by label) may be
+ * NULL. */
+int sky_cpu_measure_local (const SkyImage *img, const float *background, const float *rms,
+                           const float *snr, const int32_t *labels, double seed_sigma,
+                           const uint8_t *deblended, SkyCatalogue *cat);
+
+/* The local method on img against background and rms maps (nx * ny each,
+ * malloc'ed; res owns them from the call on, whatever it returns): the
+ * detection image is img - background, convolved with filter when it is
+ * not NULL (a matched filter: its noise over the map's is measured as the
+ * clipped sigma of filtered / rms, and res->noise_scale keeps it), divided
+ * by rms; then islands, deblending, and measurement on img - background.
+ * res is cleared first; times.segment is the detection image, label the
+ * islands. The caller frees res with sky_result_clear. */
+int sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
+                       float *background, float *rms, SkyResult *res);
+
 #ifdef __cplusplus
 }
 #endif

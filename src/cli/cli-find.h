@@ -1,0 +1,38 @@
+/* skysift-cli find: the local method's part (cli-find-local.c). */
+#ifndef SKY_CLI_FIND_H
+#define SKY_CLI_FIND_H
+
+#include "cli.h"
+#include "sky-core.h"
+
+/* The local method's options besides SkyParams. */
+typedef struct {
+  const char *bkg, *rms;  /* FITS maps replacing the computed ones, or NULL */
+  const char *smooth;     /* matched filter: "beam" or a kernel spec, or NULL */
+  int repeat;
+} CliLocalArgs;
+
+/* --deblend: "NTHRESH,MINCONT", or "0" for none. */
+int cli_parse_deblend (const char *text, SkyParams *params);
+
+/* "beam" (the header's BMAJ, BMIN, BPA) or any sky_kernel_parse spec. */
+int cli_find_kernel (const SkyImage *img, const char *spec, SkyKernel *k);
+
+/* The background and rms maps of img on params' mesh (malloc'ed). */
+int cli_compute_maps (const SkyImage *img, const SkyParams *params, float **background,
+                      float **rms);
+
+/* Runs the local method a->repeat times into res (its times the best of
+ * each step). 0, or an exit status with the error printed. */
+int cli_find_local (const CliLocalArgs *a, const SkyImage *img, const SkyParams *params,
+                    SkyResult *res);
+
+/* The summary lines of a local run, and its times line. */
+void cli_print_local (const CliLocalArgs *a, const SkyParams *params, const SkyResult *res);
+void cli_print_local_times (const SkyResult *res, double load_ms, int repeat);
+
+/* The global method's warning, on stderr, where its threshold lies below
+ * the clipped median or one source covers most of the image. */
+void cli_warn_global (const SkyParams *params, const SkyImage *img, const SkyResult *res);
+
+#endif
