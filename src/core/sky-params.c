@@ -12,6 +12,8 @@ sky_params_init (SkyParams *params)
   params->relative = 0;
   params->connectivity = 4;
   params->nthreads = 0;
+  params->bkg_box = 64;
+  params->bkg_filter = 3;
 }
 
 int
@@ -32,6 +34,13 @@ sky_params_check (const SkyParams *params)
   if (params->nthreads < 0)
     return sky_fail (SKY_ERR_ARGUMENT, "thread count must be 0 (all cores) or positive (got %d)",
                      params->nthreads);
+  if (params->bkg_box < 1 || params->bkg_box > 65536)
+    return sky_fail (SKY_ERR_ARGUMENT, "background box must be 1 to 65536 pixels (got %d)",
+                     params->bkg_box);
+  if (params->bkg_filter < 1 || params->bkg_filter > 1023 || params->bkg_filter % 2 == 0)
+    return sky_fail (SKY_ERR_ARGUMENT,
+                     "background filter must be an odd number of boxes, 1 to 1023 (got %d)",
+                     params->bkg_filter);
   return SKY_OK;
 }
 
