@@ -110,14 +110,13 @@ cli_find_local (const CliLocalArgs *a, const SkyImage *img, const SkyParams *par
 
   for (int r = 0; r < a->repeat && ret == 0; r++)
     {
+      /* NULL maps: the pipeline computes them and times it. */
       float *bkg = NULL, *rms = NULL;
-      double t0 = sky_now_ms (), background_ms;
 
       if (given_bkg != NULL)
         {
           bkg = copy_map (given_bkg, n);
           rms = copy_map (given_rms, n);
-          background_ms = 0; /* given, not computed */
           if (bkg == NULL || rms == NULL)
             {
               free (bkg);
@@ -127,13 +126,6 @@ cli_find_local (const CliLocalArgs *a, const SkyImage *img, const SkyParams *par
               break;
             }
         }
-      else if (cli_compute_maps (img, params, &bkg, &rms) != SKY_OK)
-        {
-          cli_error ("%s: %s", img->path, sky_last_error ());
-          ret = CLI_EXIT_FAILURE;
-          break;
-        }
-      background_ms = given_bkg != NULL ? 0 : sky_now_ms () - t0;
       if (sky_cpu_run_local (img, params, a->smooth != NULL ? &filter : NULL, bkg, rms, res)
           != SKY_OK)
         {
@@ -141,8 +133,6 @@ cli_find_local (const CliLocalArgs *a, const SkyImage *img, const SkyParams *par
           ret = CLI_EXIT_FAILURE;
           break;
         }
-      res->times.background = background_ms;
-      res->times.total += background_ms;
       if (r == 0)
         best = res->times;
       else
@@ -158,15 +148,6 @@ exit:
   return ret;
 }
 
-int
-cli_compute_maps (const SkyImage *img, const SkyParams *params, float **background, float **rms)
-{
-  (void) params;
-  *background = *rms = NULL;
-  return sky_fail (SKY_ERR_UNAVAILABLE, "%s: computed background maps are not in this build yet; "
-                   "give --bkg and --rms", img->path);
-}
-
 void
 cli_print_local (const CliLocalArgs *a, const SkyParams *p, const SkyResult *res)
 {
@@ -174,7 +155,8 @@ cli_print_local (const CliLocalArgs *a, const SkyParams *p, const SkyResult *res
   if (a->bkg != NULL)
     printf ("background given: %s, rms %s\n", a->bkg, a->rms);
   else
-    printf ("background computed on a mesh\n");
+    printf ("background mesh of %d pixels, median filter of %d boxes\n", p->bkg_box,
+            p->bkg_filter);
   if (a->smooth != NULL)
     printf ("filtered   detection on image - background convolved with %s (unit sum); its "
             "noise is %.4g times the rms map's\n", a->smooth, res->noise_scale);

@@ -51,6 +51,8 @@ static const char find_usage[] =
   "                       (default 32,0.005; 0 for no deblending)\n"
   "  --deblend-sigma P    local: a deblended part rises P rms above the level it\n"
   "                       splits at (default 3)\n"
+  "  --bkg-box N          local: background mesh of N pixels a side (default 64)\n"
+  "  --bkg-filter N       local: median filter of N x N boxes, odd (default 3)\n"
   "  --bkg FILE --rms FILE  local: FITS maps of the image's size replacing the\n"
   "                       computed background and rms\n"
   "  --quiet              print nothing but errors\n";
@@ -71,7 +73,8 @@ parse_find_args (int argc, char **argv, FindArgs *a)
 {
   enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN, O_HDU, O_PLANE,
          O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_SMOOTH, O_HELP,
-         O_METHOD, O_SEED, O_FLOOD, O_MIN_AREA, O_DEBLEND, O_DEBLEND_SIGMA, O_BKG, O_RMS };
+         O_METHOD, O_SEED, O_FLOOD, O_MIN_AREA, O_DEBLEND, O_DEBLEND_SIGMA, O_BKG, O_RMS,
+         O_BKG_BOX, O_BKG_FILTER };
   static const struct option options[] = {
     { "backend", required_argument, NULL, O_BACKEND },
     { "clip-kappa", required_argument, NULL, O_KAPPA },
@@ -98,6 +101,8 @@ parse_find_args (int argc, char **argv, FindArgs *a)
     { "deblend", required_argument, NULL, O_DEBLEND },
     { "deblend-sigma", required_argument, NULL, O_DEBLEND_SIGMA },
     { "bkg", required_argument, NULL, O_BKG },
+    { "bkg-box", required_argument, NULL, O_BKG_BOX },
+    { "bkg-filter", required_argument, NULL, O_BKG_FILTER },
     { "rms", required_argument, NULL, O_RMS },
     { NULL, 0, NULL, 0 },
   };
@@ -152,6 +157,14 @@ parse_find_args (int argc, char **argv, FindArgs *a)
           ret = cli_parse_double ("--deblend-sigma", optarg, &a->params.deblend_sigma);
           break;
         case O_BKG: a->bkg = optarg; break;
+        case O_BKG_BOX:
+          if ((ret = cli_parse_int ("--bkg-box", optarg, 1, 65536, &v)) == 0)
+            a->params.bkg_box = (int) v;
+          break;
+        case O_BKG_FILTER:
+          if ((ret = cli_parse_int ("--bkg-filter", optarg, 1, 1023, &v)) == 0)
+            a->params.bkg_filter = (int) v;
+          break;
         case O_RMS: a->rms = optarg; break;
         case O_CSV: a->csv = optarg; break;
         case O_ECSV: a->ecsv = optarg; break;

@@ -18,10 +18,6 @@ int cli_parse_deblend (const char *text, SkyParams *params);
 /* "beam" (the header's BMAJ, BMIN, BPA) or any sky_kernel_parse spec. */
 int cli_find_kernel (const SkyImage *img, const char *spec, SkyKernel *k);
 
-/* The background and rms maps of img on params' mesh (malloc'ed). */
-int cli_compute_maps (const SkyImage *img, const SkyParams *params, float **background,
-                      float **rms);
-
 /* Runs the local method a->repeat times into res (its times the best of
  * each step). 0, or an exit status with the error printed. */
 int cli_find_local (const CliLocalArgs *a, const SkyImage *img, const SkyParams *params,

@@ -99,6 +99,9 @@ typedef struct SkyParams {
   int relative;         /* 1: > median + threshold * sigma; default 0 */
   int connectivity;     /* 4 (default) or 8 */
   int nthreads;         /* worker threads; 0 (default): every online core */
+  int bkg_box;          /* background mesh box, pixels a side; default 64 */
+  int bkg_filter;       /* median filter of the mesh, boxes a side (odd); default 3,
+                         * 1 for none */
 
   /* Detection method and the local method's parameters (sky-cpu-local.c). */
   int method;           /* SKY_METHOD_GLOBAL (default) or SKY_METHOD_LOCAL */
@@ -485,6 +488,12 @@ int sky_convolve_mode_parse (const char *text, SkyConvolveMode *mode);
  * float) or float64 (BITPIX -64, data is double), atomically. */
 int sky_fits_write_plane (const char *path, int64_t nx, int64_t ny, int bitpix,
                           const void *data);
+
+/* Writes data (like->nx x like->ny floats) as a float32 FITS image under
+ * like's header cards (its WCS, unit, beam...; the cards that describe the
+ * original layout are left out), atomically: a map made from like, such as
+ * its background or rms. */
+int sky_fits_write_map (const char *path, const SkyImage *like, const float *data);
 
 /* Reads the first image plane of a FITS file in double precision (for
  * float64 convolution), with the loader's HDU and shape rules. *data is

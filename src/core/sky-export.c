@@ -537,6 +537,8 @@ local_meta (const SkyExport *ex, SkyMeta *meta, int n)
 
   meta_string (meta, &n, "method", "local",
                "Detection method: local (image - background map, islands against an rms map)");
+  meta_int (meta, &n, "bkg_box", p->bkg_box, "Background mesh box, pixels a side");
+  meta_int (meta, &n, "bkg_filter", p->bkg_filter, "Median filter of the mesh, boxes a side");
   meta_double (meta, &n, "seed_sigma", p->seed_sigma, NULL,
                "An island holds a pixel above this many rms");
   meta_double (meta, &n, "flood_sigma", p->flood_sigma, NULL,
@@ -546,6 +548,8 @@ local_meta (const SkyExport *ex, SkyMeta *meta, int n)
             "Deblending levels (0 or 1: no deblending)");
   meta_double (meta, &n, "deblend_mincont", p->deblend_mincont, NULL,
                "A deblended part holds more than this fraction of its island's flux");
+  meta_double (meta, &n, "deblend_sigma", p->deblend_sigma, NULL,
+               "A deblended part rises this many rms above the level it splits at");
   meta_int (meta, &n, "connectivity", p->connectivity, "4 or 8-connected pixels");
   meta_string (meta, &n, "smooth", ex->smooth,
                "Matched filter of the detection image (beam: the header's beam)");

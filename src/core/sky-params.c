@@ -19,6 +19,8 @@ sky_params_init (SkyParams *params)
   params->deblend_nthresh = 32;
   params->deblend_mincont = 0.005;
   params->deblend_sigma = 3.0;
+  params->bkg_box = 64;
+  params->bkg_filter = 3;
 }
 
 const char *
@@ -68,6 +70,13 @@ sky_params_check (const SkyParams *params)
     return sky_fail (SKY_ERR_ARGUMENT,
                      "the deblending height must be 0 or a positive number of rms (got %g)",
                      params->deblend_sigma);
+  if (params->bkg_box < 1 || params->bkg_box > 65536)
+    return sky_fail (SKY_ERR_ARGUMENT, "background box must be 1 to 65536 pixels (got %d)",
+                     params->bkg_box);
+  if (params->bkg_filter < 1 || params->bkg_filter > 1023 || params->bkg_filter % 2 == 0)
+    return sky_fail (SKY_ERR_ARGUMENT,
+                     "background filter must be an odd number of boxes, 1 to 1023 (got %d)",
+                     params->bkg_filter);
   return SKY_OK;
 }
 

@@ -89,8 +89,27 @@ sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel
   res->rms = rms;
   res->threshold_value = NAN;
   res->noise_scale = 1.0;
-  if (background == NULL || rms == NULL)
-    return sky_fail (SKY_ERR_ARGUMENT, "the local method needs background and rms maps");
+  if ((background == NULL) != (rms == NULL))
+    {
+      ret = sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
+      goto exit;
+    }
+  if (background == NULL)
+    {
+      t0 = sky_now_ms ();
+      res->background = background = sky_alloc_large ((size_t) npixels * sizeof *background);
+      res->rms = rms = sky_alloc_large ((size_t) npixels * sizeof *rms);
+      if (background == NULL || rms == NULL)
+        {
+          ret = sky_fail (SKY_ERR_MEMORY, "no memory for the background maps of %lld pixels",
+                          (long long) npixels);
+          goto exit;
+        }
+      ret = sky_cpu_background (img, params, params->nthreads, background, rms);
+      res->times.background = sky_now_ms () - t0;
+      if (ret != SKY_OK)
+        goto exit;
+    }
 
   t0 = sky_now_ms ();
   ret = sky_image_alloc (&residual, img->nx, img->ny);
@@ -152,8 +171,8 @@ sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel
     ret = sky_cpu_measure_local (img, background, rms, snr, res->labels, params->seed_sigma,
                                  deblended, &res->catalogue);
   res->times.measure = sky_now_ms () - t0;
-  res->times.total = res->times.segment + res->times.label + res->times.deblend
-                     + res->times.measure;
+  res->times.total = res->times.background + res->times.segment + res->times.label
+                     + res->times.deblend + res->times.measure;
 
 exit:
   free (snr);

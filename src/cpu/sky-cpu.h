@@ -111,15 +111,80 @@ int sky_cpu_measure_local (const SkyImage *img, const float *background, const f
                            const uint8_t *deblended, SkyCatalogue *cat);
 
 /* The local method on img against background and rms maps (nx * ny each,
- * malloc'ed; res owns them from the call on, whatever it returns): the
+ * malloc'ed; res owns them from the call on, whatever it returns; both
+ * NULL: sky_cpu_background computes them, timed as times.background): the
  * detection image is img - background, convolved with filter when it is
  * not NULL (a matched filter: its noise over the map's is measured as the
  * clipped sigma of filtered / rms, and res->noise_scale keeps it), divided
  * by rms; then islands, deblending, and measurement on img - background.
+ * Each step is a per-pixel map, the labelling, or a per-island or
+ * per-source reduction (see each), the shapes a tiled run with halos needs.
  * res is cleared first; times.segment is the detection image, label the
  * islands. The caller frees res with sky_result_clear. */
 int sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
                        float *background, float *rms, SkyResult *res);
+/* ------------------------------------------------------------- background */
+
+/* The background and its rms on a mesh, SExtractor's way as SEP implements
+ * it (sep.Background with bw = bh = box, fw = fh = filter, fthresh 0):
+ * boxes of box x box pixels from the top-left corner (the last column and
+ * row of boxes take what is left), each box clipped at 2 sigma around its
+ * mean, its pixels binned into a histogram that is clipped at 3 sigma around
+ * its median until sigma settles, its background the mode estimate
+ * 2.5 median - 1.5 mean (the median where |mean - median| >= 0.3 sigma: a
+ * crowded box) and its rms the clipped sigma. A box with under half of its
+ * pixels non-blank takes the mean of its nearest usable boxes. The mesh is
+ * median-filtered over filter x filter boxes and interpolated to every pixel
+ * with natural bicubic splines through the box centres. Blank pixels take no
+ * part anywhere, and every pixel of the maps is finite.
+ *
+ * Work in tiles: a box's statistics depend only on its own pixels
+ * (sky_cpu_background_box_row, one row of boxes at a time), the filter and
+ * the splines only on the small mesh (sky_background_mesh_finish), and any
+ * band of rows of the maps only on the finished mesh
+ * (sky_cpu_background_rows), so a tiled run is the whole-image run. */
+typedef struct SkyBackgroundMesh {
+  int64_t nx, ny;             /* the image, in pixels */
+  int box;                    /* box side in pixels */
+  int filter;                 /* median filter side in boxes */
+  int64_t nbx, nby;           /* boxes across and down */
+  float *back, *rms;          /* nbx * nby, row-major; after the filter once finished */
+  float *dback, *drms;        /* the splines' second derivatives down each column */
+  int64_t nbad;               /* boxes filled in from their neighbours */
+  float global_back;          /* median of the finished mesh (SEP's globalback) */
+  float global_rms;           /* median of its rms (SEP's globalrms) */
+} SkyBackgroundMesh;
+
+/* Allocates an unfinished mesh for an nx x ny image (params->bkg_box,
+ * params->bkg_filter); clear it with sky_background_mesh_clear. */
+int sky_background_mesh_init (SkyBackgroundMesh *mesh, int64_t nx, int64_t ny,
+                              const SkyParams *params);
+void sky_background_mesh_clear (SkyBackgroundMesh *mesh);
+
+/* The raw statistics of box row by (0-based) from its pixels: rows holds
+ * the image rows by * box .. by * box + h - 1 (h = box, fewer for the last
+ * row of boxes), mesh->nx floats each, NaN where blank. Fills row by of
+ * mesh->back and mesh->rms, -1e30 for a box with under half its pixels
+ * usable. Any number of rows may run at the same time. */
+void sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *rows);
+
+/* Fills unusable boxes from their nearest neighbours, median-filters the
+ * mesh, takes the global figures and the splines' derivatives. */
+int sky_background_mesh_finish (SkyBackgroundMesh *mesh);
+
+/* The whole mesh of img: every box row on nthreads threads, then finished. */
+int sky_cpu_background_mesh (const SkyImage *img, const SkyParams *params, int nthreads,
+                             SkyBackgroundMesh *mesh);
+
+/* Rows y0 .. y0 + nrows - 1 of the maps from a finished mesh, into
+ * background and rms (nrows * mesh->nx floats each; either may be NULL). */
+int sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrows,
+                             int nthreads, float *background, float *rms);
+
+/* The background and rms maps of img, nx * ny floats each, caller-allocated
+ * (either may be NULL). nthreads 0: every online core. */
+int sky_cpu_background (const SkyImage *img, const SkyParams *params, int nthreads,
+                        float *background, float *rms);
 
 #ifdef __cplusplus
 }

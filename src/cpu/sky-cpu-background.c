@@ -1,0 +1,539 @@
+/* The background mesh: each box's statistics, the blank boxes filled in,
+ * the median filter and the global figures, as SExtractor defines them
+ * (Bertin & Arnouts 1996, section 3.1) and SEP computes them.
+ *
+ * The arithmetic follows SEP's types step by step (double sums, float cuts,
+ * histogram bins computed in float and truncated toward zero), because the
+ * mode is read off a histogram: a pixel moved into the next bin by a
+ * different rounding moves the estimate, and the goal is SEP's maps, not
+ * maps like them. */
+#include "sky-cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BAD_BOX (-1e30f)          /* raw statistics of an unusable box */
+#define MIN_GOOD_FRACTION 0.5     /* usable pixels a box needs */
+#define HISTO_NSIGMA 5            /* the histogram spans mean +- 5 sigma */
+#define HISTO_MAX_LEVELS 4096
+#define HISTO_MIN_PER_LEVEL 4     /* sets the bin width from the pixel count */
+
+static int
+is_bad (float v)
+{
+  return (double) v <= -1e30;
+}
+
+/* ------------------------------------------------------------ one box */
+
+/* A box: w x h pixels at x0 of rows, stride nx. */
+typedef struct {
+  const float *rows;
+  int64_t nx, x0, w, h;
+} Box;
+
+/* Mean and sigma of the box's non-blank pixels, then of those within
+ * 2 sigma of that mean: the histogram's centre and bin width. Returns 0
+ * for a box with under half its pixels non-blank. */
+static int
+box_clip (const Box *b, double *mean_out, double *sigma_out, int64_t *n_out)
+{
+  double sum = 0.0, sum2 = 0.0, mean, var, sigma;
+  int64_t n = 0;
+  float lcut, hcut;
+
+  for (int64_t y = 0; y < b->h; y++)
+    {
+      const float *row = b->rows + y * b->nx + b->x0;
+      /* Four partial sums per moment break the chain of dependent adds; the
+       * totals differ from one sum in order by about 1e-16 relative, far
+       * below the float rounding of the cuts made from them. */
+      double s[4] = { 0 }, q[4] = { 0 };
+      int64_t c[4] = { 0 }, x = 0;
+      for (; x + 4 <= b->w; x += 4)
+        for (int k = 0; k < 4; k++)
+          {
+            double p = row[x + k];
+            int ok = row[x + k] > -1e30f; /* NaN: blank */
+            s[k] += ok ? p : 0.0;
+            q[k] += ok ? p * p : 0.0;
+            c[k] += ok;
+          }
+      for (; x < b->w; x++)
+        if (row[x] > -1e30f)
+          {
+            double p = row[x];
+            s[0] += p;
+            q[0] += p * p;
+            c[0]++;
+          }
+      sum += (s[0] + s[1]) + (s[2] + s[3]);
+      sum2 += (q[0] + q[1]) + (q[2] + q[3]);
+      n += c[0] + c[1] + c[2] + c[3];
+    }
+  if ((float) n < (float) ((double) (b->w * b->h) * MIN_GOOD_FRACTION))
+    return 0;
+
+  mean = sum / (double) n;
+  var = sum2 / (double) n - mean * mean;
+  sigma = var > 0.0 ? sqrt (var) : 0.0;
+  lcut = (float) (mean - 2.0 * sigma);
+  hcut = (float) (mean + 2.0 * sigma);
+
+  sum = sum2 = 0.0;
+  n = 0;
+  for (int64_t y = 0; y < b->h; y++)
+    {
+      const float *row = b->rows + y * b->nx + b->x0;
+      double s[4] = { 0 }, q[4] = { 0 };
+      int64_t c[4] = { 0 }, x = 0;
+      for (; x + 4 <= b->w; x += 4)
+        for (int k = 0; k < 4; k++)
+          {
+            double p = row[x + k];
+            int ok = row[x + k] >= lcut && row[x + k] <= hcut;
+            s[k] += ok ? p : 0.0;
+            q[k] += ok ? p * p : 0.0;
+            c[k] += ok;
+          }
+      for (; x < b->w; x++)
+        if (row[x] >= lcut && row[x] <= hcut)
+          {
+            double p = row[x];
+            s[0] += p;
+            q[0] += p * p;
+            c[0]++;
+          }
+      sum += (s[0] + s[1]) + (s[2] + s[3]);
+      sum2 += (q[0] + q[1]) + (q[2] + q[3]);
+      n += c[0] + c[1] + c[2] + c[3];
+    }
+  mean = sum / (double) n;
+  var = sum2 / (double) n - mean * mean;
+  *mean_out = mean;
+  *sigma_out = var > 0.0 ? sqrt (var) : 0.0;
+  *n_out = n;
+  return 1;
+}
+
+/* Counts the box's pixels into nlevels bins of width qscale from qzero,
+ * SEP's way: the bin is (int) (p / qscale + cste), computed in float and
+ * truncated toward zero, so values just below the first bin land in it. */
+static void
+box_histogram (const Box *b, float qzero, float qscale, int nlevels, int64_t *histo)
+{
+  const float cste = (float) (0.499999 - (double) (qzero / qscale));
+  const float top = (float) nlevels;
+
+  memset (histo, 0, (size_t) nlevels * sizeof *histo);
+  for (int64_t y = 0; y < b->h; y++)
+    {
+      const float *row = b->rows + y * b->nx + b->x0;
+      for (int64_t x = 0; x < b->w; x++)
+        {
+          float f = row[x] / qscale + cste;
+          /* (int) f lies in 0 .. nlevels - 1 exactly when -1 < f < nlevels;
+           * NaN (a blank) fails both. */
+          if (f > -1.0f && f < top)
+            histo[(int) f]++;
+        }
+    }
+}
+
+/* SExtractor's mode from the histogram: clip at 3 sigma around the median
+ * (in bins) until sigma changes by under 1e-4 relative or falls below 0.1
+ * bin (100 passes at most); then mode = 2.5 median - 1.5 mean, or the
+ * median where |mean - median| >= 0.3 sigma (a crowded box). */
+static void
+histogram_mode (const int64_t *histo, int nlevels, float qzero, float qscale, float box_mean,
+                float *back, float *rms)
+{
+  const int top = nlevels - 1;
+  int lcut = 0, hcut = top;
+  double sig = 10.0 * top, sig1 = 1.0, mea = box_mean, med = box_mean;
+
+  for (int n = 100; n-- && sig >= 0.1 && fabs (sig / sig1 - 1.0) > 1e-4;)
+    {
+      unsigned long lowsum = 0, highsum = 0, sum = 0;
+      int lo = lcut, hi = hcut;
+      double ftemp;
+
+      sig1 = sig;
+      mea = sig = 0.0;
+      /* The median walks in from both ends at once. */
+      for (int i = lcut; i <= hcut; i++)
+        {
+          int count = (int) histo[i];
+          double d;
+          if (lowsum < highsum)
+            lowsum += (unsigned long) histo[lo++];
+          else
+            highsum += (unsigned long) histo[hi--];
+          sum += (unsigned long) count;
+          mea += (d = (double) count * i);
+          sig += d * i;
+        }
+      if (hi >= 0)
+        {
+          int64_t peak = histo[lo] > histo[hi] ? histo[lo] : histo[hi];
+          med = hi + 0.5 + ((double) highsum - (double) lowsum) / (2.0 * (double) peak);
+        }
+      else
+        med = 0.0;
+      if (sum)
+        {
+          mea /= (double) sum;
+          sig = sig / (double) sum - mea * mea;
+        }
+      sig = sig > 0.0 ? sqrt (sig) : 0.0;
+      ftemp = med - 3.0 * sig;
+      lcut = ftemp > 0.0 ? (int) (ftemp + 0.5) : 0;
+      ftemp = med + 3.0 * sig;
+      hcut = ftemp < top ? (int) (ftemp > 0.0 ? ftemp + 0.5 : ftemp - 0.5) : top;
+    }
+
+  if (fabs (sig) > 0.0)
+    {
+      if (fabs ((mea - med) / sig) < 0.3)
+        *back = (float) (qzero + (2.5 * med - 1.5 * mea) * qscale);
+      else
+        *back = (float) (qzero + med * qscale);
+    }
+  else
+    *back = (float) (qzero + mea * qscale);
+  *rms = (float) (sig * qscale);
+}
+
+void
+sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *rows)
+{
+  const double step = sqrt (2.0 / M_PI) * HISTO_NSIGMA / HISTO_MIN_PER_LEVEL;
+  int64_t histo[HISTO_MAX_LEVELS];
+  int64_t h = mesh->ny - by * mesh->box;
+
+  if (h > mesh->box)
+    h = mesh->box;
+  for (int64_t bx = 0; bx < mesh->nbx; bx++)
+    {
+      Box b = { rows, mesh->nx, bx * mesh->box, mesh->box, h };
+      float *back = &mesh->back[by * mesh->nbx + bx], *rms = &mesh->rms[by * mesh->nbx + bx];
+      double mean, sigma;
+      int64_t n;
+      int nlevels;
+      float qscale, qzero;
+
+      if (b.x0 + b.w > mesh->nx)
+        b.w = mesh->nx - b.x0;
+      if (!box_clip (&b, &mean, &sigma, &n))
+        {
+          *back = *rms = BAD_BOX;
+          continue;
+        }
+      nlevels = step * (double) n + 1 > HISTO_MAX_LEVELS ? HISTO_MAX_LEVELS
+                                                         : (int) (step * (double) n + 1);
+      qscale = (float) (sigma > 0.0 ? 2 * HISTO_NSIGMA * sigma / nlevels : 1.0);
+      qzero = (float) (mean - HISTO_NSIGMA * sigma);
+      box_histogram (&b, qzero, qscale, nlevels, histo);
+      histogram_mode (histo, nlevels, qzero, qscale, (float) mean, back, rms);
+    }
+}
+
+/* ------------------------------------------------------------- the mesh */
+
+int
+sky_background_mesh_init (SkyBackgroundMesh *mesh, int64_t nx, int64_t ny,
+                          const SkyParams *params)
+{
+  int ret;
+  size_t nb;
+
+  memset (mesh, 0, sizeof *mesh);
+  if ((ret = sky_params_check (params)) != SKY_OK)
+    return ret;
+  if (nx < 1 || ny < 1)
+    return sky_fail (SKY_ERR_SIZE, "background of an empty image (%lld x %lld)",
+                     (long long) nx, (long long) ny);
+  mesh->nx = nx;
+  mesh->ny = ny;
+  mesh->box = params->bkg_box;
+  mesh->filter = params->bkg_filter;
+  mesh->nbx = (nx - 1) / mesh->box + 1;
+  mesh->nby = (ny - 1) / mesh->box + 1;
+  nb = (size_t) (mesh->nbx * mesh->nby);
+  mesh->back = malloc (nb * sizeof (float));
+  mesh->rms = malloc (nb * sizeof (float));
+  mesh->dback = malloc (nb * sizeof (float));
+  mesh->drms = malloc (nb * sizeof (float));
+  if (!mesh->back || !mesh->rms || !mesh->dback || !mesh->drms)
+    {
+      sky_background_mesh_clear (mesh);
+      return sky_fail (SKY_ERR_MEMORY, "no memory for a background mesh of %lld x %lld boxes",
+                       (long long) ((nx - 1) / params->bkg_box + 1),
+                       (long long) ((ny - 1) / params->bkg_box + 1));
+    }
+  return SKY_OK;
+}
+
+void
+sky_background_mesh_clear (SkyBackgroundMesh *mesh)
+{
+  free (mesh->back);
+  free (mesh->rms);
+  free (mesh->dback);
+  free (mesh->drms);
+  memset (mesh, 0, sizeof *mesh);
+}
+
+/* An unusable box takes the mean of the usable boxes nearest to it (every
+ * one at the least distance, summed in raster order as SEP does), or 0 and
+ * rms 1 when there is none. Rings of growing radius find the least
+ * distance without visiting the whole mesh for every box. */
+static void
+fill_bad_box (const SkyBackgroundMesh *m, const float *back, const float *rms, int64_t px,
+              int64_t py, float *back_out, float *rms_out)
+{
+  int64_t rmax = m->nbx > m->nby ? m->nbx : m->nby;
+  float d2min = 1e30f, val = 0.0f, sval = 0.0f;
+  int64_t nmin = 0, r;
+
+  for (r = 1; r <= rmax && !((float) r * (float) r > d2min); r++)
+    for (int64_t y = py - r; y <= py + r; y++)
+      {
+        if (y < 0 || y >= m->nby)
+          continue;
+        int64_t xstep = (y == py - r || y == py + r) ? 1 : 2 * r;
+        for (int64_t x = px - r; x <= px + r; x += xstep)
+          {
+            if (x < 0 || x >= m->nbx || is_bad (back[y * m->nbx + x]))
+              continue;
+            float d2 = (float) (x - px) * (float) (x - px) + (float) ((y - py) * (y - py));
+            if (d2 < d2min)
+              d2min = d2;
+          }
+      }
+  if (d2min < 1e30f)
+    for (int64_t y = py - r; y <= py + r; y++)
+      for (int64_t x = px - r; x <= px + r; x++)
+        {
+          if (y < 0 || y >= m->nby || x < 0 || x >= m->nbx || is_bad (back[y * m->nbx + x]))
+            continue;
+          float d2 = (float) (x - px) * (float) (x - px) + (float) ((y - py) * (y - py));
+          if (d2 == d2min)
+            {
+              val += back[y * m->nbx + x];
+              sval += rms[y * m->nbx + x];
+              nmin++;
+            }
+        }
+  *back_out = nmin ? val / (float) nmin : 0.0f;
+  *rms_out = nmin ? sval / (float) nmin : 1.0f;
+}
+
+static int
+compare_float (const void *a, const void *b)
+{
+  double x = *(const float *) a, y = *(const float *) b;
+  return x > y ? 1 : (x < y ? -1 : 0);
+}
+
+/* The k-th smallest of v[0..n-1] (v is reordered): quickselect. */
+static float
+select_kth (float *v, int64_t n, int64_t k)
+{
+  int64_t lo = 0, hi = n - 1;
+
+  while (lo < hi)
+    {
+      float pivot = v[lo + (hi - lo) / 2];
+      int64_t i = lo, j = hi;
+      while (i <= j)
+        {
+          while (v[i] < pivot)
+            i++;
+          while (v[j] > pivot)
+            j--;
+          if (i <= j)
+            {
+              float t = v[i];
+              v[i++] = v[j];
+              v[j--] = t;
+            }
+        }
+      if (k <= j)
+        hi = j;
+      else if (k >= i)
+        lo = i;
+      else
+        break;
+    }
+  return v[k];
+}
+
+/* The median as SEP's fqmedian takes it: the middle value, or the mean of
+ * the two middle values (their float sum halved in double). Sorts v. */
+static float
+median_sorted (float *v, int64_t n)
+{
+  qsort (v, (size_t) n, sizeof *v, compare_float);
+  if (n < 2)
+    return v[0];
+  return n & 1 ? v[n / 2] : (float) ((v[n / 2 - 1] + v[n / 2]) / 2.0);
+}
+
+static void
+median_filter (const SkyBackgroundMesh *m, const float *back, const float *rms,
+               float *back_out, float *rms_out, float *bwin, float *swin)
+{
+  const int64_t half = m->filter / 2;
+
+  for (int64_t py = 0; py < m->nby; py++)
+    for (int64_t px = 0; px < m->nbx; px++)
+      {
+        /* Near an edge the window shrinks on both sides, so it stays
+         * centred: a corner box keeps its own value. */
+        int64_t hx = half, hy = half, n = 0;
+        float med;
+        if (hx > px) hx = px;
+        if (hx > m->nbx - 1 - px) hx = m->nbx - 1 - px;
+        if (hy > py) hy = py;
+        if (hy > m->nby - 1 - py) hy = m->nby - 1 - py;
+        for (int64_t y = py - hy; y <= py + hy; y++)
+          for (int64_t x = px - hx; x <= px + hx; x++)
+            {
+              bwin[n] = back[y * m->nbx + x];
+              swin[n++] = rms[y * m->nbx + x];
+            }
+        /* n is odd: the median is the middle value. */
+        med = select_kth (bwin, n, n / 2);
+        if (fabs (med - back[py * m->nbx + px]) >= 0.0)
+          {
+            back_out[py * m->nbx + px] = med;
+            rms_out[py * m->nbx + px] = select_kth (swin, n, n / 2);
+          }
+        else
+          {
+            back_out[py * m->nbx + px] = back[py * m->nbx + px];
+            rms_out[py * m->nbx + px] = rms[py * m->nbx + px];
+          }
+      }
+}
+
+/* Second derivatives of the natural cubic spline through each column of
+ * the mesh (unit spacing, scaled as SExtractor's evaluation expects). */
+static void
+spline_columns (const SkyBackgroundMesh *m, const float *map, float *dmap, float *u)
+{
+  const int64_t nbx = m->nbx, nby = m->nby;
+
+  for (int64_t x = 0; x < nbx; x++)
+    {
+      dmap[x] = 0.0f;
+      if (nby < 2)
+        continue;
+      u[0] = 0.0f;
+      for (int64_t y = 1; y < nby - 1; y++)
+        {
+          float t = -1.0f / (dmap[(y - 1) * nbx + x] + 4.0f);
+          dmap[y * nbx + x] = t;
+          t *= u[y - 1] - 6.0f * (map[(y + 1) * nbx + x] + map[(y - 1) * nbx + x]
+                                  - 2.0f * map[y * nbx + x]);
+          u[y] = t;
+        }
+      dmap[(nby - 1) * nbx + x] = 0.0f;
+      for (int64_t y = nby - 2; y >= 1; y--)
+        dmap[y * nbx + x] = (float) ((dmap[y * nbx + x] * dmap[(y + 1) * nbx + x] + u[y]) / 6.0);
+    }
+}
+
+int
+sky_background_mesh_finish (SkyBackgroundMesh *m)
+{
+  const int64_t nb = m->nbx * m->nby;
+  const int64_t win = (int64_t) m->filter * m->filter;
+  float *back2 = malloc ((size_t) nb * sizeof (float));
+  float *rms2 = malloc ((size_t) nb * sizeof (float));
+  float *bwin = malloc ((size_t) win * sizeof (float));
+  float *swin = malloc ((size_t) win * sizeof (float));
+  float *u = malloc ((size_t) m->nby * sizeof (float));
+  int ret = SKY_OK;
+
+  if (!back2 || !rms2 || !bwin || !swin || !u)
+    {
+      ret = sky_fail (SKY_ERR_MEMORY, "no memory to filter a background mesh of %lld boxes",
+                      (long long) nb);
+      goto exit;
+    }
+
+  m->nbad = 0;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      back2[i] = m->back[i];
+      rms2[i] = m->rms[i];
+      if (is_bad (m->back[i]))
+        {
+          fill_bad_box (m, m->back, m->rms, i % m->nbx, i / m->nbx, &back2[i], &rms2[i]);
+          m->nbad++;
+        }
+    }
+  median_filter (m, back2, rms2, m->back, m->rms, bwin, swin);
+
+  /* The global figures are medians of the filtered mesh; where half the
+   * boxes or more have no spread, the rms is the median of those that do. */
+  memcpy (back2, m->back, (size_t) nb * sizeof (float));
+  m->global_back = median_sorted (back2, nb);
+  memcpy (rms2, m->rms, (size_t) nb * sizeof (float));
+  m->global_rms = median_sorted (rms2, nb);
+  if (m->global_rms <= 0.0f)
+    {
+      int64_t i = nb - 1;
+      while (i >= 0 && rms2[i] > 0.0f)
+        i--;
+      m->global_rms = i >= 0 && i < nb - 1 ? median_sorted (rms2 + i + 1, nb - 1 - i) : 1.0f;
+    }
+
+  spline_columns (m, m->back, m->dback, u);
+  spline_columns (m, m->rms, m->drms, u);
+
+exit:
+  free (back2);
+  free (rms2);
+  free (bwin);
+  free (swin);
+  free (u);
+  return ret;
+}
+
+typedef struct {
+  const SkyImage *img;
+  SkyBackgroundMesh *mesh;
+} MeshJob;
+
+static void
+box_row_task (void *ctx, int task)
+{
+  MeshJob *job = ctx;
+  sky_cpu_background_box_row (job->mesh, task,
+                              job->img->pixels + (int64_t) task * job->mesh->box * job->img->nx);
+}
+
+int
+sky_cpu_background_mesh (const SkyImage *img, const SkyParams *params, int nthreads,
+                         SkyBackgroundMesh *mesh)
+{
+  MeshJob job = { img, mesh };
+  int ret;
+
+  if ((ret = sky_background_mesh_init (mesh, img->nx, img->ny, params)) != SKY_OK)
+    return ret;
+  if (mesh->nby > 0x7fffffff)
+    {
+      sky_background_mesh_clear (mesh);
+      return sky_fail (SKY_ERR_SIZE, "too many rows of background boxes (%lld)",
+                       (long long) mesh->nby);
+    }
+  sky_parallel_for ((int) mesh->nby, nthreads, box_row_task, &job);
+  if ((ret = sky_background_mesh_finish (mesh)) != SKY_OK)
+    sky_background_mesh_clear (mesh);
+  return ret;
+}
