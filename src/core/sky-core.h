@@ -169,6 +169,7 @@ typedef struct SkyCatalogue {
   float *background, *rms;
   double *sum_err;      /* sqrt (sum of rms^2 over the source's pixels) */
   double *peak_err;     /* the rms at the peak */
+  double *x_win, *y_win; /* windowed centroid (SExtractor's XWIN, YWIN) */
   uint32_t *flags;
 } SkyCatalogue;
 
@@ -448,6 +449,13 @@ int sky_kernel_box (SkyKernel *k, int size);
 
 /* "lesson", "gauss:SIGMA[:SIZE]" or "box:SIZE"; a message names the spec. */
 int sky_kernel_parse (SkyKernel *k, const char *spec);
+
+/* The image's beam on its pixel grid: Gaussian sigmas of the major and
+ * minor axes in pixels, and the major axis's angle from +x towards +y in
+ * radians. SKY_ERR_ARGUMENT where the header has no beam or no celestial
+ * WCS (sky_last_error says which). */
+int sky_image_beam_pixels (const SkyImage *img, double *sigma_major, double *sigma_minor,
+                           double *angle);
 
 /* The image's beam as a kernel, for a matched filter: an elliptical
  * Gaussian of FWHM BMAJ by BMIN at position angle BPA (north through

@@ -18,7 +18,8 @@ typedef enum {
   SKY_COL_LNG, SKY_COL_LAT,         /* named after the system: ra/dec, glon/glat... */
   SKY_COL_LNG_STR, SKY_COL_LAT_STR, /* equatorial only: ra_str, dec_str */
   SKY_COL_INT_FLUX, SKY_COL_LOCAL_RMS, SKY_COL_SNR,
-  SKY_COL_BACKGROUND, SKY_COL_SUM_ERR, SKY_COL_PEAK_ERR, SKY_COL_FLAGS, /* local method */
+  SKY_COL_BACKGROUND, SKY_COL_SUM_ERR, SKY_COL_PEAK_ERR, SKY_COL_X_WIN, SKY_COL_Y_WIN,
+  SKY_COL_FLAGS, /* local method */
 } SkyColumnId;
 
 typedef enum { SKY_TYPE_INT, SKY_TYPE_DOUBLE, SKY_TYPE_STRING } SkyValueType;
@@ -32,12 +33,13 @@ typedef struct {
   char description[200];
 } SkyColumn;
 
-#define SKY_MAX_COLUMNS 24
+#define SKY_MAX_COLUMNS 32
 
 /* The columns ex has (cols holds SKY_MAX_COLUMNS), in file order: the
  * twelve pixel columns always, then the sky columns where there is a
  * celestial WCS, then int_flux, local_rms and snr where the image is
- * known, then background, sum_err, peak_err and flags for the local
+ * known, then background, sum_flux_err, peak_flux_err, x_win, y_win and
+ * flags for the local
  * method. Returns the count. */
 int sky_export_columns (const SkyExport *ex, SkyColumn *cols);
 

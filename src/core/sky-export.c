@@ -266,6 +266,12 @@ local_columns (SkyColumn *cols, int n, const char *unit)
               "(uncorrelated noise; beam-correlated noise makes it larger)");
   add_column (cols, &n, SKY_COL_PEAK_ERR, "peak_flux_err", SKY_TYPE_DOUBLE, unit,
               "stat.error;phot.flux.density", "Error of peak_flux: the rms map at the peak");
+  add_column (cols, &n, SKY_COL_X_WIN, "x_win", SKY_TYPE_DOUBLE, "pix",
+              "pos.cartesian.x;instr.pixel",
+              "Windowed centroid (SExtractor's XWIN), 0-based column: the position of the "
+              "source's compact part around its peak");
+  add_column (cols, &n, SKY_COL_Y_WIN, "y_win", SKY_TYPE_DOUBLE, "pix",
+              "pos.cartesian.y;instr.pixel", "Windowed centroid, 0-based row");
   add_column (cols, &n, SKY_COL_FLAGS, "flags", SKY_TYPE_INT, NULL, "meta.code",
               "Bits: 1 a pixel on the image edge, 2 next to blank pixels, 4 split from a "
               "larger island by deblending, 8 cut by the edge or blanks above the seed level");
@@ -427,6 +433,12 @@ sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char *buf
       if (cat->peak_err == NULL || !isfinite (cat->peak_err[i]))
         break;
       snprintf (buf, size, "%.6g", cat->peak_err[i]);
+      return 1;
+    case SKY_COL_X_WIN:
+    case SKY_COL_Y_WIN:
+      if (cat->x_win == NULL)
+        break;
+      snprintf (buf, size, "%.6f", col->id == SKY_COL_X_WIN ? cat->x_win[i] : cat->y_win[i]);
       return 1;
     case SKY_COL_FLAGS:
       if (cat->flags == NULL)

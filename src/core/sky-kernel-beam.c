@@ -6,15 +6,13 @@
 #include <stdlib.h>
 
 int
-sky_kernel_beam (SkyKernel *k, const SkyImage *img)
+sky_image_beam_pixels (const SkyImage *img, double *sigma_major, double *sigma_minor,
+                       double *angle)
 {
   SkyWcs *wcs = NULL;
-  double scale, lng0, lat0, lng1, lat1, east, pa, smaj, smin, c, s;
-  double *values = NULL;
-  int half, size, ret;
+  double scale, lng0, lat0, lng1, lat1, east;
+  int ret;
 
-  k->nx = k->ny = 0;
-  k->values = NULL;
   if (!img->has_beam || !(img->bmaj > 0) || !(img->bmin > 0))
     return sky_fail (SKY_ERR_ARGUMENT, "%s: no beam in the header (BMAJ, BMIN)",
                      img->path ? img->path : "image");
@@ -34,12 +32,28 @@ sky_kernel_beam (SkyKernel *k, const SkyImage *img)
   east = remainder (lng1 - lng0, 360.0) > 0 ? 1.0 : -1.0;
 
   /* FWHM to sigma, in pixels; the position angle runs from north (+y)
-   * through east. */
-  smaj = img->bmaj / scale / (2 * sqrt (2 * log (2.0)));
-  smin = img->bmin / scale / (2 * sqrt (2 * log (2.0)));
-  pa = img->bpa * M_PI / 180;
-  c = cos (pa);
-  s = sin (pa);
+   * through east, which lies along +x or -x. */
+  *sigma_major = img->bmaj / scale / (2 * sqrt (2 * log (2.0)));
+  *sigma_minor = img->bmin / scale / (2 * sqrt (2 * log (2.0)));
+  *angle = atan2 (cos (img->bpa * M_PI / 180), east * sin (img->bpa * M_PI / 180));
+  return SKY_OK;
+}
+
+int
+sky_kernel_beam (SkyKernel *k, const SkyImage *img)
+{
+  double smaj, smin, angle, c, s;
+  double *values = NULL;
+  int half, size, ret;
+
+  k->nx = k->ny = 0;
+  k->values = NULL;
+  ret = sky_image_beam_pixels (img, &smaj, &smin, &angle);
+  if (ret != SKY_OK)
+    return ret;
+  /* (c, s): the major axis's direction on the pixel grid. */
+  c = cos (angle);
+  s = sin (angle);
   half = (int) ceil (4 * smaj);
   if (half > 512)
     return sky_fail (SKY_ERR_ARGUMENT, "%s: the beam is %.0f pixels wide, too wide to filter with",
@@ -51,8 +65,7 @@ sky_kernel_beam (SkyKernel *k, const SkyImage *img)
   for (int y = -half; y <= half; y++)
     for (int x = -half; x <= half; x++)
       {
-        /* Along the major axis (east * sin pa, cos pa) and across it. */
-        double u = x * east * s + y * c, v = -x * east * c + y * s;
+        double u = x * c + y * s, v = -x * s + y * c;
         values[(y + half) * size + (x + half)]
           = exp (-0.5 * (u * u / (smaj * smaj) + v * v / (smin * smin)));
       }

@@ -91,6 +91,8 @@ sky_catalogue_clear (SkyCatalogue *cat)
   free (cat->rms);
   free (cat->sum_err);
   free (cat->peak_err);
+  free (cat->x_win);
+  free (cat->y_win);
   free (cat->flags);
   memset (cat, 0, sizeof *cat);
 }
@@ -140,8 +142,11 @@ sky_catalogue_alloc_local (SkyCatalogue *cat)
   cat->rms = calloc (count, sizeof *cat->rms);
   cat->sum_err = calloc (count, sizeof *cat->sum_err);
   cat->peak_err = calloc (count, sizeof *cat->peak_err);
+  cat->x_win = calloc (count, sizeof *cat->x_win);
+  cat->y_win = calloc (count, sizeof *cat->y_win);
   cat->flags = calloc (count, sizeof *cat->flags);
-  if (!cat->background || !cat->rms || !cat->sum_err || !cat->peak_err || !cat->flags)
+  if (!cat->background || !cat->rms || !cat->sum_err || !cat->peak_err || !cat->x_win
+      || !cat->y_win || !cat->flags)
     return sky_fail (SKY_ERR_MEMORY, "no memory for the measures of %lld sources",
                      (long long) cat->n);
   return SKY_OK;

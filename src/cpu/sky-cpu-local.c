@@ -168,8 +168,8 @@ sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel
   ret = sky_cpu_measure (&residual, res->labels, res->nsources, params->nthreads,
                          &res->catalogue);
   if (ret == SKY_OK)
-    ret = sky_cpu_measure_local (img, background, rms, snr, res->labels, params->seed_sigma,
-                                 deblended, &res->catalogue);
+    ret = sky_cpu_measure_local (img, residual.pixels, background, rms, snr, res->labels, params->seed_sigma,
+                                 0, deblended, &res->catalogue);
   res->times.measure = sky_now_ms () - t0;
   res->times.total = res->times.background + res->times.segment + res->times.label
                      + res->times.deblend + res->times.measure;

@@ -1,10 +1,13 @@
 /* The local method's measures beside the common ones: the maps at the
- * peak, errors from the rms map, and the flags. One pass over the source
- * pixels; every measure is a per-source sum or OR, so tiles add up. */
+ * peak, errors from the rms map, windowed centroids and the flags. One pass
+ * over the source pixels for the sums and flags (per-source sums and ORs,
+ * so tiles add up), then a small window around each peak. */
 #include "sky-cpu.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+#define WINDOW_ITERATIONS 16
 
 static int
 is_blank (const float *pixels, int64_t nx, int64_t ny, int64_t x, int64_t y)
@@ -12,16 +15,120 @@ is_blank (const float *pixels, int64_t nx, int64_t ny, int64_t x, int64_t y)
   return x >= 0 && y >= 0 && x < nx && y < ny && isnan (pixels[y * nx + x]);
 }
 
+/* SExtractor's windowed centroid: iterate x += 2 sum (w I (x_i - x)) /
+ * sum (w I) with a Gaussian window w of sigma pixels, over the source's own
+ * pixels within 4 sigma, from its peak. It finds the position of the
+ * compact part of a source (a point on a blob of the same island), where
+ * the intensity-weighted centroid of every pixel lands between the two.
+ * Where it cannot settle (no positive flux in the window, or it walks
+ * outside the source's box) it keeps the peak pixel. */
+static void
+windowed_centroid (const float *residual, const int32_t *labels, int64_t nx,
+                   const SkyCatalogue *cat, int64_t k, double sigma, double *xw, double *yw)
+{
+  double x = cat->peak_x[k], y = cat->peak_y[k];
+  double r = 4 * sigma, inv2s2 = 1 / (2 * sigma * sigma);
+  int32_t label = (int32_t) (k + 1);
+
+  *xw = x;
+  *yw = y;
+  for (int it = 0; it < WINDOW_ITERATIONS; it++)
+    {
+      int64_t x0 = (int64_t) floor (x - r), x1 = (int64_t) ceil (x + r);
+      int64_t y0 = (int64_t) floor (y - r), y1 = (int64_t) ceil (y + r);
+      double sw = 0, sx = 0, sy = 0, dx, dy;
+
+      x0 = x0 < cat->xmin[k] ? cat->xmin[k] : x0;
+      x1 = x1 > cat->xmax[k] ? cat->xmax[k] : x1;
+      y0 = y0 < cat->ymin[k] ? cat->ymin[k] : y0;
+      y1 = y1 > cat->ymax[k] ? cat->ymax[k] : y1;
+      for (int64_t py = y0; py <= y1; py++)
+        for (int64_t px = x0; px <= x1; px++)
+          {
+            int64_t i = py * nx + px;
+            double ddx = px - x, ddy = py - y, w;
+            if (labels[i] != label)
+              continue;
+            w = exp (-(ddx * ddx + ddy * ddy) * inv2s2) * residual[i];
+            sw += w;
+            sx += w * ddx;
+            sy += w * ddy;
+          }
+      if (!(sw > 0))
+        return;
+      dx = 2 * sx / sw;
+      dy = 2 * sy / sw;
+      x += dx;
+      y += dy;
+      if (x < cat->xmin[k] || x > cat->xmax[k] || y < cat->ymin[k] || y > cat->ymax[k])
+        return;
+      if (dx * dx + dy * dy < 1e-8)
+        break;
+    }
+  *xw = x;
+  *yw = y;
+}
+
+/* The pixels of source k above half its peak that connect to the peak
+ * (4-connected): the area of its compact core, not of a fainter structure
+ * it sits on. queue and seen hold the source's box; seen is cleared after. */
+static int64_t
+core_area (const float *residual, const int32_t *labels, int64_t nx, const SkyCatalogue *cat,
+           int64_t k, int64_t *queue, uint8_t *seen)
+{
+  int64_t w = cat->xmax[k] - cat->xmin[k] + 1, head = 0, tail = 0;
+  float half = 0.5f * cat->peak[k];
+  int32_t label = (int32_t) (k + 1);
+  static const int dx[4] = { 1, -1, 0, 0 }, dy[4] = { 0, 0, 1, -1 };
+
+  queue[tail++] = (cat->peak_y[k] - cat->ymin[k]) * w + (cat->peak_x[k] - cat->xmin[k]);
+  seen[queue[0]] = 1;
+  while (head < tail)
+    {
+      int64_t b = queue[head++], bx = b % w, by = b / w;
+      for (int d = 0; d < 4; d++)
+        {
+          int64_t x = bx + dx[d], y = by + dy[d], i;
+          if (x < 0 || y < 0 || x >= w || y > cat->ymax[k] - cat->ymin[k] || seen[y * w + x])
+            continue;
+          i = (y + cat->ymin[k]) * nx + (x + cat->xmin[k]);
+          if (labels[i] != label || !(residual[i] > half))
+            continue;
+          seen[y * w + x] = 1;
+          queue[tail++] = y * w + x;
+        }
+    }
+  for (int64_t q = 0; q < tail; q++)
+    seen[queue[q]] = 0;
+  return tail;
+}
+
 int
-sky_cpu_measure_local (const SkyImage *img, const float *background, const float *rms,
-                       const float *snr, const int32_t *labels, double seed_sigma,
-                       const uint8_t *deblended, SkyCatalogue *cat)
+sky_cpu_measure_local (const SkyImage *img, const float *residual, const float *background,
+                       const float *rms, const float *snr, const int32_t *labels,
+                       double seed_sigma, double window_sigma, const uint8_t *deblended,
+                       SkyCatalogue *cat)
 {
   int64_t nx = img->nx, ny = img->ny;
+  int64_t *queue = NULL, largest_box = 1;
+  uint8_t *seen = NULL;
   int ret = sky_catalogue_alloc_local (cat);
 
   if (ret != SKY_OK)
     return ret;
+  for (int64_t k = 0; k < cat->n; k++)
+    {
+      int64_t box = (int64_t) (cat->xmax[k] - cat->xmin[k] + 1) * (cat->ymax[k] - cat->ymin[k] + 1);
+      largest_box = box > largest_box ? box : largest_box;
+    }
+  queue = malloc ((size_t) largest_box * sizeof *queue);
+  seen = calloc ((size_t) largest_box, 1);
+  if (queue == NULL || seen == NULL)
+    {
+      free (queue);
+      free (seen);
+      return sky_fail (SKY_ERR_MEMORY, "no memory to measure %lld sources", (long long) cat->n);
+    }
   for (int64_t y = 0; y < ny; y++)
     for (int64_t x = 0; x < nx; x++)
       {
@@ -47,12 +154,24 @@ sky_cpu_measure_local (const SkyImage *img, const float *background, const float
   for (int64_t k = 0; k < cat->n; k++)
     {
       int64_t p = (int64_t) cat->peak_y[k] * nx + cat->peak_x[k];
+      /* The window's sigma: given, or from the area of the core above
+       * half the peak as a Gaussian's FWHM (SExtractor takes it from the
+       * half-light radius). */
+      double sigma = window_sigma;
+      if (!(sigma > 0))
+        sigma = 2 * sqrt (core_area (residual, labels, nx, cat, k, queue, seen) / M_PI)
+                / (2 * sqrt (2 * log (2.0)));
+
       cat->sum_err[k] = sqrt (cat->sum_err[k]);
       cat->background[k] = background[p];
       cat->rms[k] = rms[p];
       cat->peak_err[k] = rms[p];
       if (deblended != NULL && deblended[k + 1])
         cat->flags[k] |= SKY_FLAG_DEBLENDED;
+      windowed_centroid (residual, labels, nx, cat, k, sigma > 0.5 ? sigma : 0.5, &cat->x_win[k],
+                         &cat->y_win[k]);
     }
+  free (queue);
+  free (seen);
   return SKY_OK;
 }

@@ -102,13 +102,18 @@ int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *
                      int32_t *labels, int64_t *nlabels, int64_t *nsplit, uint8_t **deblended);
 
 /* Fills the local method's columns of cat (measured already by
- * sky_cpu_measure): background and rms at the peak, peak_err (the rms
- * there), sum_err (the root of the summed rms^2 over the source: exact for
- * uncorrelated noise) and the SKY_FLAG_* bits; deblended (by label) may be
- * NULL. */
-int sky_cpu_measure_local (const SkyImage *img, const float *background, const float *rms,
-                           const float *snr, const int32_t *labels, double seed_sigma,
-                           const uint8_t *deblended, SkyCatalogue *cat);
+ * sky_cpu_measure on residual = img - background): background and rms at
+ * the peak, peak_err (the rms there), sum_err (the root of the summed rms^2
+ * over the source: exact for uncorrelated noise), the windowed centroid
+ * (SExtractor's XWIN: a Gaussian window from the peak of window_sigma
+ * pixels, or where that is 0 from the area of the pixels above half the
+ * peak that connect to it: the source's compact core) and the
+ * SKY_FLAG_* bits (img gives the blanks, snr and seed_sigma the
+ * truncation); deblended (by label) may be NULL. */
+int sky_cpu_measure_local (const SkyImage *img, const float *residual, const float *background,
+                           const float *rms, const float *snr, const int32_t *labels,
+                           double seed_sigma, double window_sigma, const uint8_t *deblended,
+                           SkyCatalogue *cat);
 
 /* The local method on img against background and rms maps (nx * ny each,
  * malloc'ed; res owns them from the call on, whatever it returns; both
