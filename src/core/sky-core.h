@@ -105,13 +105,13 @@ typedef struct SkyParams {
 
   /* Detection method and the local method's parameters (sky-cpu-local.c). */
   int method;           /* SKY_METHOD_GLOBAL (default) or SKY_METHOD_LOCAL */
-  double seed_sigma;    /* local: islands need a pixel above this many rms; 4 */
+  double seed_sigma;    /* local: islands need a pixel above this many rms; 4.6 */
   double flood_sigma;   /* local: islands hold the pixels above this many rms; 2.5 */
   int64_t min_area;     /* local: islands of fewer pixels are dropped; default 1 */
   int deblend_nthresh;  /* local: deblending levels; 32; 0 or 1: no deblending */
   double deblend_mincont; /* local: a branch's share of its island's flux; 0.005 */
   double deblend_sigma; /* local: a branch's peak rises this many rms above the
-                         * level it splits at; default 3 */
+                         * level it splits at; default 5 */
 } SkyParams;
 
 /* How sources are found. The lesson's global method clips the whole image

@@ -13,12 +13,12 @@ sky_params_init (SkyParams *params)
   params->connectivity = 4;
   params->nthreads = 0;
   params->method = SKY_METHOD_GLOBAL;
-  params->seed_sigma = 4.0;
+  params->seed_sigma = 4.6;
   params->flood_sigma = 2.5;
   params->min_area = 1;
   params->deblend_nthresh = 32;
   params->deblend_mincont = 0.005;
-  params->deblend_sigma = 3.0;
+  params->deblend_sigma = 5.0;
   params->bkg_box = 64;
   params->bkg_filter = 3;
 }

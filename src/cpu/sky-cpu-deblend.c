@@ -11,10 +11,11 @@
  * island's sources; the island's other pixels go to the core they drain
  * to, visiting pixels from the brightest down (a watershed from the cores).
  *
- * Islands are independent, so they are deblended in parallel; a tiled run
- * only has to deblend each whole island once. Afterwards the labels are
- * renumbered in raster order of each source's first pixel, the order the
- * rest of the pipeline and its tests rely on. */
+ * Islands are independent, each read from its own box, so they are
+ * deblended in parallel; a tiled run only has to deblend each whole island
+ * once. Afterwards the labels are renumbered in raster order of each
+ * source's first pixel, the order the rest of the pipeline and its tests
+ * rely on. */
 #include "sky-cpu.h"
 
 #include <math.h>
@@ -22,20 +23,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a split island leaves for the renumbering: its pixels (image
+ * indices, raster order) and the part each went to (1-based). */
+typedef struct {
+  int64_t npix;
+  int64_t *pixels;
+  int32_t *part;
+  int32_t *label;   /* part -> final label */
+} Split;
+
 typedef struct {
   const float *snr;
   int64_t nx, ny;
+  int32_t *labels;
   int connectivity;
   int nthresh;
   double mincont, flood;
   double prominence;       /* a part's peak rises this much above its level */
   int64_t min_area;
-  int64_t n;               /* islands */
-  const int64_t *start;    /* island k's pixels: pixels[start[k - 1] .. start[k]) */
-  const int64_t *pixels;   /* image indices, raster order within each island */
-  const int32_t *box;      /* per island: xmin, xmax, ymin, ymax */
-  int32_t *sub;            /* per island pixel: 1-based source within the island */
-  int32_t *nsub;           /* per island: sources it split into */
+  const SkyIslands *islands;
+  int32_t *nsub;           /* per island (0-based): sources it split into */
+  Split *split;            /* per island (0-based) */
   atomic_int failed;
 } Deblend;
 
@@ -228,15 +236,19 @@ static void
 island_task (void *ctx, int task)
 {
   Deblend *d = ctx;
-  int64_t k = task + 1, first = d->start[k - 1];
-  const int32_t *box = d->box + 4 * (k - 1);
+  int64_t k = task + 1;
+  const int32_t *box = d->islands->box + 4 * k;
   Island is = { 0 };
-  double peak = -INFINITY, *levels = NULL;
+  double peak = d->islands->peak[k], *levels = NULL;
   int32_t *set = NULL;
+  int64_t *pixels = NULL;
 
-  is.npix = d->start[k] - first;
+  is.npix = d->islands->area[k];
   d->nsub[k - 1] = 1;
-  if (is.npix < 2 || d->nthresh < 2 || is.npix > INT32_MAX)
+  /* A split needs two parts that each rise prominence above a level over
+   * the flood level, and min_area pixels each. */
+  if (is.npix < 2 * d->min_area || is.npix < 2 || d->nthresh < 2 || is.npix > INT32_MAX
+      || !(peak > d->flood + d->prominence))
     return;
   is.w = box[1] - box[0] + 1;
   is.h = box[3] - box[2] + 1;
@@ -249,28 +261,33 @@ island_task (void *ctx, int task)
   is.seen = calloc ((size_t) is.npix, sizeof *is.seen);
   is.queue = malloc ((size_t) is.npix * sizeof *is.queue);
   set = malloc ((size_t) is.npix * sizeof *set);
+  pixels = malloc ((size_t) is.npix * sizeof *pixels);
   levels = malloc ((size_t) d->nthresh * sizeof *levels);
   if (!is.at || !is.where || !is.val || !is.owner || !is.mark || !is.seen || !is.queue || !set
-      || !levels)
+      || !pixels || !levels)
     {
       atomic_store (&d->failed, 1);
       goto exit;
     }
-  for (int64_t b = 0; b < is.w * is.h; b++)
-    is.at[b] = -1;
-  for (int32_t j = 0; j < is.npix; j++)
-    {
-      int64_t i = d->pixels[first + j];
-      int64_t b = (i / d->nx - box[2]) * is.w + (i % d->nx - box[0]);
-      is.at[b] = j;
-      is.where[j] = (int32_t) b;
-      is.val[j] = d->snr[i];
-      is.total += d->snr[i];
-      peak = d->snr[i] > peak ? d->snr[i] : peak;
-      set[j] = j;
-    }
-  if (!(peak > d->flood))
-    goto exit;
+  /* The island's pixels from its box, in raster order. */
+  int32_t j = 0;
+  for (int64_t y = box[2]; y <= box[3]; y++)
+    for (int64_t x = box[0]; x <= box[1]; x++)
+      {
+        int64_t i = y * d->nx + x, b = (y - box[2]) * is.w + (x - box[0]);
+        if (d->labels[i] != (int32_t) k || j >= is.npix)
+          {
+            is.at[b] = -1;
+            continue;
+          }
+        is.at[b] = j;
+        is.where[j] = (int32_t) b;
+        is.val[j] = d->snr[i];
+        is.total += d->snr[i];
+        pixels[j] = i;
+        set[j] = j;
+        j++;
+      }
   for (int l = 1; l < d->nthresh; l++)
     levels[l - 1] = d->flood * pow (peak / d->flood, (double) l / d->nthresh);
   is.levels = levels;
@@ -283,9 +300,12 @@ island_task (void *ctx, int task)
   if (is.ncores > 1)
     {
       watershed (&is);
-      for (int32_t j = 0; j < is.npix; j++)
-        d->sub[first + j] = is.owner[j];
       d->nsub[k - 1] = is.ncores;
+      d->split[k - 1].npix = is.npix;
+      d->split[k - 1].pixels = pixels;
+      d->split[k - 1].part = is.owner;
+      pixels = NULL;
+      is.owner = NULL;
     }
 
 exit:
@@ -297,124 +317,149 @@ exit:
   free (is.seen);
   free (is.queue);
   free (set);
+  free (pixels);
   free (levels);
+}
+
+/* A final source: the raster index of its first pixel, and which island
+ * and part it is. */
+typedef struct {
+  int64_t first;
+  int64_t island;   /* 1-based */
+  int32_t part;     /* 1-based; 0 for an island that did not split */
+} Source;
+
+static int
+compare_sources (const void *a, const void *b)
+{
+  const Source *x = a, *y = b;
+  return (x->first > y->first) - (x->first < y->first);
+}
+
+typedef struct {
+  int32_t *labels;
+  int64_t nx, ny;
+  const int32_t *renumber;  /* island -> new label, for islands that did not split */
+} Renumber;
+
+#define ROWS_PER_TASK 64
+
+static void
+renumber_task (void *ctx, int task)
+{
+  Renumber *r = ctx;
+  int64_t r0 = (int64_t) task * ROWS_PER_TASK;
+  int64_t r1 = r0 + ROWS_PER_TASK < r->ny ? r0 + ROWS_PER_TASK : r->ny;
+
+  for (int64_t i = r0 * r->nx; i < r1 * r->nx; i++)
+    if (r->labels[i] != 0)
+      r->labels[i] = r->renumber[r->labels[i]];
 }
 
 int
 sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *params,
-                 int32_t *labels, int64_t *nlabels, int64_t *nsplit, uint8_t **deblended)
+                 const SkyIslands *islands, int32_t *labels, int64_t *nlabels, int64_t *nsplit,
+                 uint8_t **deblended)
 {
   Deblend d = { 0 };
-  int64_t n = *nlabels, npixels = nx * ny, total = 0, nout = 0;
-  int64_t *start = NULL, *pixels = NULL, *fill = NULL, *base = NULL;
-  int32_t *box = NULL, *sub = NULL, *nsub = NULL, *renumber = NULL;
+  int64_t n = islands->n, nout = 0;
+  int32_t *renumber = NULL;
   uint8_t *flag = NULL;
+  Source *sources = NULL;
   int ret = SKY_OK;
 
   *nsplit = 0;
   *deblended = NULL;
-  if (n == 0)
-    return SKY_OK;
-  start = calloc ((size_t) (n + 1), sizeof *start);
-  fill = malloc ((size_t) (n + 1) * sizeof *fill);
-  box = malloc ((size_t) (4 * n) * sizeof *box);
-  nsub = malloc ((size_t) n * sizeof *nsub);
-  if (!start || !fill || !box || !nsub)
+  *nlabels = n;
+  d.nsub = malloc ((size_t) (n > 0 ? n : 1) * sizeof *d.nsub);
+  d.split = calloc ((size_t) (n > 0 ? n : 1), sizeof *d.split);
+  if (d.nsub == NULL || d.split == NULL)
     goto oom;
-  for (int64_t k = 0; k < n; k++)
-    {
-      box[4 * k] = box[4 * k + 2] = INT32_MAX;
-      box[4 * k + 1] = box[4 * k + 3] = -1;
-    }
-  for (int64_t i = 0; i < npixels; i++)
-    {
-      int32_t l = labels[i];
-      int32_t x = (int32_t) (i % nx), y = (int32_t) (i / nx);
-      int32_t *b;
-      if (l == 0)
-        continue;
-      start[l]++;
-      b = box + 4 * (l - 1);
-      b[0] = x < b[0] ? x : b[0];
-      b[1] = x > b[1] ? x : b[1];
-      b[2] = y < b[2] ? y : b[2];
-      b[3] = y > b[3] ? y : b[3];
-    }
-  for (int64_t k = 1; k <= n; k++)
-    start[k] += start[k - 1];
-  total = start[n];
-  pixels = malloc ((size_t) (total > 0 ? total : 1) * sizeof *pixels);
-  sub = calloc ((size_t) (total > 0 ? total : 1), sizeof *sub);
-  if (!pixels || !sub)
-    goto oom;
-  memcpy (fill, start, (size_t) (n + 1) * sizeof *fill);
-  for (int64_t i = 0; i < npixels; i++)
-    if (labels[i] != 0)
-      pixels[fill[labels[i] - 1]++] = i;
-
   d.snr = snr;
   d.nx = nx;
   d.ny = ny;
+  d.labels = labels;
   d.connectivity = params->connectivity;
   d.nthresh = params->deblend_nthresh;
   d.mincont = params->deblend_mincont;
   d.flood = params->flood_sigma;
   d.prominence = params->deblend_sigma;
   d.min_area = params->min_area;
-  d.n = n;
-  d.start = start;
-  d.pixels = pixels;
-  d.box = box;
-  d.sub = sub;
-  d.nsub = nsub;
+  d.islands = islands;
   atomic_init (&d.failed, 0);
+  if (n > INT32_MAX)
+    {
+      ret = sky_fail (SKY_ERR_SIZE, "%lld islands are more than labels hold", (long long) n);
+      goto exit;
+    }
   sky_parallel_for ((int) n, params->nthreads, island_task, &d);
   if (atomic_load (&d.failed))
     goto oom;
 
-  /* Provisional numbers: island k's sources are base[k] + 1 .. */
-  base = malloc ((size_t) n * sizeof *base);
-  if (base == NULL)
-    goto oom;
   for (int64_t k = 0; k < n; k++)
     {
-      base[k] = nout;
-      nout += nsub[k];
-      if (nsub[k] > 1)
-        (*nsplit)++;
+      nout += d.nsub[k];
+      *nsplit += d.nsub[k] > 1;
+    }
+  if (nout > INT32_MAX)
+    {
+      ret = sky_fail (SKY_ERR_SIZE, "deblending made %lld sources, more than labels hold",
+                      (long long) nout);
+      goto exit;
     }
   flag = calloc ((size_t) nout + 1, 1);
   if (flag == NULL)
     goto oom;
   if (*nsplit > 0)
     {
-      if (nout > INT32_MAX)
-        {
-          ret = sky_fail (SKY_ERR_SIZE, "deblending made %lld sources, more than labels hold",
-                          (long long) nout);
-          goto exit;
-        }
-      for (int64_t k = 0; k < n; k++)
-        for (int64_t p = start[k]; p < start[k + 1]; p++)
-          labels[pixels[p]] = (int32_t) (base[k] + (nsub[k] > 1 ? sub[p] : 1));
-      /* Raster order of first pixels, as the labelling numbers them. */
-      renumber = calloc ((size_t) nout + 1, sizeof *renumber);
-      if (renumber == NULL)
+      /* Number the sources in raster order of their first pixels: the
+       * islands' first pixels are known, a split island's parts' first
+       * pixels come from its pixel list (raster order). */
+      int64_t m = 0;
+      sources = malloc ((size_t) nout * sizeof *sources);
+      renumber = calloc ((size_t) n + 1, sizeof *renumber);
+      if (sources == NULL || renumber == NULL)
         goto oom;
-      int32_t next = 0;
-      for (int64_t i = 0; i < npixels; i++)
+      for (int64_t k = 1; k <= n; k++)
         {
-          int32_t l = labels[i];
-          if (l == 0)
-            continue;
-          if (renumber[l] == 0)
-            renumber[l] = ++next;
-          labels[i] = renumber[l];
+          const Split *sp = &d.split[k - 1];
+          if (d.nsub[k - 1] == 1)
+            {
+              sources[m++] = (Source) { islands->first[k], k, 0 };
+              continue;
+            }
+          for (int32_t part = 1; part <= d.nsub[k - 1]; part++)
+            sources[m + part - 1] = (Source) { INT64_MAX, k, part };
+          for (int64_t p = 0; p < sp->npix; p++)
+            {
+              Source *s = &sources[m + sp->part[p] - 1];
+              s->first = sp->pixels[p] < s->first ? sp->pixels[p] : s->first;
+            }
+          m += d.nsub[k - 1];
         }
+      qsort (sources, (size_t) nout, sizeof *sources, compare_sources);
+      for (int64_t s = 0; s < nout; s++)
+        if (sources[s].part == 0)
+          renumber[sources[s].island] = (int32_t) (s + 1);
+      {
+        Renumber r = { labels, nx, ny, renumber };
+        sky_parallel_for ((int) ((ny + ROWS_PER_TASK - 1) / ROWS_PER_TASK), params->nthreads,
+                          renumber_task, &r);
+      }
+      /* The split islands' pixels (renumbered to 0 above) get their parts'. */
       for (int64_t k = 0; k < n; k++)
-        if (nsub[k] > 1)
-          for (int64_t s = 1; s <= nsub[k]; s++)
-            flag[renumber[base[k] + s]] = 1;
+        if (d.nsub[k] > 1
+            && (d.split[k].label = malloc ((size_t) (d.nsub[k] + 1) * sizeof (int32_t))) == NULL)
+          goto oom;
+      for (int64_t s = 0; s < nout; s++)
+        if (sources[s].part != 0)
+          {
+            d.split[sources[s].island - 1].label[sources[s].part] = (int32_t) (s + 1);
+            flag[s + 1] = 1;
+          }
+      for (int64_t k = 0; k < n; k++)
+        for (int64_t p = 0; p < d.split[k].npix; p++)
+          labels[d.split[k].pixels[p]] = d.split[k].label[d.split[k].part[p]];
     }
   *nlabels = nout;
   *deblended = flag;
@@ -424,14 +469,16 @@ sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *para
 oom:
   ret = sky_fail (SKY_ERR_MEMORY, "no memory to deblend %lld islands", (long long) n);
 exit:
-  free (start);
-  free (fill);
-  free (box);
-  free (nsub);
-  free (pixels);
-  free (sub);
-  free (base);
+  for (int64_t k = 0; d.split != NULL && k < n; k++)
+    {
+      free (d.split[k].pixels);
+      free (d.split[k].part);
+      free (d.split[k].label);
+    }
+  free (d.split);
+  free (d.nsub);
   free (renumber);
+  free (sources);
   free (flag);
   return ret;
 }

@@ -28,6 +28,22 @@ residual_task (void *ctx, int task)
     m->residual[i] = m->img->pixels[i] - m->background[i];
 }
 
+/* The residual and its snr in one pass, where there is no filter. */
+static void
+residual_snr_task (void *ctx, int task)
+{
+  Maps *m = ctx;
+  int64_t nx = m->img->nx, r0 = (int64_t) task * ROWS_PER_TASK;
+  int64_t r1 = r0 + ROWS_PER_TASK < m->img->ny ? r0 + ROWS_PER_TASK : m->img->ny;
+
+  for (int64_t i = r0 * nx; i < r1 * nx; i++)
+    {
+      float r = m->img->pixels[i] - m->background[i];
+      m->residual[i] = r;
+      m->snr[i] = m->rms[i] > 0 ? r / m->rms[i] : NAN;
+    }
+}
+
 static void
 snr_task (void *ctx, int task)
 {
@@ -75,6 +91,7 @@ sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel
   int64_t npixels = img->nx * img->ny;
   int ntasks = (int) ((img->ny + ROWS_PER_TASK - 1) / ROWS_PER_TASK);
   SkyImage residual = { 0 }, filtered = { 0 };
+  SkyIslands islands = { 0 };
   Maps m = { 0 };
   float *snr = NULL;
   uint8_t *deblended = NULL;
@@ -112,14 +129,15 @@ sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel
     }
 
   t0 = sky_now_ms ();
-  ret = sky_image_alloc (&residual, img->nx, img->ny);
-  if (ret != SKY_OK)
-    goto exit;
+  /* Every pixel of these is written before it is read: no clearing. */
+  residual.nx = img->nx;
+  residual.ny = img->ny;
   residual.nblank = img->nblank;
+  residual.pixels = sky_alloc_large ((size_t) npixels * sizeof *residual.pixels);
   snr = sky_alloc_large ((size_t) npixels * sizeof *snr);
   res->mask = sky_alloc_large ((size_t) npixels);
   res->labels = sky_alloc_large ((size_t) npixels * sizeof *res->labels);
-  if (snr == NULL || res->mask == NULL || res->labels == NULL)
+  if (residual.pixels == NULL || snr == NULL || res->mask == NULL || res->labels == NULL)
     {
       ret = sky_fail (SKY_ERR_MEMORY, "no memory for the local method on %lld pixels",
                       (long long) npixels);
@@ -130,10 +148,12 @@ sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel
   m.rms = rms;
   m.residual = residual.pixels;
   m.snr = snr;
-  sky_parallel_for (ntasks, params->nthreads, residual_task, &m);
   m.detect = residual.pixels;
-  if (filter != NULL)
+  if (filter == NULL)
+    sky_parallel_for (ntasks, params->nthreads, residual_snr_task, &m);
+  else
     {
+      sky_parallel_for (ntasks, params->nthreads, residual_task, &m);
       ret = sky_cpu_smooth (&residual, filter, params->nthreads, &filtered);
       if (ret != SKY_OK)
         goto exit;
@@ -141,25 +161,26 @@ sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel
       ret = filtered_noise_scale (&m, params, ntasks, &scale);
       if (ret != SKY_OK)
         goto exit;
+      m.scale = scale;
+      sky_parallel_for (ntasks, params->nthreads, snr_task, &m);
+      sky_image_clear (&filtered);
     }
-  m.scale = scale;
   res->noise_scale = scale;
-  sky_parallel_for (ntasks, params->nthreads, snr_task, &m);
-  sky_image_clear (&filtered);
   res->times.segment = sky_now_ms () - t0;
 
   t0 = sky_now_ms ();
   ret = sky_cpu_flood (snr, img->nx, img->ny, params->seed_sigma, params->flood_sigma,
                        params->min_area, params->connectivity, params->nthreads, res->mask,
-                       res->labels, &res->nislands);
+                       res->labels, &res->nislands, &islands);
   res->times.label = sky_now_ms () - t0;
   if (ret != SKY_OK)
     goto exit;
 
   t0 = sky_now_ms ();
   res->nsources = res->nislands;
-  ret = sky_cpu_deblend (snr, img->nx, img->ny, params, res->labels, &res->nsources,
+  ret = sky_cpu_deblend (snr, img->nx, img->ny, params, &islands, res->labels, &res->nsources,
                          &res->ndeblended, &deblended);
+  sky_islands_clear (&islands);
   res->times.deblend = sky_now_ms () - t0;
   if (ret != SKY_OK)
     goto exit;
@@ -169,12 +190,13 @@ sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel
                          &res->catalogue);
   if (ret == SKY_OK)
     ret = sky_cpu_measure_local (img, residual.pixels, background, rms, snr, res->labels, params->seed_sigma,
-                                 0, deblended, &res->catalogue);
+                                 0, deblended, &res->catalogue, params->nthreads);
   res->times.measure = sky_now_ms () - t0;
   res->times.total = res->times.background + res->times.segment + res->times.label
                      + res->times.deblend + res->times.measure;
 
 exit:
+  sky_islands_clear (&islands);
   free (snr);
   free (deblended);
   sky_image_clear (&residual);

@@ -1,10 +1,11 @@
 /* The local method's measures beside the common ones: the maps at the
- * peak, errors from the rms map, windowed centroids and the flags. One pass
- * over the source pixels for the sums and flags (per-source sums and ORs,
- * so tiles add up), then a small window around each peak. */
+ * peak, errors from the rms map, windowed centroids and the flags. Each
+ * source reads its own box (per-source sums and ORs, so tiles add up) and a
+ * small window around its peak; sources run in parallel. */
 #include "sky-cpu.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define WINDOW_ITERATIONS 16
@@ -16,14 +17,14 @@ is_blank (const float *pixels, int64_t nx, int64_t ny, int64_t x, int64_t y)
 }
 
 /* SExtractor's windowed centroid: iterate x += 2 sum (w I (x_i - x)) /
- * sum (w I) with a Gaussian window w of sigma pixels, over the source's own
- * pixels within 4 sigma, from its peak. It finds the position of the
+ * sum (w I) with a Gaussian window w of sigma pixels, over the pixels
+ * within 4 sigma that belong to no other source, from its peak. It finds the position of the
  * compact part of a source (a point on a blob of the same island), where
  * the intensity-weighted centroid of every pixel lands between the two.
  * Where it cannot settle (no positive flux in the window, or it walks
  * outside the source's box) it keeps the peak pixel. */
 static void
-windowed_centroid (const float *residual, const int32_t *labels, int64_t nx,
+windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
                    const SkyCatalogue *cat, int64_t k, double sigma, double *xw, double *yw)
 {
   double x = cat->peak_x[k], y = cat->peak_y[k];
@@ -38,16 +39,18 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx,
       int64_t y0 = (int64_t) floor (y - r), y1 = (int64_t) ceil (y + r);
       double sw = 0, sx = 0, sy = 0, dx, dy;
 
-      x0 = x0 < cat->xmin[k] ? cat->xmin[k] : x0;
-      x1 = x1 > cat->xmax[k] ? cat->xmax[k] : x1;
-      y0 = y0 < cat->ymin[k] ? cat->ymin[k] : y0;
-      y1 = y1 > cat->ymax[k] ? cat->ymax[k] : y1;
+      x0 = x0 < 0 ? 0 : x0;
+      x1 = x1 > nx - 1 ? nx - 1 : x1;
+      y0 = y0 < 0 ? 0 : y0;
+      y1 = y1 > ny - 1 ? ny - 1 : y1;
       for (int64_t py = y0; py <= y1; py++)
         for (int64_t px = x0; px <= x1; px++)
           {
             int64_t i = py * nx + px;
             double ddx = px - x, ddy = py - y, w;
-            if (labels[i] != label)
+            /* Its own pixels and the sky's (an island's edge would bias a
+             * window cut there), never another source's; no blanks. */
+            if ((labels[i] != label && labels[i] != 0) || isnan (residual[i]))
               continue;
             w = exp (-(ddx * ddx + ddy * ddy) * inv2s2) * residual[i];
             sw += w;
@@ -103,75 +106,110 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, const SkyCa
   return tail;
 }
 
+typedef struct {
+  const SkyImage *img;
+  const float *residual, *background, *rms, *snr;
+  const int32_t *labels;
+  double seed_sigma, window_sigma;
+  const uint8_t *deblended;
+  SkyCatalogue *cat;
+  atomic_int failed;
+} MeasureLocal;
+
+#define SOURCES_PER_TASK 64
+
+/* Source k's sums and flags from its own box, then its window. */
+static void
+measure_one (MeasureLocal *m, int64_t k, int64_t *queue, uint8_t *seen)
+{
+  SkyCatalogue *cat = m->cat;
+  int64_t nx = m->img->nx, ny = m->img->ny;
+  int64_t p = (int64_t) cat->peak_y[k] * nx + cat->peak_x[k];
+  int32_t label = (int32_t) (k + 1);
+  double var = 0, sigma = m->window_sigma;
+  uint32_t flags = 0;
+
+  for (int64_t y = cat->ymin[k]; y <= cat->ymax[k]; y++)
+    for (int64_t x = cat->xmin[k]; x <= cat->xmax[k]; x++)
+      {
+        int64_t i = y * nx + x;
+        uint32_t f = 0;
+        if (m->labels[i] != label)
+          continue;
+        if (isfinite (m->rms[i]))
+          var += (double) m->rms[i] * m->rms[i];
+        if (x == 0 || y == 0 || x == nx - 1 || y == ny - 1)
+          f |= SKY_FLAG_EDGE;
+        if (m->img->nblank > 0
+            && (is_blank (m->img->pixels, nx, ny, x - 1, y)
+                || is_blank (m->img->pixels, nx, ny, x + 1, y)
+                || is_blank (m->img->pixels, nx, ny, x, y - 1)
+                || is_blank (m->img->pixels, nx, ny, x, y + 1)))
+          f |= SKY_FLAG_BLANK;
+        if (f != 0 && m->snr[i] > m->seed_sigma)
+          f |= SKY_FLAG_TRUNCATED;
+        flags |= f;
+      }
+  if (m->deblended != NULL && m->deblended[k + 1])
+    flags |= SKY_FLAG_DEBLENDED;
+  cat->flags[k] = flags;
+  cat->sum_err[k] = sqrt (var);
+  cat->background[k] = m->background[p];
+  cat->rms[k] = m->rms[p];
+  cat->peak_err[k] = m->rms[p];
+  /* The window's sigma: given, or from the area of the core above half
+   * the peak as a Gaussian's FWHM (SExtractor takes it from the half-light
+   * radius). */
+  if (!(sigma > 0))
+    sigma = 2 * sqrt (core_area (m->residual, m->labels, nx, cat, k, queue, seen) / M_PI)
+            / (2 * sqrt (2 * log (2.0)));
+  windowed_centroid (m->residual, m->labels, nx, ny, cat, k, sigma > 0.5 ? sigma : 0.5,
+                     &cat->x_win[k], &cat->y_win[k]);
+}
+
+static void
+measure_task (void *ctx, int task)
+{
+  MeasureLocal *m = ctx;
+  const SkyCatalogue *cat = m->cat;
+  int64_t k0 = (int64_t) task * SOURCES_PER_TASK;
+  int64_t k1 = k0 + SOURCES_PER_TASK < cat->n ? k0 + SOURCES_PER_TASK : cat->n;
+  int64_t largest = 1, *queue;
+  uint8_t *seen;
+
+  for (int64_t k = k0; k < k1; k++)
+    {
+      int64_t box = (int64_t) (cat->xmax[k] - cat->xmin[k] + 1) * (cat->ymax[k] - cat->ymin[k] + 1);
+      largest = box > largest ? box : largest;
+    }
+  queue = malloc ((size_t) largest * sizeof *queue);
+  seen = calloc ((size_t) largest, 1);
+  if (queue == NULL || seen == NULL)
+    atomic_store (&m->failed, 1);
+  else
+    for (int64_t k = k0; k < k1; k++)
+      measure_one (m, k, queue, seen);
+  free (queue);
+  free (seen);
+}
+
 int
 sky_cpu_measure_local (const SkyImage *img, const float *residual, const float *background,
                        const float *rms, const float *snr, const int32_t *labels,
                        double seed_sigma, double window_sigma, const uint8_t *deblended,
-                       SkyCatalogue *cat)
+                       SkyCatalogue *cat, int nthreads)
 {
-  int64_t nx = img->nx, ny = img->ny;
-  int64_t *queue = NULL, largest_box = 1;
-  uint8_t *seen = NULL;
+  MeasureLocal m = { .img = img, .residual = residual, .background = background, .rms = rms,
+                     .snr = snr, .labels = labels, .seed_sigma = seed_sigma,
+                     .window_sigma = window_sigma, .deblended = deblended, .cat = cat };
   int ret = sky_catalogue_alloc_local (cat);
 
   if (ret != SKY_OK)
     return ret;
-  for (int64_t k = 0; k < cat->n; k++)
-    {
-      int64_t box = (int64_t) (cat->xmax[k] - cat->xmin[k] + 1) * (cat->ymax[k] - cat->ymin[k] + 1);
-      largest_box = box > largest_box ? box : largest_box;
-    }
-  queue = malloc ((size_t) largest_box * sizeof *queue);
-  seen = calloc ((size_t) largest_box, 1);
-  if (queue == NULL || seen == NULL)
-    {
-      free (queue);
-      free (seen);
-      return sky_fail (SKY_ERR_MEMORY, "no memory to measure %lld sources", (long long) cat->n);
-    }
-  for (int64_t y = 0; y < ny; y++)
-    for (int64_t x = 0; x < nx; x++)
-      {
-        int64_t i = y * nx + x;
-        int32_t l = labels[i];
-        uint32_t f = 0;
-
-        if (l == 0)
-          continue;
-        if (isfinite (rms[i]))
-          cat->sum_err[l - 1] += (double) rms[i] * rms[i];
-        if (x == 0 || y == 0 || x == nx - 1 || y == ny - 1)
-          f |= SKY_FLAG_EDGE;
-        if (img->nblank > 0
-            && (is_blank (img->pixels, nx, ny, x - 1, y) || is_blank (img->pixels, nx, ny, x + 1, y)
-                || is_blank (img->pixels, nx, ny, x, y - 1)
-                || is_blank (img->pixels, nx, ny, x, y + 1)))
-          f |= SKY_FLAG_BLANK;
-        if (f != 0 && snr[i] > seed_sigma)
-          f |= SKY_FLAG_TRUNCATED;
-        cat->flags[l - 1] |= f;
-      }
-  for (int64_t k = 0; k < cat->n; k++)
-    {
-      int64_t p = (int64_t) cat->peak_y[k] * nx + cat->peak_x[k];
-      /* The window's sigma: given, or from the area of the core above
-       * half the peak as a Gaussian's FWHM (SExtractor takes it from the
-       * half-light radius). */
-      double sigma = window_sigma;
-      if (!(sigma > 0))
-        sigma = 2 * sqrt (core_area (residual, labels, nx, cat, k, queue, seen) / M_PI)
-                / (2 * sqrt (2 * log (2.0)));
-
-      cat->sum_err[k] = sqrt (cat->sum_err[k]);
-      cat->background[k] = background[p];
-      cat->rms[k] = rms[p];
-      cat->peak_err[k] = rms[p];
-      if (deblended != NULL && deblended[k + 1])
-        cat->flags[k] |= SKY_FLAG_DEBLENDED;
-      windowed_centroid (residual, labels, nx, cat, k, sigma > 0.5 ? sigma : 0.5, &cat->x_win[k],
-                         &cat->y_win[k]);
-    }
-  free (queue);
-  free (seen);
+  atomic_init (&m.failed, 0);
+  sky_parallel_for ((int) ((cat->n + SOURCES_PER_TASK - 1) / SOURCES_PER_TASK), nthreads,
+                    measure_task, &m);
+  if (atomic_load (&m.failed))
+    return sky_fail (SKY_ERR_MEMORY, "no memory to measure %lld sources", (long long) cat->n);
   return SKY_OK;
 }

@@ -81,25 +81,40 @@ int sky_cpu_convolve1d_f64 (const double *a, int64_t n, const double *v, int64_t
 
 /* ------------------------------------------------------- the local method */
 
+/* Per island k (1..n; index 0 unused): its peak in rms, pixel count,
+ * box (xmin, xmax, ymin, ymax at 4 k) and first pixel in raster order. */
+typedef struct SkyIslands {
+  int64_t n;
+  float *peak;
+  int64_t *area;
+  int32_t *box;
+  int64_t *first;
+} SkyIslands;
+
+void sky_islands_clear (SkyIslands *islands);
+
 /* Seed-and-flood islands of a detection image in units of its rms (snr,
  * nx * ny, NaN where there is none): the connected pixels (4 or 8) with
  * snr > flood_sigma that hold a pixel with snr > seed_sigma and at least
  * min_area pixels. mask gets 1 on island pixels; labels 1..nislands in
- * raster order of each island's first pixel, 0 elsewhere. */
+ * raster order of each island's first pixel, 0 elsewhere; islands (if
+ * not NULL) their measures, cleared with sky_islands_clear. */
 int sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, double flood_sigma,
                    int64_t min_area, int connectivity, int nthreads, uint8_t *mask,
-                   int32_t *labels, int64_t *nislands);
+                   int32_t *labels, int64_t *nislands, SkyIslands *islands);
 
-/* Multi-threshold deblending of the *nlabels islands in labels, on the
- * detection image snr: params->deblend_nthresh levels spaced exponentially
+/* Multi-threshold deblending of the islands in labels (as sky_cpu_flood
+ * gave them, with their measures) on the detection image snr: params->deblend_nthresh levels spaced exponentially
  * from params->flood_sigma to each island's peak; a split needs two parts
  * each with more than params->deblend_mincont of the island's summed snr
- * and params->min_area pixels. Labels are renumbered in raster order of
+ * and params->min_area pixels, each rising params->deblend_sigma above
+ * the level. Labels are renumbered in raster order of
  * first pixels, *nlabels becomes the source count, *nsplit the islands
  * that split, and *deblended (allocated, *nlabels + 1 bytes, by label) 1
  * for each source that came from a split. nthresh 0 or 1 splits nothing. */
 int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *params,
-                     int32_t *labels, int64_t *nlabels, int64_t *nsplit, uint8_t **deblended);
+                     const SkyIslands *islands, int32_t *labels, int64_t *nlabels,
+                     int64_t *nsplit, uint8_t **deblended);
 
 /* Fills the local method's columns of cat (measured already by
  * sky_cpu_measure on residual = img - background): background and rms at
@@ -113,7 +128,7 @@ int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *
 int sky_cpu_measure_local (const SkyImage *img, const float *residual, const float *background,
                            const float *rms, const float *snr, const int32_t *labels,
                            double seed_sigma, double window_sigma, const uint8_t *deblended,
-                           SkyCatalogue *cat);
+                           SkyCatalogue *cat, int nthreads);
 
 /* The local method on img against background and rms maps (nx * ny each,
  * malloc'ed; res owns them from the call on, whatever it returns; both
