@@ -121,7 +121,7 @@ int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *
  * the peak, peak_err (the rms there), sum_err (the root of the summed rms^2
  * over the source: exact for uncorrelated noise), the windowed centroid
  * (SExtractor's XWIN: a Gaussian window from the peak of window_sigma
- * pixels, or where that is 0 from the area of the pixels above half the
+ * pixels, or where that is 0 from the area of the pixels above 0.7 of the
  * peak that connect to it: the source's compact core) and the
  * SKY_FLAG_* bits (img gives the blanks, snr and seed_sigma the
  * truncation); deblended (by label) may be NULL. */
