@@ -12,6 +12,7 @@ struct SkyBuffer {
   int refs;                  /* atomic */
   size_t size;
   void *data;
+  int pooled;                /* returns to the pool, else is freed */
   SkyBuffer *next;           /* in the pool */
 };
 
@@ -41,7 +42,7 @@ static void
 pool_give (SkyBuffer *b)
 {
   pthread_mutex_lock (&pool_lock);
-  if (pool_count < POOL_MAX)
+  if (b->pooled && pool_count < POOL_MAX)
     {
       b->next = pool;
       pool = b;
@@ -83,7 +84,10 @@ sky_buffer_new (size_t size)
       b->refs = 1;
       return b;
     }
-  return sky_buffer_adopt (sky_alloc_large (size), size);
+  b = sky_buffer_adopt (sky_alloc_large (size), size);
+  if (b != NULL)
+    b->pooled = 1;
+  return b;
 }
 
 SkyBuffer *

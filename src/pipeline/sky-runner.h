@@ -40,7 +40,11 @@ typedef struct SkyBuffer SkyBuffer;
 SkyBuffer *sky_buffer_new (size_t size);
 
 /* Takes data (from sky_alloc_large or malloc, size bytes) into a buffer,
- * or frees it and returns NULL when out of memory. */
+ * or frees it and returns NULL when out of memory. Unlike a pooled
+ * buffer it is freed with its last reference, never handed to another
+ * run: a GPU run's downloads are named by their address to the app's
+ * view (which may then read the device's copy), so that address must not
+ * come back holding another run's results. */
 SkyBuffer *sky_buffer_adopt (void *data, size_t size);
 
 SkyBuffer *sky_buffer_ref (SkyBuffer *buf);
@@ -85,7 +89,8 @@ typedef struct SkyStages {
   SkyMethod method;          /* also result.method */
   SkyBackend backend;
   SkyStep done;              /* the last step whose result is here */
-  SkyStep kept;              /* the last step taken from the earlier run */
+  SkyStep kept;              /* the last step taken from the earlier run
+                              * (SKY_STEP_NONE: none was) */
 
   SkyResult result;          /* statistics, threshold, mask, labels, catalogue */
   SkyBuffer *mask_buffer, *labels_buffer;
