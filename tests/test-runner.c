@@ -443,6 +443,29 @@ test_default_gpu (void)
     g_assert_nonnull (st.gpu_fault);
   assert_same_as_cpu (&img, &params, &st.result);
   sky_stages_clear (&st);
+
+  /* The GPU alone: its results are the CPU's as the contract says. */
+  req = request (&img, &params, SKY_BACKEND_GPU, SKY_STEP_MEASURE, NULL, NULL);
+  run_ok (&req, &st);
+  if (have)
+    {
+      SkyResult ref = { 0 };
+      char what[1024];
+
+      g_assert_null (st.gpu_fault);
+      g_assert_true (st.has_gpu);
+      g_assert_cmpfloat (st.gpu_total.total, >=, st.gpu_kernel.total);
+      sky_test_run_cpu (&img, &params, &ref);
+      if (gpu->compare (gpu->data, &img, &ref, &st.result, what, sizeof what) != 0)
+        g_error ("the GPU's run differs from the CPU's: %s", what);
+      sky_result_clear (&ref);
+    }
+  else
+    {
+      g_assert_nonnull (st.gpu_fault);
+      assert_same_as_cpu (&img, &params, &st.result);
+    }
+  sky_stages_clear (&st);
   sky_image_clear (&img);
 }
 
