@@ -154,8 +154,8 @@ sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
           if (both && gpu > 0)
             g_snprintf (text, sizeof text, "%.1f×", cpu / gpu);
           set_cell (self, r, 3, both && gpu > 0 ? text : "–");
-          set_cell (self, r, 4, !both ? "–" : step == SKY_STEP_NONE ? "" : run->agree[step] ? "yes"
-                                : "NO");
+          set_cell (self, r, 4, !both ? "–" : step == SKY_STEP_NONE ? ""
+                                : run->agree[step] ? "yes" : "NO");
         }
       else
         for (int c = 1; c < N_VALUES; c++)
@@ -230,6 +230,8 @@ draw_chart (GtkDrawingArea *area, cairo_t *cr, int w, int h, gpointer data)
     {
       double y = 2 + r * row_h, bar_h = run->has_gpu ? row_h * 0.36 : row_h * 0.6;
       double scale = (w - label_w - right) / tmax;
+      double cpu = row_time (self, &run->cpu, r), gpu = row_time (self, &run->gpu_total, r);
+      double kernels = row_time (self, &run->gpu_kernel, r);
       char text[32];
 
       gdk_cairo_set_source_rgba (cr, &fg);
@@ -239,25 +241,25 @@ draw_chart (GtkDrawingArea *area, cairo_t *cr, int w, int h, gpointer data)
       if (run->backend != SKY_BACKEND_GPU)
         {
           cairo_set_source_rgb (cr, 0.25, 0.5, 0.85);
-          cairo_rectangle (cr, label_w, y + 2, MAX (row_time (self, &run->cpu, r) * scale, 1), bar_h);
+          cairo_rectangle (cr, label_w, y + 2, MAX (cpu * scale, 1), bar_h);
           cairo_fill (cr);
           gdk_cairo_set_source_rgba (cr, &fg);
-          g_snprintf (text, sizeof text, "%.1f", row_time (self, &run->cpu, r));
-          cairo_move_to (cr, label_w + row_time (self, &run->cpu, r) * scale + 4, y + 2 + bar_h - 2);
+          g_snprintf (text, sizeof text, "%.1f", cpu);
+          cairo_move_to (cr, label_w + cpu * scale + 4, y + 2 + bar_h - 2);
           cairo_show_text (cr, text);
         }
       if (run->has_gpu)
         {
           double yg = y + 3 + bar_h;
           cairo_set_source_rgb (cr, 0.55, 0.8, 0.45);
-          cairo_rectangle (cr, label_w, yg, MAX (row_time (self, &run->gpu_total, r) * scale, 1), bar_h);
+          cairo_rectangle (cr, label_w, yg, MAX (gpu * scale, 1), bar_h);
           cairo_fill (cr);
           cairo_set_source_rgb (cr, 0.2, 0.6, 0.2);
-          cairo_rectangle (cr, label_w, yg, MAX (row_time (self, &run->gpu_kernel, r) * scale, 1), bar_h);
+          cairo_rectangle (cr, label_w, yg, MAX (kernels * scale, 1), bar_h);
           cairo_fill (cr);
           gdk_cairo_set_source_rgba (cr, &fg);
-          g_snprintf (text, sizeof text, "%.1f", row_time (self, &run->gpu_total, r));
-          cairo_move_to (cr, label_w + row_time (self, &run->gpu_total, r) * scale + 4, yg + bar_h - 2);
+          g_snprintf (text, sizeof text, "%.1f", gpu);
+          cairo_move_to (cr, label_w + gpu * scale + 4, yg + bar_h - 2);
           cairo_show_text (cr, text);
         }
     }
