@@ -363,7 +363,6 @@ test_local_sky_level (void)
   g_assert_cmpint (res.nsources, <=, 1);
   sky_result_clear (&res);
 
-  p.method = SKY_METHOD_LOCAL;
   g_assert_cmpint (sky_cpu_run_local (&img, &p, NULL, NULL, NULL, &res), ==, SKY_OK);
   g_assert_cmpint (res.nsources, ==, 4);
   g_assert_nonnull (res.background);

@@ -73,79 +73,46 @@ load_map (const char *option, const char *path, const SkyImage *img, float **out
   return 0;
 }
 
-static float *
-copy_map (const float *map, int64_t n)
-{
-  float *copy = sky_alloc_large ((size_t) n * sizeof *copy);
-  if (copy != NULL)
-    memcpy (copy, map, (size_t) n * sizeof *copy);
-  return copy;
-}
-
 int
-cli_find_local (const CliLocalArgs *a, const SkyImage *img, const SkyParams *params,
-                SkyResult *res)
+cli_local_inputs (const CliLocalArgs *a, const SkyImage *img, CliLocalInputs *in)
 {
-  int64_t n = img->nx * img->ny;
-  float *given_bkg = NULL, *given_rms = NULL;
-  SkyKernel filter = { 0 };
-  SkyStepTimes best = { 0 };
-  int ret = 0;
-
+  memset (in, 0, sizeof *in);
   if ((a->bkg != NULL) != (a->rms != NULL))
     {
       cli_error ("--bkg and --rms go together: give both maps or neither");
       return CLI_EXIT_USAGE;
     }
-  if (a->bkg != NULL
-      && ((ret = load_map ("--bkg", a->bkg, img, &given_bkg)) != 0
-          || (ret = load_map ("--rms", a->rms, img, &given_rms)) != 0))
-    goto exit;
-  if (a->smooth != NULL && cli_find_kernel (img, a->smooth, &filter) != SKY_OK)
+  if (a->bkg != NULL)
     {
-      cli_error ("%s: --smooth %s: %s", img->path, a->smooth, sky_last_error ());
-      ret = CLI_EXIT_FAILURE;
-      goto exit;
+      int ret = load_map ("--bkg", a->bkg, img, &in->background);
+      if (ret == 0)
+        ret = load_map ("--rms", a->rms, img, &in->rms);
+      if (ret != 0)
+        {
+          cli_local_inputs_clear (in);
+          return ret;
+        }
     }
-
-  for (int r = 0; r < a->repeat && ret == 0; r++)
+  if (a->smooth != NULL)
     {
-      /* NULL maps: the pipeline computes them and times it. */
-      float *bkg = NULL, *rms = NULL;
-
-      if (given_bkg != NULL)
+      if (cli_find_kernel (img, a->smooth, &in->filter) != SKY_OK)
         {
-          bkg = copy_map (given_bkg, n);
-          rms = copy_map (given_rms, n);
-          if (bkg == NULL || rms == NULL)
-            {
-              free (bkg);
-              free (rms);
-              cli_error ("%s: no memory for the background maps", img->path);
-              ret = CLI_EXIT_FAILURE;
-              break;
-            }
+          cli_error ("%s: --smooth %s: %s", img->path, a->smooth, sky_last_error ());
+          cli_local_inputs_clear (in);
+          return CLI_EXIT_FAILURE;
         }
-      if (sky_cpu_run_local (img, params, a->smooth != NULL ? &filter : NULL, bkg, rms, res)
-          != SKY_OK)
-        {
-          cli_error ("%s: %s", img->path, sky_last_error ());
-          ret = CLI_EXIT_FAILURE;
-          break;
-        }
-      if (r == 0)
-        best = res->times;
-      else
-        sky_step_times_min (&best, &res->times);
+      in->has_filter = 1;
     }
-  if (ret == 0)
-    res->times = best;
+  return 0;
+}
 
-exit:
-  free (given_bkg);
-  free (given_rms);
-  sky_kernel_clear (&filter);
-  return ret;
+void
+cli_local_inputs_clear (CliLocalInputs *in)
+{
+  free (in->background);
+  free (in->rms);
+  sky_kernel_clear (&in->filter);
+  memset (in, 0, sizeof *in);
 }
 
 void
@@ -169,16 +136,6 @@ cli_print_local (const CliLocalArgs *a, const SkyParams *p, const SkyResult *res
   else
     printf ("deblended  no (--deblend 0)\n");
   printf ("sources    %lld\n", (long long) res->nsources);
-}
-
-void
-cli_print_local_times (const SkyResult *res, double load_ms, int repeat)
-{
-  const SkyStepTimes *t = &res->times;
-
-  printf ("times (ms%s): load %.2f, background %.2f, detect %.2f, flood %.2f, deblend %.2f, "
-          "measure %.2f, all steps %.2f\n", repeat > 1 ? ", best of repeats" : "", load_ms,
-          t->background, t->segment, t->label, t->deblend, t->measure, t->total);
 }
 
 void

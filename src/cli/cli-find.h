@@ -18,14 +18,21 @@ int cli_parse_deblend (const char *text, SkyParams *params);
 /* "beam" (the header's BMAJ, BMIN, BPA) or any sky_kernel_parse spec. */
 int cli_find_kernel (const SkyImage *img, const char *spec, SkyKernel *k);
 
-/* Runs the local method a->repeat times into res (its times the best of
- * each step). 0, or an exit status with the error printed. */
-int cli_find_local (const CliLocalArgs *a, const SkyImage *img, const SkyParams *params,
-                    SkyResult *res);
+/* What the local method's run takes besides the image: the maps given
+ * with --bkg and --rms (NULL: computed) and the matched filter. */
+typedef struct {
+  float *background, *rms;
+  SkyKernel filter;
+  int has_filter;
+} CliLocalInputs;
 
-/* The summary lines of a local run, and its times line. */
+/* Loads the given maps and makes the filter. 0, or an exit status with the
+ * error printed; clear with cli_local_inputs_clear either way. */
+int cli_local_inputs (const CliLocalArgs *a, const SkyImage *img, CliLocalInputs *in);
+void cli_local_inputs_clear (CliLocalInputs *in);
+
+/* The summary lines of a local run. */
 void cli_print_local (const CliLocalArgs *a, const SkyParams *params, const SkyResult *res);
-void cli_print_local_times (const SkyResult *res, double load_ms, int repeat);
 
 /* The global method's warning, on stderr, where its threshold lies below
  * the clipped median or one source covers most of the image. */

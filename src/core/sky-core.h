@@ -28,6 +28,7 @@ enum {
   SKY_ERR_EMPTY,       /* every pixel blank: nothing to measure */
   SKY_ERR_ARGUMENT,    /* a parameter out of its range */
   SKY_ERR_UNAVAILABLE, /* a backend or device that is not there */
+  SKY_ERR_CANCELLED,   /* the caller asked a run to stop */
 };
 
 /* A short fixed text for a status code, never NULL. */
@@ -103,8 +104,7 @@ typedef struct SkyParams {
   int bkg_filter;       /* median filter of the mesh, boxes a side (odd); default 3,
                          * 1 for none */
 
-  /* Detection method and the local method's parameters (sky-cpu-local.c). */
-  int method;           /* SKY_METHOD_GLOBAL (default) or SKY_METHOD_LOCAL */
+  /* The local method's parameters (sky-cpu-local.c). */
   double seed_sigma;    /* local: islands need a pixel above this many rms; 4.6 */
   double flood_sigma;   /* local: islands hold the pixels above this many rms; 2.5 */
   int64_t min_area;     /* local: islands of fewer pixels are dropped; default 1 */
@@ -114,13 +114,6 @@ typedef struct SkyParams {
                          * level it splits at; default 5 */
 } SkyParams;
 
-/* How sources are found. The lesson's global method clips the whole image
- * once and thresholds it; the local method subtracts a background map and
- * grows seed-and-flood islands against an rms map. */
-enum { SKY_METHOD_GLOBAL = 0, SKY_METHOD_LOCAL = 1 };
-
-/* "global" or "local". */
-const char *sky_method_name (int method);
 
 /* The lesson's defaults: kappa 3 until stable, 5 sigma absolute, 4-connected. */
 void sky_params_init (SkyParams *params);
@@ -192,18 +185,60 @@ void sky_catalogue_clear (SkyCatalogue *cat);
  * and returns how many it filled. */
 int sky_catalogue_top_sums (const SkyCatalogue *cat, int64_t *idx, int k);
 
+/* ------------------------------------------------------------------- steps */
+
+/* The vocabulary of steps. A method (below) is an ordered list of them;
+ * results, times, writers, the app's panel and the GPU's events are arrays
+ * indexed by step, so a new step is one entry here and one in its
+ * method's list. The values index arrays: keep them dense from 0. */
+typedef enum SkyStep {
+  SKY_STEP_INVALID = -2,  /* an unknown name */
+  SKY_STEP_NONE = -1,     /* no step: nothing run yet */
+  SKY_STEP_CLIP,          /* kappa-sigma clipped background statistics */
+  SKY_STEP_SEGMENT,       /* the mask of pixels above the threshold */
+  SKY_STEP_LABEL,         /* connected components of the mask */
+  SKY_STEP_MEASURE,       /* the catalogue of the labelled sources */
+  SKY_STEP_BACKGROUND,    /* local: background and rms maps on a mesh */
+  SKY_STEP_DETECT,        /* local: (image - background) / rms, filtered or not */
+  SKY_STEP_FLOOD,         /* local: seed-and-flood islands */
+  SKY_STEP_DEBLEND,       /* local: islands split by multi-threshold deblending */
+  SKY_STEP_COUNT
+} SkyStep;
+
+/* "clip", "segment", ...; "none" for SKY_STEP_NONE, "" for anything else. */
+const char *sky_step_name (SkyStep step);
+
+/* The step named name: "none" is SKY_STEP_NONE, "all" the last step of
+ * every method (measure); SKY_STEP_INVALID for anything else or NULL. */
+SkyStep sky_step_from_name (const char *name);
+
+/* A way to find sources: an ordered list of steps, each reading what the
+ * ones before it left. The lesson's method (the global one: one clipped
+ * sigma, one threshold) is clip, segment, label, measure; the local one
+ * (against background and rms maps) background, detect, flood, deblend,
+ * measure. */
+typedef enum SkyMethod {
+  SKY_METHOD_LESSON,
+  SKY_METHOD_LOCAL,
+  SKY_METHOD_COUNT
+} SkyMethod;
+
+/* The method's steps in the order they run; returns how many. */
+int sky_method_steps (SkyMethod method, const SkyStep **steps);
+
+/* "lesson", "local"; "" for an unknown method. */
+const char *sky_method_name (SkyMethod method);
+
 /* ------------------------------------------------------------------ timing */
 
 /* Monotonic wall clock in milliseconds. */
 double sky_now_ms (void);
 
-/* Times of one run of the four steps, in milliseconds. */
+/* Times of one run of a method's steps in milliseconds, by step (0 for a
+ * step the method does not have). */
 typedef struct SkyStepTimes {
-  double clip, segment, label, measure;
-  double total;         /* the four steps (the local method: every step) */
-  /* The local method's own steps; its segment is the detection image and
-   * masks, its label the islands. 0 for the global method. */
-  double background, deblend;
+  double ms[SKY_STEP_COUNT];
+  double total;         /* the steps together */
 } SkyStepTimes;
 
 /* Keeps, step by step, the smaller of best and t (best of N repeats). */
@@ -213,9 +248,9 @@ void sky_step_times_min (SkyStepTimes *best, const SkyStepTimes *t);
  * them; plain data here so that the writers need no CUDA). */
 typedef struct SkyGpuTimes {
   double upload;        /* image and parameters, pinned host to device */
-  double clip, segment, label, measure; /* each step's kernels */
+  double ms[SKY_STEP_COUNT]; /* each step's kernels */
   double download;      /* statistics and catalogue (mask, labels if asked) */
-  double kernels;       /* the four steps, first kernel start to last end */
+  double kernels;       /* the steps, first kernel start to last end */
   double total;         /* upload start to download end, host waits included */
 } SkyGpuTimes;
 
@@ -226,6 +261,7 @@ typedef struct SkyGpuTimes {
  * raster order of each source's first pixel (as scipy.ndimage.label does),
  * 0 for background. */
 typedef struct SkyResult {
+  SkyMethod method;     /* the steps that made it (0: the lesson's) */
   int64_t nx, ny;
   SkyClipStats stats;
   double threshold_value;  /* NAN when flat */
@@ -235,9 +271,8 @@ typedef struct SkyResult {
   SkyCatalogue catalogue;
   SkyStepTimes times;
 
-  /* The local method (NULL for the global one): the background and rms
-   * maps the sources were found against, nx * ny each. */
-  int method;
+  /* The local method (NULL for the lesson's): the background and rms
+   * maps the sources were found against, nx * ny each, owned. */
   float *background, *rms;
   double noise_scale;      /* the matched filter's noise over the map's; 1 unfiltered */
   int64_t nislands;        /* islands before deblending */

@@ -12,7 +12,6 @@ sky_params_init (SkyParams *params)
   params->relative = 0;
   params->connectivity = 4;
   params->nthreads = 0;
-  params->method = SKY_METHOD_GLOBAL;
   params->seed_sigma = 4.6;
   params->flood_sigma = 2.5;
   params->min_area = 1;
@@ -21,12 +20,6 @@ sky_params_init (SkyParams *params)
   params->deblend_sigma = 5.0;
   params->bkg_box = 64;
   params->bkg_filter = 3;
-}
-
-const char *
-sky_method_name (int method)
-{
-  return method == SKY_METHOD_LOCAL ? "local" : "global";
 }
 
 int
@@ -47,8 +40,6 @@ sky_params_check (const SkyParams *params)
   if (params->nthreads < 0)
     return sky_fail (SKY_ERR_ARGUMENT, "thread count must be 0 (all cores) or positive (got %d)",
                      params->nthreads);
-  if (params->method != SKY_METHOD_GLOBAL && params->method != SKY_METHOD_LOCAL)
-    return sky_fail (SKY_ERR_ARGUMENT, "method must be global or local (got %d)", params->method);
   if (!(isfinite (params->flood_sigma) && params->flood_sigma > 0))
     return sky_fail (SKY_ERR_ARGUMENT, "the flood level must be a positive number of rms (got %g)",
                      params->flood_sigma);

@@ -130,6 +130,36 @@ int sky_cpu_measure_local (const SkyImage *img, const float *residual, const flo
                            double seed_sigma, double window_sigma, const uint8_t *deblended,
                            SkyCatalogue *cat, int nthreads);
 
+/* The local method's steps one by one (the runner calls them as entries
+ * of its step list; sky_cpu_run_local below runs them in a row). What a
+ * step leaves for the next besides res: */
+typedef struct SkyLocalState {
+  SkyImage residual;    /* image - background (pixels only, no header) */
+  float *snr;           /* the detection image in units of its noise */
+  SkyIslands islands;   /* from the flood, for the deblending */
+  uint8_t *deblended;   /* by label: split by the deblending */
+} SkyLocalState;
+
+void sky_local_state_clear (SkyLocalState *ls);
+
+/* background: res->background and res->rms, computed with
+ * sky_cpu_background unless both are set already (given maps). */
+int sky_cpu_local_background (const SkyImage *img, const SkyParams *params, SkyResult *res);
+/* detect: ls->residual and ls->snr (through filter when not NULL, with
+ * res->noise_scale measured). */
+int sky_cpu_local_detect (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
+                          SkyResult *res, SkyLocalState *ls);
+/* flood: res->mask, res->labels (allocated by the caller), res->nislands,
+ * ls->islands. */
+int sky_cpu_local_flood (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                         SkyLocalState *ls);
+/* deblend: res->labels renumbered, res->nsources, res->ndeblended. */
+int sky_cpu_local_deblend (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                           SkyLocalState *ls);
+/* measure: res->catalogue on the residual, with the local columns. */
+int sky_cpu_local_measure (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                           const SkyLocalState *ls);
+
 /* The local method on img against background and rms maps (nx * ny each,
  * malloc'ed; res owns them from the call on, whatever it returns; both
  * NULL: sky_cpu_background computes them, timed as times.background): the
@@ -139,8 +169,8 @@ int sky_cpu_measure_local (const SkyImage *img, const float *residual, const flo
  * by rms; then islands, deblending, and measurement on img - background.
  * Each step is a per-pixel map, the labelling, or a per-island or
  * per-source reduction (see each), the shapes a tiled run with halos needs.
- * res is cleared first; times.segment is the detection image, label the
- * islands. The caller frees res with sky_result_clear. */
+ * res is cleared first; its times are by step (SKY_STEP_BACKGROUND...).
+ * The caller frees res with sky_result_clear. */
 int sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
                        float *background, float *rms, SkyResult *res);
 /* ------------------------------------------------------------- background */
