@@ -2,6 +2,7 @@
  * seed-and-flood islands, deblending, the local measures, and the whole
  * method on a field with a sky level. */
 #include "sky-test-util.h"
+#include "sky-runner.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -332,18 +333,15 @@ test_windowed_centroid_point_on_blob (void)
 
 /* -------------------------------------------------------------- pipeline */
 
+/* A sky of 529 with a gradient, deterministic noise of rms 1 and four
+ * sources of 30 at `at`. */
+static const double at[4][2] = { { 40, 50 }, { 200, 60 }, { 120, 130 }, { 70, 210 } };
+
 static void
-test_local_sky_level (void)
+sky_level_image (SkyImage *img)
 {
-  /* A sky of 529 with a gradient, deterministic noise of rms 1 and four
-   * sources: the global method sees one source covering the sky, the
-   * local one the four, with the background map computed. */
   int64_t nx = 256, ny = 256, n = 256 * 256;
   float *pix = g_new (float, n);
-  SkyImage img;
-  SkyParams p;
-  SkyResult res = { 0 };
-  const double at[4][2] = { { 40, 50 }, { 200, 60 }, { 120, 130 }, { 70, 210 } };
   uint64_t state = 12345;
 
   for (int64_t i = 0; i < n; i++)
@@ -357,7 +355,90 @@ test_local_sky_level (void)
     }
   for (int k = 0; k < 4; k++)
     add_gauss (pix, nx, ny, at[k][0], at[k][1], 30, 1.5);
-  sky_test_image (&img, nx, ny, pix);
+  sky_test_image (img, nx, ny, pix);
+  g_free (pix);
+}
+
+static void
+test_local_runner (void)
+{
+  SkyImage img;
+  SkyParams p;
+  SkyResult direct = { 0 };
+  SkyStages st = { 0 };
+  SkyRunRequest req = { 0 };
+  const SkyStep *steps;
+  int64_t n = 256 * 256;
+
+  sky_level_image (&img);
+  sky_params_init (&p);
+  p.nthreads = 2;
+  g_assert_cmpint (sky_method_steps (SKY_METHOD_LOCAL, &steps), ==, 5);
+  g_assert_cmpstr (sky_method_name (SKY_METHOD_LOCAL), ==, "local");
+  g_assert_cmpstr (sky_step_name (steps[0]), ==, "background");
+  g_assert_cmpstr (sky_step_name (steps[4]), ==, "measure");
+  g_assert_cmpint (sky_cpu_run_local (&img, &p, NULL, NULL, NULL, &direct), ==, SKY_OK);
+
+  req.image = &img;
+  req.params = &p;
+  req.method = SKY_METHOD_LOCAL;
+  req.backend = SKY_BACKEND_CPU;
+  req.until = SKY_STEP_MEASURE;
+  g_assert_cmpint (sky_run (&req, &st), ==, SKY_OK);
+  g_assert_cmpint (st.result.method, ==, SKY_METHOD_LOCAL);
+  g_assert_cmpint (st.result.nsources, ==, direct.nsources);
+  for (int64_t k = 0; k < direct.nsources; k++)
+    {
+      g_assert_cmpfloat (st.result.catalogue.x[k], ==, direct.catalogue.x[k]);
+      g_assert_cmpfloat (st.result.catalogue.x_win[k], ==, direct.catalogue.x_win[k]);
+      g_assert_cmpuint (st.result.catalogue.flags[k], ==, direct.catalogue.flags[k]);
+    }
+  g_assert_cmpmem (st.result.labels, n * 4, direct.labels, n * 4);
+  g_assert_cmpfloat (st.result.times.ms[SKY_STEP_CLIP], ==, 0);
+  g_assert_cmpfloat (st.result.times.ms[SKY_STEP_BACKGROUND], >, 0);
+
+  /* A run that repeats it keeps nothing (the local method is computed
+   * anew), and finds the same. */
+  SkyStages again = { 0 };
+  req.previous = &st;
+  g_assert_false (sky_run_is_current (&st, &req));
+  g_assert_cmpint (sky_run (&req, &again), ==, SKY_OK);
+  g_assert_cmpint (again.kept, ==, SKY_STEP_NONE);
+  g_assert_cmpint (again.result.nsources, ==, direct.nsources);
+  sky_stages_clear (&again);
+  req.previous = NULL;
+
+  /* Given maps go through the request; both or neither. */
+  sky_stages_clear (&st);
+  req.background = direct.background;
+  g_assert_cmpint (sky_run (&req, &st), ==, SKY_ERR_ARGUMENT);
+  sky_stages_clear (&st);
+  req.rms = direct.rms;
+  g_assert_cmpint (sky_run (&req, &st), ==, SKY_OK);
+  g_assert_cmpint (st.result.nsources, ==, direct.nsources);
+  g_assert_true (st.result.background != direct.background);
+  g_assert_cmpmem (st.result.background, n * 4, direct.background, n * 4);
+  sky_stages_clear (&st);
+
+  /* The local method runs on the CPU only. */
+  req.backend = SKY_BACKEND_GPU;
+  g_assert_cmpint (sky_run (&req, &st), ==, SKY_ERR_ARGUMENT);
+  sky_stages_clear (&st);
+  sky_result_clear (&direct);
+  sky_image_clear (&img);
+}
+
+static void
+test_local_sky_level (void)
+{
+  /* The global method sees one source covering the sky, the local one the
+   * four, with the background map computed. */
+  int64_t nx = 256, n = 256 * 256;
+  SkyImage img;
+  SkyParams p;
+  SkyResult res = { 0 };
+
+  sky_level_image (&img);
   sky_params_init (&p);
   sky_test_run_cpu (&img, &p, &res);
   g_assert_cmpint (res.nsources, <=, 1);
@@ -388,7 +469,6 @@ test_local_sky_level (void)
   g_assert_cmpint (res.nsources, ==, 1);
   sky_result_clear (&res);
   sky_image_clear (&img);
-  g_free (pix);
 }
 
 int
@@ -402,6 +482,7 @@ main (int argc, char **argv)
   g_test_add_func ("/measure-local/hand-made", test_measure_local_hand_made);
   g_test_add_func ("/measure-local/point-on-blob", test_windowed_centroid_point_on_blob);
   g_test_add_func ("/local/sky-level", test_local_sky_level);
+  g_test_add_func ("/local/runner", test_local_runner);
   int status = g_test_run ();
   sky_islands_clear (&isl);
   return status;
