@@ -131,7 +131,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
             /* "beam" needs the image's header: checked once it is loaded. */
             if (strcmp (optarg, "beam") != 0 && sky_kernel_parse (&k, optarg) != SKY_OK)
               {
-                cli_error ("--smooth: %s", sky_last_error ());
+                cli_error ("--smooth: %s, or beam", sky_last_error ());
                 ret = CLI_EXIT_USAGE;
               }
             sky_kernel_clear (&k);
