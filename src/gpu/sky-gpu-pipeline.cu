@@ -133,8 +133,8 @@ unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat)
  * fault: the context is left unusable and every later CUDA call fails, as
  * after an Xid error or a lost device, so what callers do about it can be
  * tested on any GPU. */
-__global__ void
-sky_trap_kernel (void)
+static __global__ void
+faultTrapKernel (void)
 {
   asm volatile ("trap;");
 }
@@ -142,10 +142,8 @@ sky_trap_kernel (void)
 static void
 fault_point (SkyGpu *gpu, const char *step)
 {
-  const char *v = getenv ("SKYSIFT_GPU_FAULT");
-
-  if (v != NULL && strcmp (v, step) == 0)
-    sky_trap_kernel<<<1, 1, 0, gpu->stream>>> ();
+  if (strcmp (gpu->switches.fault, step) == 0)
+    faultTrapKernel<<<1, 1, 0, gpu->stream>>> ();
 }
 
 static int
@@ -171,10 +169,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   gpu->h_params->connectivity = params->connectivity;
   /* The clip's full path, which otherwise runs only when its plan misses:
    * tests set this to check that path against the CPU too. */
-  gpu->h_params->full_clip = getenv ("SKYSIFT_GPU_FULL_CLIP") != NULL
-                             && strcmp (getenv ("SKYSIFT_GPU_FULL_CLIP"), "1") == 0;
-  gpu->h_params->loop_profile = getenv ("SKYSIFT_GPU_LOOP_PROFILE") != NULL
-                                && strcmp (getenv ("SKYSIFT_GPU_LOOP_PROFILE"), "1") == 0;
+  gpu->h_params->full_clip = gpu->switches.full_clip;
+  gpu->h_params->loop_profile = gpu->switches.loop_profile;
   if (!is_pinned (src))
     {
       if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
