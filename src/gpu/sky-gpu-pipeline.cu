@@ -288,9 +288,6 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
   if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || img->nx * img->ny > INT32_MAX)
     return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^31 - 1 pixels (got %lld x %lld)",
                      (long long) img->nx, (long long) img->ny);
-  if (img->ny > 65535LL * 8)
-    return sky_fail (SKY_ERR_SIZE, "the GPU backend takes at most %lld rows (got %lld)",
-                     65535LL * 8, (long long) img->ny);
   if ((ret = reset_result (res, img, flags)) != SKY_OK)
     return ret;
 
