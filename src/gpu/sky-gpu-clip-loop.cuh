@@ -40,15 +40,11 @@ struct LoopCache {
   int builds;                               /* histograms built (profile) */
 };
 
-/* Sums four doubles and two counts over the block; every thread gets them.
- * One barrier: each warp adds up the warps' partial sums itself, and the
- * next call writes the other buffer. */
+/* Sums each of four doubles and two counts over the warp into lane 0. */
 __device__ __forceinline__ void
-block_sum (double &a, double &b, double &e, double &f, unsigned long long &c,
-           unsigned long long &d, LoopShared &sh, LoopCache &lc)
+warp_sum6 (double &a, double &b, double &e, double &f, unsigned long long &c,
+           unsigned long long &d)
 {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, p = lc.parity;
-
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1)
     {
@@ -59,6 +55,18 @@ block_sum (double &a, double &b, double &e, double &f, unsigned long long &c,
       c += __shfl_down_sync (0xffffffffu, c, o);
       d += __shfl_down_sync (0xffffffffu, d, o);
     }
+}
+
+/* Sums four doubles and two counts over the block; every thread gets them.
+ * One barrier: each warp adds up the warps' partial sums itself, and the
+ * next call writes the other buffer. */
+__device__ __forceinline__ void
+block_sum (double &a, double &b, double &e, double &f, unsigned long long &c,
+           unsigned long long &d, LoopShared &sh, LoopCache &lc)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, p = lc.parity;
+
+  warp_sum6 (a, b, e, f, c, d);
   if (lane == 0)
     {
       sh.red_d[p][warp][0] = a;
@@ -76,16 +84,7 @@ block_sum (double &a, double &b, double &e, double &f, unsigned long long &c,
   f = has ? sh.red_d[p][lane][3] : 0.0;
   c = has ? sh.red_u[p][lane][0] : 0ull;
   d = has ? sh.red_u[p][lane][1] : 0ull;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-    {
-      a += __shfl_down_sync (0xffffffffu, a, o);
-      b += __shfl_down_sync (0xffffffffu, b, o);
-      e += __shfl_down_sync (0xffffffffu, e, o);
-      f += __shfl_down_sync (0xffffffffu, f, o);
-      c += __shfl_down_sync (0xffffffffu, c, o);
-      d += __shfl_down_sync (0xffffffffu, d, o);
-    }
+  warp_sum6 (a, b, e, f, c, d);
   a = __shfl_sync (0xffffffffu, a, 0);
   b = __shfl_sync (0xffffffffu, b, 0);
   e = __shfl_sync (0xffffffffu, e, 0);
