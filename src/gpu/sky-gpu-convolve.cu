@@ -51,6 +51,27 @@ load_tile (const T *__restrict__ in, int nx, int ny, int ix0, int iy0, int cols,
     }
 }
 
+/* Stores f (r, c), for each output (r, c) of the block's tile that lies in
+ * the output, at its place in out. */
+template <typename T, typename F>
+__device__ __forceinline__ void
+store_tile (T *__restrict__ out, int onx, int ony, int ox0, int oy0, F f)
+{
+  for (int r = threadIdx.y; r < CONV_TY; r += blockDim.y)
+    {
+      int oy = oy0 + r;
+      if (oy >= ony)
+        break;
+      for (int c = threadIdx.x; c < CONV_TX; c += blockDim.x)
+        {
+          int ox = ox0 + c;
+          if (ox >= onx)
+            break;
+          out[(int64_t) oy * onx + ox] = f (r, c);
+        }
+    }
+}
+
 template <typename T>
 __global__ void
 conv2dSeparableKernel (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx,
@@ -86,23 +107,13 @@ conv2dSeparableKernel (const T *__restrict__ in, int nx, int ny, T *__restrict__
       }
   __syncthreads ();
   /* columns: out[r][c] = sum_i mid[r + ky - 1 - i][c] * col[i] */
-  for (int r = threadIdx.y; r < CONV_TY; r += blockDim.y)
-    {
-      int oy = oy0 + r;
-      if (oy >= ony)
-        break;
-      for (int c = threadIdx.x; c < CONV_TX; c += blockDim.x)
-        {
-          int ox = ox0 + c;
-          if (ox >= onx)
-            break;
-          const T *p = s_mid + (r + ky - 1) * CONV_TX + c;
-          T acc = 0;
-          for (int i = 0; i < ky; i++)
-            acc += p[-i * CONV_TX] * s_col[i];
-          out[(int64_t) oy * onx + ox] = acc;
-        }
-    }
+  store_tile (out, onx, ony, ox0, oy0, [&] (int r, int c) {
+    const T *p = s_mid + (r + ky - 1) * CONV_TX + c;
+    T acc = 0;
+    for (int i = 0; i < ky; i++)
+      acc += p[-i * CONV_TX] * s_col[i];
+    return acc;
+  });
 }
 
 template <typename T>
@@ -123,27 +134,17 @@ conv2dDirectKernel (const T *__restrict__ in, int nx, int ny, T *__restrict__ ou
     s_k[i] = k[i];
   load_tile (in, nx, ny, ix0, iy0, sw, sh, sw, s_in);
   __syncthreads ();
-  for (int r = threadIdx.y; r < CONV_TY; r += blockDim.y)
-    {
-      int oy = oy0 + r;
-      if (oy >= ony)
-        break;
-      for (int c = threadIdx.x; c < CONV_TX; c += blockDim.x)
-        {
-          int ox = ox0 + c;
-          if (ox >= onx)
-            break;
-          T acc = 0;
-          for (int i = 0; i < ky; i++)
-            {
-              const T *p = s_in + (r + ky - 1 - i) * sw + c + kx - 1;
-              const T *kr = s_k + i * kx;
-              for (int j = 0; j < kx; j++)
-                acc += p[-j] * kr[j];
-            }
-          out[(int64_t) oy * onx + ox] = acc;
-        }
-    }
+  store_tile (out, onx, ony, ox0, oy0, [&] (int r, int c) {
+    T acc = 0;
+    for (int i = 0; i < ky; i++)
+      {
+        const T *p = s_in + (r + ky - 1 - i) * sw + c + kx - 1;
+        const T *kr = s_k + i * kx;
+        for (int j = 0; j < kx; j++)
+          acc += p[-j] * kr[j];
+      }
+    return acc;
+  });
 }
 
 /* Any size: each output sums over the kernel straight from global memory. */
@@ -173,7 +174,7 @@ conv2dGlobalKernel (const T *__restrict__ in, int nx, int ny, T *__restrict__ ou
 template <typename T>
 __global__ void
 conv1dTiledKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int m,
-              T *__restrict__ out, int64_t nout)
+                   T *__restrict__ out, int64_t nout)
 {
   extern __shared__ unsigned char s_raw[];
   T *s_v = reinterpret_cast<T *> (s_raw);
@@ -207,7 +208,7 @@ conv1dTiledKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v, 
 template <typename T>
 __global__ void
 conv1dGlobalKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int64_t m,
-               T *__restrict__ out, int64_t nout)
+                    T *__restrict__ out, int64_t nout)
 {
   sky_grid_wait ();
   int64_t j = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
@@ -296,8 +297,8 @@ conv2dSeparableFixedKernel (const T *__restrict__ in, int nx, int ny, T *__restr
 /* conv1dTiledKernel for a kernel length known at compile time. */
 template <typename T, int M>
 __global__ void
-conv1dFixedKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v, T *__restrict__ out,
-              int64_t nout)
+conv1dFixedKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v,
+                   T *__restrict__ out, int64_t nout)
 {
   constexpr int W = CONV1_T + M - 1;
   __shared__ T s_a[W];
@@ -478,18 +479,18 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
   /* which path, and the kernel's values in T as that path reads them */
   const int64_t kn = (int64_t) kx * ky;
   double *col = (double *) malloc ((size_t) (ky + kx) * sizeof (double));
-  T *hk = (T *) malloc ((size_t) (kn > kx + ky ? kn : kx + ky) * es);
-  if (col == nullptr || hk == nullptr)
+  T *h_k = (T *) malloc ((size_t) (kn > kx + ky ? kn : kx + ky) * es);
+  if (col == nullptr || h_k == nullptr)
     {
       free (col);
-      free (hk);
+      free (h_k);
       return sky_fail (SKY_ERR_MEMORY, "GPU convolution: out of host memory");
     }
   int rank1 = sky_kernel_separate (kernel, 1e-12 /* as the CPU */, col, col + ky);
   if (path == SKY_GPU_CONVOLVE_SEPARABLE && !rank1)
     {
       free (col);
-      free (hk);
+      free (h_k);
       return sky_fail (SKY_ERR_ARGUMENT, "GPU convolution: the separable path needs a "
                                          "kernel of rank 1");
     }
@@ -504,13 +505,13 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
     kind = 1;
   else
     kind = 2;
-  int64_t hk_n = kind == 0 ? kx + ky : kn;
+  int64_t nk = kind == 0 ? kx + ky : kn;
   if (kind == 0)
     for (int i = 0; i < ky + kx; i++)
-      hk[i] = (T) col[i];  /* col then row */
+      h_k[i] = (T) col[i];  /* col then row */
   else
     for (int64_t i = 0; i < kn; i++)
-      hk[i] = (T) kernel->values[i];
+      h_k[i] = (T) kernel->values[i];
   free (col);
 
   ConvBuffers b;
@@ -521,7 +522,7 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
     {                                                                           \
       if ((err = (call)) != cudaSuccess)                                        \
         {                                                                       \
-          free (hk);                                                            \
+          free (h_k);                                                            \
           return sky_gpu_cuda_fail (err, #call, __FILE__, __LINE__);            \
         }                                                                       \
     }                                                                           \
@@ -536,11 +537,11 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
       gpu->d_conv_out = nullptr;
       gpu->conv_out_bytes = 0;
     }
-  if ((ret = sky_gpu_check_memory_limit (gpu, in_bytes + (size_t) hk_n * es
+  if ((ret = sky_gpu_check_memory_limit (gpu, in_bytes + (size_t) nk * es
                                                 + (gpu->d_conv_out ? 0 : out_alloc),
                                          "the convolution")) != SKY_OK)
     {
-      free (hk);
+      free (h_k);
       return ret;
     }
   for (cudaEvent_t &e : b.ev)
@@ -551,16 +552,16 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
       CONV_TRY (cudaMalloc (&gpu->d_conv_out, out_alloc));
       gpu->conv_out_bytes = out_alloc;
     }
-  CONV_TRY (cudaMalloc (&b.d_k, (size_t) hk_n * es));
+  CONV_TRY (cudaMalloc (&b.d_k, (size_t) nk * es));
   CONV_TRY (cudaEventRecord (b.ev[0], gpu->stream));
   CONV_TRY (cudaMemcpyAsync (b.d_in, in, in_bytes, cudaMemcpyHostToDevice, gpu->stream));
-  CONV_TRY (cudaMemcpyAsync (b.d_k, hk, (size_t) hk_n * es, cudaMemcpyHostToDevice,
+  CONV_TRY (cudaMemcpyAsync (b.d_k, h_k, (size_t) nk * es, cudaMemcpyHostToDevice,
                              gpu->stream));
   CONV_TRY (cudaEventRecord (b.ev[1], gpu->stream));
-  /* hk must live until the copy has read it: pageable copies return only
+  /* h_k must live until the copy has read it: pageable copies return only
    * once the source is staged, so it can go now. */
-  free (hk);
-  hk = nullptr;
+  free (h_k);
+  h_k = nullptr;
 #undef CONV_TRY
 
   const T *d_in = (const T *) b.d_in, *d_k = (const T *) b.d_k;

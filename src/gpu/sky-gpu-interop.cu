@@ -220,9 +220,9 @@ write_buffers (cudaStream_t s, int n, SkyGpuGl *const *buf, const void *const *s
   SKY_CUDA (cudaGraphicsMapResources (n, res, s));
   for (int i = 0; i < n && ret == SKY_OK; i++)
     {
-      void *ptr = NULL;
+      void *d_ptr = NULL;
       size_t size = 0;
-      cudaError_t err = cudaGraphicsResourceGetMappedPointer (&ptr, &size, res[i]);
+      cudaError_t err = cudaGraphicsResourceGetMappedPointer (&d_ptr, &size, res[i]);
       /* A buffer is linear memory: a plain device copy at the memory's
        * bandwidth, where a texture's tiled array takes the copy engine's
        * slower 2D path (see the textures' write above). */
@@ -230,7 +230,7 @@ write_buffers (cudaStream_t s, int n, SkyGpuGl *const *buf, const void *const *s
         ret = sky_fail (SKY_ERR_ARGUMENT, "the buffer holds %zu bytes, %zu to write", size,
                         bytes[i]);
       else if (err == cudaSuccess && bytes[i] > 0)
-        err = cudaMemcpyAsync (ptr, src[i], bytes[i], cudaMemcpyDeviceToDevice, s);
+        err = cudaMemcpyAsync (d_ptr, src[i], bytes[i], cudaMemcpyDeviceToDevice, s);
       if (ret == SKY_OK && err != cudaSuccess)
         ret = sky_gpu_cuda_fail (err, "cudaMemcpyAsync", __FILE__, __LINE__);
     }
@@ -262,7 +262,7 @@ int
 sky_gpu_gl_write_convolved (SkyGpu *gpu, SkyGpuGl *tex, double *ms)
 {
   SkyGpuConvolveOutput o;
-  const float *src = NULL;
+  const float *d_src = NULL;
   Timer t;
   int ret;
 
@@ -270,11 +270,11 @@ sky_gpu_gl_write_convolved (SkyGpu *gpu, SkyGpuGl *tex, double *ms)
     return sky_fail (SKY_ERR_ARGUMENT, "no GPU context for its convolution output");
   if ((ret = sky_gpu_convolve_output (gpu, &o)) != SKY_OK)
     return ret;
-  const void *src_v;
+  const void *d_src_v;
   size_t row = (size_t) o.nx * sizeof (float), rows = (size_t) o.ny;
   if ((ret = timer_start (&t, gpu->stream, ms)) == SKY_OK
-      && (ret = sky_gpu_convolve_output_f32 (gpu, &src)) == SKY_OK
-      && ((src_v = src), (ret = write_textures (gpu->stream, 1, &tex, &src_v, &row, &rows)))
+      && (ret = sky_gpu_convolve_output_f32 (gpu, &d_src)) == SKY_OK
+      && ((d_src_v = d_src), (ret = write_textures (gpu->stream, 1, &tex, &d_src_v, &row, &rows)))
            == SKY_OK)
     ret = timer_stop (&t, gpu->stream, ms);
   timer_free (&t);
