@@ -552,7 +552,7 @@ loop_body (const float *__restrict__ values, const uint32_t *__restrict__ offs,
       st->iterations = iterations;
       st->converged = converged;
       st->flat = flat;
-      /* sky_threshold_value (), then sky-cpu-segment.c's float_floor (). */
+      /* sky_threshold_value (), then sky_threshold_bound (). */
       if (!flat && cur.n > 0)
         t = params->relative ? median + params->threshold * sigma : params->threshold * sigma;
       st->threshold_value = t;
