@@ -691,6 +691,36 @@ bench_convolved (int side, int repeats, double *t)
   sky_gpu_free (gpu);
 }
 
+/* glTexSubImage2D of the set's m textures from down (host memory) or,
+ * where pbo is not NULL, from pixel buffers pbo[0 .. m - 1]; glFinish so
+ * that the upload is done. The GL timer's ns; *wall_end the host clock
+ * after glFinish. */
+static GLuint64
+timed_upload (GLuint query, const int *set, int m, const GLuint *tex, int side,
+              void *const *down, const GLuint *pbo, double *wall_end)
+{
+  GLuint64 gpu_ns = 0;
+
+  glBeginQuery (GL_TIME_ELAPSED, query);
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
+  for (int j = 0; j < m; j++)
+    {
+      const Format *f = &formats[set[j]];
+      if (pbo != NULL)
+        glBindBuffer (GL_PIXEL_UNPACK_BUFFER, pbo[j]);
+      glBindTexture (GL_TEXTURE_2D, tex[set[j]]);
+      glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, side, side, f->format, f->type,
+                       pbo != NULL ? (void *) 0 : down[set[j]]);
+    }
+  if (pbo != NULL)
+    glBindBuffer (GL_PIXEL_UNPACK_BUFFER, 0);
+  glEndQuery (GL_TIME_ELAPSED);
+  glFinish ();
+  *wall_end = now_ms ();
+  glGetQueryObjectui64v (query, GL_QUERY_RESULT, &gpu_ns);
+  return gpu_ns;
+}
+
 /* A 2048 x 2048 result (mask and labels; then the float image alone)
  * displayed through interop and through the host, R times each. */
 static int
@@ -763,20 +793,8 @@ run_bench (int side, int repeats)
           float d2h = 0;
           CU (cudaEventElapsedTime (&d2h, e0, e1));
           double u0 = now_ms ();
-          glBeginQuery (GL_TIME_ELAPSED, query);
-          glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
-          for (int j = 0; j < m; j++)
-            {
-              const Format *f = &formats[sets[s][j]];
-              glBindTexture (GL_TEXTURE_2D, tex[sets[s][j]]);
-              glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, side, side, f->format, f->type,
-                               down[sets[s][j]]);
-            }
-          glEndQuery (GL_TIME_ELAPSED);
-          glFinish ();
-          double u1 = now_ms ();
-          GLuint64 gpu_ns = 0;
-          glGetQueryObjectui64v (query, GL_QUERY_RESULT, &gpu_ns);
+          double u1;
+          GLuint64 gpu_ns = timed_upload (query, sets[s], m, tex, side, down, NULL, &u1);
           if (r < 0)
             continue;
           t_int[r] = ms;
@@ -834,21 +852,8 @@ run_bench (int side, int repeats)
               sky_gpu_gl_write_buffer (NULL, bo[j], src[j], rb[j] * side, &one);
               cu += one;
             }
-          glBeginQuery (GL_TIME_ELAPSED, query);
-          glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
-          for (int j = 0; j < m; j++)
-            {
-              const Format *f = &formats[sets[s][j]];
-              glBindBuffer (GL_PIXEL_UNPACK_BUFFER, pbo[j]);
-              glBindTexture (GL_TEXTURE_2D, tex[sets[s][j]]);
-              glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, side, side, f->format, f->type, (void *) 0);
-            }
-          glBindBuffer (GL_PIXEL_UNPACK_BUFFER, 0);
-          glEndQuery (GL_TIME_ELAPSED);
-          glFinish ();
-          double w1 = now_ms ();
-          GLuint64 gpu_ns = 0;
-          glGetQueryObjectui64v (query, GL_QUERY_RESULT, &gpu_ns);
+          double w1;
+          GLuint64 gpu_ns = timed_upload (query, sets[s], m, tex, side, NULL, pbo, &w1);
           if (r < 0)
             continue;
           t_int[r] = cu;
