@@ -545,7 +545,8 @@ test_hand_made_labels (void)
 }
 
 /* More rows than a grid's y dimension could hold in blocks of 8 rows
- * (65535 x 8 = 524,280): the backend once refused such images. */
+ * (65535 x 8 = 524,280): every launch of the pipeline must take any
+ * number of rows. */
 static void
 test_tall_image (void)
 {
