@@ -28,8 +28,8 @@ constexpr double kPlanHighRank = 0.8413447460685429;
  * interval, fall there for the kappas in use (3 by default); when one does
  * not, the loop says so and the full path runs. */
 constexpr double kPlanTailSigmas = 2.5;
-/* Ranks of slack at each end of the window every median can take, for the
- * halving of odd counts. */
+/* Ranks of slack beyond each end of the window every median can take (its
+ * ends come from halved counts, exact to one rank). */
 constexpr int64_t kPlanRankSlack = 2;
 /* The least chunk of the image per block of the passes over it. */
 constexpr int64_t kMinBlockPixels = 32768;
@@ -126,7 +126,8 @@ clipHistogramKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
 __device__ double
 approx_value (const uint32_t *offs, uint32_t b, double k)
 {
-  const double lo = sky_key_float (b << kLowBits), hi = sky_key_float ((b << kLowBits) | ((1u << kLowBits) - 1));
+  const double lo = sky_key_float (b << kLowBits);
+  const double hi = sky_key_float ((b << kLowBits) | ((1u << kLowBits) - 1));
   const double c = (double) (offs[b + 1] - offs[b]);
   const double f = c > 0 ? (k - offs[b] + 0.5) / c : 0.5;
   return lo + (hi - lo) * fmin (fmax (f, 0.0), 1.0);
@@ -273,8 +274,10 @@ clipScanPlanKernel (const uint32_t *__restrict__ counts, uint32_t *__restrict__ 
                * c_low values lie below it and c_high above, so each median's
                * rank lies in [(total - c_high) / 2 - 1, (total + c_low) / 2]. */
               const uint32_t c_low = s_offs[ba + 1], c_high = total - s_offs[bb];
-              const int64_t r0 = max ((int64_t) 0, ((int64_t) total - c_high) / 2 - kPlanRankSlack);
-              const int64_t r1 = min ((int64_t) total - 1, ((int64_t) total + c_low) / 2 + kPlanRankSlack);
+              const int64_t r0 = max ((int64_t) 0,
+                                      ((int64_t) total - c_high) / 2 - kPlanRankSlack);
+              const int64_t r1 = min ((int64_t) total - 1,
+                                      ((int64_t) total + c_low) / 2 + kPlanRankSlack);
               uint32_t lo[3] = { 0, bucket_at ((uint32_t) r0, s_offs), bb };
               uint32_t hi[3] = { ba, bucket_at ((uint32_t) r1, s_offs), kBuckets - 1 };
               uint32_t base = 0;
