@@ -70,7 +70,7 @@ parse_args (int argc, char **argv, BackgroundArgs *a)
         case O_JSON: a->json = optarg; break;
         case O_QUIET: a->quiet = 1; break;
         case O_BOX:
-          if ((ret = cli_parse_int ("--bkg-box", optarg, 1, 65536, &v)) == 0)
+          if ((ret = cli_parse_int ("--bkg-box", optarg, 1, 16384, &v)) == 0)
             a->params.bkg_box = (int) v;
           break;
         case O_FILTER:

@@ -3,8 +3,10 @@
  * derivatives come with the mesh), then, for each row of pixels, along the
  * row through the values they give at that row.
  *
- * Box centres sit at (k + 1/2) box - 1/2 whatever the size of the last box;
- * beyond the outermost centres the end intervals' cubics extrapolate. As in
+ * The nodes sit where SEP puts them, whatever the size of the last box:
+ * at pixel (k + 1/2) box - 1/2 across (the box's centre) but (k + 1/2) box
+ * down (half a pixel below it; SExtractor's row formula); beyond the
+ * outermost nodes the end intervals' cubics extrapolate. As in
  * SEP, a mesh one box high is interpolated linearly along the row (it has
  * no derivatives along it). The arithmetic is SEP's, float for float (same
  * operations in the same order), so the maps agree with its to the last

@@ -8,6 +8,7 @@
  * different rounding moves the estimate, and the goal is SEP's maps, not
  * maps like them. */
 #include "sky-cpu.h"
+#include "sky-cpu-background-private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 #define BAD_BOX (-1e30f)          /* raw statistics of an unusable box */
 #define MIN_GOOD_FRACTION 0.5     /* usable pixels a box needs */
 #define HISTO_NSIGMA 5            /* the histogram spans mean +- 5 sigma */
-#define HISTO_MAX_LEVELS 4096
+#define HISTO_MAX_LEVELS SKY_BACKGROUND_MAX_LEVELS
 #define HISTO_MIN_PER_LEVEL 4     /* sets the bin width from the pixel count */
 
 static int
@@ -187,9 +188,10 @@ median_walk_end (const int64_t *prefix, int lcut, int hcut, int64_t *lowsum, int
  * two 64-bit prefix sums: a pass costs a few lookups instead of a walk over
  * thousands of bins, with the same doubles. prefix, moment1 and moment2
  * hold nlevels + 1 entries. */
-static void
-histogram_mode (const int64_t *histo, int nlevels, float qzero, float qscale, float box_mean,
-                int64_t *prefix, int64_t *moment1, int64_t *moment2, float *back, float *rms)
+void
+sky_background_histogram_mode (const int64_t *histo, int nlevels, float qzero, float qscale,
+                               float box_mean, int64_t *prefix, int64_t *moment1,
+                               int64_t *moment2, float *back, float *rms)
 {
   const int top = nlevels - 1;
   int lcut = 0, hcut = top;
@@ -281,8 +283,8 @@ sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *ro
       qscale = (float) (sigma > 0.0 ? 2 * HISTO_NSIGMA * sigma / nlevels : 1.0);
       qzero = (float) (mean - HISTO_NSIGMA * sigma);
       box_histogram (&b, qzero, qscale, nlevels, histo);
-      histogram_mode (histo, nlevels, qzero, qscale, (float) mean, prefix, moment1, moment2,
-                      back, rms);
+      sky_background_histogram_mode (histo, nlevels, qzero, qscale, (float) mean, prefix, moment1,
+                                     moment2, back, rms);
     }
 }
 
