@@ -87,19 +87,20 @@ box_sums (const Box *b, float lcut, float hcut, double *sum_out, double *sum2_ou
   return n;
 }
 
-/* Mean and sigma of the box's non-blank pixels, then of those within
- * 2 sigma of that mean: the histogram's centre and bin width. Returns 0
- * for a box with under half its pixels non-blank. */
+/* SEP's test for a usable pixel is p > -1e30: the same set as
+ * -1e30 < p <= +inf, NaN excluded. */
+#define USABLE_LOW nextafterf (-1e30f, 0.0f)
+
+/* From the sums of the box's non-blank pixels (n, sum, sum2), the mean
+ * and sigma of those within 2 sigma of their mean: the histogram's centre
+ * and bin width. Returns 0 for a box with under half its pixels non-blank. */
 static int
-box_clip (const Box *b, double *mean_out, double *sigma_out, int64_t *n_out)
+box_clip (const Box *b, int64_t n, double sum, double sum2, double *mean_out,
+          double *sigma_out, int64_t *n_out)
 {
-  double sum, sum2, mean, var, sigma;
-  int64_t n;
+  double mean, var, sigma;
   float lcut, hcut;
 
-  /* SEP's test for a usable pixel is p > -1e30: the same set as
-   * -1e30 < p <= +inf, NaN excluded. */
-  n = box_sums (b, nextafterf (-1e30f, 0.0f), INFINITY, &sum, &sum2);
   if ((float) n < (float) ((double) (b->w * b->h) * MIN_GOOD_FRACTION))
     return 0;
 
@@ -256,24 +257,58 @@ void
 sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *rows)
 {
   const double step = sqrt (2.0 / M_PI) * HISTO_NSIGMA / HISTO_MIN_PER_LEVEL;
+  const int64_t nbx = mesh->nbx, box = mesh->box;
   int64_t histo[HISTO_MAX_LEVELS + 1], prefix[HISTO_MAX_LEVELS + 1];
   int64_t moment1[HISTO_MAX_LEVELS + 1], moment2[HISTO_MAX_LEVELS + 1];
-  int64_t h = mesh->ny - by * mesh->box;
+  int64_t h = mesh->ny - by * box;
+  double *sums = malloc ((size_t) nbx * 2 * sizeof (double));
+  int64_t *counts = malloc ((size_t) nbx * sizeof (int64_t));
 
-  if (h > mesh->box)
-    h = mesh->box;
-  for (int64_t bx = 0; bx < mesh->nbx; bx++)
+  if (h > box)
+    h = box;
+  /* The first pass runs along the rows through every box at once: the
+   * band streams from memory in order and stays in cache for the boxes'
+   * second pass and histogram. (Without the work space, box by box.) */
+  if (sums != NULL && counts != NULL)
     {
-      Box b = { rows, mesh->nx, bx * mesh->box, mesh->box, h };
-      float *back = &mesh->back[by * mesh->nbx + bx], *rms = &mesh->rms[by * mesh->nbx + bx];
-      double mean, sigma;
+      for (int64_t bx = 0; bx < nbx; bx++)
+        {
+          sums[2 * bx] = sums[2 * bx + 1] = 0.0;
+          counts[bx] = 0;
+        }
+      for (int64_t y = 0; y < h; y++)
+        for (int64_t bx = 0; bx < nbx; bx++)
+          {
+            Box line = { rows + y * mesh->nx, mesh->nx, bx * box, box, 1 };
+            double s, q;
+            if (line.x0 + line.w > mesh->nx)
+              line.w = mesh->nx - line.x0;
+            counts[bx] += box_sums (&line, USABLE_LOW, INFINITY, &s, &q);
+            sums[2 * bx] += s;
+            sums[2 * bx + 1] += q;
+          }
+    }
+
+  for (int64_t bx = 0; bx < nbx; bx++)
+    {
+      Box b = { rows, mesh->nx, bx * box, box, h };
+      float *back = &mesh->back[by * nbx + bx], *rms = &mesh->rms[by * nbx + bx];
+      double mean, sigma, sum, sum2;
       int64_t n;
       int nlevels;
       float qscale, qzero;
 
       if (b.x0 + b.w > mesh->nx)
         b.w = mesh->nx - b.x0;
-      if (!box_clip (&b, &mean, &sigma, &n))
+      if (sums != NULL && counts != NULL)
+        {
+          n = counts[bx];
+          sum = sums[2 * bx];
+          sum2 = sums[2 * bx + 1];
+        }
+      else
+        n = box_sums (&b, USABLE_LOW, INFINITY, &sum, &sum2);
+      if (!box_clip (&b, n, sum, sum2, &mean, &sigma, &n))
         {
           *back = *rms = BAD_BOX;
           continue;
@@ -283,9 +318,11 @@ sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *ro
       qscale = (float) (sigma > 0.0 ? 2 * HISTO_NSIGMA * sigma / nlevels : 1.0);
       qzero = (float) (mean - HISTO_NSIGMA * sigma);
       box_histogram (&b, qzero, qscale, nlevels, histo);
-      sky_background_histogram_mode (histo, nlevels, qzero, qscale, (float) mean, prefix, moment1,
-                                     moment2, back, rms);
+      sky_background_histogram_mode (histo, nlevels, qzero, qscale, (float) mean, prefix,
+                                     moment1, moment2, back, rms);
     }
+  free (sums);
+  free (counts);
 }
 
 /* ------------------------------------------------------------- the mesh */
