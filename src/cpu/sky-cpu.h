@@ -92,7 +92,10 @@ int sky_cpu_convolve1d_f64 (const double *a, int64_t n, const double *v, int64_t
  * pixels non-blank takes the mean of its nearest usable boxes. The mesh is
  * median-filtered over filter x filter boxes and interpolated to every pixel
  * with natural bicubic splines through the box centres. Blank pixels take no
- * part anywhere, and every pixel of the maps is finite.
+ * part anywhere, and every pixel of the maps is finite. Like SEP's, the
+ * rms map can ring below zero between crowded boxes (the spline overshoots
+ * where neighbouring boxes differ a lot): a step that divides by it must
+ * guard against rms <= 0.
  *
  * Work in tiles: a box's statistics depend only on its own pixels
  * (sky_cpu_background_box_row, one row of boxes at a time), the filter and
