@@ -68,9 +68,12 @@ static void
 fast_histogram_mode (const int64_t *histo, int nlevels, float qzero, float qscale, float mean,
                      float *back, float *rms)
 {
-  int64_t *work = g_new (int64_t, 3 * (nlevels + 1));
-  sky_background_histogram_mode (histo, nlevels, qzero, qscale, mean, work,
-                                 work + nlevels + 1, work + 2 * (nlevels + 1), back, rms);
+  SkyHistogramWork *work = g_new (SkyHistogramWork, 1);
+  int32_t *h = g_new (int32_t, nlevels);
+  for (int i = 0; i < nlevels; i++)
+    h[i] = (int32_t) histo[i];
+  sky_background_histogram_mode (h, nlevels, qzero, qscale, mean, work, back, rms);
+  g_free (h);
   g_free (work);
 }
 

@@ -126,7 +126,7 @@ box_clip (const Box *b, int64_t n, double sum, double sum2, double *mean_out,
  * outside every bin and blanks going to a spare bin nlevels; histo holds
  * nlevels + 1. */
 static void
-box_histogram (const Box *b, float qzero, float qscale, int nlevels, int64_t *histo)
+box_histogram (const Box *b, float qzero, float qscale, int nlevels, int32_t *histo)
 {
   const float cste = (float) (0.499999 - (double) (qzero / qscale));
   const float top = (float) nlevels;
@@ -150,31 +150,46 @@ box_histogram (const Box *b, float qzero, float qscale, int nlevels, int64_t *hi
       }
 }
 
+/* Prefix sums over the occupied bins first..last of a histogram: the
+ * pixels, and the pixels times their bin and bin squared, below bin k. */
+static inline int
+prefix_index (const SkyHistogramWork *w, int k)
+{
+  return k <= w->first ? 0 : (k > w->last + 1 ? w->last + 1 - w->first : k - w->first);
+}
+
+static inline int64_t
+count_below (const SkyHistogramWork *w, int k)
+{
+  return w->count[prefix_index (w, k)];
+}
+
 /* The end of SExtractor's median walk over bins lcut..hcut: the walk takes
  * a bin from the low end while the low sum is below the high sum, else from
  * the high end, until the ends meet. That is a merge of the two ascending
  * sequences of partial sums (low a_i, high b_j; ties go high), so after
  * n = hcut - lcut + 1 steps it has taken the largest i for which i = 0 or
- * a_(i-1) < b_(n-i): a binary search on the prefix counts finds it without
- * walking. Returns i; *lowsum = a_i, *highsum = b_(n-i). */
+ * a_(i-1) < b_(n-i), that is, with P the prefix counts and k = lcut + i,
+ * P(k - 1) + P(k) < P(lcut) + P(hcut + 1): a binary search finds it
+ * without walking. Returns i; *lowsum = a_i, *highsum = b_(n-i). */
 static int64_t
-median_walk_end (const int64_t *prefix, int lcut, int hcut, int64_t *lowsum, int64_t *highsum)
+median_walk_end (const SkyHistogramWork *w, int lcut, int hcut, int64_t *lowsum,
+                 int64_t *highsum)
 {
-  const int64_t n = hcut - lcut + 1;
-  int64_t lo = 0, hi = n; /* the answer lies in lo..hi */
+  const int64_t ends = count_below (w, lcut) + count_below (w, hcut + 1);
+  int64_t lo = 0, hi = hcut - lcut + 1; /* the answer lies in lo..hi */
 
   while (lo < hi)
     {
       int64_t i = lo + (hi - lo + 1) / 2;
-      int64_t a = prefix[lcut + i - 1] - prefix[lcut];
-      int64_t b = prefix[hcut + 1] - prefix[hcut + 1 - (n - i)];
-      if (a < b)
+      int k = lcut + (int) i;
+      if (count_below (w, k - 1) + count_below (w, k) < ends)
         lo = i;
       else
         hi = i - 1;
     }
-  *lowsum = prefix[lcut + lo] - prefix[lcut];
-  *highsum = prefix[hcut + 1] - prefix[hcut + 1 - (n - lo)];
+  *lowsum = count_below (w, lcut + (int) lo) - count_below (w, lcut);
+  *highsum = count_below (w, hcut + 1) - count_below (w, lcut + (int) lo);
   return lo;
 }
 
@@ -187,24 +202,42 @@ median_walk_end (const int64_t *prefix, int lcut, int hcut, int64_t *lowsum, int
  * one bin at a time; those are integers below 2^53 (fewer than 2^29 pixels
  * in a box), so every partial sum is exact and equal to the difference of
  * two 64-bit prefix sums: a pass costs a few lookups instead of a walk over
- * thousands of bins, with the same doubles. prefix, moment1 and moment2
- * hold nlevels + 1 entries. */
+ * thousands of bins, with the same doubles. The prefix sums cover only the
+ * occupied bins (a box's pixels rarely reach the histogram's ends). */
 void
-sky_background_histogram_mode (const int64_t *histo, int nlevels, float qzero, float qscale,
-                               float box_mean, int64_t *prefix, int64_t *moment1,
-                               int64_t *moment2, float *back, float *rms)
+sky_background_histogram_mode (const int32_t *histo, int nlevels, float qzero, float qscale,
+                               float box_mean, SkyHistogramWork *w, float *back, float *rms)
 {
   const int top = nlevels - 1;
   int lcut = 0, hcut = top;
   double sig = 10.0 * top, sig1 = 1.0, mea = box_mean, med = box_mean;
 
-  prefix[0] = moment1[0] = moment2[0] = 0;
-  for (int i = 0; i < nlevels; i++)
+  w->first = 0;
+  w->last = top;
+  while (w->first <= top && histo[w->first] == 0)
+    w->first++;
+  while (w->last >= w->first && histo[w->last] == 0)
+    w->last--;
+  if (w->first > w->last)
     {
-      prefix[i + 1] = prefix[i] + histo[i];
-      moment1[i + 1] = moment1[i] + histo[i] * i;
-      moment2[i + 1] = moment2[i] + histo[i] * i * (int64_t) i;
+      w->first = 0;
+      w->last = -1;
     }
+  {
+    int64_t c = 0, m1 = 0, m2 = 0;
+    w->count[0] = 0;
+    w->moment1[0] = w->moment2[0] = 0;
+    for (int i = w->first; i <= w->last; i++)
+      {
+        int64_t h = histo[i];
+        c += h;
+        m1 += h * i;
+        m2 += h * i * (int64_t) i;
+        w->count[i - w->first + 1] = (int32_t) c;
+        w->moment1[i - w->first + 1] = m1;
+        w->moment2[i - w->first + 1] = m2;
+      }
+  }
 
   for (int n = 100; n-- && sig >= 0.1 && fabs (sig / sig1 - 1.0) > 1e-4;)
     {
@@ -216,15 +249,16 @@ sky_background_histogram_mode (const int64_t *histo, int nlevels, float qzero, f
       mea = sig = 0.0;
       if (hcut >= lcut)
         {
-          hi = lcut + (int) median_walk_end (prefix, lcut, hcut, &lowsum, &highsum) - 1;
-          sum = prefix[hcut + 1] - prefix[lcut];
-          mea = (double) (moment1[hcut + 1] - moment1[lcut]);
-          sig = (double) (moment2[hcut + 1] - moment2[lcut]);
+          int a = prefix_index (w, lcut), b = prefix_index (w, hcut + 1);
+          hi = lcut + (int) median_walk_end (w, lcut, hcut, &lowsum, &highsum) - 1;
+          sum = w->count[b] - w->count[a];
+          mea = (double) (w->moment1[b] - w->moment1[a]);
+          sig = (double) (w->moment2[b] - w->moment2[a]);
         }
       if (hi >= 0)
         {
           int lo = hcut >= lcut ? hi + 1 : lcut;
-          int64_t peak = histo[lo] > histo[hi] ? histo[lo] : histo[hi];
+          int32_t peak = histo[lo] > histo[hi] ? histo[lo] : histo[hi];
           med = hi + 0.5 + ((double) highsum - (double) lowsum) / (2.0 * (double) peak);
         }
       else
@@ -258,8 +292,8 @@ sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *ro
 {
   const double step = sqrt (2.0 / M_PI) * HISTO_NSIGMA / HISTO_MIN_PER_LEVEL;
   const int64_t nbx = mesh->nbx, box = mesh->box;
-  int64_t histo[HISTO_MAX_LEVELS + 1], prefix[HISTO_MAX_LEVELS + 1];
-  int64_t moment1[HISTO_MAX_LEVELS + 1], moment2[HISTO_MAX_LEVELS + 1];
+  int32_t histo[HISTO_MAX_LEVELS + 1];
+  SkyHistogramWork work;
   int64_t h = mesh->ny - by * box;
   double *sums = malloc ((size_t) nbx * 2 * sizeof (double));
   int64_t *counts = malloc ((size_t) nbx * sizeof (int64_t));
@@ -318,8 +352,8 @@ sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *ro
       qscale = (float) (sigma > 0.0 ? 2 * HISTO_NSIGMA * sigma / nlevels : 1.0);
       qzero = (float) (mean - HISTO_NSIGMA * sigma);
       box_histogram (&b, qzero, qscale, nlevels, histo);
-      sky_background_histogram_mode (histo, nlevels, qzero, qscale, (float) mean, prefix,
-                                     moment1, moment2, back, rms);
+      sky_background_histogram_mode (histo, nlevels, qzero, qscale, (float) mean, &work, back,
+                                     rms);
     }
   free (sums);
   free (counts);
