@@ -587,14 +587,22 @@ sky_background_mesh_finish (SkyBackgroundMesh *m)
 
   m->nbad = 0;
   for (int64_t i = 0; i < nb; i++)
+    m->nbad += is_bad (m->back[i]);
+  for (int64_t i = 0; i < nb; i++)
     {
       back2[i] = m->back[i];
       rms2[i] = m->rms[i];
-      if (is_bad (m->back[i]))
+      if (!is_bad (m->back[i]))
+        continue;
+      /* With no usable box at all the search would visit the whole mesh
+       * for every box: its answer is known. */
+      if (m->nbad == nb)
         {
-          fill_bad_box (m, m->back, m->rms, i % m->nbx, i / m->nbx, &back2[i], &rms2[i]);
-          m->nbad++;
+          back2[i] = 0.0f;
+          rms2[i] = 1.0f;
         }
+      else
+        fill_bad_box (m, m->back, m->rms, i % m->nbx, i / m->nbx, &back2[i], &rms2[i]);
     }
   median_filter (m, back2, rms2, m->back, m->rms, bwin, swin);
 
