@@ -17,6 +17,7 @@
  * one pass of independent multiply-adds per interval. */
 #include "sky-cpu.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 /* Where each column of pixels falls: its interval (left node) and offset. */
@@ -87,7 +88,7 @@ typedef struct {
   int64_t y0, nrows;
   int ntasks;
   float *maps[2];
-  int failed;
+  atomic_int failed;
 } Render;
 
 /* One row of one map: values and second derivatives of the mesh at this
@@ -166,7 +167,7 @@ render_task (void *ctx, int task)
 
   if (buf == NULL)
     {
-      r->failed = 1;
+      atomic_store (&r->failed, 1);
       return;
     }
   for (int64_t y = start; y < end; y++)
@@ -187,6 +188,7 @@ sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrow
 {
   Columns cols = { 0 };
   Render r = { mesh, &cols, y0, nrows, 1, { background, rms }, 0 };
+
   int ret;
 
   if (y0 < 0 || nrows < 0 || y0 + nrows > mesh->ny)
@@ -202,7 +204,7 @@ sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrow
     r.ntasks = (int) nrows;
   sky_parallel_for (r.ntasks, nthreads, render_task, &r);
   columns_clear (&cols);
-  if (r.failed)
+  if (atomic_load (&r.failed))
     return sky_fail (SKY_ERR_MEMORY, "no memory to interpolate the background mesh");
   return SKY_OK;
 }
