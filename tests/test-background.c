@@ -227,7 +227,7 @@ test_spline_linear_mesh (void)
         m.back[by * m.nbx + bx] = 100.0f + 2.0f * bx - 3.0f * by;
         m.rms[by * m.nbx + bx] = 5.0f + 0.5f * bx + 0.25f * by;
       }
-  g_assert_cmpint (sky_background_mesh_finish (&m), ==, SKY_OK);
+  g_assert_cmpint (sky_background_mesh_finish (&m, 2), ==, SKY_OK);
   g_assert_cmpint (sky_cpu_background_rows (&m, 0, ny, 3, back, rms), ==, SKY_OK);
   for (int64_t y = 0; y < ny; y++)
     for (int64_t x = 0; x < nx; x++)
@@ -321,7 +321,7 @@ test_median_filter (void)
   m.back[2 * 5 + 2] = 50.0f;   /* a bright source in the middle box */
   m.rms[2 * 5 + 2] = 9.0f;
   m.back[0] = -4.0f;           /* a corner */
-  g_assert_cmpint (sky_background_mesh_finish (&m), ==, SKY_OK);
+  g_assert_cmpint (sky_background_mesh_finish (&m, 2), ==, SKY_OK);
   g_assert_cmpfloat (m.back[2 * 5 + 2], ==, 1.0f);
   g_assert_cmpfloat (m.rms[2 * 5 + 2], ==, 2.0f);
   g_assert_cmpfloat (m.back[0], ==, -4.0f);
@@ -382,7 +382,7 @@ test_threads_and_tiles (void)
       sky_cpu_background_box_row (&m, by, band);
       g_free (band);
     }
-  g_assert_cmpint (sky_background_mesh_finish (&m), ==, SKY_OK);
+  g_assert_cmpint (sky_background_mesh_finish (&m, 2), ==, SKY_OK);
   back = g_new (float, img.nx * img.ny);
   rms = g_new (float, img.nx * img.ny);
   for (int64_t y0 = 0; y0 < img.ny; y0 += 37)

@@ -11,6 +11,7 @@
 #include "sky-cpu-background-private.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -491,28 +492,54 @@ select_kth (float *v, int64_t n, int64_t k)
 }
 
 /* The median as SEP's fqmedian takes it: the middle value, or the mean of
- * the two middle values (their float sum halved in double). Sorts v. */
+ * the two middle values (their float sum halved in double). Reorders v. */
 static float
-median_sorted (float *v, int64_t n)
+median_of (float *v, int64_t n)
 {
-  qsort (v, (size_t) n, sizeof *v, compare_float);
+  float hi, lo;
+
   if (n < 2)
     return v[0];
-  return n & 1 ? v[n / 2] : (float) ((v[n / 2 - 1] + v[n / 2]) / 2.0);
+  hi = select_kth (v, n, n / 2);
+  if (n & 1)
+    return hi;
+  lo = v[0];                   /* the largest of the lower half */
+  for (int64_t i = 1; i < n / 2; i++)
+    lo = v[i] > lo ? v[i] : lo;
+  return (float) ((lo + hi) / 2.0);
 }
 
-static void
-median_filter (const SkyBackgroundMesh *m, const float *back, const float *rms,
-               float *back_out, float *rms_out, float *bwin, float *swin)
-{
-  const int64_t half = m->filter / 2;
+typedef struct {
+  const SkyBackgroundMesh *m;
+  const float *back, *rms;
+  float *back_out, *rms_out;
+  int ntasks;
+  atomic_int failed;
+} Filter;
 
-  for (int64_t py = 0; py < m->nby; py++)
+/* The median filter over the rows of boxes of one task. */
+static void
+filter_task (void *ctx, int task)
+{
+  Filter *f = ctx;
+  const SkyBackgroundMesh *m = f->m;
+  const int64_t half = m->filter / 2;
+  const int64_t y0 = m->nby * task / f->ntasks, y1 = m->nby * (task + 1) / f->ntasks;
+  const size_t win = (size_t) m->filter * (size_t) m->filter;
+  float *bwin = malloc (win * 2 * sizeof (float)), *swin;
+
+  if (bwin == NULL)
+    {
+      atomic_store (&f->failed, 1);
+      return;
+    }
+  swin = bwin + win;
+  for (int64_t py = y0; py < y1; py++)
     for (int64_t px = 0; px < m->nbx; px++)
       {
         /* Near an edge the window shrinks on both sides, so it stays
          * centred: a corner box keeps its own value. */
-        int64_t hx = half, hy = half, n = 0;
+        int64_t hx = half, hy = half, n = 0, i = py * m->nbx + px;
         float med;
         if (hx > px) hx = px;
         if (hx > m->nbx - 1 - px) hx = m->nbx - 1 - px;
@@ -521,22 +548,24 @@ median_filter (const SkyBackgroundMesh *m, const float *back, const float *rms,
         for (int64_t y = py - hy; y <= py + hy; y++)
           for (int64_t x = px - hx; x <= px + hx; x++)
             {
-              bwin[n] = back[y * m->nbx + x];
-              swin[n++] = rms[y * m->nbx + x];
+              bwin[n] = f->back[y * m->nbx + x];
+              swin[n++] = f->rms[y * m->nbx + x];
             }
-        /* n is odd: the median is the middle value. */
+        /* n is odd: the median is the middle value. SEP replaces a box by
+         * the medians where they differ from it by fthresh (0) or more. */
         med = select_kth (bwin, n, n / 2);
-        if (fabs (med - back[py * m->nbx + px]) >= 0.0)
+        if (fabs (med - f->back[i]) >= 0.0)
           {
-            back_out[py * m->nbx + px] = med;
-            rms_out[py * m->nbx + px] = select_kth (swin, n, n / 2);
+            f->back_out[i] = med;
+            f->rms_out[i] = select_kth (swin, n, n / 2);
           }
         else
           {
-            back_out[py * m->nbx + px] = back[py * m->nbx + px];
-            rms_out[py * m->nbx + px] = rms[py * m->nbx + px];
+            f->back_out[i] = f->back[i];
+            f->rms_out[i] = f->rms[i];
           }
       }
+  free (bwin);
 }
 
 /* Second derivatives of the natural cubic spline through each column of
@@ -567,23 +596,17 @@ spline_columns (const SkyBackgroundMesh *m, const float *map, float *dmap, float
 }
 
 int
-sky_background_mesh_finish (SkyBackgroundMesh *m)
+sky_background_mesh_finish (SkyBackgroundMesh *m, int nthreads)
 {
   const int64_t nb = m->nbx * m->nby;
-  const int64_t win = (int64_t) m->filter * m->filter;
   float *back2 = malloc ((size_t) nb * sizeof (float));
   float *rms2 = malloc ((size_t) nb * sizeof (float));
-  float *bwin = malloc ((size_t) win * sizeof (float));
-  float *swin = malloc ((size_t) win * sizeof (float));
   float *u = malloc ((size_t) m->nby * sizeof (float));
+  Filter f = { m, back2, rms2, m->back, m->rms, 1, 0 };
   int ret = SKY_OK;
 
-  if (!back2 || !rms2 || !bwin || !swin || !u)
-    {
-      ret = sky_fail (SKY_ERR_MEMORY, "no memory to filter a background mesh of %lld boxes",
-                      (long long) nb);
-      goto exit;
-    }
+  if (!back2 || !rms2 || !u)
+    goto no_memory;
 
   m->nbad = 0;
   for (int64_t i = 0; i < nb; i++)
@@ -604,30 +627,39 @@ sky_background_mesh_finish (SkyBackgroundMesh *m)
       else
         fill_bad_box (m, m->back, m->rms, i % m->nbx, i / m->nbx, &back2[i], &rms2[i]);
     }
-  median_filter (m, back2, rms2, m->back, m->rms, bwin, swin);
+
+  f.ntasks = (nthreads <= 0 ? sky_default_threads () : nthreads) * 4;
+  if (f.ntasks > m->nby)
+    f.ntasks = (int) m->nby;
+  sky_parallel_for (f.ntasks, nthreads, filter_task, &f);
+  if (atomic_load (&f.failed))
+    goto no_memory;
 
   /* The global figures are medians of the filtered mesh; where half the
    * boxes or more have no spread, the rms is the median of those that do. */
   memcpy (back2, m->back, (size_t) nb * sizeof (float));
-  m->global_back = median_sorted (back2, nb);
+  m->global_back = median_of (back2, nb);
   memcpy (rms2, m->rms, (size_t) nb * sizeof (float));
-  m->global_rms = median_sorted (rms2, nb);
+  m->global_rms = median_of (rms2, nb);
   if (m->global_rms <= 0.0f)
     {
       int64_t i = nb - 1;
+      qsort (rms2, (size_t) nb, sizeof *rms2, compare_float);
       while (i >= 0 && rms2[i] > 0.0f)
         i--;
-      m->global_rms = i >= 0 && i < nb - 1 ? median_sorted (rms2 + i + 1, nb - 1 - i) : 1.0f;
+      m->global_rms = i >= 0 && i < nb - 1 ? median_of (rms2 + i + 1, nb - 1 - i) : 1.0f;
     }
 
   spline_columns (m, m->back, m->dback, u);
   spline_columns (m, m->rms, m->drms, u);
+  goto exit;
 
+no_memory:
+  ret = sky_fail (SKY_ERR_MEMORY, "no memory to filter a background mesh of %lld boxes",
+                  (long long) nb);
 exit:
   free (back2);
   free (rms2);
-  free (bwin);
-  free (swin);
   free (u);
   return ret;
 }
@@ -661,7 +693,7 @@ sky_cpu_background_mesh (const SkyImage *img, const SkyParams *params, int nthre
                        (long long) mesh->nby);
     }
   sky_parallel_for ((int) mesh->nby, nthreads, box_row_task, &job);
-  if ((ret = sky_background_mesh_finish (mesh)) != SKY_OK)
+  if ((ret = sky_background_mesh_finish (mesh, nthreads)) != SKY_OK)
     sky_background_mesh_clear (mesh);
   return ret;
 }

@@ -128,8 +128,9 @@ void sky_background_mesh_clear (SkyBackgroundMesh *mesh);
 void sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *rows);
 
 /* Fills unusable boxes from their nearest neighbours, median-filters the
- * mesh, takes the global figures and the splines' derivatives. */
-int sky_background_mesh_finish (SkyBackgroundMesh *mesh);
+ * mesh (rows of boxes on nthreads threads), takes the global figures and
+ * the splines' derivatives. */
+int sky_background_mesh_finish (SkyBackgroundMesh *mesh, int nthreads);
 
 /* The whole mesh of img: every box row on nthreads threads, then finished. */
 int sky_cpu_background_mesh (const SkyImage *img, const SkyParams *params, int nthreads,
