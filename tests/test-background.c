@@ -207,6 +207,42 @@ test_constant_image (void)
   sky_image_clear (&img);
 }
 
+/* One box on its own (the image is the box, so the maps are its values):
+ * symmetric data give their centre; Gaussian noise with bright outliers
+ * gives the noise's mean and sigma, the outliers clipped away. */
+static void
+test_box_statistics (void)
+{
+  GRand *rng = g_rand_new_with_seed (20261124);
+  SkyImage img;
+  SkyParams p;
+  SkyBackgroundMesh m;
+
+  sky_params_init (&p);
+  sky_test_image (&img, 64, 64, NULL);
+  for (int64_t y = 0; y < 64; y++)
+    for (int64_t x = 0; x < 64; x++)
+      img.pixels[y * 64 + x] = (float) (7.0 + 0.01 * (x - 31.5) + 0.01 * (y - 31.5));
+  g_assert_cmpint (sky_cpu_background_mesh (&img, &p, 1, &m), ==, SKY_OK);
+  g_assert_cmpfloat_with_epsilon (m.back[0], 7.0f, 1e-3);
+  /* A triangular distribution, nothing beyond 3 sigma: sigma itself,
+   * 0.01 sqrt (2 (64^2 - 1) / 12). */
+  g_assert_cmpfloat_with_epsilon (m.rms[0], 0.01 * sqrt (2 * (64.0 * 64.0 - 1) / 12), 0.003);
+  sky_background_mesh_clear (&m);
+
+  for (int64_t i = 0; i < 64 * 64; i++)
+    img.pixels[i] = (float) (3.0 + 2.0 * gauss (rng));
+  for (int k = 0; k < 200; k++)   /* 5% of the pixels far above the noise */
+    img.pixels[g_rand_int_range (rng, 0, 64 * 64)] = (float) (3.0 + 2.0 * (8 + 20 * g_rand_double (rng)));
+  g_assert_cmpint (sky_cpu_background_mesh (&img, &p, 1, &m), ==, SKY_OK);
+  g_assert_cmpfloat_with_epsilon (m.back[0], 3.0f, 0.15f);  /* 0.075 sigma */
+  g_assert_cmpfloat_with_epsilon (m.rms[0], 2.0f, 0.12f);   /* 6% */
+  g_assert_cmpint (m.nbad, ==, 0);
+  sky_background_mesh_clear (&m);
+  sky_image_clear (&img);
+  g_rand_free (rng);
+}
+
 /* A linear mesh: the natural spline's curvature is zero, the median
  * filter keeps it (a centred window on a plane), and the maps are the
  * plane through the nodes, extrapolated past the outer ones. The nodes sit
@@ -460,6 +496,7 @@ main (int argc, char **argv)
   g_test_add_func ("/background/mode/matches-sextractor-walk", test_mode_matches_walk);
   g_test_add_func ("/background/mode/hand-made", test_mode_hand_made);
   g_test_add_func ("/background/constant-image", test_constant_image);
+  g_test_add_func ("/background/box-statistics", test_box_statistics);
   g_test_add_func ("/background/spline/linear-mesh", test_spline_linear_mesh);
   g_test_add_func ("/background/blank-boxes", test_blank_boxes);
   g_test_add_func ("/background/median-filter", test_median_filter);
