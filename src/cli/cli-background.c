@@ -24,7 +24,10 @@ static const char background_usage[] =
   "  --hdu N            1-based HDU (default: the first with image data)\n"
   "  --plane N          0-based plane of a cube (default 0)\n"
   "  --json FILE        write the run summary as JSON\n"
-  "  --repeat N         compute N times, report the best and median times\n"
+  "  --repeat N         compute N times (new maps each time), report the best\n"
+  "                     and median times\n"
+  "  --reuse-maps       ... into the same maps every time (no fresh pages after\n"
+  "                     the first, as a run reusing its buffers)\n"
   "  --threads N        worker threads (default: every core)\n"
   "  --quiet            print nothing but errors\n";
 
@@ -32,14 +35,14 @@ typedef struct {
   SkyParams params;
   SkyLoadOptions load;
   const char *image, *out_bkg, *out_rms, *json;
-  int repeat, quiet;
+  int repeat, quiet, reuse_maps;
 } BackgroundArgs;
 
 static int
 parse_args (int argc, char **argv, BackgroundArgs *a)
 {
   enum { O_BKG = 256, O_RMS, O_BOX, O_FILTER, O_HDU, O_PLANE, O_JSON, O_REPEAT, O_THREADS,
-         O_QUIET, O_HELP };
+         O_QUIET, O_REUSE, O_HELP };
   static const struct option options[] = {
     { "out-bkg", required_argument, NULL, O_BKG },
     { "out-rms", required_argument, NULL, O_RMS },
@@ -51,6 +54,7 @@ parse_args (int argc, char **argv, BackgroundArgs *a)
     { "repeat", required_argument, NULL, O_REPEAT },
     { "threads", required_argument, NULL, O_THREADS },
     { "quiet", no_argument, NULL, O_QUIET },
+    { "reuse-maps", no_argument, NULL, O_REUSE },
     { "help", no_argument, NULL, O_HELP },
     { NULL, 0, NULL, 0 },
   };
@@ -69,8 +73,9 @@ parse_args (int argc, char **argv, BackgroundArgs *a)
         case O_RMS: a->out_rms = optarg; break;
         case O_JSON: a->json = optarg; break;
         case O_QUIET: a->quiet = 1; break;
+        case O_REUSE: a->reuse_maps = 1; break;
         case O_BOX:
-          if ((ret = cli_parse_int ("--bkg-box", optarg, 1, 65536, &v)) == 0)
+          if ((ret = cli_parse_int ("--bkg-box", optarg, 1, 16384, &v)) == 0)
             a->params.bkg_box = (int) v;
           break;
         case O_FILTER:
@@ -174,7 +179,8 @@ write_json (const BackgroundArgs *a, const SkyImage *img, const SkyBackgroundMes
            (long long) mesh->nbx, (long long) mesh->nbad);
   fprintf (fp, "  \"global_back\": %.9g,\n  \"global_rms\": %.9g,\n", mesh->global_back,
            mesh->global_rms);
-  fprintf (fp, "  \"repeat\": %d,\n  \"threads\": %d,\n", a->repeat,
+  fprintf (fp, "  \"repeat\": %d,\n  \"reuse_maps\": %s,\n  \"threads\": %d,\n", a->repeat,
+           a->reuse_maps ? "true" : "false",
            a->params.nthreads > 0 ? a->params.nthreads : sky_default_threads ());
   fprintf (fp, "  \"times_ms\": {\"load\": %.4f, \"mesh\": %.4f, \"maps\": %.4f, "
            "\"total\": %.4f},\n", load_ms, best.mesh, best.maps, best.total);
@@ -213,13 +219,10 @@ cli_background (int argc, char **argv)
     }
   load_ms = sky_now_ms () - t0;
   npix = (size_t) (img.nx * img.ny);
-  back = sky_alloc_large (npix * sizeof (float));
-  rms = sky_alloc_large (npix * sizeof (float));
   times = malloc (3 * (size_t) a.repeat * sizeof (double));
-  if (back == NULL || rms == NULL || times == NULL)
+  if (times == NULL)
     {
-      cli_error ("%s: no memory for the maps of %lld x %lld pixels", a.image,
-                 (long long) img.nx, (long long) img.ny);
+      cli_error ("%s: no memory", a.image);
       goto exit;
     }
 
@@ -227,7 +230,27 @@ cli_background (int argc, char **argv)
     {
       double t1, t2, t3;
       sky_background_mesh_clear (&mesh);
+      if (!a.reuse_maps || back == NULL)
+        {
+          free (back);
+          free (rms);
+          back = rms = NULL;
+        }
+      /* By default each repeat makes new maps, as a caller would: their
+       * first touch counts in the time (as it does in SEP's back() and
+       * rms()). */
       t1 = sky_now_ms ();
+      if (back == NULL)
+        {
+          back = sky_alloc_large (npix * sizeof (float));
+          rms = sky_alloc_large (npix * sizeof (float));
+        }
+      if (back == NULL || rms == NULL)
+        {
+          cli_error ("%s: no memory for the maps of %lld x %lld pixels", a.image,
+                     (long long) img.nx, (long long) img.ny);
+          goto exit;
+        }
       ret = sky_cpu_background_mesh (&img, &a.params, a.params.nthreads, &mesh);
       t2 = sky_now_ms ();
       if (ret == SKY_OK)

@@ -100,7 +100,7 @@ typedef struct SkyParams {
   int relative;         /* 1: > median + threshold * sigma; default 0 */
   int connectivity;     /* 4 (default) or 8 */
   int nthreads;         /* worker threads; 0 (default): every online core */
-  int bkg_box;          /* background mesh box, pixels a side; default 64 */
+  int bkg_box;          /* background mesh box, pixels a side (1..16384); default 64 */
   int bkg_filter;       /* median filter of the mesh, boxes a side (odd); default 3,
                          * 1 for none */
 

@@ -61,8 +61,9 @@ sky_params_check (const SkyParams *params)
     return sky_fail (SKY_ERR_ARGUMENT,
                      "the deblending height must be 0 or a positive number of rms (got %g)",
                      params->deblend_sigma);
-  if (params->bkg_box < 1 || params->bkg_box > 65536)
-    return sky_fail (SKY_ERR_ARGUMENT, "background box must be 1 to 65536 pixels (got %d)",
+  /* A box of at most 2^28 pixels keeps every histogram sum exact in double. */
+  if (params->bkg_box < 1 || params->bkg_box > 16384)
+    return sky_fail (SKY_ERR_ARGUMENT, "background box must be 1 to 16384 pixels (got %d)",
                      params->bkg_box);
   if (params->bkg_filter < 1 || params->bkg_filter > 1023 || params->bkg_filter % 2 == 0)
     return sky_fail (SKY_ERR_ARGUMENT,

@@ -3,8 +3,10 @@
  * derivatives come with the mesh), then, for each row of pixels, along the
  * row through the values they give at that row.
  *
- * Box centres sit at (k + 1/2) box - 1/2 whatever the size of the last box;
- * beyond the outermost centres the end intervals' cubics extrapolate. As in
+ * The nodes sit where SEP puts them, whatever the size of the last box:
+ * at pixel (k + 1/2) box - 1/2 across (the box's centre) but (k + 1/2) box
+ * down (half a pixel below it; SExtractor's row formula); beyond the
+ * outermost nodes the end intervals' cubics extrapolate. As in
  * SEP, a mesh one box high is interpolated linearly along the row (it has
  * no derivatives along it). The arithmetic is SEP's, float for float (same
  * operations in the same order), so the maps agree with its to the last
@@ -15,6 +17,7 @@
  * one pass of independent multiply-adds per interval. */
 #include "sky-cpu.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 /* Where each column of pixels falls: its interval (left node) and offset. */
@@ -85,7 +88,7 @@ typedef struct {
   int64_t y0, nrows;
   int ntasks;
   float *maps[2];
-  int failed;
+  atomic_int failed;
 } Render;
 
 /* One row of one map: values and second derivatives of the mesh at this
@@ -164,7 +167,7 @@ render_task (void *ctx, int task)
 
   if (buf == NULL)
     {
-      r->failed = 1;
+      atomic_store (&r->failed, 1);
       return;
     }
   for (int64_t y = start; y < end; y++)
@@ -185,6 +188,7 @@ sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrow
 {
   Columns cols = { 0 };
   Render r = { mesh, &cols, y0, nrows, 1, { background, rms }, 0 };
+
   int ret;
 
   if (y0 < 0 || nrows < 0 || y0 + nrows > mesh->ny)
@@ -200,7 +204,7 @@ sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrow
     r.ntasks = (int) nrows;
   sky_parallel_for (r.ntasks, nthreads, render_task, &r);
   columns_clear (&cols);
-  if (r.failed)
+  if (atomic_load (&r.failed))
     return sky_fail (SKY_ERR_MEMORY, "no memory to interpolate the background mesh");
   return SKY_OK;
 }

@@ -186,7 +186,10 @@ int sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKe
  * pixels non-blank takes the mean of its nearest usable boxes. The mesh is
  * median-filtered over filter x filter boxes and interpolated to every pixel
  * with natural bicubic splines through the box centres. Blank pixels take no
- * part anywhere, and every pixel of the maps is finite.
+ * part anywhere, and every pixel of the maps is finite. Like SEP's, the
+ * rms map can ring below zero between crowded boxes (the spline overshoots
+ * where neighbouring boxes differ a lot): a step that divides by it must
+ * guard against rms <= 0.
  *
  * Work in tiles: a box's statistics depend only on its own pixels
  * (sky_cpu_background_box_row, one row of boxes at a time), the filter and
@@ -219,8 +222,9 @@ void sky_background_mesh_clear (SkyBackgroundMesh *mesh);
 void sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *rows);
 
 /* Fills unusable boxes from their nearest neighbours, median-filters the
- * mesh, takes the global figures and the splines' derivatives. */
-int sky_background_mesh_finish (SkyBackgroundMesh *mesh);
+ * mesh (rows of boxes on nthreads threads), takes the global figures and
+ * the splines' derivatives. */
+int sky_background_mesh_finish (SkyBackgroundMesh *mesh, int nthreads);
 
 /* The whole mesh of img: every box row on nthreads threads, then finished. */
 int sky_cpu_background_mesh (const SkyImage *img, const SkyParams *params, int nthreads,
