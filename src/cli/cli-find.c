@@ -40,6 +40,8 @@ static const char find_usage[] =
   "                       header's BMAJ, BMIN, BPA; lesson, gauss:SIGMA[:SIZE] or\n"
   "                       box:SIZE; scaled to unit sum): a matched filter; sources\n"
   "                       are measured on the image itself\n"
+  "                       (local: image - background is filtered, and the levels\n"
+  "                       are in units of its own noise, measured)\n"
   "\n"
   "  --method M           global (default): the lesson's one clipped threshold;\n"
   "                       local: subtract a background map and find islands\n"
