@@ -382,6 +382,25 @@ typedef enum {
   SKY_CONVOLVE_VALID,
 } SkyConvolveMode;
 
+/* Which way to convolve, on either backend: the separable path (rows then
+ * columns) is taken automatically when the kernel is of rank 1
+ * (sky_kernel_separate at SKY_KERNEL_RANK1_TOLERANCE), the direct one
+ * otherwise. */
+typedef enum {
+  SKY_CONVOLVE_AUTO,
+  SKY_CONVOLVE_DIRECT,
+  SKY_CONVOLVE_SEPARABLE,
+} SkyConvolvePath;
+
+/* "auto", "direct" or "separable". */
+const char *sky_convolve_path_name (SkyConvolvePath path);
+
+/* A kernel counts as rank 1 when its outer-product factors reproduce every
+ * element to this fraction of its largest: the lesson's Gaussian, built
+ * through a square root, is rank 1 to about 1e-16. Both backends use it, so
+ * they take the same path for the same kernel. */
+#define SKY_KERNEL_RANK1_TOLERANCE 1e-12
+
 /* The lesson's kernel: exp(-r^2 / 2) on a 15 x 15 grid spanning -2..2 in
  * both axes (np.linspace (-2, 2, 15)), not normalised. */
 int sky_kernel_lesson (SkyKernel *k);
@@ -423,6 +442,81 @@ int sky_write_bytes (const char *path, const void *data, size_t size);
 
 /* Parses "full", "same" or "valid". */
 int sky_convolve_mode_parse (const char *text, SkyConvolveMode *mode);
+
+/* "full", "same" or "valid". */
+const char *sky_convolve_mode_name (SkyConvolveMode mode);
+
+/* numpy.allclose (a, b) with its defaults: element by element
+ * |a - b| <= SKY_ALLCLOSE_ATOL + SKY_ALLCLOSE_RTOL * |b| (b is the
+ * reference; equal infinities are close, NaN never), over n values of
+ * double where f64, else float. Returns 1 when every pair is close, else 0;
+ * *first_far (if not NULL) gets the index of the first pair that is not
+ * (-1 when none), *max_abs_diff (if not NULL) the largest |a - b|. */
+#define SKY_ALLCLOSE_RTOL 1e-5
+#define SKY_ALLCLOSE_ATOL 1e-8
+int sky_allclose (const void *a, const void *b, int64_t n, int f64, int64_t *first_far,
+                  double *max_abs_diff);
+
+/* The lesson's convolution demo: an N x N image of zeros with a one at
+ * every [FIRST::STEP, FIRST::STEP] convolved in 2D with a kernel (the
+ * lesson's 15 x 15 Gaussian in the CLI), and the raveled image convolved
+ * in 1D with the kernel's diagonal. The CLI and the app run the same demo:
+ * sky_convolution_demo_init() makes the inputs, sky_cpu_convolution_demo()
+ * (sky-cpu.h) the CPU's part, and the GPU's part is either
+ * sky_gpu_convolution_demo() (sky-gpu.h) or a caller's own GPU run that
+ * fills gpu_2d and gpu_1d, checked by sky_convolution_demo_check_gpu(). */
+#define SKY_CONVOLUTION_DEMO_N 2048
+#define SKY_CONVOLUTION_DEMO_FIRST 8
+#define SKY_CONVOLUTION_DEMO_STEP 16
+
+typedef struct SkyConvolutionDemo {
+  int f64;                     /* elements are double, else float */
+  SkyConvolveMode mode;
+  SkyKernel kernel;            /* a copy, owned */
+  int64_t n;                   /* the input is n x n */
+  int64_t out_nx, out_ny;      /* the 2D output's size */
+  int64_t x0, y0;              /* where it starts in the full convolution */
+  void *deltas;                /* the input, n * n elements */
+  void *diag;                  /* the kernel's diagonal, ndiag elements */
+  int ndiag;
+  int64_t n1d;                 /* the 1D output's length, n * n + ndiag - 1 */
+
+  /* The CPU's part. Times in ms, the best of the repeats. */
+  SkyConvolvePath cpu_path;    /* the path the first 2D run took */
+  void *cpu_2d;                /* that run's output */
+  void *cpu_2d_direct;         /* the direct path's output */
+  void *cpu_1d;                /* the 1D output, on every thread */
+  double cpu_2d_ms, cpu_2d_direct_ms, cpu_1d_ms;
+  double diff_2d;              /* max |diff| of the 2D outputs */
+  double diff_1d;              /* max |diff| of the 1D output against one thread's */
+  int agree_2d, agree_1d;      /* sky_allclose of the same pairs */
+
+  /* The GPU's part, where gpu_ran. Times in ms: the kernel alone, and
+   * with the transfers (total = upload + kernel + download). */
+  int gpu_ran;
+  void *gpu_2d, *gpu_1d;       /* the outputs, as large as the CPU's */
+  SkyConvolvePath gpu_path;
+  double gpu_2d_ms, gpu_2d_total_ms, gpu_2d_upload_ms, gpu_2d_download_ms;
+  double gpu_1d_ms, gpu_1d_total_ms;
+  double gpu_diff_2d, gpu_diff_1d;  /* max |diff| against the CPU's outputs */
+  int gpu_agree_2d, gpu_agree_1d;   /* sky_allclose against them */
+} SkyConvolutionDemo;
+
+/* Makes the demo's input for kernel k (copied), mode and element type,
+ * and allocates the CPU's outputs, and the GPU's where with_gpu (else
+ * gpu_2d and gpu_1d stay NULL). SKY_ERR_MEMORY, or as
+ * sky_convolve_geometry() says; clear d in any case. */
+int sky_convolution_demo_init (SkyConvolutionDemo *d, const SkyKernel *k, SkyConvolveMode mode,
+                               int f64, int with_gpu);
+
+/* Compares gpu_2d and gpu_1d with the CPU's outputs (sky_allclose), sets
+ * gpu_ran and the GPU's diffs and agreement. */
+void sky_convolution_demo_check_gpu (SkyConvolutionDemo *d);
+
+/* Whether every check that ran agrees. */
+int sky_convolution_demo_agree (const SkyConvolutionDemo *d);
+
+void sky_convolution_demo_clear (SkyConvolutionDemo *d);
 
 /* Writes an nx x ny plane as a FITS image, float32 (BITPIX -32, data is
  * float) or float64 (BITPIX -64, data is double), atomically. */

@@ -180,6 +180,20 @@ sky_convolve_mode_parse (const char *text, SkyConvolveMode *mode)
   return SKY_OK;
 }
 
+const char *
+sky_convolve_mode_name (SkyConvolveMode mode)
+{
+  return mode == SKY_CONVOLVE_FULL ? "full" : mode == SKY_CONVOLVE_SAME ? "same" : "valid";
+}
+
+const char *
+sky_convolve_path_name (SkyConvolvePath path)
+{
+  return path == SKY_CONVOLVE_SEPARABLE ? "separable"
+         : path == SKY_CONVOLVE_DIRECT  ? "direct"
+                                        : "auto";
+}
+
 int
 sky_convolve_geometry (int64_t nx, int64_t ny, const SkyKernel *k, SkyConvolveMode mode,
                        int64_t *out_nx, int64_t *out_ny, int64_t *x0, int64_t *y0,

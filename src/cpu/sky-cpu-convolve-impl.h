@@ -166,7 +166,7 @@ FN (convolve2d) (const T *in, int64_t nx, int64_t ny, const SkyKernel *kernel,
       ret = sky_fail (SKY_ERR_MEMORY, "convolve: out of memory");
       goto exit;
     }
-  separable = sky_kernel_separate (k, SEPARABLE_TOLERANCE, col, row);
+  separable = sky_kernel_separate (k, SKY_KERNEL_RANK1_TOLERANCE, col, row);
   if (path == SKY_CONVOLVE_SEPARABLE && !separable)
     {
       ret = sky_fail (SKY_ERR_ARGUMENT, "convolve: the %d x %d kernel is not separable "

@@ -229,9 +229,9 @@ sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
     ret = sky_gpu_new (&gpu_context);
   if (ret == SKY_OK)
     ret = f64 ? sky_gpu_convolve2d_f64 (gpu_context, in, nx, ny, kernel, mode,
-                                        SKY_GPU_CONVOLVE_AUTO, out2d, &t2)
+                                        SKY_CONVOLVE_AUTO, out2d, &t2)
               : sky_gpu_convolve2d_f32 (gpu_context, in, nx, ny, kernel, mode,
-                                        SKY_GPU_CONVOLVE_AUTO, out2d, &t2);
+                                        SKY_CONVOLVE_AUTO, out2d, &t2);
   /* The output the context now keeps (or none), told to the view under
    * the lock, as a run's results are; the 1D convolution leaves it. */
   if (gpu_context != NULL)
