@@ -9,8 +9,11 @@
 #ifndef SKY_CORE_H
 #define SKY_CORE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -195,13 +198,6 @@ void sky_result_clear (SkyResult *res);
 
 /* ----------------------------------------------------------------- writers */
 
-/* Writes the catalogue's pixel columns as CSV with a header row:
- * source_id,x_centroid,y_centroid,sum_flux,npix,peak_flux,peak_x,peak_y,
- * xmin,xmax,ymin,ymax. The file is written beside its final name and renamed
- * into place, so a failure never leaves a partial file. sky_export_csv
- * (below) writes the same columns followed by sky positions and fluxes. */
-int sky_write_catalogue_csv (const char *path, const SkyCatalogue *cat);
-
 /* What a run's JSON summary holds besides the result. */
 typedef struct SkyRunInfo {
   const SkyImage *image;
@@ -363,6 +359,64 @@ int sky_export_votable (const char *path, const SkyExport *ex);
 
 /* "0.1.0": the version the files record as their software. */
 const char *sky_version (void);
+
+/* Writes s (NULL as "") as a JSON (and so YAML) double-quoted string:
+ * quote and backslash escaped, control characters and DEL as \u00XX, other
+ * bytes (UTF-8) as they are. Every JSON and ECSV writer quotes with it. */
+void sky_put_quoted (FILE *fp, const char *s);
+
+/* -------------------------------------------------------------- float bits */
+
+/* Small numeric helpers that the CPU, the GPU's kernels and the app must
+ * compute identically, so they are written once here, for host and device. */
+#ifdef __CUDACC__
+#define SKY_HOST_DEVICE __host__ __device__
+#else
+#define SKY_HOST_DEVICE
+#endif
+
+/* The largest float not above t: for a float x, x > t exactly when
+ * x > sky_float_floor (t), so a threshold in double compares exactly in
+ * single precision. */
+static inline SKY_HOST_DEVICE float
+sky_float_floor (double t)
+{
+  float f = (float) t;
+
+  if ((double) f > t)
+    f = nextafterf (f, -INFINITY);
+  return f;
+}
+
+/* An order-preserving map of a float to uint32, branch-free: negative floats
+ * have all bits flipped, others the sign bit set; -0 sorts just below +0.
+ * sky_key_float is its inverse. */
+static inline SKY_HOST_DEVICE uint32_t
+sky_float_key (float v)
+{
+  uint32_t u;
+
+#ifdef __CUDA_ARCH__
+  u = __float_as_uint (v);
+#else
+  memcpy (&u, &v, sizeof u);
+#endif
+  return u ^ ((uint32_t) ((int32_t) u >> 31) | 0x80000000u);
+}
+
+static inline SKY_HOST_DEVICE float
+sky_key_float (uint32_t k)
+{
+  uint32_t u = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
+  float f;
+
+#ifdef __CUDA_ARCH__
+  f = __uint_as_float (u);
+#else
+  memcpy (&f, &u, sizeof f);
+#endif
+  return f;
+}
 
 /* ------------------------------------------------------------- convolution */
 

@@ -70,9 +70,6 @@ int sky_export_meta (const SkyExport *ex, SkyMeta *meta);
 /* The shortest text that reads back as v ("%.17g" at most). */
 void sky_format_double (double v, char *buf, size_t size);
 
-/* Writes s with the escapes of a JSON (and so YAML) double-quoted string. */
-void sky_put_quoted (FILE *fp, const char *s);
-
 /* Writes s with XML's five entities escaped and control characters dropped. */
 void sky_put_xml (FILE *fp, const char *s);
 

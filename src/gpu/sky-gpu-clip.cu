@@ -72,25 +72,10 @@ constexpr size_t kScanSmem = (kBuckets + 1) * sizeof (uint32_t);
 constexpr uint32_t kNone = 0xffffffffu;  /* no bucket: blank, or not gathered */
 constexpr int kPlanThreads = 1024;
 
-/* Order-preserving map of a float to uint32, as on the CPU: negative floats
- * have all bits flipped, others the sign bit set; -0 sorts just below +0. */
-__device__ __forceinline__ uint32_t
-float_key (float v)
-{
-  uint32_t u = __float_as_uint (v);
-  return u ^ ((uint32_t) ((int32_t) u >> 31) | 0x80000000u);
-}
-
-__device__ __forceinline__ float
-key_float (uint32_t k)
-{
-  return __uint_as_float ((k & 0x80000000u) ? (k ^ 0x80000000u) : ~k);
-}
-
 __device__ __forceinline__ uint32_t
 bucket_of (float v)
 {
-  return float_key (v) >> kLowBits;
+  return sky_float_key (v) >> kLowBits;
 }
 
 /* ------------------------------------------------------------ histogram */
@@ -242,7 +227,7 @@ is_gathered (const Plan &p, uint32_t b)
 __device__ double
 approx_value (const uint32_t *offs, uint32_t b, double k)
 {
-  const double lo = key_float (b << kLowBits), hi = key_float ((b << kLowBits) | ((1u << kLowBits) - 1));
+  const double lo = sky_key_float (b << kLowBits), hi = sky_key_float ((b << kLowBits) | ((1u << kLowBits) - 1));
   const double c = (double) (offs[b + 1] - offs[b]);
   const double f = c > 0 ? (k - offs[b] + 0.5) / c : 0.5;
   return lo + (hi - lo) * fmin (fmax (f, 0.0), 1.0);
@@ -319,7 +304,7 @@ scan_counts (const uint32_t *__restrict__ counts, uint32_t *__restrict__ offs,
         {
           uint32_t key = ((uint32_t) b << kLowBits)
                          | ((b & (1 << (SKY_CLIP_BUCKET_BITS - 1))) ? 0u : (1u << kLowBits) - 1);
-          st->shift = (double) key_float (key);
+          st->shift = (double) sky_key_float (key);
         }
       run += __shfl_sync (0xffffffffu, incl, 31);
     }
@@ -474,7 +459,7 @@ template <int SHIFT>
 __device__ __forceinline__ void
 place_value (float v, bool valid, uint32_t *s_pos, float *__restrict__ out, int lane)
 {
-  const uint32_t b = valid && !isnan (v) ? float_key (v) >> SHIFT : 0xffffffffu;
+  const uint32_t b = valid && !isnan (v) ? sky_float_key (v) >> SHIFT : 0xffffffffu;
   const uint32_t peers = __match_any_sync (0xffffffffu, b);
 
   if (b == 0xffffffffu)
@@ -1077,7 +1062,7 @@ select_key (const float *__restrict__ values, uint32_t start, uint32_t count, ui
         sh.hist1[i] = 0;
       __syncthreads ();
       for_values (values, start, count, [&] (float v) {
-        atomicAdd (&sh.hist1[(float_key (v) >> 8) & (kSel1Bins - 1)], 1u);
+        atomicAdd (&sh.hist1[(sky_float_key (v) >> 8) & (kSel1Bins - 1)], 1u);
       });
       __syncthreads ();
       prefix_bins<kSel1Bins> (sh.hist1);
@@ -1095,7 +1080,7 @@ select_key (const float *__restrict__ values, uint32_t start, uint32_t count, ui
         sh.hist2[i] = 0;
       __syncthreads ();
       for_values (values, start, count, [&] (float v) {
-        const uint32_t key = float_key (v);
+        const uint32_t key = sky_float_key (v);
         if (((key >> 8) & (kSel1Bins - 1)) == d1)
           atomicAdd (&sh.hist2[key & (kSel2Bins - 1)], 1u);
       });
@@ -1345,7 +1330,7 @@ loop_body (const float *__restrict__ values, const uint32_t *__restrict__ offs,
       lc.med_bucket = b;
       if (!gathered_at (plan, s_offs, b, &at))
         SKY_PLAN_MISSED ();
-      double med = key_float (select_key (values, at, s_offs[b + 1] - s_offs[b], b,
+      double med = sky_key_float (select_key (values, at, s_offs[b + 1] - s_offs[b], b,
                                           r - s_offs[b], sh, lc));
       if (cur.n % 2 == 0)
         {
@@ -1353,7 +1338,7 @@ loop_body (const float *__restrict__ values, const uint32_t *__restrict__ offs,
           const uint32_t b2 = r2 < s_offs[b + 1] ? b : bucket_of_position (r2, s_offs);
           if (!gathered_at (plan, s_offs, b2, &at))
             SKY_PLAN_MISSED ();
-          med = 0.5 * (med + (double) key_float (select_key (values, at,
+          med = 0.5 * (med + (double) sky_key_float (select_key (values, at,
                                                               s_offs[b2 + 1] - s_offs[b2], b2,
                                                               r2 - s_offs[b2], sh, lc)));
         }
@@ -1424,20 +1409,12 @@ loop_body (const float *__restrict__ values, const uint32_t *__restrict__ offs,
       st->iterations = iterations;
       st->converged = converged;
       st->flat = flat;
-      /* sky_threshold_value (), then sky-cpu-segment.c's float_floor (). */
+      /* sky_threshold_value (), then sky_float_floor (). */
       if (!flat && cur.n > 0)
         t = params->relative ? median + params->threshold * sigma : params->threshold * sigma;
       st->threshold_value = t;
       st->has_bound = !isnan (t);
-      if (!isnan (t))
-        {
-          float f = __double2float_rn (t);
-          if ((double) f > t)
-            f = nextafterf (f, -INFINITY);
-          st->bound = f;
-        }
-      else
-        st->bound = 0;
+      st->bound = isnan (t) ? 0 : sky_float_floor (t);
     }
 }
 

@@ -3,6 +3,8 @@
 #include "sky-resources.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sky-colormap.h"
@@ -588,20 +590,21 @@ on_source_activated (SkyImageView *view, gint64 index, SkyWindow *self)
 
 /* ------------------------------------------------------------- describe */
 
+/* s as a JSON string, quoted as the CLI's JSON quotes it. */
 static void
 json_string (GString *out, const char *s)
 {
-  g_string_append_c (out, '"');
-  for (; s && *s; s++)
+  char *text = NULL;
+  size_t size = 0;
+  FILE *fp = open_memstream (&text, &size);
+
+  if (fp != NULL)
     {
-      if (*s == '"' || *s == '\\')
-        g_string_append_printf (out, "\\%c", *s);
-      else if ((guchar) *s < 0x20)
-        g_string_append_printf (out, "\\u%04x", *s);
-      else
-        g_string_append_c (out, *s);
+      sky_put_quoted (fp, s);
+      fclose (fp);
     }
-  g_string_append_c (out, '"');
+  g_string_append (out, text != NULL ? text : "null");
+  free (text);
 }
 
 static void
