@@ -45,7 +45,7 @@ check_parity (const char *what, const SkyImage *img, const SkyParams *params)
                 cpu_err, sky_status_string (rg), rg ? sky_last_error () : "");
   else if (rc == SKY_OK)
     {
-      sky_gpu_compare (img, &cpu, &res, diff, sizeof diff);
+      sky_result_compare (img, &cpu, &res, diff, sizeof diff);
       if (strcmp (diff, "agree") == 0)
         {
           diff[0] = '\0';
@@ -391,7 +391,7 @@ test_simple_api (void)
   g_assert_null (res.labels);
   g_assert_null (res.mask);
   g_assert_true (t.kernels > 0 && t.total >= t.kernels);
-  if (sky_gpu_compare (&img, &cpu, &res, diff, sizeof diff) == 0)
+  if (sky_result_compare (&img, &cpu, &res, diff, sizeof diff) == 0)
     checks_passed++;
   else
     {

@@ -46,7 +46,7 @@ cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const Sk
           cli_error ("%s: GPU: %s", img->path ? img->path : "image", sky_last_error ());
           goto exit;
         }
-      run->failed_checks = sky_gpu_compare (img, cpu, &run->res, run->compare,
+      run->failed_checks = sky_result_compare (img, cpu, &run->res, run->compare,
                                             sizeof run->compare);
     }
   run->res.times.clip = run->times.clip;

@@ -196,6 +196,18 @@ typedef struct SkyResult {
 
 void sky_result_clear (SkyResult *res);
 
+/* Checks res against the reference ref (one backend's against another's,
+ * the CPU's as a rule) as docs/contract.md says: statistics to 1e-6
+ * relative with the same iteration and pixel counts, the same sources and
+ * label numbers (the label images when both have them), centroids within
+ * 1e-4 pixel, sums within 1e-6 relative, peaks, peak positions and boxes
+ * exact. Returns the number of failed checks; what (if not NULL) gets
+ * "agree" or the failed checks, each with its first difference, and says
+ * when a pixel lies exactly on the threshold, the one allowed source of
+ * difference. img is the image both ran on. */
+int sky_result_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res,
+                        char *what, size_t what_size);
+
 /* ----------------------------------------------------------------- writers */
 
 /* What a run's JSON summary holds besides the result. */

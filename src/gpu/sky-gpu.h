@@ -78,17 +78,6 @@ void sky_gpu_unpin (const SkyImage *img);
 /* Keeps, field by field, the smaller of best and t (best of N repeats). */
 void sky_gpu_times_min (SkyGpuTimes *best, const SkyGpuTimes *t);
 
-/* Checks res against the reference ref (the CPU's) as the contract says:
- * statistics to 1e-6 relative with the same iteration and pixel counts,
- * the same sources and label numbers (the label images when both have
- * them), centroids within 1e-4 pixel, sums within 1e-6 relative, peaks,
- * peak positions and boxes exact. Returns the number of failed checks; what
- * (if not NULL) gets "agree" or the failed checks, each with its first
- * difference, and says when a pixel lies exactly on the threshold, the one
- * allowed source of difference. img is the image both ran on. */
-int sky_gpu_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
-                     size_t what_size);
-
 /* The device buffers of the context's last run, for a display that reads
  * them where they are (sky-gpu-gl.h): the float image, the mask (one byte a
  * pixel) and the label image (int32), each nx * ny values in rows of nx,

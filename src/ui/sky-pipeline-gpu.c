@@ -195,7 +195,7 @@ sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error)
       cpu.labels = run->labels;
       cpu.nsources = run->nsources;
       cpu.catalogue = run->catalogue;
-      run->agree[SKY_STEP_MEASURE] = sky_gpu_compare (img, &cpu, &res, what, sizeof what) == 0;
+      run->agree[SKY_STEP_MEASURE] = sky_result_compare (img, &cpu, &res, what, sizeof what) == 0;
       if (!run->agree[SKY_STEP_MEASURE])
         g_string_append_printf (note, "measure: %s", what);
     }
