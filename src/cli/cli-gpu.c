@@ -84,13 +84,14 @@ cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat)
           run->device_bytes / 1048576.0, run->device_bytes / 1048576.0 / image_mib (img));
 }
 
+/* v with decimals places and a suffix, or "-" for NaN. */
 static void
-cell (char *buf, size_t size, const char *fmt, double v)
+cell (char *buf, size_t size, double v, int decimals, const char *suffix)
 {
   if (isnan (v))
     snprintf (buf, size, "-");
   else
-    snprintf (buf, size, fmt, v);
+    snprintf (buf, size, "%.*f%s", decimals, v, suffix);
 }
 
 /* One step: CPU, GPU kernels, GPU with the transfers the step needs, and
@@ -100,11 +101,11 @@ row (const char *name, double cpu, double kernels, double with_transfers)
 {
   char c[32], k[32], w[32], sk[32], sw[32];
 
-  cell (c, sizeof c, "%.3f", cpu);
-  cell (k, sizeof k, "%.3f", kernels);
-  cell (w, sizeof w, "%.3f", with_transfers);
-  cell (sk, sizeof sk, "%.0fx", kernels > 0 ? cpu / kernels : NAN);
-  cell (sw, sizeof sw, "%.0fx", with_transfers > 0 ? cpu / with_transfers : NAN);
+  cell (c, sizeof c, cpu, 3, "");
+  cell (k, sizeof k, kernels, 3, "");
+  cell (w, sizeof w, with_transfers, 3, "");
+  cell (sk, sizeof sk, kernels > 0 ? cpu / kernels : NAN, 0, "x");
+  cell (sw, sizeof sw, with_transfers > 0 ? cpu / with_transfers : NAN, 0, "x");
   printf ("  %-11s %11s %11s %11s %9s %9s\n", name, c, k, w, sk, sw);
 }
 

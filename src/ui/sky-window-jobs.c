@@ -617,8 +617,12 @@ on_png_written (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
 
   if (self->disposed)
-    ;
-  else if (!sky_texture_save_png_finish (result, &error))
+    {
+      job_context_free (ctx);
+      job_done (self);
+      return;
+    }
+  if (!sky_texture_save_png_finish (result, &error))
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         sky_window_show_error (self, "Could not export the picture", error->message);

@@ -931,8 +931,6 @@ sky_window_class_init (SkyWindowClass *klass)
 static void
 sky_window_init (SkyWindow *self)
 {
-  g_autofree char *reason = NULL;
-
   gtk_widget_init_template (GTK_WIDGET (self));
   g_queue_init (&self->jobs);
   self->started_us = g_get_monotonic_time ();

@@ -10,6 +10,9 @@
 /* Keeps each run small: the fuzzer looks for crashes, not for big images. */
 #define MAX_PIXELS (1 << 20)
 
+/* libFuzzer's entry point, which no header declares. */
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
