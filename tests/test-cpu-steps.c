@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests of the four CPU steps on small hand-made images, and of the
  * fast implementations against plain, obviously correct ones on random
  * fields (single and several threads, several band counts). The random

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* FITS loading: every fixture is written with cfitsio at test time, so the
  * checks hold on any machine; damaged files are valid ones patched by hand. */
 #include "sky-test-util.h"

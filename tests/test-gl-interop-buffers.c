@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The mask and labels as the image view holds them where it can: in linear
  * buffer objects that its shader reads as buffer textures (texelFetch at
  * y * nx + x), filled from host memory (glBufferSubData) or through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The display's textures filled two ways, headless (no X server): from host
  * memory (any OpenGL, Mesa's llvmpipe in CI) and through CUDA/OpenGL
  * interop (sky-gpu-gl.h, the NVIDIA driver). Each texture is read back

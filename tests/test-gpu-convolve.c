@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* GPU convolution parity: sky_gpu_convolve2d_* and sky_gpu_convolve1d_*
  * against the CPU backend's (sky-cpu.h), as numpy.allclose with rtol 1e-5
  * and atol 1e-8, in every mode and both element types, with kernels of rank

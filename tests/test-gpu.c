@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* GPU parity: the CUDA backend against the CPU backend, as the contract in
  * ../shared/ARCHITECTURE.md says (statistics to 1e-6 relative with the same
  * counts, the same label image, centroids within 1e-4 pixel, sums within

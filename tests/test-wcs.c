@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* World coordinates, sexagesimal text and the catalogue export's fluxes, on
  * headers written here card by card: every check holds on any machine.
  * (Positions against astropy.wcs on real images: test-catalogue.py.) */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli convolve: the lesson's convolution demo, and convolution of
  * a FITS image with a kernel. */
 #include "cli.h"

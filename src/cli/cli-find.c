@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli find: load an image, run the four steps, report and export. */
 #include "cli.h"
 #include "sky-cpu.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli find on the GPU: the repeats, the comparison with the CPU's
  * result, and the tables that put the two side by side. */
 #include "cli-gpu.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli: shared helpers of the subcommands. */
 #ifndef SKY_CLI_H
 #define SKY_CLI_H

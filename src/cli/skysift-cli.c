@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli: the skysift pipeline without a window, for scripts, tests
  * and benchmarks. */
 #include "cli.h"

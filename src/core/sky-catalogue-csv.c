@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The catalogue as CSV: a header row, one row per source in label order,
  * empty fields where a value is missing. */
 #include "sky-core.h"

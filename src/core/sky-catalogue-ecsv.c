@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The catalogue as ECSV 1.0 (https://github.com/astropy/astropy-APEs,
  * APE 6): a YAML header in comment lines that gives each column its type,
  * unit and description and carries the run's provenance as metadata, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-core.h: the image model, FITS loading, pipeline parameters and results,
  * catalogue writers and timing shared by every skysift backend.
  *

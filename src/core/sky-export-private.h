@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-export-private.h: the columns and metadata every catalogue format
  * shares, so that CSV, ECSV and VOTable hold the same table with the same
  * text in each cell. Not installed: only the writers in this folder use it.

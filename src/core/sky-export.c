@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A catalogue ready to export: sky positions through the image's WCS,
  * flux densities through its beam, and the columns and provenance every
  * format shares (sky-export-private.h). */

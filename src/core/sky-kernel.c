@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Convolution kernels and the geometry of a convolution's output. */
 #include "sky-core.h"
 

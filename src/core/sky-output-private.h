@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-output-private.h: atomic output files for the writers of src/core.
  *
  * A regular file is written beside its final name under a temporary one,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A synthetic stand-in for the lesson's GMRT 150 MHz Galactic Center image,
  * the field that ../shared/tools/make_gc_like.py describes, made fast enough
  * for 8192^2 scaling runs: every compact component is evaluated only in its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Catalogue and run-summary writers. Regular files are written beside their
  * final name and renamed into place, so a reader never sees half a file and
  * a failure leaves whatever was there before. Special files (a terminal,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Kappa-sigma clipping without a sort per pass, and without a sort at all.
  *
  * Every clipping pass keeps the pixels strictly inside an interval, and each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The convolution loops for one element type, included by
  * sky-cpu-convolve.c once with T = float and once with T = double. Every
  * inner loop is an axpy over a contiguous row (out[j] += w * in[j - l]),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* 2D and 1D convolution with zero fill, in float and in double. */
 #include "sky-cpu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-cpu.h: the CPU backend, the reference every other backend is checked
  * against. Each step takes the previous step's result; all of them split
  * their work over row bands on nthreads threads (0: every online core). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-convolve.cu: 2D convolution with zero fill (full, same, valid as
  * scipy.signal.convolve2d) and 1D full convolution (np.convolve) on the
  * device, float32 and float64, accumulating in the element type as the CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-private.h: what the .cu files of the CUDA backend share: the
  * context, the device-side state of a run, the error check, and each step's
  * host interface. C++ (nvcc) only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu.h: the CUDA backend, with the CPU backend's contract (sky-cpu.h):
  * the same statistics, the same label numbers, the same catalogue, checked
  * as ../shared/ARCHITECTURE.md says.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The Convolution lab: the lesson's demo computed on a worker (GTask) with
  * the CPU backend, shown in two SkyImageViews that share one zoom. */
 #include "sky-convolution-lab.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-convolution-lab.h: the Convolution lab: the lesson's grid of deltas
  * (SKY_CONVOLUTION_DEMO_*, sky-core.h) and its convolution with a kernel,
  * side by side or one at a time, in two image views that share one zoom,

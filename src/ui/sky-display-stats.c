@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Display limits, equalisation, the zoom-out pyramid and the orientation. */
 #include "sky-display-stats.h"
 #include "sky-colormap.h"

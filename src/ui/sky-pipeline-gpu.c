@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The GPU bridge: src/gpu's context, kept for the whole process and used by
  * one worker at a time, and the comparison of its results with the CPU's. */
 #include "sky-pipeline-gpu.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The steps on a worker thread, reusing what an earlier run already knows. */
 #include "sky-pipeline.h"
 #include "sky-pipeline-gpu.h"

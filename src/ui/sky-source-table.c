@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkySourceTable: a GtkColumnView over SkySource rows, sorted by the
  * column headers; selecting a row emits source-selected. */
 #include "sky-source-table.h"

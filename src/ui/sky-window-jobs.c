@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyWindow's queue. Each operation (open, run, export) is a job; one runs
  * at a time, its heavy part on a worker thread, and its result is applied
  * here on the main loop. A GLib timeout ticking every 10 ms meanwhile

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyWindow: the class, its panels and the readout under the pointer. */
 #include "sky-window-private.h"
 #include "sky-resources.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* libFuzzer harness: any bytes as a FITS file, through the loader and, when
  * it loads, the whole CPU pipeline. The loader takes a path (cfitsio reads
  * files), so each input goes through one temporary file. */
