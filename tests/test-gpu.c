@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* GPU parity: the CUDA backend against the CPU backend, as the contract in
- * ../shared/ARCHITECTURE.md says (statistics to 1e-6 relative with the same
+ * docs/contract.md says (statistics to 1e-6 relative with the same
  * counts, the same label image, centroids within 1e-4 pixel, sums within
  * 1e-6 relative, peaks and boxes exact), on every shared test image and on
  * random fields drawn afresh each run (GTest's seed; `--seed` replays one).

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* A synthetic stand-in for the lesson's GMRT 150 MHz Galactic Center image,
- * the field that ../shared/tools/make_gc_like.py describes, made fast enough
- * for 8192^2 scaling runs: every compact component is evaluated only in its
- * box, row bands run in parallel, and the noise of each row comes from its
- * own random stream so that the image does not depend on the thread count.
+/* A synthetic stand-in for the lesson's GMRT 150 MHz Galactic Center image
+ * (beam-correlated noise, a bright extended centre, a diffuse band, shells,
+ * blobs and a power-law population of point sources, as the test data's
+ * make_gc_like.py draws them), made fast enough for 8192^2 scaling runs:
+ * every compact component is evaluated only in its box, row bands run in
+ * parallel, and the noise of each row comes from its own random stream so
+ * that the image does not depend on the thread count.
  * The random draws differ from NumPy's; the statistics of the field do not. */
 #include "sky-core.h"
 #include "sky-output-private.h"

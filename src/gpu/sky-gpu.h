@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu.h: the CUDA backend, with the CPU backend's contract (sky-cpu.h):
  * the same statistics, the same label numbers, the same catalogue, checked
- * as ../shared/ARCHITECTURE.md says.
+ * as docs/contract.md says (sky_result_compare, sky-core.h).
  *
  * Plain C: the kernels live in .cu files behind this header, and nothing
  * here needs CUDA's headers. The image goes up once; clip, segment, label
