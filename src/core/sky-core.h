@@ -14,7 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -401,34 +400,32 @@ sky_float_floor (double t)
   return f;
 }
 
+/* A float's bits (C11 defines reading the other member of a union; GCC,
+ * clang and nvcc do so in C++ too). */
+typedef union SkyFloatBits {
+  float f;
+  uint32_t u;
+} SkyFloatBits;
+
 /* An order-preserving map of a float to uint32, branch-free: negative floats
  * have all bits flipped, others the sign bit set; -0 sorts just below +0.
  * sky_key_float is its inverse. */
 static inline SKY_HOST_DEVICE uint32_t
 sky_float_key (float v)
 {
-  uint32_t u;
+  SkyFloatBits b;
 
-#ifdef __CUDA_ARCH__
-  u = __float_as_uint (v);
-#else
-  memcpy (&u, &v, sizeof u);
-#endif
-  return u ^ ((uint32_t) ((int32_t) u >> 31) | 0x80000000u);
+  b.f = v;
+  return b.u ^ ((uint32_t) ((int32_t) b.u >> 31) | 0x80000000u);
 }
 
 static inline SKY_HOST_DEVICE float
 sky_key_float (uint32_t k)
 {
-  uint32_t u = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
-  float f;
+  SkyFloatBits b;
 
-#ifdef __CUDA_ARCH__
-  f = __uint_as_float (u);
-#else
-  memcpy (&f, &u, sizeof f);
-#endif
-  return f;
+  b.u = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
+  return b.f;
 }
 
 /* ------------------------------------------------------------- convolution */

@@ -46,10 +46,12 @@ int sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char 
                      size_t size);
 
 /* The table of a delimited text format: a line of column names, then a
- * line per source in label order, fields joined by separator and each
- * written by put_field (the format's quoting). */
+ * line per source in label order, fields joined by separator. The format's
+ * quoting: a field that holds a character of special, or is empty where
+ * quote_empty, is written in double quotes with its quotes doubled (CSV:
+ * RFC 4180's ",\"\r\n"; ECSV: " \t\"" and "" for a missing value). */
 void sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FILE *fp,
-                           char separator, void (*put_field) (FILE *fp, const char *text));
+                           char separator, const char *special, int quote_empty);
 
 /* One item of the run's provenance, as ECSV metadata or a VOTable PARAM. */
 typedef struct {

@@ -53,22 +53,13 @@ make_temp (const char *path, char **tmp)
   return fd;
 }
 
-/* The temporary for out->path, its descriptor in *fd. */
+/* Both ways of opening: with a stream, or by name (named: no stream, and
+ * only a regular file or a new one). */
 static int
-open_temp (SkyOutput *out, int *fd)
-{
-  *fd = make_temp (out->path, &out->tmp_path);
-  if (*fd < 0)
-    return sky_fail (errno == ENOMEM ? SKY_ERR_MEMORY : SKY_ERR_IO,
-                     "%s: cannot create the file: %s", out->path, strerror (errno));
-  return SKY_OK;
-}
-
-int
-sky_output_open (SkyOutput *out, const char *path)
+output_open (SkyOutput *out, const char *path, int named)
 {
   struct stat st;
-  int fd, ret;
+  int fd;
 
   memset (out, 0, sizeof *out);
   out->path = path;
@@ -76,14 +67,23 @@ sky_output_open (SkyOutput *out, const char *path)
     {
       if (S_ISDIR (st.st_mode))
         return sky_fail (SKY_ERR_IO, "%s: is a directory", path);
+      if (named)
+        return sky_fail (SKY_ERR_IO, "%s: not a regular file", path);
       out->fp = fopen (path, "w");
       if (out->fp == NULL)
         return sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (errno));
       return SKY_OK;
     }
 
-  if ((ret = open_temp (out, &fd)) != SKY_OK)
-    return ret;
+  fd = make_temp (path, &out->tmp_path);
+  if (fd < 0)
+    return sky_fail (errno == ENOMEM ? SKY_ERR_MEMORY : SKY_ERR_IO,
+                     "%s: cannot create the file: %s", path, strerror (errno));
+  if (named)
+    {
+      close (fd);
+      return SKY_OK;
+    }
   out->fp = fdopen (fd, "w");
   if (out->fp == NULL)
     {
@@ -98,19 +98,15 @@ sky_output_open (SkyOutput *out, const char *path)
 }
 
 int
+sky_output_open (SkyOutput *out, const char *path)
+{
+  return output_open (out, path, 0);
+}
+
+int
 sky_output_open_named (SkyOutput *out, const char *path)
 {
-  struct stat st;
-  int fd, ret;
-
-  memset (out, 0, sizeof *out);
-  out->path = path;
-  if (stat (path, &st) == 0 && !S_ISREG (st.st_mode))
-    return sky_fail (SKY_ERR_IO, "%s: not a regular file", path);
-  if ((ret = open_temp (out, &fd)) != SKY_OK)
-    return ret;
-  close (fd);
-  return SKY_OK;
+  return output_open (out, path, 1);
 }
 
 /* Syncs a file written by name (sky_output_open_named). */
