@@ -285,11 +285,7 @@ run_demo (const ConvolveArgs *a)
 
   if (want_gpu)
     {
-#ifdef SKYSIFT_HAVE_CUDA
-      gpu_ok = sky_gpu_available (gpu_why, sizeof gpu_why) == SKY_OK;
-#else
-      snprintf (gpu_why, sizeof gpu_why, "this build has no GPU backend (built without CUDA)");
-#endif
+      gpu_ok = cli_gpu_usable (gpu_why, sizeof gpu_why);
       /* As find does: no usable GPU, the CPU does the work, with a warning. */
       if (!gpu_ok && !want_cpu)
         {
