@@ -22,7 +22,11 @@ sky_allclose (const void *a, const void *b, int64_t n, int f64, int64_t *first_f
       double y = f64 ? ((const double *) b)[i] : ((const float *) b)[i];
       double d = fabs (x - y);
       max_diff = d > max_diff ? d : max_diff;   /* a NaN difference is passed over */
-      if (far < 0 && x != y && !(d <= SKY_ALLCLOSE_ATOL + SKY_ALLCLOSE_RTOL * fabs (y)))
+      /* As numpy.isclose: infinities are close only to themselves. */
+      int close = x == y
+                  || (isfinite (x) && isfinite (y)
+                      && d <= SKY_ALLCLOSE_ATOL + SKY_ALLCLOSE_RTOL * fabs (y));
+      if (far < 0 && !close)
         far = i;
     }
   if (first_far != NULL)
