@@ -18,7 +18,7 @@ SKIPPED = {os.path.join("tests", "fuzz", "corpus"), os.path.join("tests", "fuzz"
 
 def is_source(path):
     name = os.path.basename(path)
-    if name.endswith((".c", ".h", ".cu", ".py")) or name in ("meson.build", "meson_options.txt"):
+    if name.endswith((".c", ".h", ".cu", ".cuh", ".py")) or name in ("meson.build", "meson_options.txt"):
         return True
     with open(path, "rb") as f:   # scripts: executables that start with #!
         return os.access(path, os.X_OK) and f.read(2) == b"#!"

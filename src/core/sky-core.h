@@ -129,7 +129,8 @@ typedef struct SkyClipStats {
   int flat;
 } SkyClipStats;
 
-/* The pixel value a source pixel must exceed, or NAN for a flat image. */
+/* The pixel value a source pixel must exceed, or NAN for a flat image.
+ * sky_threshold_bound (below, for host and device) is its float bound. */
 double sky_threshold_value (const SkyParams *params, const SkyClipStats *stats);
 
 /* --------------------------------------------------------------- catalogue */
@@ -427,11 +428,11 @@ void sky_put_quoted (FILE *fp, const char *s);
 #define SKY_HOST_DEVICE
 #endif
 
-/* The largest float not above t: for a float x, x > t exactly when
- * x > sky_float_floor (t), so a threshold in double compares exactly in
- * single precision. */
+/* The largest float not above threshold_value t: for a float x, x > t
+ * exactly when x > sky_threshold_bound (t), so the segmentation compares in
+ * single precision and stays exact, on the CPU and on the GPU. */
 static inline SKY_HOST_DEVICE float
-sky_float_floor (double t)
+sky_threshold_bound (double t)
 {
   float f = (float) t;
 

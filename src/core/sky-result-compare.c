@@ -167,7 +167,8 @@ sky_result_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *
    * which the two thresholds' last bits put on different sides. */
   if (r.failed && img != NULL && !isnan (ref->threshold_value) && !isnan (res->threshold_value))
     {
-      float a = sky_float_floor (ref->threshold_value), b = sky_float_floor (res->threshold_value);
+      float a = sky_threshold_bound (ref->threshold_value);
+      float b = sky_threshold_bound (res->threshold_value);
       float lo = fminf (a, b), hi = fmaxf (a, b);
       int64_t on = 0;
       if (lo != hi)

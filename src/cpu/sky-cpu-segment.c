@@ -38,7 +38,7 @@ sky_cpu_segment (const SkyImage *img, double threshold_value, int nthreads, uint
       memset (mask, 0, (size_t) s.n);
       return SKY_OK;
     }
-  s.bound = sky_float_floor (threshold_value);
+  s.bound = sky_threshold_bound (threshold_value);
   s.ntasks = nthreads <= 0 ? sky_default_threads () : nthreads;
   if (s.n < (1 << 18))
     s.ntasks = 1;
