@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Detection quality and speed of skysift's two methods beside SEP, photutils and
 SExtractor, in the same run, on synthetic fields with their truth lists.
 

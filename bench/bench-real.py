@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """skysift's local method beside SEP on the real images in ../shared/data/external.
 
 usage: bench-real.py [--cli build/src/cli/skysift-cli] [IMAGE...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Write SEP's background and rms maps of a FITS image as FITS images, for
 `skysift-cli find --method local --bkg BKG.fits --rms RMS.fits`.
 

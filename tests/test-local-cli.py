@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """skysift-cli find --method local end to end, as a user runs it: an image with a sky
 level becomes many sources (and matches SEP's where sep is importable), the files say
 which method made them, given maps replace the computed ones, bad input fails cleanly,

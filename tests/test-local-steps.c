@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests of the local method's steps on small hand-made images:
  * seed-and-flood islands, deblending, the local measures, and the whole
  * method on a field with a sky level. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli find --method local: background and rms maps (computed, or
  * given as FITS images), then the local method; and the global method's
  * warning when its one threshold cannot work on the image. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli find: the local method's part (cli-find-local.c). */
 #ifndef SKY_CLI_FIND_H
 #define SKY_CLI_FIND_H

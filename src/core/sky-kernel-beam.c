@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The matched filter of a point source: the restoring beam (BMAJ, BMIN,
  * BPA) drawn on the pixel grid. */
 #include "sky-core.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Multi-threshold deblending, in the manner SExtractor describes it.
  *
  * Each island is cut at nthresh levels spaced exponentially between the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Seed-and-flood islands, as Aegean defines them: the connected pixels
  * above the flood level that hold at least one pixel above the seed level.
  *

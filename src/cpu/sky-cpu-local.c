@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The local method: background-subtracted detection against an rms map,
  * seed-and-flood islands, deblending, and measurement on the
  * background-subtracted image. */

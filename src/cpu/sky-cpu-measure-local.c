@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The local method's measures beside the common ones: the maps at the
  * peak, errors from the rms map, windowed centroids and the flags. Each
  * source reads its own box (per-source sums and ORs, so tiles add up) and a
