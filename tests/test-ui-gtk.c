@@ -2054,6 +2054,63 @@ test_cube_planes (Fixture *f)
   g_free (cube.path);
 }
 
+/* ----------------------------------------------------------- controls */
+
+/* Types text into a spin button and presses Enter, as a person does. */
+static void
+type_into_spin (GtkSpinButton *spin, const char *text)
+{
+  gtk_editable_set_text (GTK_EDITABLE (spin), text);
+  g_signal_emit_by_name (gtk_widget_get_first_child (GTK_WIDGET (spin)), "activate");
+}
+
+static void
+assert_status_has (Fixture *f, const char *part)
+{
+  const char *status = gtk_label_get_text (f->window->status_label);
+  if (strstr (status, part) == NULL)
+    g_error ("the status line does not say \"%s\": %s", part, status);
+}
+
+/* A typo in "Clip at κ" is refused with its reason and κ stays (it used
+ * to become 0 and then the lower bound, 1, without a word, and the image
+ * came out flat); κ below 2, where clipping noise collapses, is refused
+ * too; a good value re-runs and the error goes from the status line. */
+static void
+test_kappa_typed (Fixture *f)
+{
+  SkyWindow *w;
+
+  open_image (f, &field);
+  w = f->window;
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+
+  type_into_spin (w->kappa_spin, "x3");
+  assert_state ("busy", "false");   /* no re-run */
+  g_assert_cmpfloat (gtk_adjustment_get_value (w->kappa_adjustment), ==, 3);
+  g_assert_cmpfloat (state_number ("clip_kappa"), ==, 3);
+  assert_status_has (f, "Clip at κ: “x3” is not a number; it stays 3");
+  assert_state ("last_error", "\"Clip at κ: “x3” is not a number");
+  g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (w->kappa_spin), "error"));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (w->kappa_spin)), ==, "3.0");
+
+  type_into_spin (w->kappa_spin, "1");
+  assert_state ("busy", "false");
+  g_assert_cmpfloat (state_number ("clip_kappa"), ==, 3);
+  assert_status_has (f, "Clip at κ: 1 is below 2, where clipping noise no longer converges");
+  g_assert_cmpfloat (gtk_adjustment_get_lower (w->kappa_adjustment), ==, 2);
+
+  type_into_spin (w->kappa_spin, " 2.5 ");
+  g_assert_cmpfloat (state_number ("clip_kappa"), ==, 2.5);
+  wait_idle (f, "the re-run at kappa 2.5");
+  g_assert_cmpfloat (w->run->params.clip_kappa, ==, 2.5);
+  g_assert_null (strstr (gtk_label_get_text (w->status_label), "Clip at κ"));
+  g_assert_false (gtk_widget_has_css_class (GTK_WIDGET (w->kappa_spin), "error"));
+  g_assert_false (w->run->stats.flat);
+  g_assert_cmpfloat (state_number ("nsources"), ==, N_FIELD_SOURCES);
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -2121,6 +2178,7 @@ main (int argc, char **argv)
     { "script-edges", test_script_edges },
     { "readout", test_readout },
     { "cube-planes", test_cube_planes },
+    { "kappa-typed", test_kappa_typed },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -1,5 +1,6 @@
 /* sky-window-private.h: SkyWindow's instance, shared by the files that split
  * it by concern: sky-window.c (the class, panels, readout),
+ * sky-window-controls.c (the parameter and limit controls, typed input),
  * sky-window-jobs.c (the queue: load, run, export), sky-window-files.c
  * (file dialogs, drag and drop, recent files). */
 #pragma once
@@ -62,6 +63,7 @@ struct _SkyWindow {
   GtkStack *panels;
   GtkAdjustment *threshold_adjustment;
   GtkAdjustment *kappa_adjustment;
+  GtkSpinButton *kappa_spin;
   GtkWidget *plane_box;          /* a cube's plane: shown for cubes only */
   GtkSpinButton *plane_spin;
   GtkLabel *plane_range_label;
@@ -107,6 +109,8 @@ struct _SkyWindow {
   double max_gap_ms;      /* longest main loop stall while a step ran */
   double run_max_gap_ms;  /* ... during the last run */
   char *last_error;
+  GtkWidget *input_error_control;   /* whose typed text the status line refuses */
+  char *input_error;
   gboolean disposed;
 };
 
@@ -122,6 +126,12 @@ void sky_window_set_status (SkyWindow *self, const char *text);
 void sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path);
 void sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown);
 void sky_window_changed (SkyWindow *self);   /* describe () would say something new */
+
+/* sky-window-controls.c */
+void sky_window_controls_init (SkyWindow *self);
+void sky_window_show_plane_control (SkyWindow *self, const SkyImage *img);
+void sky_window_set_input_error (SkyWindow *self, GtkWidget *control, const char *text);
+void sky_window_clear_input_error (SkyWindow *self, GtkWidget *control);
 
 /* sky-window-files.c */
 void sky_window_files_init (SkyWindow *self);

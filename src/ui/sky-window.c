@@ -240,13 +240,6 @@ sky_window_get_gl_info (SkyWindow *self)
 }
 
 static void
-rerun (SkyWindow *self)
-{
-  if (self->run != NULL && !self->restoring_params)
-    sky_window_push_job (self, SKY_JOB_RERUN, NULL, SKY_STEP_NONE, FALSE);
-}
-
-static void
 on_backend_toggled (GtkToggleButton *button, SkyWindow *self)
 {
   SkyBackend backend = button == self->gpu_button ? SKY_BACKEND_GPU
@@ -270,63 +263,6 @@ sync_backend_buttons (SkyWindow *self)
                             : self->cpu_button;
   if (!gtk_toggle_button_get_active (button))
     gtk_toggle_button_set_active (button, TRUE);
-}
-
-static void
-on_threshold_changed (GtkAdjustment *adjustment, SkyWindow *self)
-{
-  self->params.threshold = gtk_adjustment_get_value (adjustment);
-  sky_window_changed (self);
-  rerun (self);
-}
-
-static void
-on_kappa_changed (GtkAdjustment *adjustment, SkyWindow *self)
-{
-  self->params.clip_kappa = gtk_adjustment_get_value (adjustment);
-  rerun (self);
-}
-
-static void
-on_connectivity_changed (GtkDropDown *dropdown, GParamSpec *pspec, SkyWindow *self)
-{
-  self->params.connectivity = gtk_drop_down_get_selected (dropdown) == 1 ? 8 : 4;
-  rerun (self);
-}
-
-/* The plane control of a cube: its range and the plane shown, set without
- * reopening (the signal is for the user's changes). */
-static void
-show_plane_control (SkyWindow *self, const SkyImage *img)
-{
-  g_autofree char *range = g_strdup_printf ("of 0–%" G_GINT64_FORMAT, img->nplanes - 1);
-
-  gtk_widget_set_visible (self->plane_box, img->nplanes > 1);
-  g_signal_handlers_block_matched (self->plane_spin, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, self);
-  gtk_spin_button_set_range (self->plane_spin, 0, MAX (img->nplanes - 1, 0));
-  gtk_spin_button_set_increments (self->plane_spin, 1, 10);
-  gtk_spin_button_set_value (self->plane_spin, (double) img->plane);
-  g_signal_handlers_unblock_matched (self->plane_spin, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL,
-                                     self);
-  gtk_label_set_text (self->plane_range_label, range);
-}
-
-/* Another plane of the same cube: opened like any image, through the
- * queue, from the same file and HDU. */
-static void
-on_plane_changed (GtkSpinButton *spin, SkyWindow *self)
-{
-  if (self->image == NULL)
-    return;
-  sky_window_open_plane (self, self->image_path, self->image->image.hdu,
-                         (gint64) gtk_spin_button_get_value (spin));
-}
-
-static void
-on_relative_toggled (GtkCheckButton *check, SkyWindow *self)
-{
-  self->params.relative = gtk_check_button_get_active (check);
-  rerun (self);
 }
 
 /* ----------------------------------------------------------- applying */
@@ -363,7 +299,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
                                 image->is_demo ? " (demo)" : "");
   }
   gtk_label_set_text (self->subtitle_label, subtitle);
-  show_plane_control (self, img);
+  sky_window_show_plane_control (self, img);
   gtk_window_set_title (GTK_WINDOW (self), image->display_name);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->flip_button),
                                image->has_wcs
@@ -468,45 +404,6 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
   update_stats_label (self);
   sky_window_changed (self);
   g_debug ("run applied in %.1f ms", (g_get_monotonic_time () - t0) / 1000.0);
-}
-
-/* -------------------------------------------------------- typed limits */
-
-static void
-on_limits_changed (SkyImageView *view, GParamSpec *pspec, SkyWindow *self)
-{
-  guint limits;
-  gboolean typed;
-
-  g_object_get (view, "limits", &limits, NULL);
-  typed = limits == SKY_LIMITS_TYPED;
-  gtk_widget_set_visible (GTK_WIDGET (self->lo_entry), typed);
-  gtk_widget_set_visible (GTK_WIDGET (self->hi_entry), typed);
-  if (typed)
-    {
-      double lo, hi;
-      char text[G_ASCII_DTOSTR_BUF_SIZE];
-      sky_image_view_get_scale (view, &lo, &hi, NULL);
-      gtk_editable_set_text (GTK_EDITABLE (self->lo_entry), g_ascii_formatd (text, sizeof text, "%.6g", lo));
-      gtk_editable_set_text (GTK_EDITABLE (self->hi_entry), g_ascii_formatd (text, sizeof text, "%.6g", hi));
-    }
-}
-
-static void
-on_limit_entered (GtkEntry *entry, SkyWindow *self)
-{
-  const char *a = gtk_editable_get_text (GTK_EDITABLE (self->lo_entry));
-  const char *b = gtk_editable_get_text (GTK_EDITABLE (self->hi_entry));
-  char *end_a, *end_b;
-  double lo = g_ascii_strtod (a, &end_a), hi = g_ascii_strtod (b, &end_b);
-
-  if (end_a == a || *end_a || end_b == b || *end_b || !(hi > lo))
-    {
-      sky_window_set_status (self, "Display limits: two numbers, the lower first");
-      gtk_widget_error_bell (GTK_WIDGET (entry));
-      return;
-    }
-  sky_image_view_set_typed_limits (self->view, lo, hi);
 }
 
 /* ------------------------------------------------------------- readout */
@@ -842,6 +739,7 @@ sky_window_finalize (GObject *object)
   g_free (self->catalogue_path);
   g_free (self->view_path);
   g_free (self->last_error);
+  g_free (self->input_error);
   G_OBJECT_CLASS (sky_window_parent_class)->finalize (object);
 }
 
@@ -893,6 +791,7 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, panels);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_adjustment);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_spin);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_box);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_spin);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_range_label);
@@ -952,27 +851,16 @@ sky_window_init (SkyWindow *self)
   g_object_bind_property (self->view, "show-markers", self->show_markers_check, "active",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
 
-  gtk_adjustment_set_value (self->threshold_adjustment, self->params.threshold);
-  gtk_adjustment_set_value (self->kappa_adjustment, self->params.clip_kappa);
-  g_signal_connect (self->threshold_adjustment, "value-changed",
-                    G_CALLBACK (on_threshold_changed), self);
-  g_signal_connect (self->kappa_adjustment, "value-changed", G_CALLBACK (on_kappa_changed), self);
-  g_signal_connect (self->plane_spin, "value-changed", G_CALLBACK (on_plane_changed), self);
-  g_signal_connect (self->connectivity_dropdown, "notify::selected",
-                    G_CALLBACK (on_connectivity_changed), self);
-  g_signal_connect (self->relative_check, "toggled", G_CALLBACK (on_relative_toggled), self);
+  sky_window_controls_init (self);
 
   g_signal_connect (self->gpu_banner_close, "clicked", G_CALLBACK (on_gpu_banner_close), self);
   g_signal_connect (self->cpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
   g_signal_connect (self->gpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
   g_signal_connect (self->both_button, "toggled", G_CALLBACK (on_backend_toggled), self);
-  g_signal_connect (self->view, "notify::limits", G_CALLBACK (on_limits_changed), self);
   /* The view's settings are in describe (): keep the actions' state fresh. */
   g_signal_connect_swapped (self->view, "display-changed", G_CALLBACK (sky_window_changed), self);
   g_signal_connect_swapped (self->view, "notify::flip-x", G_CALLBACK (sky_window_changed), self);
   g_signal_connect_swapped (self->view, "notify::zoom", G_CALLBACK (sky_window_changed), self);
-  g_signal_connect (self->lo_entry, "activate", G_CALLBACK (on_limit_entered), self);
-  g_signal_connect (self->hi_entry, "activate", G_CALLBACK (on_limit_entered), self);
   g_signal_connect (self->view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
   g_signal_connect (self->view, "source-activated", G_CALLBACK (on_source_activated), self);
   g_signal_connect (self->sources, "source-selected", G_CALLBACK (on_source_selected), self);

@@ -1,0 +1,248 @@
+/* SkyWindow's controls: the Pipeline panel's parameters (clip κ, the
+ * threshold, connectivity, relative threshold, a cube's plane) and the typed display limits.
+ *
+ * Text typed into a control is checked here, not left to the control's
+ * own parsing, which turns a typo into 0 and then clamps it to the lower
+ * bound without a word: a value the control cannot take is refused, the
+ * control keeps its value, and the status line says which control and
+ * why, until that control takes a value again.
+ */
+#include "sky-window-private.h"
+
+#include <math.h>
+
+/* The least κ offered. Clipping noise at median ± κσ converges to a spread
+ * only for κ above √3 (a normal distribution cut at ± a has σ below
+ * a/√3, so below that the bounds shrink every pass until nothing is left)
+ * and just above √3 it takes hundreds of passes to a σ far below the
+ * noise's: on 512 × 512 pixels of N(0, 1), κ 1.7 clips to 120 pixels in
+ * 298 passes, 1.8 stops after 66 passes at σ 0.42, 2.0 after 29 at 0.72,
+ * 3 after 5 at 0.98. */
+#define KAPPA_MIN 2.0
+
+/* ------------------------------------------------------ input errors */
+
+static void
+clear_error_style (SkyWindow *self)
+{
+  if (self->input_error_control != NULL)
+    gtk_widget_remove_css_class (self->input_error_control, "error");
+  self->input_error_control = NULL;
+  g_clear_pointer (&self->input_error, g_free);
+}
+
+/* Refuses what was typed into control: the reason in the status line and
+ * in the state's last_error, the control marked. */
+void
+sky_window_set_input_error (SkyWindow *self, GtkWidget *control, const char *text)
+{
+  clear_error_style (self);
+  self->input_error_control = control;
+  self->input_error = g_strdup (text);
+  gtk_widget_add_css_class (control, "error");
+  gtk_widget_error_bell (control);
+  g_free (self->last_error);
+  self->last_error = g_strdup (text);
+  sky_window_set_status (self, text);
+  sky_window_changed (self);
+}
+
+/* control took a value: its error, if the status line still shows it, no
+ * longer applies. */
+void
+sky_window_clear_input_error (SkyWindow *self, GtkWidget *control)
+{
+  if (self->input_error_control != control)
+    return;
+  if (g_strcmp0 (gtk_label_get_text (self->status_label), self->input_error) == 0)
+    sky_window_set_status (self, NULL);
+  clear_error_style (self);
+  sky_window_changed (self);
+}
+
+/* ------------------------------------------------------- typed numbers */
+
+/* A number typed into a spin button: the C locale's decimal point or the
+ * user's, nothing else around it but spaces. */
+static gboolean
+parse_number (const char *text, double *value)
+{
+  g_autofree char *trimmed = g_strstrip (g_strdup (text));
+  char *end;
+
+  if (*trimmed == '\0')
+    return FALSE;
+  *value = g_ascii_strtod (trimmed, &end);
+  if (*end != '\0')
+    *value = g_strtod (trimmed, &end);
+  return *end == '\0' && isfinite (*value);
+}
+
+/* The "input" handler of a parameter's spin button (with the update
+ * policy "if-valid", so that an error keeps the value): name is the
+ * control's label, why_low why nothing below its lower bound is taken. */
+static int
+check_typed_value (GtkSpinButton *spin, double *value, const char *name, const char *why_low,
+                   SkyWindow *self)
+{
+  GtkAdjustment *adjustment = gtk_spin_button_get_adjustment (spin);
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
+  double lo = gtk_adjustment_get_lower (adjustment), hi = gtk_adjustment_get_upper (adjustment);
+  double now = gtk_adjustment_get_value (adjustment);
+  g_autofree char *message = NULL;
+  double v = 0;
+
+  if (!parse_number (text, &v))
+    message = g_strdup_printf ("%s: “%s” is not a number; it stays %g", name, text, now);
+  else if (v < lo)
+    message = g_strdup_printf ("%s: %g is below %g%s; it stays %g", name, v, lo, why_low, now);
+  else if (v > hi)
+    message = g_strdup_printf ("%s: %g is above %g, the most it takes; it stays %g", name, v,
+                               hi, now);
+  if (message != NULL)
+    {
+      sky_window_set_input_error (self, GTK_WIDGET (spin), message);
+      return GTK_INPUT_ERROR;
+    }
+  *value = v;
+  return TRUE;
+}
+
+static int
+on_kappa_input (GtkSpinButton *spin, double *value, SkyWindow *self)
+{
+  return check_typed_value (spin, value, "Clip at κ",
+                            ", where clipping noise no longer converges to a spread", self);
+}
+
+/* ---------------------------------------------------------- parameters */
+
+static void
+rerun (SkyWindow *self)
+{
+  if (self->run != NULL && !self->restoring_params)
+    sky_window_push_job (self, SKY_JOB_RERUN, NULL, SKY_STEP_NONE, FALSE);
+}
+
+static void
+on_threshold_changed (GtkAdjustment *adjustment, SkyWindow *self)
+{
+  self->params.threshold = gtk_adjustment_get_value (adjustment);
+  sky_window_changed (self);
+  rerun (self);
+}
+
+static void
+on_kappa_changed (GtkAdjustment *adjustment, SkyWindow *self)
+{
+  self->params.clip_kappa = gtk_adjustment_get_value (adjustment);
+  sky_window_clear_input_error (self, GTK_WIDGET (self->kappa_spin));
+  sky_window_changed (self);
+  rerun (self);
+}
+
+static void
+on_connectivity_changed (GtkDropDown *dropdown, GParamSpec *pspec, SkyWindow *self)
+{
+  self->params.connectivity = gtk_drop_down_get_selected (dropdown) == 1 ? 8 : 4;
+  rerun (self);
+}
+
+static void
+on_relative_toggled (GtkCheckButton *check, SkyWindow *self)
+{
+  self->params.relative = gtk_check_button_get_active (check);
+  rerun (self);
+}
+
+/* The plane control of a cube: its range and the plane shown, set without
+ * reopening (the signal is for the user's changes). */
+void
+sky_window_show_plane_control (SkyWindow *self, const SkyImage *img)
+{
+  g_autofree char *range = g_strdup_printf ("of 0–%" G_GINT64_FORMAT, img->nplanes - 1);
+
+  gtk_widget_set_visible (self->plane_box, img->nplanes > 1);
+  g_signal_handlers_block_matched (self->plane_spin, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, self);
+  gtk_spin_button_set_range (self->plane_spin, 0, MAX (img->nplanes - 1, 0));
+  gtk_spin_button_set_increments (self->plane_spin, 1, 10);
+  gtk_spin_button_set_value (self->plane_spin, (double) img->plane);
+  g_signal_handlers_unblock_matched (self->plane_spin, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL,
+                                     self);
+  gtk_label_set_text (self->plane_range_label, range);
+}
+
+/* Another plane of the same cube: opened like any image, through the
+ * queue, from the same file and HDU. */
+static void
+on_plane_changed (GtkSpinButton *spin, SkyWindow *self)
+{
+  if (self->image == NULL)
+    return;
+  sky_window_open_plane (self, self->image_path, self->image->image.hdu,
+                         (gint64) gtk_spin_button_get_value (spin));
+}
+
+/* -------------------------------------------------------- typed limits */
+
+static void
+on_limits_changed (SkyImageView *view, GParamSpec *pspec, SkyWindow *self)
+{
+  guint limits;
+  gboolean typed;
+
+  g_object_get (view, "limits", &limits, NULL);
+  typed = limits == SKY_LIMITS_TYPED;
+  gtk_widget_set_visible (GTK_WIDGET (self->lo_entry), typed);
+  gtk_widget_set_visible (GTK_WIDGET (self->hi_entry), typed);
+  if (typed)
+    {
+      double lo, hi;
+      char text[G_ASCII_DTOSTR_BUF_SIZE];
+      sky_image_view_get_scale (view, &lo, &hi, NULL);
+      gtk_editable_set_text (GTK_EDITABLE (self->lo_entry),
+                             g_ascii_formatd (text, sizeof text, "%.6g", lo));
+      gtk_editable_set_text (GTK_EDITABLE (self->hi_entry),
+                             g_ascii_formatd (text, sizeof text, "%.6g", hi));
+    }
+}
+
+static void
+on_limit_entered (GtkEntry *entry, SkyWindow *self)
+{
+  const char *a = gtk_editable_get_text (GTK_EDITABLE (self->lo_entry));
+  const char *b = gtk_editable_get_text (GTK_EDITABLE (self->hi_entry));
+  char *end_a, *end_b;
+  double lo = g_ascii_strtod (a, &end_a), hi = g_ascii_strtod (b, &end_b);
+
+  if (end_a == a || *end_a || end_b == b || *end_b || !(hi > lo))
+    {
+      sky_window_set_status (self, "Display limits: two numbers, the lower first");
+      gtk_widget_error_bell (GTK_WIDGET (entry));
+      return;
+    }
+  sky_image_view_set_typed_limits (self->view, lo, hi);
+}
+
+/* -------------------------------------------------------------- setup */
+
+void
+sky_window_controls_init (SkyWindow *self)
+{
+  gtk_adjustment_set_lower (self->kappa_adjustment, KAPPA_MIN);
+  gtk_adjustment_set_value (self->threshold_adjustment, self->params.threshold);
+  gtk_adjustment_set_value (self->kappa_adjustment, self->params.clip_kappa);
+
+  g_signal_connect (self->threshold_adjustment, "value-changed",
+                    G_CALLBACK (on_threshold_changed), self);
+  g_signal_connect (self->kappa_adjustment, "value-changed", G_CALLBACK (on_kappa_changed), self);
+  g_signal_connect (self->kappa_spin, "input", G_CALLBACK (on_kappa_input), self);
+  g_signal_connect (self->plane_spin, "value-changed", G_CALLBACK (on_plane_changed), self);
+  g_signal_connect (self->connectivity_dropdown, "notify::selected",
+                    G_CALLBACK (on_connectivity_changed), self);
+  g_signal_connect (self->relative_check, "toggled", G_CALLBACK (on_relative_toggled), self);
+
+  g_signal_connect (self->view, "notify::limits", G_CALLBACK (on_limits_changed), self);
+  g_signal_connect (self->lo_entry, "activate", G_CALLBACK (on_limit_entered), self);
+  g_signal_connect (self->hi_entry, "activate", G_CALLBACK (on_limit_entered), self);
+}
