@@ -2111,6 +2111,51 @@ test_kappa_typed (Fixture *f)
   g_assert_cmpfloat (state_number ("nsources"), ==, N_FIELD_SOURCES);
 }
 
+/* An error about typed display limits goes from the status line once it no
+ * longer applies: good limits entered, or another choice of limits. */
+static void
+test_limits_error_clears (Fixture *f)
+{
+  SkyWindow *w;
+
+  open_image (f, &field);
+  w = f->window;
+  gtk_drop_down_set_selected (w->limits_dropdown, SKY_LIMITS_TYPED);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (w->lo_entry)));
+  gtk_editable_set_text (GTK_EDITABLE (w->lo_entry), "5");
+  gtk_editable_set_text (GTK_EDITABLE (w->hi_entry), "1");
+  g_signal_emit_by_name (w->hi_entry, "activate");
+  assert_status_starts (f, "Display limits: two numbers, the lower first");
+
+  gtk_editable_set_text (GTK_EDITABLE (w->hi_entry), "50");
+  g_signal_emit_by_name (w->hi_entry, "activate");
+  wait_idle (f, "limits 5, 50");
+  g_assert_cmpstr (gtk_label_get_text (w->status_label), ==, "");
+  {
+    g_autofree char *json = state_json ();
+    g_assert_true (g_str_has_prefix (state_field (json, "scale"), "[5, 50]"));
+  }
+
+  gtk_editable_set_text (GTK_EDITABLE (w->lo_entry), "low");
+  g_signal_emit_by_name (w->lo_entry, "activate");
+  assert_status_starts (f, "Display limits");
+  activate ("display", g_variant_new_string ("limits=zscale"));
+  g_assert_cmpstr (gtk_label_get_text (w->status_label), ==, "");
+
+  /* A status line that has moved on is left alone. */
+  gtk_drop_down_set_selected (w->limits_dropdown, SKY_LIMITS_TYPED);
+  gtk_editable_set_text (GTK_EDITABLE (w->lo_entry), "low");
+  g_signal_emit_by_name (w->lo_entry, "activate");
+  click (f, "app.run", "'clip'");
+  wait_idle (f, "clip");
+  {
+    g_autofree char *status = g_strdup (gtk_label_get_text (w->status_label));
+    g_assert_null (strstr (status, "Display limits"));
+    activate ("display", g_variant_new_string ("limits=minmax"));
+    g_assert_cmpstr (gtk_label_get_text (w->status_label), ==, status);
+  }
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -2179,6 +2224,7 @@ main (int argc, char **argv)
     { "readout", test_readout },
     { "cube-planes", test_cube_planes },
     { "kappa-typed", test_kappa_typed },
+    { "limits-error-clears", test_limits_error_clears },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -5,7 +5,8 @@
  * own parsing, which turns a typo into 0 and then clamps it to the lower
  * bound without a word: a value the control cannot take is refused, the
  * control keeps its value, and the status line says which control and
- * why, until that control takes a value again.
+ * why, until that control takes a value again (or, for the limits, until
+ * typed limits are no longer in use).
  */
 #include "sky-window-private.h"
 
@@ -186,6 +187,13 @@ on_plane_changed (GtkSpinButton *spin, SkyWindow *self)
 /* -------------------------------------------------------- typed limits */
 
 static void
+clear_limits_error (SkyWindow *self)
+{
+  sky_window_clear_input_error (self, GTK_WIDGET (self->lo_entry));
+  sky_window_clear_input_error (self, GTK_WIDGET (self->hi_entry));
+}
+
+static void
 on_limits_changed (SkyImageView *view, GParamSpec *pspec, SkyWindow *self)
 {
   guint limits;
@@ -195,6 +203,7 @@ on_limits_changed (SkyImageView *view, GParamSpec *pspec, SkyWindow *self)
   typed = limits == SKY_LIMITS_TYPED;
   gtk_widget_set_visible (GTK_WIDGET (self->lo_entry), typed);
   gtk_widget_set_visible (GTK_WIDGET (self->hi_entry), typed);
+  clear_limits_error (self);
   if (typed)
     {
       double lo, hi;
@@ -212,15 +221,23 @@ on_limit_entered (GtkEntry *entry, SkyWindow *self)
 {
   const char *a = gtk_editable_get_text (GTK_EDITABLE (self->lo_entry));
   const char *b = gtk_editable_get_text (GTK_EDITABLE (self->hi_entry));
-  char *end_a, *end_b;
-  double lo = g_ascii_strtod (a, &end_a), hi = g_ascii_strtod (b, &end_b);
+  double lo, hi;
 
-  if (end_a == a || *end_a || end_b == b || *end_b || !(hi > lo))
+  if (!parse_number (a, &lo) || !parse_number (b, &hi) || !(hi > lo))
     {
-      sky_window_set_status (self, "Display limits: two numbers, the lower first");
-      gtk_widget_error_bell (GTK_WIDGET (entry));
+      sky_window_set_input_error (self, GTK_WIDGET (entry),
+                                  "Display limits: two numbers, the lower first");
       return;
     }
+  sky_window_set_typed_limits (self, lo, hi);
+}
+
+/* Typed limits applied, from the entries or a script: the entries' error,
+ * if any, no longer applies. */
+void
+sky_window_set_typed_limits (SkyWindow *self, double lo, double hi)
+{
+  clear_limits_error (self);
   sky_image_view_set_typed_limits (self->view, lo, hi);
 }
 

@@ -132,6 +132,7 @@ void sky_window_controls_init (SkyWindow *self);
 void sky_window_show_plane_control (SkyWindow *self, const SkyImage *img);
 void sky_window_set_input_error (SkyWindow *self, GtkWidget *control, const char *text);
 void sky_window_clear_input_error (SkyWindow *self, GtkWidget *control);
+void sky_window_set_typed_limits (SkyWindow *self, double lo, double hi);
 
 /* sky-window-files.c */
 void sky_window_files_init (SkyWindow *self);

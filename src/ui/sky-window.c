@@ -184,7 +184,7 @@ sky_window_set_display (SkyWindow *self, const char *setting, const char *value)
       hi = g_ascii_strtod (end + 1, &end);
       if (*end || !(hi > lo))
         return FALSE;
-      sky_image_view_set_typed_limits (self->view, lo, hi);
+      sky_window_set_typed_limits (self, lo, hi);
       return TRUE;
     }
   else if (g_str_equal (setting, "limits"))
