@@ -2111,6 +2111,48 @@ test_kappa_typed (Fixture *f)
   g_assert_cmpfloat (state_number ("nsources"), ==, N_FIELD_SOURCES);
 }
 
+/* The threshold has a number field beside its slider: 25σ typed or sent by
+ * app.threshold is taken (the slider rests at its end, 20), and a
+ * threshold out of range is refused with a message, not clamped. */
+static void
+test_threshold_field (Fixture *f)
+{
+  SkyWindow *w;
+
+  open_image (f, &field);
+  w = f->window;
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+
+  type_into_spin (w->threshold_spin, "25");
+  wait_idle (f, "threshold 25 typed");
+  g_assert_cmpfloat (state_number ("threshold"), ==, 25);
+  g_assert_cmpfloat (w->run->params.threshold, ==, 25);
+  g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (w->threshold_scale)), ==, 20);
+  g_assert_cmpfloat (state_number ("nsources"), ==, N_ABOVE_20_SIGMA);
+
+  /* The slider moves the number. */
+  gtk_range_set_value (GTK_RANGE (w->threshold_scale), 12);
+  wait_idle (f, "threshold 12 from the slider");
+  g_assert_cmpfloat (state_number ("threshold"), ==, 12);
+  g_assert_cmpfloat (gtk_spin_button_get_value (w->threshold_spin), ==, 12);
+
+  activate ("threshold", g_variant_new_double (25));
+  wait_idle (f, "app.threshold 25");
+  g_assert_cmpfloat (state_number ("threshold"), ==, 25);
+  g_assert_cmpfloat (action_threshold (), ==, 25);
+
+  activate ("threshold", g_variant_new_double (5000));
+  assert_state ("busy", "false");
+  g_assert_cmpfloat (state_number ("threshold"), ==, 25);
+  assert_state ("last_error", "\"That is not a threshold: The threshold is 1 to 1000 σ, not 5000");
+
+  type_into_spin (w->threshold_spin, "5 sigma");
+  assert_state ("busy", "false");
+  g_assert_cmpfloat (state_number ("threshold"), ==, 25);
+  assert_status_has (f, "Threshold: “5 sigma” is not a number; it stays 25");
+}
+
 /* An error about typed display limits goes from the status line once it no
  * longer applies: good limits entered, or another choice of limits. */
 static void
@@ -2224,6 +2266,7 @@ main (int argc, char **argv)
     { "readout", test_readout },
     { "cube-planes", test_cube_planes },
     { "kappa-typed", test_kappa_typed },
+    { "threshold-field", test_threshold_field },
     { "limits-error-clears", test_limits_error_clears },
   };
   static const char *const views[] = { "cpu", "gl" };

@@ -1,5 +1,6 @@
 /* SkyWindow's controls: the Pipeline panel's parameters (clip κ, the
- * threshold, connectivity, relative threshold, a cube's plane) and the typed display limits.
+ * threshold's slider and number, connectivity, relative threshold, a
+ * cube's plane) and the typed display limits.
  *
  * Text typed into a control is checked here, not left to the control's
  * own parsing, which turns a typo into 0 and then clamps it to the lower
@@ -116,6 +117,12 @@ on_kappa_input (GtkSpinButton *spin, double *value, SkyWindow *self)
                             ", where clipping noise no longer converges to a spread", self);
 }
 
+static int
+on_threshold_input (GtkSpinButton *spin, double *value, SkyWindow *self)
+{
+  return check_typed_value (spin, value, "Threshold", " σ, the least it takes", self);
+}
+
 /* ---------------------------------------------------------- parameters */
 
 static void
@@ -125,12 +132,27 @@ rerun (SkyWindow *self)
     sky_window_push_job (self, SKY_JOB_RERUN, NULL, SKY_STEP_NONE, FALSE);
 }
 
+/* The slider spans the usual thresholds; the number beside it, whose
+ * adjustment is the threshold itself, takes any up to its upper bound (the
+ * slider then rests at its end). */
 static void
 on_threshold_changed (GtkAdjustment *adjustment, SkyWindow *self)
 {
   self->params.threshold = gtk_adjustment_get_value (adjustment);
+  g_signal_handlers_block_matched (self->threshold_slider_adjustment, G_SIGNAL_MATCH_DATA, 0, 0,
+                                   NULL, NULL, self);
+  gtk_adjustment_set_value (self->threshold_slider_adjustment, self->params.threshold);
+  g_signal_handlers_unblock_matched (self->threshold_slider_adjustment, G_SIGNAL_MATCH_DATA, 0,
+                                     0, NULL, NULL, self);
+  sky_window_clear_input_error (self, GTK_WIDGET (self->threshold_spin));
   sky_window_changed (self);
   rerun (self);
+}
+
+static void
+on_threshold_slider_changed (GtkAdjustment *adjustment, SkyWindow *self)
+{
+  gtk_adjustment_set_value (self->threshold_adjustment, gtk_adjustment_get_value (adjustment));
 }
 
 static void
@@ -182,6 +204,22 @@ on_plane_changed (GtkSpinButton *spin, SkyWindow *self)
     return;
   sky_window_open_plane (self, self->image_path, self->image->image.hdu,
                          (gint64) gtk_spin_button_get_value (spin));
+}
+
+gboolean
+sky_window_set_threshold_checked (SkyWindow *self, double threshold, GError **error)
+{
+  double lo = gtk_adjustment_get_lower (self->threshold_adjustment);
+  double hi = gtk_adjustment_get_upper (self->threshold_adjustment);
+
+  if (!(threshold >= lo && threshold <= hi))
+    {
+      g_set_error (error, SKY_UI_ERROR, SKY_ERR_ARGUMENT, "The threshold is %g to %g σ, not %g.",
+                   lo, hi, threshold);
+      return FALSE;
+    }
+  gtk_adjustment_set_value (self->threshold_adjustment, threshold);
+  return TRUE;
 }
 
 /* -------------------------------------------------------- typed limits */
@@ -248,12 +286,16 @@ sky_window_controls_init (SkyWindow *self)
 {
   gtk_adjustment_set_lower (self->kappa_adjustment, KAPPA_MIN);
   gtk_adjustment_set_value (self->threshold_adjustment, self->params.threshold);
+  gtk_adjustment_set_value (self->threshold_slider_adjustment, self->params.threshold);
   gtk_adjustment_set_value (self->kappa_adjustment, self->params.clip_kappa);
 
   g_signal_connect (self->threshold_adjustment, "value-changed",
                     G_CALLBACK (on_threshold_changed), self);
+  g_signal_connect (self->threshold_slider_adjustment, "value-changed",
+                    G_CALLBACK (on_threshold_slider_changed), self);
   g_signal_connect (self->kappa_adjustment, "value-changed", G_CALLBACK (on_kappa_changed), self);
   g_signal_connect (self->kappa_spin, "input", G_CALLBACK (on_kappa_input), self);
+  g_signal_connect (self->threshold_spin, "input", G_CALLBACK (on_threshold_input), self);
   g_signal_connect (self->plane_spin, "value-changed", G_CALLBACK (on_plane_changed), self);
   g_signal_connect (self->connectivity_dropdown, "notify::selected",
                     G_CALLBACK (on_connectivity_changed), self);

@@ -61,7 +61,10 @@ struct _SkyWindow {
   GtkLabel *readout_label;
   GtkWidget *side_panel;
   GtkStack *panels;
-  GtkAdjustment *threshold_adjustment;
+  GtkAdjustment *threshold_adjustment;         /* the threshold, as its number field */
+  GtkAdjustment *threshold_slider_adjustment;  /* the slider's usual range */
+  GtkScale *threshold_scale;
+  GtkSpinButton *threshold_spin;
   GtkAdjustment *kappa_adjustment;
   GtkSpinButton *kappa_spin;
   GtkWidget *plane_box;          /* a cube's plane: shown for cubes only */
@@ -132,6 +135,7 @@ void sky_window_controls_init (SkyWindow *self);
 void sky_window_show_plane_control (SkyWindow *self, const SkyImage *img);
 void sky_window_set_input_error (SkyWindow *self, GtkWidget *control, const char *text);
 void sky_window_clear_input_error (SkyWindow *self, GtkWidget *control);
+gboolean sky_window_set_threshold_checked (SkyWindow *self, double threshold, GError **error);
 void sky_window_set_typed_limits (SkyWindow *self, double lo, double hi);
 
 /* sky-window-files.c */

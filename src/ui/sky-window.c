@@ -103,8 +103,13 @@ sky_window_set_backend (SkyWindow *self, SkyBackend backend, GError **error)
 void
 sky_window_set_threshold (SkyWindow *self, double threshold)
 {
+  g_autoptr (GError) error = NULL;
+
   g_return_if_fail (SKY_IS_WINDOW (self));
-  gtk_adjustment_set_value (self->threshold_adjustment, threshold);
+  /* A script's app.threshold: out of the control's range is refused with
+   * a message, not clamped. */
+  if (!sky_window_set_threshold_checked (self, threshold, &error))
+    sky_window_show_error (self, "That is not a threshold", error->message);
 }
 
 gboolean
@@ -790,6 +795,9 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, side_panel);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, panels);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_slider_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_scale);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_spin);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_adjustment);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_spin);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_box);
