@@ -2198,6 +2198,99 @@ test_limits_error_clears (Fixture *f)
   }
 }
 
+typedef struct {
+  GtkWidget *window;
+  int width, height;
+} WindowSize;
+
+static gboolean
+window_has_size (gpointer data)
+{
+  WindowSize *want = data;
+  /* Within the client-side decoration's border. */
+  return abs (gtk_widget_get_width (want->window) - want->width) <= 20
+         && abs (gtk_widget_get_height (want->window) - want->height) <= 20;
+}
+
+/* Resizes the window as a user's drag does, and waits for the new size to
+ * be laid out and drawn. */
+static void
+resize_window (Fixture *f, int width, int height)
+{
+  WindowSize want = { GTK_WIDGET (f->window), width, height };
+
+  gtk_window_set_default_size (GTK_WINDOW (f->window), width, height);
+  iterate_until (window_has_size, &want, "the window's new size");
+  wait_idle (f, "the window resized");
+}
+
+static GtkEventController *
+wheel_controller (GtkWidget *control)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (control);
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GtkEventController) c = g_list_model_get_item (controllers, i);
+      if (g_strcmp0 (gtk_event_controller_get_name (c), "sky-wheel-when-focused") == 0)
+        return c;
+    }
+  g_error ("no wheel controller on a %s", G_OBJECT_TYPE_NAME (control));
+  return NULL;
+}
+
+/* A wheel turn over the threshold slider, the threshold's number or κ, in
+ * the scrolled Pipeline panel, scrolls the panel and leaves the parameter
+ * (it used to move the threshold and start a long re-run), until the
+ * control has the focus. The policy is a scroll controller in the capture
+ * phase, which runs before the control's own; the test sends it the
+ * wheel's scroll. */
+static void
+test_panel_wheel (Fixture *f)
+{
+  SkyWindow *w;
+  GtkAdjustment *panel;
+  GtkWidget *controls[3];
+  double before;
+  gboolean handled = FALSE;
+
+  open_image (f, &field);
+  w = f->window;
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  /* Short enough that the panel scrolls. */
+  resize_window (f, 1280, 420);
+  panel = gtk_scrolled_window_get_vadjustment (
+    GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (GTK_WIDGET (w->threshold_scale),
+                                                  GTK_TYPE_SCROLLED_WINDOW)));
+  g_assert_cmpfloat (gtk_adjustment_get_upper (panel), >, gtk_adjustment_get_page_size (panel));
+
+  controls[0] = GTK_WIDGET (w->threshold_scale);
+  controls[1] = GTK_WIDGET (w->threshold_spin);
+  controls[2] = GTK_WIDGET (w->kappa_spin);
+  for (guint i = 0; i < G_N_ELEMENTS (controls); i++)
+    {
+      GtkEventController *wheel = wheel_controller (controls[i]);
+
+      g_assert_cmpint (gtk_event_controller_get_propagation_phase (wheel), ==, GTK_PHASE_CAPTURE);
+      gtk_widget_grab_focus (GTK_WIDGET (w->view));
+      gtk_adjustment_set_value (panel, 0);
+      g_signal_emit_by_name (wheel, "scroll", 0.0, 1.0, &handled);
+      g_assert_true (handled);
+      g_assert_cmpfloat (gtk_adjustment_get_value (panel), >, 0);
+      assert_state ("busy", "false");
+      g_assert_cmpfloat (state_number ("threshold"), ==, 5);
+      g_assert_cmpfloat (state_number ("clip_kappa"), ==, 3);
+
+      /* Focused, the wheel is the control's. */
+      g_assert_true (gtk_widget_grab_focus (controls[i]));
+      before = gtk_adjustment_get_value (panel);
+      g_signal_emit_by_name (wheel, "scroll", 0.0, 1.0, &handled);
+      g_assert_false (handled);
+      g_assert_cmpfloat (gtk_adjustment_get_value (panel), ==, before);
+    }
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -2268,6 +2361,7 @@ main (int argc, char **argv)
     { "kappa-typed", test_kappa_typed },
     { "threshold-field", test_threshold_field },
     { "limits-error-clears", test_limits_error_clears },
+    { "panel-wheel", test_panel_wheel },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -8,7 +8,10 @@
  * control keeps its value, and the status line says which control and
  * why, until that control takes a value again (or, for the limits, until
  * typed limits are no longer in use).
- */
+ *
+ * The Pipeline panel scrolls; a wheel turned over it scrolls it, and moves
+ * a slider or spin button only when that control has the keyboard focus,
+ * so that scrolling past the threshold slider never re-runs the search. */
 #include "sky-window-private.h"
 
 #include <math.h>
@@ -279,6 +282,51 @@ sky_window_set_typed_limits (SkyWindow *self, double lo, double hi)
   sky_image_view_set_typed_limits (self->view, lo, hi);
 }
 
+/* ---------------------------------------------------------- the wheel */
+
+static gboolean
+has_focus_within (GtkWidget *widget)
+{
+  GtkRoot *root = gtk_widget_get_root (widget);
+  GtkWidget *focus = root ? gtk_root_get_focus (root) : NULL;
+
+  return focus != NULL && (focus == widget || gtk_widget_is_ancestor (focus, widget));
+}
+
+/* A wheel over a control of the scrolled panel: the control's own while it
+ * has the focus, else the panel's, scrolled as GtkScrolledWindow scrolls
+ * for a wheel (a step of the page size to the power 2/3). */
+static gboolean
+on_control_scroll (GtkEventControllerScroll *controller, double dx, double dy, gpointer data)
+{
+  GtkWidget *control = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (controller));
+  GtkWidget *scrolled = gtk_widget_get_ancestor (control, GTK_TYPE_SCROLLED_WINDOW);
+  GtkAdjustment *adjustment;
+  double page;
+
+  if (has_focus_within (control) || scrolled == NULL)
+    return FALSE;
+  adjustment = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scrolled));
+  page = gtk_adjustment_get_page_size (adjustment);
+  gtk_adjustment_set_value (adjustment,
+                            gtk_adjustment_get_value (adjustment) + dy * pow (page, 2.0 / 3.0));
+  return TRUE;
+}
+
+/* Makes control take the wheel only while it has the focus: a controller in
+ * the capture phase runs before the control's own. */
+static void
+wheel_only_when_focused (GtkWidget *control)
+{
+  GtkEventController *scroll = gtk_event_controller_scroll_new (
+    GTK_EVENT_CONTROLLER_SCROLL_VERTICAL | GTK_EVENT_CONTROLLER_SCROLL_DISCRETE);
+
+  gtk_event_controller_set_name (scroll, "sky-wheel-when-focused");
+  gtk_event_controller_set_propagation_phase (scroll, GTK_PHASE_CAPTURE);
+  g_signal_connect (scroll, "scroll", G_CALLBACK (on_control_scroll), NULL);
+  gtk_widget_add_controller (control, scroll);
+}
+
 /* -------------------------------------------------------------- setup */
 
 void
@@ -304,4 +352,9 @@ sky_window_controls_init (SkyWindow *self)
   g_signal_connect (self->view, "notify::limits", G_CALLBACK (on_limits_changed), self);
   g_signal_connect (self->lo_entry, "activate", G_CALLBACK (on_limit_entered), self);
   g_signal_connect (self->hi_entry, "activate", G_CALLBACK (on_limit_entered), self);
+
+  wheel_only_when_focused (GTK_WIDGET (self->kappa_spin));
+  wheel_only_when_focused (GTK_WIDGET (self->threshold_scale));
+  wheel_only_when_focused (GTK_WIDGET (self->threshold_spin));
+  wheel_only_when_focused (GTK_WIDGET (self->plane_spin));
 }
