@@ -2291,6 +2291,58 @@ test_panel_wheel (Fixture *f)
     }
 }
 
+/* ------------------------------------------------------------- layout */
+
+/* The readout's text is whole: not ellipsized, and no wider than the
+ * label is given. */
+static void
+assert_readout_whole (Fixture *f)
+{
+  GtkLabel *label = f->window->readout_label;
+  PangoRectangle ink, logical;
+  int min;
+
+  pango_layout_get_pixel_extents (gtk_label_get_layout (label), &ink, &logical);
+  gtk_widget_measure (GTK_WIDGET (label), GTK_ORIENTATION_HORIZONTAL, -1, &min, NULL, NULL, NULL);
+  g_test_message ("readout %d px wide in %d px (minimum %d): %s", logical.width,
+                  gtk_widget_get_width (GTK_WIDGET (label)), min, gtk_label_get_text (label));
+  g_assert_false (pango_layout_is_ellipsized (gtk_label_get_layout (label)));
+  g_assert_cmpint (logical.width, <=, gtk_widget_get_width (GTK_WIDGET (label)));
+}
+
+/* The longest readout the field gives: on a source, with the sky position. */
+static void
+point_at_source (Fixture *f)
+{
+  const Source *s = &field_sources[0];
+  g_signal_emit_by_name (f->view, "pointer-moved", TRUE, s->x + 0.5, s->y + 0.5);
+  g_assert_nonnull (strstr (gtk_label_get_text (f->window->readout_label), "source"));
+}
+
+/* Whether w is in a part of the window that scrolls vertically: reachable
+ * by scrolling wherever it is. */
+/* The readout has a row of its own across the window: whole at the default
+ * size with typed limits showing their entries, where it used to share a
+ * row with them and be cut. */
+static void
+test_readout_room (Fixture *f)
+{
+  open_image (f, &field);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  gtk_drop_down_set_selected (f->window->limits_dropdown, SKY_LIMITS_TYPED);
+  wait_idle (f, "typed limits");
+  point_at_source (f);
+  assert_readout_whole (f);
+  {
+    int height = gtk_widget_get_height (GTK_WIDGET (f->view));
+    /* Off the image the readout is empty, and the image keeps its size. */
+    g_signal_emit_by_name (f->view, "pointer-moved", FALSE, 0.0, 0.0);
+    wait_idle (f, "the readout emptied");
+    g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (f->view)), ==, height);
+  }
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -2362,6 +2414,7 @@ main (int argc, char **argv)
     { "threshold-field", test_threshold_field },
     { "limits-error-clears", test_limits_error_clears },
     { "panel-wheel", test_panel_wheel },
+    { "readout-room", test_readout_room },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;
