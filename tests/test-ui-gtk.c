@@ -2293,6 +2293,29 @@ test_panel_wheel (Fixture *f)
 
 /* ------------------------------------------------------------- layout */
 
+static gboolean
+count_frame (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
+{
+  int *frames = data;
+  return --*frames > 0 ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+static gboolean
+frames_done (gpointer data)
+{
+  return *(int *) data <= 0;
+}
+
+/* Until the window has gone through a few frames: a new page is laid out. */
+static void
+wait_frames (Fixture *f)
+{
+  int frames = 3;
+  gtk_widget_add_tick_callback (GTK_WIDGET (f->window), count_frame, &frames, NULL);
+  gtk_widget_queue_allocate (GTK_WIDGET (f->window));
+  iterate_until (frames_done, &frames, "three frames of the window");
+}
+
 /* The readout's text is whole: not ellipsized, and no wider than the
  * label is given. */
 static void
@@ -2321,6 +2344,30 @@ point_at_source (Fixture *f)
 
 /* Whether w is in a part of the window that scrolls vertically: reachable
  * by scrolling wherever it is. */
+/* Switching panels leaves the panel's width, and so the image's, as it
+ * was: the panel is as wide as a page's minimum, not its natural width. */
+static void
+test_panel_width_steady (Fixture *f)
+{
+  static const char *const pages[] = { "timings", "sources", "pipeline" };
+  int panel_width, view_width;
+
+  open_image (f, &field);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  panel_width = gtk_widget_get_width (f->window->side_panel);
+  view_width = gtk_widget_get_width (GTK_WIDGET (f->view));
+  g_test_message ("panel %d px, view %d px", panel_width, view_width);
+  for (guint i = 0; i < G_N_ELEMENTS (pages); i++)
+    {
+      activate ("panel", g_variant_new_string (pages[i]));
+      wait_idle (f, pages[i]);
+      wait_frames (f);
+      g_assert_cmpint (gtk_widget_get_width (f->window->side_panel), ==, panel_width);
+      g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (f->view)), ==, view_width);
+    }
+}
+
 /* The readout has a row of its own across the window: whole at the default
  * size with typed limits showing their entries, where it used to share a
  * row with them and be cut. */
@@ -2414,6 +2461,7 @@ main (int argc, char **argv)
     { "threshold-field", test_threshold_field },
     { "limits-error-clears", test_limits_error_clears },
     { "panel-wheel", test_panel_wheel },
+    { "panel-width-steady", test_panel_width_steady },
     { "readout-room", test_readout_room },
   };
   static const char *const views[] = { "cpu", "gl" };

@@ -1,6 +1,7 @@
 /* sky-window-private.h: SkyWindow's instance, shared by the files that split
  * it by concern: sky-window.c (the class, panels, readout),
  * sky-window-controls.c (the parameter and limit controls, typed input),
+ * sky-window-layout.c (the panels' width),
  * sky-window-jobs.c (the queue: load, run, export), sky-window-files.c
  * (file dialogs, drag and drop, recent files). */
 #pragma once
@@ -129,6 +130,10 @@ void sky_window_set_status (SkyWindow *self, const char *text);
 void sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path);
 void sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown);
 void sky_window_changed (SkyWindow *self);   /* describe () would say something new */
+
+/* sky-window-layout.c */
+void sky_window_layout_init (SkyWindow *self);
+void sky_window_keep_panel_width (SkyWindow *self);
 
 /* sky-window-controls.c */
 void sky_window_controls_init (SkyWindow *self);

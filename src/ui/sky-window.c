@@ -407,6 +407,7 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
   sky_timings_panel_set_run (self->timings, run);
   sky_source_table_set_run (self->sources, run);
   update_stats_label (self);
+  sky_window_keep_panel_width (self);
   sky_window_changed (self);
   g_debug ("run applied in %.1f ms", (g_get_monotonic_time () - t0) / 1000.0);
 }
@@ -838,6 +839,7 @@ sky_window_init (SkyWindow *self)
   g_autofree char *reason = NULL;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  sky_window_layout_init (self);
   g_queue_init (&self->jobs);
   self->started_us = g_get_monotonic_time ();
   sky_params_init (&self->params);
