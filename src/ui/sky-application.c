@@ -284,7 +284,7 @@ action_display (GSimpleAction *action, GVariant *param, gpointer data)
 
   if (g_strv_length (parts) != 2 || !sky_window_set_display (main_window (data), parts[0], parts[1]))
     g_warning ("app.display: “%s” is not stretch=, limits=, colormap=, mask=, labels=, "
-               "markers= or flip= with a known value", text);
+               "markers=, flip= or panels= with a known value", text);
 }
 
 static void

@@ -1,7 +1,7 @@
 /* sky-window-private.h: SkyWindow's instance, shared by the files that split
  * it by concern: sky-window.c (the class, panels, readout),
  * sky-window-controls.c (the parameter and limit controls, typed input),
- * sky-window-layout.c (the panels' width),
+ * sky-window-layout.c (where the panels are),
  * sky-window-jobs.c (the queue: load, run, export), sky-window-files.c
  * (file dialogs, drag and drop, recent files). */
 #pragma once
@@ -60,6 +60,7 @@ struct _SkyWindow {
   SkyImageView *view;
   SkyColorBar *color_bar;
   GtkLabel *readout_label;
+  GtkPaned *paned;              /* the image and the panels */
   GtkWidget *side_panel;
   GtkStack *panels;
   GtkAdjustment *threshold_adjustment;         /* the threshold, as its number field */
@@ -133,6 +134,7 @@ void sky_window_changed (SkyWindow *self);   /* describe () would say something 
 
 /* sky-window-layout.c */
 void sky_window_layout_init (SkyWindow *self);
+gboolean sky_window_set_panels (SkyWindow *self, const char *where);
 void sky_window_keep_panel_width (SkyWindow *self);
 
 /* sky-window-controls.c */

@@ -161,6 +161,9 @@ sky_window_set_display (SkyWindow *self, const char *setting, const char *value)
 {
   int v = -1;
 
+  if (g_str_equal (setting, "panels"))
+    return sky_window_set_panels (self, value);
+
   if (g_str_equal (setting, "mask") || g_str_equal (setting, "labels")
       || g_str_equal (setting, "markers"))
     {
@@ -599,6 +602,12 @@ sky_window_describe (SkyWindow *self)
     g_string_append (out, "], \"colormap\": ");
     json_string (out, sky_colormap_name (colormap));
     g_string_append_printf (out, ", \"flip\": %s", flip ? "true" : "false");
+    {
+      g_autoptr (GVariant) panels = g_action_group_get_action_state (G_ACTION_GROUP (self),
+                                                                     "panels");
+      g_string_append (out, ", \"panels\": ");
+      json_string (out, g_variant_get_string (panels, NULL));
+    }
   }
   g_string_append (out, ", \"catalogue\": ");
   json_string (out, self->catalogue_path);
@@ -793,6 +802,7 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, view);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, color_bar);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, readout_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, paned);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, side_panel);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, panels);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_adjustment);
