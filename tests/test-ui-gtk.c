@@ -85,7 +85,8 @@ typedef struct {
   int nx, ny;
 } Image;
 
-static Image field, orient_west, orient_east, orient_nowcs;
+static Image field, orient_west, orient_east, orient_nowcs, orient_linear;
+#define LINEAR_CDELT1 2
 /* A noise pixel of the field whose four neighbours all differ from it by
  * more than one sigma: at 16x it must be one square of its own colour. */
 static int zoom_x, zoom_y;
@@ -120,7 +121,8 @@ fail_on_cfitsio (const char *path, int status)
 }
 
 /* Writes pixels as a float32 FITS image; cdelt1_sign -1 or +1 gives it a
- * celestial WCS with that sign of CDELT1, 0 none. */
+ * celestial WCS with that sign of CDELT1, 0 none, LINEAR_CDELT1 a linear
+ * (not celestial) first axis with CDELT1 > 0. */
 static char *
 write_fits (const char *name, const float *pixels, int nx, int ny, int cdelt1_sign)
 {
@@ -133,7 +135,14 @@ write_fits (const char *name, const float *pixels, int nx, int ny, int cdelt1_si
   fits_create_file (&f, create, &status);
   fits_create_img (f, FLOAT_IMG, 2, axes, &status);
   fits_write_key_str (f, "BUNIT", "JY/BEAM", NULL, &status);
-  if (cdelt1_sign != 0)
+  if (cdelt1_sign == LINEAR_CDELT1)
+    {
+      fits_write_key_str (f, "CTYPE1", "LINEAR", NULL, &status);
+      fits_write_key_str (f, "CTYPE2", "LINEAR", NULL, &status);
+      fits_write_key_dbl (f, "CDELT1", 0.5, 10, NULL, &status);
+      fits_write_key_dbl (f, "CDELT2", 0.5, 10, NULL, &status);
+    }
+  else if (cdelt1_sign != 0)
     {
       fits_write_key_str (f, "CTYPE1", "RA---SIN", NULL, &status);
       fits_write_key_str (f, "CTYPE2", "DEC--SIN", NULL, &status);
@@ -194,6 +203,8 @@ make_fixtures (void)
                           ORIENT_NY };
   orient_nowcs = (Image) { write_fits ("no_wcs.fits", v, ORIENT_NX, ORIENT_NY, 0), ORIENT_NX,
                            ORIENT_NY };
+  orient_linear = (Image) { write_fits ("linear.fits", v, ORIENT_NX, ORIENT_NY, LINEAR_CDELT1),
+                            ORIENT_NX, ORIENT_NY };
   g_free (v);
 }
 
@@ -670,9 +681,10 @@ darkest_spot (Fixture *f, double *fx, double *fy)
 
 /* RA runs to the left: a bright pixel near the image's first column shows
  * at the left where CDELT1 < 0 already says so, at the right where
- * CDELT1 > 0 (mirrored) and where there is no WCS (the lesson's fliplr);
- * the flip setting overrides. Rows go up: the pixel near the last row is
- * near the top. */
+ * CDELT1 > 0 (mirrored); where no celestial WCS says which way RA runs (no
+ * WCS, or a linear first axis with CDELT1 > 0) x increases to the right,
+ * as DS9 shows it, so the pixel is at the left; the flip setting
+ * overrides. Rows go up: the pixel near the last row is near the top. */
 static void
 test_orientation (Fixture *f)
 {
@@ -692,9 +704,16 @@ test_orientation (Fixture *f)
   g_assert_cmpfloat (fabs (fy - top), <, 0.03);
 
   open_image (f, &orient_nowcs);
-  assert_state ("flip", "true");
+  assert_state ("flip", "false");
   darkest_spot (f, &fx, &fy);
-  g_assert_cmpfloat (fabs (fx - far), <, 0.02);
+  g_assert_cmpfloat (fabs (fx - near), <, 0.02);
+
+  open_image (f, &orient_linear);
+  assert_state ("flip", "false");
+  darkest_spot (f, &fx, &fy);
+  g_assert_cmpfloat (fabs (fx - near), <, 0.02);
+  g_assert_nonnull (strstr (gtk_label_get_text (f->window->subtitle_label),
+                            "no celestial WCS"));
 
   /* The flip button's setting, as app.display sets it. */
   open_image (f, &orient_west);

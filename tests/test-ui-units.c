@@ -232,10 +232,10 @@ test_header_flip (void)
   g_assert_true (sky_header_flip_x (b, 2, &wcs));
   g_assert_true (sky_header_flip_x (c, 2, &wcs));   /* CD wins over CDELT */
   g_assert_true (sky_header_flip_x (d, 2, &wcs));   /* CDELT1 * PC1_1 > 0 */
-  /* No WCS: the lesson's np.fliplr. */
-  g_assert_true (sky_header_flip_x (e, 2, &wcs));
+  /* No WCS: x increases to the right, as DS9 shows it. */
+  g_assert_false (sky_header_flip_x (e, 2, &wcs));
   g_assert_false (wcs);
-  g_assert_true (sky_header_flip_x (NULL, 0, &wcs));
+  g_assert_false (sky_header_flip_x (NULL, 0, &wcs));
   g_assert_false (wcs);
 }
 

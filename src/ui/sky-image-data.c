@@ -60,6 +60,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   LoadInput *in = task_data;
   g_autoptr (SkyImageData) data = g_atomic_rc_box_new0 (SkyImageData);
   double t0;
+  int header_has_cdelt;
   int ret;
 
   if (in->make_demo && !g_file_test (in->path, G_FILE_TEST_EXISTS))
@@ -103,11 +104,15 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
                                sky_last_error ());
       return;
     }
-  data->flip_x = sky_header_flip_x (data->image.header, data->image.nheader_cards,
-                                    &data->has_wcs);
   /* No celestial WCS is no failure: the readout then shows pixels only. */
   if (sky_wcs_new (&data->image, &data->wcs) != SKY_OK)
     data->wcs = NULL;
+  /* RA increases to the left where a celestial WCS says which way it runs;
+   * elsewhere x increases to the right, as DS9 shows it. */
+  data->has_wcs = data->wcs != NULL;
+  data->flip_x = data->has_wcs
+                 && sky_header_flip_x (data->image.header, data->image.nheader_cards,
+                                       &header_has_cdelt);
   data->display_name = g_filename_display_basename (in->path);
   data->prepare_ms = sky_now_ms () - t0;
 

@@ -16,7 +16,7 @@ typedef struct _SkyImageData {
   SkyDisplayStats stats;
   SkyPyramid pyramid;
   char *display_name;     /* the file's name for titles and messages */
-  gboolean has_wcs;
+  gboolean has_wcs;       /* a celestial WCS: wcs is set */
   gboolean flip_x;        /* mirror to show RA increasing to the left */
   SkyWcs *wcs;            /* the celestial WCS, or NULL; main thread only
                            * (wcslib keeps scratch state in it) */

@@ -303,7 +303,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
       : g_strdup ("");
     subtitle = g_strdup_printf ("%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "%s%s, HDU %d%s%s%s",
                                 img->nx, img->ny, img->bunit[0] ? ", " : "", img->bunit,
-                                img->hdu, plane, image->has_wcs ? "" : ", no WCS",
+                                img->hdu, plane, image->has_wcs ? "" : ", no celestial WCS",
                                 image->is_demo ? " (demo)" : "");
   }
   gtk_label_set_text (self->subtitle_label, subtitle);
@@ -313,8 +313,8 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
                                image->has_wcs
                                ? "Mirror left-right. It starts where RA (the first axis) "
                                  "increases to the left, from the sign of CDELT1 or CD1_1."
-                               : "Mirror left-right. This image has no WCS: it starts "
-                                 "mirrored, as the lesson shows it (np.fliplr).");
+                               : "Mirror left-right. This image has no celestial WCS: it "
+                                 "starts with x increasing to the right, as DS9 shows it.");
   gtk_widget_grab_focus (GTK_WIDGET (self->view));
   sky_window_changed (self);
 }
