@@ -2533,6 +2533,147 @@ test_narrow_window (Fixture *f)
                    GTK_ORIENTATION_HORIZONTAL);
 }
 
+/* ------------------------------------------------------- source table */
+
+static GtkWidget *
+find_descendant (GtkWidget *root, GType type)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+      if (G_TYPE_CHECK_INSTANCE_TYPE (w, type))
+        return w;
+      if ((found = find_descendant (w, type)))
+        return found;
+    }
+  return NULL;
+}
+
+/* The label under root (a column's header, a cell) that reads text, or NULL. */
+static GtkWidget *
+header_label (GtkWidget *root, const char *title)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+      if (GTK_IS_LABEL (w) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (w)), title) == 0)
+        return w;
+      if ((found = header_label (w, title)))
+        return found;
+    }
+  return NULL;
+}
+
+static GtkColumnViewColumn *
+column_titled (GtkColumnView *view, const char *title)
+{
+  GListModel *columns = gtk_column_view_get_columns (view);
+
+  for (guint i = 0; i < g_list_model_get_n_items (columns); i++)
+    {
+      g_autoptr (GtkColumnViewColumn) c = g_list_model_get_item (columns, i);
+      if (g_strcmp0 (gtk_column_view_column_get_title (c), title) == 0)
+        return c;
+    }
+  return NULL;
+}
+
+/* Adds a beam of fwhm_arcsec to a FITS file's header. */
+static void
+add_beam (const char *path, double fwhm_arcsec)
+{
+  fitsfile *f = NULL;
+  int status = 0;
+
+  fits_open_file (&f, path, READWRITE, &status);
+  fits_write_key_dbl (f, "BMAJ", fwhm_arcsec / 3600, 10, NULL, &status);
+  fits_write_key_dbl (f, "BMIN", fwhm_arcsec / 3600, 10, NULL, &status);
+  fits_close_file (f, &status);
+  fail_on_cfitsio (path, status);
+}
+
+/* The source table has the catalogue's columns with their units: RA and
+ * Dec first, in sight at the default size, then x, y, peak and sum in the
+ * image's unit, int_flux in Jy (the sum over the beam's area in pixels),
+ * snr (peak over σ) and local_rms (σ) as the export has them. */
+static void
+test_source_table_columns (Fixture *f)
+{
+  Image beam = field;
+  GtkColumnView *view;
+  GtkWidget *scroller;
+  GListModel *rows;
+  const SkyRun *run;
+  /* 3" FWHM, 1" pixels: pi 3 3 / (4 ln 2) pixels. */
+  double beam_pixels = G_PI * 9 / (4 * log (2));
+
+  /* The field with a beam in its header. */
+  beam.path = sky_test_tmp_path ("beam.fits");
+  {
+    g_autofree char *bytes = NULL;
+    gsize len;
+    g_assert_true (g_file_get_contents (field.path, &bytes, &len, NULL));
+    g_assert_true (g_file_set_contents (beam.path, bytes, len, NULL));
+  }
+  add_beam (beam.path, 3);
+  open_image (f, &beam);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  activate ("panel", g_variant_new_string ("sources"));
+  wait_idle (f, "the sources panel");
+  wait_frames (f);
+  run = f->window->run;
+
+  view = GTK_COLUMN_VIEW (find_descendant (GTK_WIDGET (f->window->sources),
+                                           GTK_TYPE_COLUMN_VIEW));
+  for (const char *const *t = (const char *const[]) { "id", "RA", "Dec", "x", "y",
+                                                      "peak (Jy/beam)", "sum (Jy/beam)",
+                                                      "int_flux (Jy)", "snr",
+                                                      "local_rms (Jy/beam)", "pixels", NULL };
+       *t; t++)
+    if (column_titled (view, *t) == NULL || !gtk_column_view_column_get_visible (column_titled (view, *t)))
+      g_error ("no column \"%s\" shown in the source table", *t);
+
+  /* RA and Dec in sight at the default size, left of the scroller's edge. */
+  scroller = gtk_widget_get_ancestor (GTK_WIDGET (view), GTK_TYPE_SCROLLED_WINDOW);
+  for (const char *const *t = (const char *const[]) { "RA", "Dec", NULL }; *t; t++)
+    {
+      GtkWidget *label = header_label (GTK_WIDGET (view), *t);
+      graphene_rect_t r;
+      g_assert_nonnull (label);
+      g_assert_true (gtk_widget_compute_bounds (label, scroller, &r));
+      g_test_message ("%s header at x %.0f to %.0f of %d", *t, r.origin.x,
+                      r.origin.x + r.size.width, gtk_widget_get_width (scroller));
+      g_assert_cmpfloat (r.origin.x, >=, 0);
+      g_assert_cmpfloat (r.origin.x + r.size.width, <=, gtk_widget_get_width (scroller));
+    }
+
+  if (g_getenv ("SKYSIFT_TEST_SCREENSHOTS"))
+    {
+      g_autofree char *shot = g_build_filename (g_getenv ("SKYSIFT_TEST_SCREENSHOTS"),
+                                                "source-table.png", NULL);
+      sky_window_screenshot (f->window, "panel", 1, shot);
+      wait_idle (f, "the screenshot");
+    }
+  rows = G_LIST_MODEL (gtk_column_view_get_model (view));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, N_FIELD_SOURCES);
+  for (guint i = 0; i < N_FIELD_SOURCES; i++)
+    {
+      g_autoptr (GObject) row = g_list_model_get_item (rows, i);
+      gint64 id;
+      double int_flux, snr, local_rms;
+      g_object_get (row, "id", &id, "int-flux", &int_flux, "snr", &snr, "local-rms", &local_rms,
+                    NULL);
+      g_assert_cmpfloat_with_epsilon (int_flux, run->catalogue.sum[id - 1] / beam_pixels,
+                                      1e-9 * fabs (int_flux));
+      g_assert_cmpfloat (local_rms, ==, run->stats.sigma);
+      g_assert_cmpfloat_with_epsilon (snr, run->catalogue.peak[id - 1] / run->stats.sigma,
+                                      1e-9 * snr);
+    }
+
+  g_free (beam.path);
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -2607,6 +2748,7 @@ main (int argc, char **argv)
     { "panel-width-steady", test_panel_width_steady },
     { "readout-room", test_readout_room },
     { "narrow-window", test_narrow_window },
+    { "source-table-columns", test_source_table_columns },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

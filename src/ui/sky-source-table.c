@@ -3,6 +3,8 @@
 #include "sky-source-table.h"
 #include "sky-source.h"
 
+#include <math.h>
+
 struct _SkySourceTable {
   GtkWidget parent_instance;
 
@@ -11,6 +13,9 @@ struct _SkySourceTable {
   GtkColumnViewColumn *id_column;
   GtkColumnViewColumn *lng_column;
   GtkColumnViewColumn *lat_column;
+  GtkColumnViewColumn *peak_column;
+  GtkColumnViewColumn *sum_column;
+  GtkColumnViewColumn *local_rms_column;
   GtkLabel *summary;
 
   GtkSortListModel *sorted;    /* owned by selection */
@@ -60,6 +65,34 @@ set_rows (SkySourceTable *self, GPtrArray *rows)
   gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (self->selection));
 }
 
+/* The run's catalogue as the export has it (sky positions, int_flux), its
+ * result borrowed from the run: not to be cleared, only ex. */
+static int
+export_run (SkyRun *run, SkyResult *res, SkyExport *ex)
+{
+  SkyRunInfo info = { 0 };
+
+  res->nx = run->image->image.nx;
+  res->ny = run->image->image.ny;
+  res->stats = run->stats;
+  res->threshold_value = run->threshold_value;
+  res->nsources = run->nsources;
+  res->catalogue = run->catalogue;
+  info.image = &run->image->image;
+  info.params = &run->params;
+  info.backend = sky_backend_name (run->backend);
+  return sky_export_init (ex, &info, res);
+}
+
+/* A column's title with the image's unit: "peak (Jy/beam)". */
+static void
+set_unit_title (GtkColumnViewColumn *column, const char *name, const char *unit)
+{
+  g_autofree char *title = unit && *unit ? g_strdup_printf ("%s (%s)", name, unit)
+                                         : g_strdup (name);
+  gtk_column_view_column_set_title (column, title);
+}
+
 static void
 show_run (SkySourceTable *self)
 {
@@ -67,12 +100,22 @@ show_run (SkySourceTable *self)
   SkyRun *run = self->run;
   gint64 n = run && run->done >= SKY_STEP_MEASURE ? run->catalogue.n : 0;
   g_autofree char *text = NULL;
+  SkyResult res = { 0 };
+  SkyExport ex = { 0 };
+  SkyWcs *wcs = NULL;
 
-  SkyWcs *wcs = run ? run->image->wcs : NULL;
-
+  if (n > 0 && export_run (run, &res, &ex) != SKY_OK)
+    {
+      g_warning ("the source table: %s", sky_last_error ());
+      n = 0;
+    }
+  wcs = ex.wcs;
   for (gint64 i = 0; i < n; i++)
-    g_ptr_array_add (rows, sky_source_new (run, i, wcs));
+    g_ptr_array_add (rows, sky_source_new (run, i, &ex));
   set_rows (self, rows);
+  set_unit_title (self->peak_column, "peak", ex.unit);
+  set_unit_title (self->sum_column, "sum", ex.unit);
+  set_unit_title (self->local_rms_column, "local_rms", ex.unit);
   /* The sky columns, named after the WCS's system (RA/Dec, glon/glat...). */
   gtk_column_view_column_set_visible (self->lng_column, wcs != NULL);
   gtk_column_view_column_set_visible (self->lat_column, wcs != NULL);
@@ -82,6 +125,7 @@ show_run (SkySourceTable *self)
       gtk_column_view_column_set_title (self->lng_column, eq ? "RA" : sky_wcs_lng_name (wcs));
       gtk_column_view_column_set_title (self->lat_column, eq ? "Dec" : sky_wcs_lat_name (wcs));
     }
+  sky_export_clear (&ex);
   self->stale = FALSE;
   g_clear_handle_id (&self->show_timer, g_source_remove);
   if (run == NULL || run->done < SKY_STEP_MEASURE)
@@ -220,6 +264,32 @@ DEFINE_BIND (y, "%.2f")
 DEFINE_BIND (peak, "%.4g")
 DEFINE_BIND (sum, "%.4g")
 DEFINE_BIND (npix, NULL)
+DEFINE_BIND (snr, "%.1f")
+
+/* Empty where unknown (no beam, no σ), as the CSV leaves the field. */
+static void
+bind_unknown_empty (GtkListItem *item, const char *property, const char *format)
+{
+  double v;
+  char text[64] = "";
+
+  g_object_get (gtk_list_item_get_item (item), property, &v, NULL);
+  if (isfinite (v))
+    g_snprintf (text, sizeof text, format, v);
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+}
+
+static void
+bind_int_flux (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  bind_unknown_empty (item, "int-flux", "%.4g");
+}
+
+static void
+bind_local_rms (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  bind_unknown_empty (item, "local-rms", "%.4g");
+}
 
 static void
 bind_lng (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
@@ -279,6 +349,9 @@ sky_source_table_class_init (SkySourceTableClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, id_column);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, lng_column);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, lat_column);
+  gtk_widget_class_bind_template_child (widget_class, SkySourceTable, peak_column);
+  gtk_widget_class_bind_template_child (widget_class, SkySourceTable, sum_column);
+  gtk_widget_class_bind_template_child (widget_class, SkySourceTable, local_rms_column);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, summary);
   gtk_widget_class_bind_template_callback (widget_class, cell_setup);
   gtk_widget_class_bind_template_callback (widget_class, bind_id);
@@ -289,6 +362,9 @@ sky_source_table_class_init (SkySourceTableClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, bind_npix);
   gtk_widget_class_bind_template_callback (widget_class, bind_lng);
   gtk_widget_class_bind_template_callback (widget_class, bind_lat);
+  gtk_widget_class_bind_template_callback (widget_class, bind_int_flux);
+  gtk_widget_class_bind_template_callback (widget_class, bind_snr);
+  gtk_widget_class_bind_template_callback (widget_class, bind_local_rms);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BOX_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "skysourcetable");
