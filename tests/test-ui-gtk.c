@@ -2007,7 +2007,8 @@ test_readout (Fixture *f)
   g_test_message ("readout: %s", text);
   lines = g_strsplit (text, "\n", -1);
   g_assert_cmpuint (g_strv_length (lines), ==, 2);
-  first = g_strdup_printf ("x %5d  y %5d  ", (int) s->x, (int) s->y);
+  /* FITS pixels, counted from 1, and said so. */
+  first = g_strdup_printf ("x %5d  y %5d (FITS, from 1)  ", (int) s->x + 1, (int) s->y + 1);
   g_assert_true (g_str_has_prefix (lines[0], first));
   g_assert_nonnull (strstr (lines[0], "JY/BEAM"));
   g_assert_nonnull (strstr (lines[1], "17:45:"));     /* RA near 266.4 degrees */
@@ -2564,6 +2565,21 @@ header_label (GtkWidget *root, const char *title)
   return NULL;
 }
 
+/* A label under root whose text starts with prefix, or NULL. */
+static GtkWidget *
+header_label_prefix (GtkWidget *root, const char *prefix)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+      if (GTK_IS_LABEL (w) && g_str_has_prefix (gtk_label_get_text (GTK_LABEL (w)), prefix))
+        return w;
+      if ((found = header_label_prefix (w, prefix)))
+        return found;
+    }
+  return NULL;
+}
+
 static GtkColumnViewColumn *
 column_titled (GtkColumnView *view, const char *title)
 {
@@ -2671,6 +2687,16 @@ test_source_table_columns (Fixture *f)
                                       1e-9 * snr);
     }
 
+  /* x and y as FITS counts pixels, from 1, and said so above the table. */
+  g_assert_nonnull (header_label_prefix (GTK_WIDGET (f->window->sources),
+                                         "4 sources; x, y in FITS pixels, counted from 1"));
+  for (guint i = 0; i < N_FIELD_SOURCES; i++)
+    {
+      g_autofree char *x = g_strdup_printf ("%.2f", run->catalogue.x[i] + 1);
+      g_autofree char *y = g_strdup_printf ("%.2f", run->catalogue.y[i] + 1);
+      g_assert_nonnull (header_label (GTK_WIDGET (view), x));
+      g_assert_nonnull (header_label (GTK_WIDGET (view), y));
+    }
   g_free (beam.path);
 }
 

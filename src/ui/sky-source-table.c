@@ -131,7 +131,12 @@ show_run (SkySourceTable *self)
   if (run == NULL || run->done < SKY_STEP_MEASURE)
     text = g_strdup ("Run measure to list the sources");
   else
-    text = sky_source_count_text (n);
+    {
+      g_autofree char *count = sky_source_count_text (n);
+      /* The files and the Python package keep 0-based pixel columns
+       * (docs/contract.md); the window counts as DS9 and CARTA do. */
+      text = g_strdup_printf ("%s; x, y in FITS pixels, counted from 1", count);
+    }
   gtk_label_set_text (self->summary, text);
 }
 
@@ -259,8 +264,6 @@ bind_format (GtkListItem *item, const char *property, const char *format)
   }
 
 DEFINE_BIND (id, NULL)
-DEFINE_BIND (x, "%.2f")
-DEFINE_BIND (y, "%.2f")
 DEFINE_BIND (peak, "%.4g")
 DEFINE_BIND (sum, "%.4g")
 DEFINE_BIND (npix, NULL)
@@ -289,6 +292,30 @@ static void
 bind_local_rms (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
 {
   bind_unknown_empty (item, "local-rms", "%.4g");
+}
+
+/* FITS image pixels, counted from 1: the catalogue's 0-based centroid + 1. */
+static void
+bind_fits_pixel (GtkListItem *item, const char *property)
+{
+  double v;
+  char text[64];
+
+  g_object_get (gtk_list_item_get_item (item), property, &v, NULL);
+  g_snprintf (text, sizeof text, "%.2f", v + 1);
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+}
+
+static void
+bind_x (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  bind_fits_pixel (item, "x");
+}
+
+static void
+bind_y (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
+{
+  bind_fits_pixel (item, "y");
 }
 
 static void

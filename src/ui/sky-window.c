@@ -438,12 +438,13 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWi
       gtk_label_set_text (self->readout_label, "");
       return;
     }
-  /* Two lines, so that the readout fits beside the display controls at
-   * any window width: the pixel and its value, then where it is on the sky
-   * and the source it belongs to (each line is cut on its own). */
+  /* Two lines: the pixel and its value, then where it is on the sky and
+   * the source it belongs to. The pixel is counted as FITS counts it, and
+   * DS9 and CARTA, from 1 (the files keep 0-based columns). */
   text = g_string_new (NULL);
   v = img->pixels[iy * img->nx + ix];
-  g_string_append_printf (text, "x %5" G_GINT64_FORMAT "  y %5" G_GINT64_FORMAT "  ", ix, iy);
+  g_string_append_printf (text, "x %5" G_GINT64_FORMAT "  y %5" G_GINT64_FORMAT
+                          " (FITS, from 1)  ", ix + 1, iy + 1);
   if (isnan (v))
     g_string_append (text, "blank");
   else
