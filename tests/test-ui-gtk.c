@@ -2700,6 +2700,84 @@ test_source_table_columns (Fixture *f)
   g_free (beam.path);
 }
 
+/* The list's row at position is wholly in sight. */
+static void
+assert_row_in_sight (GtkAdjustment *adj, guint position, guint n)
+{
+  double upper = gtk_adjustment_get_upper (adj), page = gtk_adjustment_get_page_size (adj);
+  double value = gtk_adjustment_get_value (adj);
+  double top = upper * position / n, bottom = upper * (position + 1) / n;
+
+  if (top < value - 0.5 || bottom > value + page + 0.5)
+    g_error ("row %u of %u (%.0f to %.0f px) is not in sight (%.0f to %.0f px)", position, n,
+             top, bottom, value, value + page);
+}
+
+/* Sorting starts the list at its top (the brightest source, sorted by
+ * peak), not where the old order was scrolled to; a marker clicked while
+ * another panel shows brings up the table with its row in sight. */
+static void
+test_source_table_scroll (Fixture *f)
+{
+  GtkColumnView *view;
+  GtkAdjustment *adj;
+  GListModel *rows;
+  GtkSingleSelection *selection;
+  guint n, middle;
+  double brightest = -G_MAXDOUBLE, peak;
+  gint64 id;
+
+  if (!open_gc_like (f))
+    return;
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  activate ("panel", g_variant_new_string ("sources"));
+  wait_idle (f, "the sources panel");
+  wait_frames (f);
+  view = GTK_COLUMN_VIEW (find_descendant (GTK_WIDGET (f->window->sources),
+                                           GTK_TYPE_COLUMN_VIEW));
+  adj = gtk_scrolled_window_get_vadjustment (
+    GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (GTK_WIDGET (view), GTK_TYPE_SCROLLED_WINDOW)));
+  selection = GTK_SINGLE_SELECTION (gtk_column_view_get_model (view));
+  rows = G_LIST_MODEL (selection);
+  n = g_list_model_get_n_items (rows);
+  g_assert_cmpuint (n, >, 100);
+  for (gint64 i = 0; i < f->window->run->catalogue.n; i++)
+    brightest = MAX (brightest, f->window->run->catalogue.peak[i]);
+
+  gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) / 2);
+  wait_frames (f);
+  gtk_column_view_sort_by_column (view, column_titled (view, "peak (Jy/beam)"),
+                                  GTK_SORT_DESCENDING);
+  wait_frames (f);
+  g_assert_cmpfloat (gtk_adjustment_get_value (adj), ==, 0);
+  {
+    g_autoptr (GObject) first = g_list_model_get_item (rows, 0);
+    g_object_get (first, "peak", &peak, NULL);
+    g_assert_cmpfloat (peak, ==, brightest);
+  }
+
+  /* The marker of the source in the middle of the list, clicked while the
+   * pipeline panel shows. */
+  activate ("panel", g_variant_new_string ("pipeline"));
+  wait_frames (f);
+  middle = n / 2;
+  {
+    g_autoptr (GObject) row = g_list_model_get_item (rows, middle);
+    g_object_get (row, "id", &id, NULL);
+  }
+  g_signal_emit_by_name (f->view, "source-activated", id - 1);
+  wait_frames (f);
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (f->window->panels), ==, "sources");
+  g_assert_cmpuint (gtk_single_selection_get_selected (selection), ==, middle);
+  assert_row_in_sight (adj, middle, n);
+
+  /* Sorted again with that row selected: it stays in sight. */
+  gtk_column_view_sort_by_column (view, column_titled (view, "id"), GTK_SORT_ASCENDING);
+  wait_frames (f);
+  assert_row_in_sight (adj, gtk_single_selection_get_selected (selection), n);
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -2775,6 +2853,7 @@ main (int argc, char **argv)
     { "readout-room", test_readout_room },
     { "narrow-window", test_narrow_window },
     { "source-table-columns", test_source_table_columns },
+    { "source-table-scroll", test_source_table_scroll },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -21,6 +21,9 @@ struct _SkySourceTable {
   GtkSortListModel *sorted;    /* owned by selection */
   GtkSingleSelection *selection;
   gboolean selecting;           /* selection set from code, not by the user */
+  guint pending_row;            /* to scroll to once the list is laid out */
+  guint scroll_tick;            /* the tick callback waiting for that */
+  int scroll_ticks;
   SkyRun *run;
   gboolean stale;               /* run not shown yet */
   guint show_timer;
@@ -29,6 +32,9 @@ struct _SkySourceTable {
 G_DEFINE_FINAL_TYPE (SkySourceTable, sky_source_table, GTK_TYPE_WIDGET)
 
 #define SHOW_DELAY_MS 300
+
+/* A pending scroll to wherever the selected row is by then. */
+#define SELECTED_ROW (G_MAXUINT - 1)
 
 enum { SOURCE_SELECTED, N_SIGNALS };
 static guint signals[N_SIGNALS];
@@ -178,6 +184,67 @@ sky_source_table_map (GtkWidget *widget)
     show_run (self);
 }
 
+/* Scrolls the list so that row position is in sight, centred if it was
+ * not. GTK 4.8 has no gtk_column_view_scroll_to (): rows are of one
+ * height, so the row's share of the list is its share of the adjustment. */
+static void
+scroll_now (SkySourceTable *self, guint position)
+{
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
+  double upper = gtk_adjustment_get_upper (adj), page = gtk_adjustment_get_page_size (adj);
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->sorted));
+  double row_top, row_h, value;
+
+  if (position >= n)
+    return;
+  row_top = upper * position / n;
+  row_h = upper / n;
+  value = gtk_adjustment_get_value (adj);
+  if (row_top < value || row_top + row_h > value + page)
+    gtk_adjustment_set_value (adj, row_top - page / 2 + row_h / 2);
+}
+
+/* The adjustment describes the list only once it is laid out: a table just
+ * mapped (a marker clicked with another panel showing) or given a new
+ * model has an empty or stale one. A frame's tick callbacks run before its
+ * layout, so the second tick comes after a layout. */
+static gboolean
+scroll_when_laid_out (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
+{
+  SkySourceTable *self = SKY_SOURCE_TABLE (widget);
+
+  if (++self->scroll_ticks < 2)
+    return G_SOURCE_CONTINUE;
+  self->scroll_tick = 0;
+  scroll_now (self, self->pending_row == SELECTED_ROW
+                    ? gtk_single_selection_get_selected (self->selection) : self->pending_row);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+scroll_to_row (SkySourceTable *self, guint position)
+{
+  self->pending_row = position;
+  self->scroll_ticks = 0;
+  if (self->scroll_tick == 0)
+    self->scroll_tick = gtk_widget_add_tick_callback (GTK_WIDGET (self), scroll_when_laid_out,
+                                                      NULL, NULL);
+}
+
+/* A new sort order: the selected row stays in sight, or with none the list
+ * starts at its top (the brightest source, sorted by peak), not wherever
+ * the old order had been scrolled to (the list view keeps the row that
+ * was at the top in place, wherever it has gone). After the layout: the
+ * model sorts after this handler has run. */
+static void
+on_sorter_changed (GtkSorter *sorter, GtkSorterChange change, SkySourceTable *self)
+{
+  gboolean selected = gtk_single_selection_get_selected (self->selection)
+                      != GTK_INVALID_LIST_POSITION;
+
+  scroll_to_row (self, selected ? SELECTED_ROW : 0);
+}
+
 void
 sky_source_table_select (SkySourceTable *self, gint64 index)
 {
@@ -202,16 +269,7 @@ sky_source_table_select (SkySourceTable *self, gint64 index)
   gtk_single_selection_set_selected (self->selection, position);
   self->selecting = FALSE;
   if (position != GTK_INVALID_LIST_POSITION)
-    {
-      /* GTK 4.8 has no gtk_column_view_scroll_to (): rows are of one height,
-       * so the row's share of the list is its share of the adjustment. */
-      GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
-      double upper = gtk_adjustment_get_upper (adj), page = gtk_adjustment_get_page_size (adj);
-      double row_top = upper * position / n, row_h = upper / n;
-      double value = gtk_adjustment_get_value (adj);
-      if (row_top < value || row_top + row_h > value + page)
-        gtk_adjustment_set_value (adj, row_top - page / 2 + row_h / 2);
-    }
+    scroll_to_row (self, position);
 }
 
 static void
@@ -350,6 +408,9 @@ sky_source_table_dispose (GObject *object)
   g_clear_object (&self->selection);
   g_clear_pointer (&self->run, sky_run_unref);
   g_clear_handle_id (&self->show_timer, g_source_remove);
+  if (self->scroll_tick != 0)
+    gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->scroll_tick);
+  self->scroll_tick = 0;
   G_OBJECT_CLASS (sky_source_table_parent_class)->dispose (object);
 }
 
@@ -409,4 +470,6 @@ sky_source_table_init (SkySourceTable *self)
     set_rows (self, none);
   }
   gtk_column_view_sort_by_column (self->column_view, self->id_column, GTK_SORT_ASCENDING);
+  g_signal_connect_object (gtk_column_view_get_sorter (self->column_view), "changed",
+                           G_CALLBACK (on_sorter_changed), self, 0);
 }
