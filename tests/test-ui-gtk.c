@@ -2778,6 +2778,65 @@ test_source_table_scroll (Fixture *f)
   assert_row_in_sight (adj, gtk_single_selection_get_selected (selection), n);
 }
 
+/* ------------------------------------------------------------ dialogs */
+
+/* The error dialogs shown, with the last one's title and texts. */
+static int
+error_dialogs (GtkWindow **last)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();   /* GTK's own */
+  int n = 0;
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+      if (GTK_IS_MESSAGE_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        {
+          n++;
+          *last = w;
+        }
+    }
+  return n;
+}
+
+/* Failed opens from a script, one after the other, show one titled,
+ * non-modal dialog with the latest error and the count, not a stack of
+ * modal, untitled ones. */
+static void
+test_error_dialog (Fixture *f)
+{
+  g_autofree char *bad1 = sky_test_tmp_path ("bad-one.fits");
+  g_autofree char *bad2 = sky_test_tmp_path ("bad-two.fits");
+  GtkWindow *dialog = NULL;
+  g_autofree char *secondary = NULL;
+  g_autofree char *text = NULL;
+
+  open_image (f, &field);
+  g_assert_true (g_file_set_contents (bad1, "SIMPLE  = nonsense\n", -1, NULL));
+  g_assert_true (g_file_set_contents (bad2, "not a FITS file at all\n", -1, NULL));
+  activate ("open", g_variant_new_string (bad1));
+  activate ("open", g_variant_new_string (bad2));
+  wait_idle (f, "the two failed opens");
+  g_assert_cmpint (error_dialogs (&dialog), ==, 1);
+  g_assert_false (gtk_window_get_modal (dialog));
+  g_assert_true (g_str_has_prefix (gtk_window_get_title (dialog), "skysift: Could not open"));
+  g_object_get (dialog, "text", &text, "secondary-text", &secondary, NULL);
+  g_test_message ("%s: %s / %s", gtk_window_get_title (dialog), text, secondary);
+  g_assert_nonnull (strstr (secondary, "bad-two.fits"));
+  g_assert_nonnull (strstr (secondary, "(The latest of 2 errors.)"));
+
+  /* Closed, the next error opens a dialog of its own, counting anew. */
+  gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_CLOSE);
+  g_assert_cmpint (error_dialogs (&dialog), ==, 0);
+  activate ("open", g_variant_new_string (bad1));
+  wait_idle (f, "a third failed open");
+  g_assert_cmpint (error_dialogs (&dialog), ==, 1);
+  g_clear_pointer (&secondary, g_free);
+  g_object_get (dialog, "secondary-text", &secondary, NULL);
+  g_assert_null (strstr (secondary, "The latest of"));
+  g_assert_nonnull (strstr (secondary, "bad-one.fits"));
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -2854,6 +2913,7 @@ main (int argc, char **argv)
     { "narrow-window", test_narrow_window },
     { "source-table-columns", test_source_table_columns },
     { "source-table-scroll", test_source_table_scroll },
+    { "error-dialog", test_error_dialog },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -34,18 +34,37 @@ on_error_response (GtkDialog *dialog, int response, gpointer data)
   gtk_window_destroy (GTK_WINDOW (dialog));
 }
 
+/* One error dialog at a time, titled, not modal: a script's failed opens
+ * one after the other show the latest error in it and count the others,
+ * rather than stacking a dialog each. */
 void
 sky_window_show_error (SkyWindow *self, const char *primary, const char *detail)
 {
-  GtkWidget *dialog;
+  GtkWidget *dialog = self->error_dialog;
+  g_autofree char *title = g_strdup_printf ("skysift: %s", primary);
 
   g_free (self->last_error);
   self->last_error = g_strdup_printf ("%s: %s", primary, detail);
   g_debug ("%s", self->last_error);
-  dialog = gtk_message_dialog_new (GTK_WINDOW (self), GTK_DIALOG_DESTROY_WITH_PARENT,
-                                   GTK_MESSAGE_ERROR, GTK_BUTTONS_CLOSE, "%s", primary);
-  gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog), "%s", detail);
-  g_signal_connect (dialog, "response", G_CALLBACK (on_error_response), NULL);
+  if (dialog == NULL)
+    {
+      dialog = gtk_message_dialog_new (GTK_WINDOW (self), GTK_DIALOG_DESTROY_WITH_PARENT,
+                                       GTK_MESSAGE_ERROR, GTK_BUTTONS_CLOSE, "%s", primary);
+      gtk_window_set_modal (GTK_WINDOW (dialog), FALSE);
+      g_signal_connect (dialog, "response", G_CALLBACK (on_error_response), NULL);
+      self->error_dialog = dialog;
+      g_object_add_weak_pointer (G_OBJECT (dialog), (gpointer *) &self->error_dialog);
+      self->errors_in_dialog = 0;
+    }
+  self->errors_in_dialog++;
+  g_object_set (dialog, "text", primary, NULL);
+  if (self->errors_in_dialog > 1)
+    gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
+                                              "%s\n\n(The latest of %d errors.)", detail,
+                                              self->errors_in_dialog);
+  else
+    gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog), "%s", detail);
+  gtk_window_set_title (GTK_WINDOW (dialog), title);
   gtk_window_present (GTK_WINDOW (dialog));
   sky_window_set_status (self, primary);
   sky_window_changed (self);

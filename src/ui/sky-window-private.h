@@ -114,6 +114,8 @@ struct _SkyWindow {
   double max_gap_ms;      /* longest main loop stall while a step ran */
   double run_max_gap_ms;  /* ... during the last run */
   char *last_error;
+  GtkWidget *error_dialog;          /* the one error dialog, while shown */
+  int errors_in_dialog;             /* errors it has shown since it opened */
   GtkWidget *input_error_control;   /* whose typed text the status line refuses */
   char *input_error;
   gboolean disposed;

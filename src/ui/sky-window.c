@@ -739,6 +739,13 @@ sky_window_dispose (GObject *object)
   g_clear_handle_id (&self->gap_timer, g_source_remove);
   g_clear_handle_id (&self->pulse_timer, g_source_remove);
   g_clear_handle_id (&self->busy_timer, g_source_remove);
+  if (self->error_dialog != NULL)
+    {
+      GtkWidget *dialog = self->error_dialog;
+      g_object_remove_weak_pointer (G_OBJECT (dialog), (gpointer *) &self->error_dialog);
+      self->error_dialog = NULL;
+      gtk_window_destroy (GTK_WINDOW (dialog));
+    }
   gtk_widget_dispose_template (GTK_WIDGET (self), SKY_TYPE_WINDOW);
   G_OBJECT_CLASS (sky_window_parent_class)->dispose (object);
 }
