@@ -2837,6 +2837,82 @@ test_error_dialog (Fixture *f)
   g_assert_nonnull (strstr (secondary, "bad-one.fits"));
 }
 
+/* ------------------------------------------------------------ scripts */
+
+static GVariant *
+action_state_of (const char *name)
+{
+  return g_action_group_get_action_state (G_ACTION_GROUP (app), name);
+}
+
+/* The parameters, the plane and the pan as actions, for scripts over
+ * D-Bus, with their states; out-of-range values refused with a message;
+ * the state says which source is selected. */
+static void
+test_script_parameters (Fixture *f)
+{
+  Image cube = { write_cube ("cube-actions.fits", 40, 30, 3), 40, 30 };
+  g_autoptr (GVariant) kappa = NULL, connectivity = NULL, relative = NULL, plane = NULL;
+
+  open_image (f, &field);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+
+  activate ("kappa", g_variant_new_double (2.5));
+  wait_idle (f, "kappa 2.5");
+  g_assert_cmpfloat (state_number ("clip_kappa"), ==, 2.5);
+  g_assert_cmpfloat (f->window->run->params.clip_kappa, ==, 2.5);
+  kappa = action_state_of ("kappa");
+  g_assert_cmpfloat (g_variant_get_double (kappa), ==, 2.5);
+  activate ("kappa", g_variant_new_double (1));
+  assert_state ("last_error", "\"That is not a clip κ: Clip κ is 2 to 10, not 1");
+  g_assert_cmpfloat (state_number ("clip_kappa"), ==, 2.5);
+
+  activate ("connectivity", g_variant_new_int32 (8));
+  wait_idle (f, "8-connected");
+  g_assert_cmpfloat (state_number ("connectivity"), ==, 8);
+  g_assert_cmpint (f->window->run->params.connectivity, ==, 8);
+  connectivity = action_state_of ("connectivity");
+  g_assert_cmpint (g_variant_get_int32 (connectivity), ==, 8);
+  activate ("connectivity", g_variant_new_int32 (6));
+  assert_state ("last_error", "\"That is not a connectivity");
+  g_assert_cmpfloat (state_number ("connectivity"), ==, 8);
+
+  activate ("relative", g_variant_new_boolean (TRUE));
+  wait_idle (f, "relative");
+  assert_state ("relative", "true");
+  g_assert_true (f->window->run->params.relative);
+  relative = action_state_of ("relative");
+  g_assert_true (g_variant_get_boolean (relative));
+
+  /* The selected source, by label number, 0 for none. */
+  assert_state ("selected", "0");
+  activate ("select-source", g_variant_new_int64 (2));
+  assert_state ("selected", "2");
+  activate ("select-source", g_variant_new_int64 (0));
+  assert_state ("selected", "0");
+
+  /* Pan to FITS pixel (41, 61), counted from 1: the centre of index 40, 60. */
+  activate ("zoom", g_variant_new_double (4));
+  activate ("pan", g_variant_new ("(dd)", 41.0, 61.0));
+  wait_idle (f, "pan");
+  g_assert_cmpfloat (f->view->cx, ==, 40.5);
+  g_assert_cmpfloat (f->view->cy, ==, 60.5);
+  g_assert_cmpfloat (state_number ("zoom"), ==, 4);
+
+  open_image (f, &cube);
+  activate ("plane", g_variant_new_int64 (2));
+  wait_idle (f, "plane 2");
+  g_assert_cmpfloat (state_number ("plane"), ==, 2);
+  plane = action_state_of ("plane");
+  g_assert_cmpint (g_variant_get_int64 (plane), ==, 2);
+  activate ("plane", g_variant_new_int64 (3));
+  assert_state ("last_error", "\"There is no such plane: cube-actions.fits has planes 0 to 2, "
+                              "not 3");
+  g_assert_cmpfloat (state_number ("plane"), ==, 2);
+  g_free (cube.path);
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -2914,6 +2990,7 @@ main (int argc, char **argv)
     { "source-table-columns", test_source_table_columns },
     { "source-table-scroll", test_source_table_scroll },
     { "error-dialog", test_error_dialog },
+    { "script-parameters", test_script_parameters },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

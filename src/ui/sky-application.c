@@ -81,6 +81,11 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "backend", g_variant_new_string (sky_backend_name (sky_window_get_backend (window))));
   set_state (self, "run", g_variant_new_string (sky_step_name (step)));
   set_state (self, "threshold", g_variant_new_double (sky_window_get_threshold (window)));
+  set_state (self, "kappa", g_variant_new_double (sky_window_get_params (window)->clip_kappa));
+  set_state (self, "connectivity",
+             g_variant_new_int32 (sky_window_get_params (window)->connectivity));
+  set_state (self, "relative", g_variant_new_boolean (sky_window_get_params (window)->relative));
+  set_state (self, "plane", g_variant_new_int64 (sky_window_get_plane (window)));
   set_state (self, "export-catalog", g_variant_new_string (sky_window_get_catalogue_path (window)));
   set_state (self, "export-view", g_variant_new_string (sky_window_get_view_path (window)));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
@@ -195,6 +200,40 @@ action_threshold (GSimpleAction *action, GVariant *param, gpointer data)
 {
   SkyApplication *self = data;
   sky_window_set_threshold (main_window (self), g_variant_get_double (param));
+}
+
+static void
+action_kappa (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_kappa (main_window (data), g_variant_get_double (param));
+}
+
+static void
+action_connectivity (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_connectivity (main_window (data), g_variant_get_int32 (param));
+}
+
+static void
+action_relative (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_relative (main_window (data), g_variant_get_boolean (param));
+}
+
+static void
+action_plane (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_plane (main_window (data), g_variant_get_int64 (param));
+}
+
+/* (x, y): FITS image pixel, counted from 1. */
+static void
+action_pan (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  double x, y;
+
+  g_variant_get (param, "(dd)", &x, &y);
+  sky_window_pan (main_window (data), x, y);
 }
 
 static void
@@ -390,6 +429,11 @@ static const GActionEntry app_actions[] = {
   { "backend", action_backend, "s", "'cpu'", NULL },
   { "run", action_run, "s", "'none'", NULL },
   { "threshold", action_threshold, "d", "5.0", NULL },
+  { "kappa", action_kappa, "d", "3.0", NULL },
+  { "connectivity", action_connectivity, "i", "4", NULL },
+  { "relative", action_relative, "b", "false", NULL },
+  { "plane", action_plane, "x", "int64 0", NULL },
+  { "pan", action_pan, "(dd)", NULL, NULL },
   { "export-catalog", action_export_catalog, "s", "''", NULL },
   { "export-view", action_export_view, "s", "''", NULL },
   { "screenshot", action_screenshot, "s", NULL, NULL },

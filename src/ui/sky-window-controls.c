@@ -225,6 +225,88 @@ sky_window_set_threshold_checked (SkyWindow *self, double threshold, GError **er
   return TRUE;
 }
 
+/* ------------------------------------------------------------ scripts */
+
+void
+sky_window_set_kappa (SkyWindow *self, double kappa)
+{
+  double lo = gtk_adjustment_get_lower (self->kappa_adjustment);
+  double hi = gtk_adjustment_get_upper (self->kappa_adjustment);
+
+  if (!(kappa >= lo && kappa <= hi))
+    {
+      g_autofree char *detail = g_strdup_printf ("Clip κ is %g to %g, not %g (below %g clipping "
+                                                 "noise no longer converges to a spread).", lo,
+                                                 hi, kappa, lo);
+      sky_window_show_error (self, "That is not a clip κ", detail);
+      return;
+    }
+  gtk_adjustment_set_value (self->kappa_adjustment, kappa);
+}
+
+void
+sky_window_set_connectivity (SkyWindow *self, int connectivity)
+{
+  if (connectivity != 4 && connectivity != 8)
+    {
+      g_autofree char *detail = g_strdup_printf ("Pixels connect by their 4 edges or all 8 "
+                                                 "neighbours, not %d.", connectivity);
+      sky_window_show_error (self, "That is not a connectivity", detail);
+      return;
+    }
+  gtk_drop_down_set_selected (self->connectivity_dropdown, connectivity == 8 ? 1 : 0);
+}
+
+void
+sky_window_set_relative (SkyWindow *self, gboolean relative)
+{
+  gtk_check_button_set_active (self->relative_check, relative);
+}
+
+void
+sky_window_set_plane (SkyWindow *self, gint64 plane)
+{
+  gint64 n = self->image ? self->image->image.nplanes : 0;
+
+  if (plane < 0 || plane >= n)
+    {
+      g_autofree char *detail = n > 0
+        ? g_strdup_printf ("%s has planes 0 to %" G_GINT64_FORMAT ", not %" G_GINT64_FORMAT ".",
+                           self->image->display_name, n - 1, plane)
+        : g_strdup ("Open an image first.");
+      sky_window_show_error (self, "There is no such plane", detail);
+      return;
+    }
+  if (plane != self->image->image.plane)
+    gtk_spin_button_set_value (self->plane_spin, (double) plane);
+}
+
+void
+sky_window_pan (SkyWindow *self, double x, double y)
+{
+  if (self->image == NULL || !isfinite (x) || !isfinite (y))
+    {
+      sky_window_show_error (self, "Nothing to pan to",
+                             self->image == NULL ? "Open an image first."
+                                                 : "app.pan takes two numbers, x and y.");
+      return;
+    }
+  /* The view centres on a 0-based pixel index: FITS pixel n is index n - 1. */
+  sky_image_view_center_on (self->view, x - 1, y - 1);
+}
+
+const SkyParams *
+sky_window_get_params (SkyWindow *self)
+{
+  return &self->params;
+}
+
+gint64
+sky_window_get_plane (SkyWindow *self)
+{
+  return self->image ? self->image->image.plane : 0;
+}
+
 /* -------------------------------------------------------- typed limits */
 
 static void

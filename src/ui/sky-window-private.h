@@ -1,7 +1,8 @@
 /* sky-window-private.h: SkyWindow's instance, shared by the files that split
  * it by concern: sky-window.c (the class, panels, readout),
  * sky-window-controls.c (the parameter and limit controls, typed input),
- * sky-window-layout.c (where the panels are),
+ * sky-window-layout.c (where the panels are), sky-window-state.c (the state
+ * for scripts),
  * sky-window-jobs.c (the queue: load, run, export), sky-window-files.c
  * (file dialogs, drag and drop, recent files). */
 #pragma once
