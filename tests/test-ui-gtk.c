@@ -2913,6 +2913,58 @@ test_script_parameters (Fixture *f)
   g_free (cube.path);
 }
 
+static GtkWindow *
+file_chooser_shown (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();   /* GTK's own */
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+      if (GTK_IS_FILE_CHOOSER_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return w;
+    }
+  return NULL;
+}
+
+static gboolean
+chooser_up (gpointer data)
+{
+  return file_chooser_shown () != NULL;
+}
+
+/* The export dialogs start in the image's folder (the test runs in the
+ * build folder, the image is elsewhere), with the image's name. */
+static void
+test_export_folder (Fixture *f)
+{
+  static const char *const actions[] = { "win.export-catalog", "win.export-view" };
+  g_autofree char *want = g_path_get_dirname (field.path);
+
+  open_image (f, &field);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  g_assert_cmpstr (g_get_current_dir (), !=, want);
+  for (guint i = 0; i < G_N_ELEMENTS (actions); i++)
+    {
+      GtkWindow *chooser;
+      g_autoptr (GFile) folder = NULL;
+      g_autofree char *path = NULL, *name = NULL;
+
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->window), actions[i], NULL));
+      iterate_until (chooser_up, NULL, actions[i]);
+      chooser = file_chooser_shown ();
+      wait_frames (f);
+      folder = gtk_file_chooser_get_current_folder (GTK_FILE_CHOOSER (chooser));
+      path = folder ? g_file_get_path (folder) : NULL;
+      name = gtk_file_chooser_get_current_name (GTK_FILE_CHOOSER (chooser));
+      g_test_message ("%s starts in %s with %s", actions[i], path, name);
+      g_assert_cmpstr (path, ==, want);
+      g_assert_true (g_str_has_prefix (name, "field_"));
+      gtk_dialog_response (GTK_DIALOG (chooser), GTK_RESPONSE_CANCEL);
+    }
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -2991,6 +3043,7 @@ main (int argc, char **argv)
     { "source-table-scroll", test_source_table_scroll },
     { "error-dialog", test_error_dialog },
     { "script-parameters", test_script_parameters },
+    { "export-folder", test_export_folder },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;
