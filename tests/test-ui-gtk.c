@@ -2965,6 +2965,113 @@ test_export_folder (Fixture *f)
     }
 }
 
+static GtkWindow *
+about_dialog_shown (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();   /* GTK's own */
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
+      if (GTK_IS_ABOUT_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return w;
+    }
+  return NULL;
+}
+
+static gboolean
+about_up (gpointer data)
+{
+  return about_dialog_shown () != NULL;
+}
+
+/* Every label under root: whole (not ellipsized, no wider than given). */
+static void
+assert_labels_whole (GtkWidget *root, GString *texts)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      if (!gtk_widget_get_mapped (w))
+        continue;
+      if (GTK_IS_LABEL (w))
+        {
+          PangoRectangle logical;
+          pango_layout_get_pixel_extents (gtk_label_get_layout (GTK_LABEL (w)), NULL, &logical);
+          if (pango_layout_is_ellipsized (gtk_label_get_layout (GTK_LABEL (w)))
+              || logical.width > gtk_widget_get_width (w))
+            g_error ("the about dialog's label \"%s\" is cut: %d px in %d",
+                     gtk_label_get_text (GTK_LABEL (w)), logical.width, gtk_widget_get_width (w));
+          g_string_append_printf (texts, "%s\n", gtk_label_get_text (GTK_LABEL (w)));
+        }
+      assert_labels_whole (w, texts);
+    }
+}
+
+/* Saves a picture of widget under SKYSIFT_TEST_SCREENSHOTS, to look at. */
+static void
+save_widget_picture (GtkWidget *widget, const char *name)
+{
+  g_autoptr (GdkTexture) texture = NULL;
+  g_autofree char *path = NULL;
+
+  if (g_getenv ("SKYSIFT_TEST_SCREENSHOTS") == NULL)
+    return;
+  texture = sky_render_widget (widget, 1, NULL);
+  path = g_build_filename (g_getenv ("SKYSIFT_TEST_SCREENSHOTS"), name, NULL);
+  if (texture)
+    gdk_texture_save_to_png (texture, path);
+}
+
+static gboolean
+stack_settled (gpointer stack)
+{
+  return !gtk_stack_get_transition_running (stack);
+}
+
+/* The about dialog: its credits name what skysift is built on and the
+ * lesson it follows; no line of any page is cut at its right edge. */
+static void
+test_about (Fixture *f)
+{
+  static const char *const pages[] = { "main", "credits", "system", "license" };
+  g_autoptr (GString) texts = g_string_new (NULL);
+  GtkWindow *about;
+  GtkStack *stack;
+  g_autofree char *system = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  open_image (f, &field);
+  activate ("about", NULL);
+  iterate_until (about_up, NULL, "the about dialog");
+  about = about_dialog_shown ();
+  stack = GTK_STACK (find_descendant (GTK_WIDGET (about), GTK_TYPE_STACK));
+  for (guint i = 0; i < G_N_ELEMENTS (pages); i++)
+    {
+      g_autofree char *shot = g_strdup_printf ("about-%s.png", pages[i]);
+      g_assert_nonnull (gtk_stack_get_child_by_name (stack, pages[i]));
+      gtk_stack_set_visible_child_name (stack, pages[i]);
+      iterate_until (stack_settled, stack, pages[i]);
+      wait_frames (f);
+      save_widget_picture (GTK_WIDGET (about), shot);
+      assert_labels_whole (GTK_WIDGET (about), texts);
+    }
+  g_test_message ("%s", texts->str);
+  for (const char *const *want = (const char *const[]) { "cfitsio", "wcslib",
+                                                         "Using your GPU with CuPy", "GTK",
+                                                         NULL };
+       *want; want++)
+    if (strstr (texts->str, *want) == NULL)
+      g_error ("the about dialog does not name %s", *want);
+
+  /* The system information is a text view that does not wrap: its lines
+   * are kept short enough for the dialog. */
+  system = g_strdup (gtk_about_dialog_get_system_information (GTK_ABOUT_DIALOG (about)));
+  lines = g_strsplit (system, "\n", -1);
+  for (guint i = 0; lines[i]; i++)
+    g_assert_cmpint (g_utf8_strlen (lines[i], -1), <=, 64);
+  gtk_window_destroy (about);
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -3044,6 +3151,7 @@ main (int argc, char **argv)
     { "error-dialog", test_error_dialog },
     { "script-parameters", test_script_parameters },
     { "export-folder", test_export_folder },
+    { "about", test_about },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

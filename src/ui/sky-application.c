@@ -347,6 +347,42 @@ action_quit (GSimpleAction *action, GVariant *param, gpointer data)
   g_list_free_full (held, g_object_unref);
 }
 
+/* The about dialog shows the system information in a text view that does
+ * not wrap, as wide as the dialog: long lines (the display path's reason)
+ * were cut at its right edge. Each line is wrapped at spaces to at most
+ * width characters (a word longer than that is broken). */
+static char *
+wrap_lines (const char *text, int width)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; lines[i]; i++)
+    {
+      const char *rest = lines[i];
+      if (i > 0)
+        g_string_append_c (out, '\n');
+      while (g_utf8_strlen (rest, -1) > width)
+        {
+          const char *cut = g_utf8_offset_to_pointer (rest, width), *space = NULL;
+          for (const char *p = rest; p < cut; p = g_utf8_next_char (p))
+            if (*p == ' ')
+              space = p;
+          if (*cut == ' ')
+            space = cut;
+          if (space == NULL || space == rest)
+            space = cut;
+          g_string_append_len (out, rest, space - rest);
+          g_string_append_c (out, '\n');
+          rest = *space == ' ' ? space + 1 : space;
+        }
+      g_string_append (out, rest);
+    }
+  return g_string_free (out, FALSE);
+}
+
+#define ABOUT_LINE_CHARS 64
+
 static void
 action_about (GSimpleAction *action, GVariant *param, gpointer data)
 {
@@ -360,19 +396,39 @@ action_about (GSimpleAction *action, GVariant *param, gpointer data)
                                              sky_default_threads (), gtk_get_major_version (),
                                              gtk_get_minor_version (), gtk_get_micro_version ());
   const char *authors[] = { "The skysift authors", NULL };
+  const char *method[] = {
+    "The Carpentries lesson “Using your GPU with CuPy” "
+      "https://carpentries-incubator.github.io/lesson-gpu-programming/cupy.html",
+    "SciPy (ndimage), the reference it is checked against https://scipy.org",
+    NULL };
+  const char *built_on[] = {
+    "cfitsio (NASA HEASARC) https://heasarc.gsfc.nasa.gov/fitsio/",
+    "wcslib (Mark Calabretta) https://www.atnf.csiro.au/people/mcalabre/WCS/",
+    "GTK https://gtk.org",
+    "libepoxy https://github.com/anholt/libepoxy",
+    "CUDA (NVIDIA), for the GPU backend https://developer.nvidia.com/cuda-toolkit",
+    NULL };
+  g_autofree char *wrapped = wrap_lines (system, ABOUT_LINE_CHARS);
+  GtkAboutDialog *about;
 
-  gtk_show_about_dialog (GTK_WINDOW (window),
-                         "program-name", "skysift",
-                         "logo-icon-name", SKY_APPLICATION_ID,
-                         "version", SKYSIFT_VERSION,
-                         "comments", "Find and measure the sources in a radio image: "
-                                     "kappa-sigma clip, segment, label, measure — on the CPU "
-                                     "and on the GPU, side by side.",
-                         "website", "https://github.com/skysift/skysift",
-                         "license-type", GTK_LICENSE_GPL_3_0,
-                         "authors", authors,
-                         "system-information", system,
-                         NULL);
+  about = GTK_ABOUT_DIALOG (gtk_about_dialog_new ());
+  gtk_window_set_transient_for (GTK_WINDOW (about), GTK_WINDOW (window));
+  gtk_window_set_destroy_with_parent (GTK_WINDOW (about), TRUE);
+  gtk_about_dialog_add_credit_section (about, "The method", method);
+  gtk_about_dialog_add_credit_section (about, "Built on", built_on);
+  g_object_set (about,
+                "program-name", "skysift",
+                "logo-icon-name", SKY_APPLICATION_ID,
+                "version", SKYSIFT_VERSION,
+                "comments", "Find and measure the sources in a radio image: "
+                            "kappa-sigma clip, segment, label, measure — on the CPU "
+                            "and on the GPU, side by side.",
+                "website", "https://github.com/skysift/skysift",
+                "license-type", GTK_LICENSE_GPL_3_0,
+                "authors", authors,
+                "system-information", wrapped,
+                NULL);
+  gtk_window_present (GTK_WINDOW (about));
 }
 
 static void
