@@ -3072,6 +3072,60 @@ test_about (Fixture *f)
   gtk_window_destroy (about);
 }
 
+/* ------------------------------------------------------------- limits */
+
+/* 21 junk pixels (±3e38) in 512 x 512 of noise, under 0.01% of them, set
+ * the min-max range: the default view would be one colour. The app shows
+ * 99.9% limits instead, says so in the Pipeline panel, and goes back to
+ * min-max for the next image; the user's choice of min-max stands. */
+static void
+test_junk_pixel_limits (Fixture *f)
+{
+  float *v = noise (512, 512, 11);
+  Image junk = { NULL, 512, 512 };
+  g_autoptr (Picture) pic = NULL;
+  int x0, y0, x1, y1;
+  double sum = 0, sum2 = 0, n = 0;
+
+  for (int k = 0; k < 21; k++)
+    v[(gsize) (k * 12289) % (512 * 512)] = k % 2 ? 3e38f : -3e38f;
+  junk.path = write_fits ("junk.fits", v, 512, 512, -1);
+  g_free (v);
+
+  open_image (f, &junk);
+  assert_state ("limits", "\"99.9\"");
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (f->window->limits_note)));
+  g_test_message ("%s", gtk_label_get_text (f->window->limits_note));
+  g_assert_true (g_str_has_prefix (gtk_label_get_text (f->window->limits_note),
+                                   "Display limits 99.9%, not min–max: 21 pixels (0.008% of "
+                                   "the image) reach -3e+38 to 3e+38"));
+  /* The noise shows: not one colour. */
+  pic = render_view (f);
+  image_rect (f, pic, &x0, &y0, &x1, &y1);
+  for (int y = y0 + 1; y < y1 - 1; y += 2)
+    for (int x = x0 + 1; x < x1 - 1; x += 2)
+      {
+        double l = luminance (pixel (pic, x, y));
+        sum += l;
+        sum2 += l * l;
+        n++;
+      }
+  g_test_message ("luminance spread %.1f", sqrt (sum2 / n - (sum / n) * (sum / n)));
+  g_assert_cmpfloat (sqrt (sum2 / n - (sum / n) * (sum / n)), >, 10);
+
+  open_image (f, &field);
+  assert_state ("limits", "\"minmax\"");
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (f->window->limits_note)));
+
+  /* Chosen by the user, min-max stays, and the note goes. */
+  open_image (f, &junk);
+  assert_state ("limits", "\"99.9\"");
+  gtk_drop_down_set_selected (f->window->limits_dropdown, SKY_LIMITS_MINMAX);
+  assert_state ("limits", "\"minmax\"");
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (f->window->limits_note)));
+  g_free (junk.path);
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -3152,6 +3206,7 @@ main (int argc, char **argv)
     { "script-parameters", test_script_parameters },
     { "export-folder", test_export_folder },
     { "about", test_about },
+    { "junk-pixel-limits", test_junk_pixel_limits },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -54,6 +54,26 @@ core_error (int status)
   return g_error_new_literal (SKY_UI_ERROR, status, sky_last_error ());
 }
 
+/* Min-max limits set by a few wild pixels: where the central 99.99% of the
+ * pixels span less than a thousandth of the range from the least to the
+ * greatest, the min-max view puts nearly all of them in one colour (a
+ * black frame). Returns how many pixels lie that far out then (more than
+ * ten times the central span beyond it), 0 otherwise. */
+static gint64
+count_minmax_outliers (const SkyImage *img, const SkyDisplayStats *st)
+{
+  double lo = sky_display_stats_quantile (st, 0.00005);
+  double hi = sky_display_stats_quantile (st, 0.99995);
+  double far_lo = lo - 10 * (hi - lo), far_hi = hi + 10 * (hi - lo);
+  gint64 n = 0;
+
+  if (!(st->max > st->min) || (hi - lo) * 1000 >= st->max - st->min)
+    return 0;
+  for (gint64 i = 0; i < img->nx * img->ny; i++)
+    n += img->pixels[i] < far_lo || img->pixels[i] > far_hi;
+  return n;
+}
+
 static void
 load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
@@ -113,6 +133,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   data->flip_x = data->has_wcs
                  && sky_header_flip_x (data->image.header, data->image.nheader_cards,
                                        &header_has_cdelt);
+  data->minmax_outliers = count_minmax_outliers (&data->image, &data->stats);
   data->display_name = g_filename_display_basename (in->path);
   data->prepare_ms = sky_now_ms () - t0;
 

@@ -323,6 +323,12 @@ on_limits_changed (SkyImageView *view, GParamSpec *pspec, SkyWindow *self)
   gboolean typed;
 
   g_object_get (view, "limits", &limits, NULL);
+  if (!self->choosing_limits)
+    {
+      /* The user's choice: the app's note no longer applies. */
+      self->limits_automatic = FALSE;
+      gtk_widget_set_visible (GTK_WIDGET (self->limits_note), FALSE);
+    }
   typed = limits == SKY_LIMITS_TYPED;
   gtk_widget_set_visible (GTK_WIDGET (self->lo_entry), typed);
   gtk_widget_set_visible (GTK_WIDGET (self->hi_entry), typed);
@@ -353,6 +359,40 @@ on_limit_entered (GtkEntry *entry, SkyWindow *self)
       return;
     }
   sky_window_set_typed_limits (self, lo, hi);
+}
+
+/* A new image's limits: min-max by default, as the lesson's LogNorm spans
+ * the whole range, unless a few wild pixels set that range
+ * (minmax_outliers): then 99.9%, and the Pipeline panel says why. Limits
+ * chosen so for the last image go back to min-max; the user's own choice
+ * stays. */
+void
+sky_window_choose_limits (SkyWindow *self, SkyImageData *image)
+{
+  gboolean automatic = FALSE;
+  guint limits;
+
+  g_object_get (self->view, "limits", &limits, NULL);
+  if (self->limits_automatic && limits == SKY_LIMITS_99_9)
+    limits = SKY_LIMITS_MINMAX;
+  if (limits == SKY_LIMITS_MINMAX && image->minmax_outliers > 0)
+    {
+      g_autofree char *note = g_strdup_printf (
+        "Display limits 99.9%%, not min–max: %" G_GINT64_FORMAT " pixel%s (%.2g%% of the "
+        "image) reach %.3g to %.3g, over a thousand times the range of the rest. Choose "
+        "min–max under the image to see the whole range.", image->minmax_outliers,
+        image->minmax_outliers == 1 ? "" : "s",
+        100.0 * image->minmax_outliers / MAX (image->stats.nvalid, 1), image->stats.min,
+        image->stats.max);
+      gtk_label_set_text (self->limits_note, note);
+      limits = SKY_LIMITS_99_9;
+      automatic = TRUE;
+    }
+  self->choosing_limits = TRUE;
+  g_object_set (self->view, "limits", limits, NULL);
+  self->choosing_limits = FALSE;
+  self->limits_automatic = automatic;
+  gtk_widget_set_visible (GTK_WIDGET (self->limits_note), automatic);
 }
 
 /* Typed limits applied, from the entries or a script: the entries' error,

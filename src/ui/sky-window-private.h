@@ -70,6 +70,9 @@ struct _SkyWindow {
   GtkSpinButton *threshold_spin;
   GtkAdjustment *kappa_adjustment;
   GtkSpinButton *kappa_spin;
+  GtkLabel *limits_note;         /* why the limits are not min-max */
+  gboolean limits_automatic;     /* the app chose them for this image */
+  gboolean choosing_limits;
   GtkWidget *plane_box;          /* a cube's plane: shown for cubes only */
   GtkSpinButton *plane_spin;
   GtkLabel *plane_range_label;
@@ -147,6 +150,7 @@ void sky_window_set_input_error (SkyWindow *self, GtkWidget *control, const char
 void sky_window_clear_input_error (SkyWindow *self, GtkWidget *control);
 gboolean sky_window_set_threshold_checked (SkyWindow *self, double threshold, GError **error);
 void sky_window_set_typed_limits (SkyWindow *self, double lo, double hi);
+void sky_window_choose_limits (SkyWindow *self, SkyImageData *image);
 
 /* sky-window-files.c */
 void sky_window_files_init (SkyWindow *self);

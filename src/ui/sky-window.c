@@ -290,6 +290,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
   self->shown_step = SKY_STEP_NONE;
 
   sky_image_view_set_image (self->view, image);
+  sky_window_choose_limits (self, image);
   sky_clip_histogram_set_run (self->histogram, NULL);
   sky_timings_panel_set_run (self->timings, NULL);
   sky_source_table_set_run (self->sources, NULL);
@@ -693,6 +694,7 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_spin);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_adjustment);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_spin);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, limits_note);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_box);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_spin);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_range_label);
