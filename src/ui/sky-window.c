@@ -738,6 +738,7 @@ sky_window_init (SkyWindow *self)
   self->started_us = g_get_monotonic_time ();
   sky_params_init (&self->params);
   self->backend = SKY_BACKEND_CPU;
+  self->shown_step = SKY_STEP_NONE;
 
   /* Display settings are the view's properties; the toolbar only mirrors them. */
   g_object_bind_property (self->view, "stretch", self->stretch_dropdown, "selected",
