@@ -3126,6 +3126,60 @@ test_junk_pixel_limits (Fixture *f)
   g_free (junk.path);
 }
 
+/* ------------------------------------------------------------- status */
+
+/* The status line says "<steps> took <ms> on the CPU" for the steps
+ * that ran, summing their times only, and names the steps reused. */
+static void
+assert_status_ran (Fixture *f, const char *found, const SkyStep *ran, int nran,
+                   const char *reused)
+{
+  const SkyRun *run = f->window->run;
+  g_autoptr (GString) want = g_string_new (found);
+  double ms = 0;
+
+  g_string_append (want, "; ");
+  for (int k = 0; k < nran; k++)
+    {
+      g_string_append_printf (want, "%s%s", k == 0 ? "" : k == nran - 1 ? " and " : ", ",
+                              sky_step_name (ran[k]));
+      ms += run->cpu.ms[ran[k]];
+    }
+  g_string_append_printf (want, " took %.1f ms on the CPU", ms);
+  if (reused)
+    g_string_append_printf (want, " (%s reused)", reused);
+  g_test_message ("status: %s", gtk_label_get_text (f->window->status_label));
+  g_assert_cmpstr (gtk_label_get_text (f->window->status_label), ==, want->str);
+}
+
+/* After a threshold move the status line counts the steps that ran, not
+ * the clip the move reused (it used to add the clip's earlier time to the
+ * "four steps"); 8-connectivity reuses the mask too; a step asked for
+ * again runs nothing. */
+static void
+test_status_says_what_ran (Fixture *f)
+{
+  static const SkyStep all[] = { SKY_STEP_CLIP, SKY_STEP_SEGMENT, SKY_STEP_LABEL,
+                                 SKY_STEP_MEASURE };
+
+  open_image (f, &field);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  assert_status_ran (f, "4 sources", all, 4, NULL);
+
+  activate ("threshold", g_variant_new_double (20));
+  wait_idle (f, "threshold 20");
+  assert_status_ran (f, "2 sources", all + 1, 3, "clip");
+
+  activate ("connectivity", g_variant_new_int32 (8));
+  wait_idle (f, "8-connected");
+  assert_status_ran (f, "2 sources", all + 2, 2, "clip and segment");
+
+  click (f, "app.run", "'measure'");
+  wait_idle (f, "measure again");
+  assert_status_starts (f, "2 sources; nothing ran: the results were there");
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -3207,6 +3261,7 @@ main (int argc, char **argv)
     { "export-folder", test_export_folder },
     { "about", test_about },
     { "junk-pixel-limits", test_junk_pixel_limits },
+    { "status-says-what-ran", test_status_says_what_ran },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -132,6 +132,7 @@ void sky_window_push_job (SkyWindow *self, SkyJobKind kind, const char *path, Sk
                           gboolean is_demo);
 void sky_window_jobs_clear (SkyWindow *self);
 void sky_window_set_status (SkyWindow *self, const char *text);
+char *sky_window_ran_text (const SkyRun *run, gboolean already_shown);
 
 /* sky-window.c */
 void sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path);
