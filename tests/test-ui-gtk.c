@@ -3180,6 +3180,41 @@ test_status_says_what_ran (Fixture *f)
   assert_status_starts (f, "2 sources; nothing ran: the results were there");
 }
 
+/* Another plane of a cube keeps the step shown: it runs again on the new
+ * plane, as a moved threshold does, where it used to drop the results. */
+static void
+test_plane_reruns (Fixture *f)
+{
+  Image cube = { write_cube ("cube-rerun.fits", 40, 30, 3), 40, 30 };
+
+  open_image (f, &cube);
+  click (f, "app.run", "'segment'");
+  wait_idle (f, "segment");
+  assert_state ("shown_step", "\"segment\"");
+
+  gtk_spin_button_set_value (f->window->plane_spin, 1);
+  wait_idle (f, "plane 1");
+  g_assert_cmpfloat (state_number ("plane"), ==, 1);
+  assert_state ("shown_step", "\"segment\"");
+  assert_state ("done", "\"segment\"");
+  g_assert_true (f->window->run->image == f->window->image);
+  /* Plane 1 is 10 + noise: its median says which plane was clipped. */
+  g_assert_cmpfloat (fabs (f->window->run->stats.median - 10), <, 0.5);
+  {
+    gboolean mask;
+    g_object_get (f->view, "show-mask", &mask, NULL);
+    g_assert_true (mask);
+  }
+
+  /* With nothing shown, another plane only opens. */
+  open_image (f, &cube);
+  gtk_spin_button_set_value (f->window->plane_spin, 2);
+  wait_idle (f, "plane 2");
+  assert_state ("shown_step", "\"none\"");
+  g_assert_null (f->window->run);
+  g_free (cube.path);
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -3262,6 +3297,7 @@ main (int argc, char **argv)
     { "about", test_about },
     { "junk-pixel-limits", test_junk_pixel_limits },
     { "status-says-what-ran", test_status_says_what_ran },
+    { "plane-reruns", test_plane_reruns },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

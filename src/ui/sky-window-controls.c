@@ -199,14 +199,19 @@ sky_window_show_plane_control (SkyWindow *self, const SkyImage *img)
 }
 
 /* Another plane of the same cube: opened like any image, through the
- * queue, from the same file and HDU. */
+ * queue, from the same file and HDU; and, as a moved threshold does, run
+ * up to the step shown, so that the results stay on screen. */
 static void
 on_plane_changed (GtkSpinButton *spin, SkyWindow *self)
 {
+  SkyStep shown = self->shown_step;
+
   if (self->image == NULL)
     return;
   sky_window_open_plane (self, self->image_path, self->image->image.hdu,
                          (gint64) gtk_spin_button_get_value (spin));
+  if (shown != SKY_STEP_NONE)
+    sky_window_run (self, shown);
 }
 
 gboolean
