@@ -24,6 +24,7 @@
 #include <glib/gstdio.h>
 
 #include "sky-application.h"
+#include "sky-color-bar.h"
 #include "sky-convolution-lab.h"
 #include "sky-image-view-private.h"
 #include "sky-pipeline-gpu.h"
@@ -2940,11 +2941,12 @@ test_export_folder (Fixture *f)
 {
   static const char *const actions[] = { "win.export-catalog", "win.export-view" };
   g_autofree char *want = g_path_get_dirname (field.path);
+  g_autofree char *cwd = g_get_current_dir ();
 
   open_image (f, &field);
   click (f, "app.run", "'all'");
   wait_idle (f, "run all");
-  g_assert_cmpstr (g_get_current_dir (), !=, want);
+  g_assert_cmpstr (cwd, !=, want);
   for (guint i = 0; i < G_N_ELEMENTS (actions); i++)
     {
       GtkWindow *chooser;
@@ -3215,6 +3217,136 @@ test_plane_reruns (Fixture *f)
   g_free (cube.path);
 }
 
+/* ---------------------------------------------------------- shortcuts */
+
+/* The window's own shortcut for trigger (as GTK writes it: "Escape",
+ * "<Control>w"), or NULL. */
+static GtkShortcut *
+shortcut_for (GtkWidget *widget, const char *trigger)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GObject) c = g_list_model_get_item (controllers, i);
+      if (!GTK_IS_SHORTCUT_CONTROLLER (c))
+        continue;
+      for (guint k = 0; k < g_list_model_get_n_items (G_LIST_MODEL (c)); k++)
+        {
+          g_autoptr (GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), k);
+          g_autofree char *t = gtk_shortcut_trigger_to_string (gtk_shortcut_get_trigger (sc));
+          if (g_strcmp0 (t, trigger) == 0)
+            return sc;   /* the controller keeps it */
+        }
+    }
+  return NULL;
+}
+
+/* Presses trigger's shortcut on widget: what its key does. */
+static void
+press_shortcut (GtkWidget *widget, const char *trigger, const char *want_action)
+{
+  GtkShortcut *sc = shortcut_for (widget, trigger);
+  g_autofree char *action = NULL;
+
+  if (sc == NULL)
+    g_error ("no %s shortcut on a %s", trigger, G_OBJECT_TYPE_NAME (widget));
+  action = gtk_shortcut_action_to_string (gtk_shortcut_get_action (sc));
+  g_assert_cmpstr (action, ==, want_action);
+  g_assert_true (gtk_shortcut_action_activate (gtk_shortcut_get_action (sc), 0, widget, NULL));
+}
+
+static SkyConvolutionLab *
+open_lab (void)
+{
+  SkyConvolutionLab *lab = NULL;
+
+  activate ("convolution-demo", NULL);
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l; l = l->next)
+    if (SKY_IS_CONVOLUTION_LAB (l->data))
+      lab = l->data;
+  g_assert_nonnull (lab);
+  iterate_until (lab_ready, lab, "the convolution lab's result");
+  return lab;
+}
+
+/* The Convolution lab: a colour bar under each view and a readout of the
+ * pixel under the pointer, in either view, so that the blurred Gaussian's
+ * values can be read at 16x; Escape and Ctrl+W close it, and Ctrl+W closes
+ * the main window. */
+static void
+test_lab_readout_keys (Fixture *f)
+{
+  const int dx = SKY_CONVOLUTION_DEMO_FIRST + 64 * SKY_CONVOLUTION_DEMO_STEP;   /* 1032 */
+  SkyConvolutionLab *lab;
+  SkyImageView *views[2];
+  GtkWidget *readout = NULL;
+  gpointer weak_lab, weak_window;
+  int bars = 0;
+
+  open_image (f, &field);
+  lab = open_lab ();
+  views[0] = sky_convolution_lab_get_deltas_view (lab);
+  views[1] = sky_convolution_lab_get_result_view (lab);
+  sky_convolution_lab_show_delta (lab, 16, dx, dx);
+  wait_drawn (views[1], "the result at 16x");
+
+  /* A colour bar for each view. */
+  for (guint i = 0; i < 2; i++)
+    {
+      GtkWidget *column = gtk_widget_get_parent (GTK_WIDGET (views[i]));
+      for (GtkWidget *w = gtk_widget_get_first_child (column); w; w = gtk_widget_get_next_sibling (w))
+        if (SKY_IS_COLOR_BAR (w))
+          {
+            SkyImageView *bound = NULL;
+            g_object_get (w, "view", &bound, NULL);
+            g_assert_true (bound == views[i]);
+            g_clear_object (&bound);
+            bars++;
+          }
+    }
+  g_assert_cmpint (bars, ==, 2);
+
+  /* The readout: one pixel right of the centre of the blob. */
+  g_signal_emit_by_name (views[1], "pointer-moved", TRUE, dx + 1.5, dx + 0.5);
+  {
+    SkyImageData *data = sky_image_view_get_image (views[1]);
+    float v = data->image.pixels[(gsize) dx * data->image.nx + dx + 1];
+    g_autofree char *want = g_strdup_printf ("result  x %5d  y %5d (FITS, from 1)  %.6g",
+                                             dx + 2, dx + 1, v);
+    readout = header_label_prefix (GTK_WIDGET (lab), "result  x");
+    g_assert_nonnull (readout);
+    g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (readout)), ==, want);
+    g_assert_cmpfloat (v, >, 0.5);
+    g_assert_cmpfloat (v, <, 1);
+  }
+  g_signal_emit_by_name (views[0], "pointer-moved", TRUE, dx + 0.5, dx + 0.5);
+  {
+    g_autofree char *want = g_strdup_printf ("deltas  x %5d  y %5d (FITS, from 1)  1", dx + 1,
+                                             dx + 1);
+    g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (readout)), ==, want);
+  }
+  g_signal_emit_by_name (views[0], "pointer-moved", FALSE, 0.0, 0.0);
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (readout)), ==, "");
+
+  /* Escape closes the lab; Ctrl+W closes it too, and the main window. */
+  weak_lab = lab;
+  g_object_add_weak_pointer (G_OBJECT (lab), &weak_lab);
+  press_shortcut (GTK_WIDGET (lab), "Escape", "action(window.close)");
+  iterate_until (pointer_cleared, &weak_lab, "the lab closed by Escape");
+  lab = open_lab ();
+  weak_lab = lab;
+  g_object_add_weak_pointer (G_OBJECT (lab), &weak_lab);
+  press_shortcut (GTK_WIDGET (lab), "<Control>w", "action(window.close)");
+  iterate_until (pointer_cleared, &weak_lab, "the lab closed by Ctrl+W");
+
+  weak_window = f->window;
+  g_object_add_weak_pointer (G_OBJECT (f->window), &weak_window);
+  press_shortcut (GTK_WIDGET (f->window), "<Control>w", "action(window.close)");
+  f->window = NULL;
+  iterate_until (pointer_cleared, &weak_window, "the main window closed by Ctrl+W");
+}
+
 /* Each case in a window of its own, closed (and finalized) after it. */
 static void
 run_case (gconstpointer data)
@@ -3298,6 +3430,7 @@ main (int argc, char **argv)
     { "junk-pixel-limits", test_junk_pixel_limits },
     { "status-says-what-ran", test_status_says_what_ran },
     { "plane-reruns", test_plane_reruns },
+    { "lab-readout-keys", test_lab_readout_keys },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;
