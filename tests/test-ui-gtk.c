@@ -3326,6 +3326,9 @@ test_lab_readout_keys (Fixture *f)
                                              dx + 1);
     g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (readout)), ==, want);
   }
+  g_signal_emit_by_name (views[1], "pointer-moved", TRUE, dx + 1.5, dx + 0.5);
+  wait_frames (f);
+  save_widget_picture (GTK_WIDGET (lab), "convolution-16x.png");
   g_signal_emit_by_name (views[0], "pointer-moved", FALSE, 0.0, 0.0);
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (readout)), ==, "");
 
