@@ -208,16 +208,8 @@ picture_diff (Drawer *d, const uint8_t *want)
 static GLuint
 int_texture (int labels, int nx, int ny, const void *pixels)
 {
-  GLuint tex;
-  glGenTextures (1, &tex);
-  glBindTexture (GL_TEXTURE_2D, tex);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
-  glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
-  glTexImage2D (GL_TEXTURE_2D, 0, labels ? GL_R32I : GL_R8UI, nx, ny, 0, GL_RED_INTEGER,
-                labels ? GL_INT : GL_UNSIGNED_BYTE, pixels);
-  return tex;
+  return gl_texture (labels ? GL_R32I : GL_R8UI, GL_RED_INTEGER,
+                     labels ? GL_INT : GL_UNSIGNED_BYTE, nx, ny, pixels);
 }
 
 /* A buffer object of bytes bytes: usage a glBufferData hint, or 0 for

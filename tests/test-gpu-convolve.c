@@ -6,6 +6,7 @@
  * one). Without a usable GPU every test skips and says why. */
 #include "sky-cpu.h"
 #include "sky-gpu.h"
+#include "sky-test-gpu.h"
 
 #include <glib.h>
 #include <math.h>
@@ -13,19 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static SkyTestGpu device;
 static SkyGpu *gpu;
-static char gpu_why[512];
 static int checks_passed, checks_failed;
 
 static gboolean
 have_gpu (void)
 {
-  if (gpu == NULL)
-    {
-      g_test_skip (gpu_why);
-      return FALSE;
-    }
-  return TRUE;
+  return sky_test_gpu_ready (&device);
 }
 
 /* allclose(got, want): the first element that is not, or -1. */
@@ -252,32 +248,41 @@ test_1d (void)
         }
 }
 
+/* Outputs taller than a grid's y dimension holds in blocks: 65535 tiles of
+ * 32 rows (2,097,120 rows) on the tiled paths, 65535 blocks of 8 rows
+ * (524,280) on the global-memory one (a float64 kernel too large for the
+ * tiles). */
+static void
+test_tall (void)
+{
+  SkyKernel k = { 0 };
+
+  if (!have_gpu ())
+    return;
+  random_kernel (&k, 3, 3, 1, 0);
+  check_2d (2, 65535LL * 32 + 33, &k, 1, SKY_CONVOLVE_SAME, 0);
+  sky_kernel_clear (&k);
+  random_kernel (&k, 41, 37, 0, 1);
+  check_2d (1, 65535LL * 8 + 9, &k, 0, SKY_CONVOLVE_SAME, 1);
+  sky_kernel_clear (&k);
+}
+
 int
 main (int argc, char **argv)
 {
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  if (sky_gpu_available (gpu_why, sizeof gpu_why) != SKY_OK)
-    {
-      char reason[512];
-      g_snprintf (reason, sizeof reason, "no usable GPU: %s", gpu_why);
-      g_snprintf (gpu_why, sizeof gpu_why, "%s", reason);
-    }
-  else if (sky_gpu_new (&gpu) != SKY_OK)
-    g_snprintf (gpu_why, sizeof gpu_why, "no GPU context: %s", sky_last_error ());
+  sky_test_gpu_open (&device);
+  gpu = device.gpu;
 
   g_test_add_func ("/gpu-convolve/separable", test_separable);
   g_test_add_func ("/gpu-convolve/direct", test_direct);
   g_test_add_func ("/gpu-convolve/large-kernels", test_large_kernels);
   g_test_add_func ("/gpu-convolve/lesson", test_lesson);
   g_test_add_func ("/gpu-convolve/1d", test_1d);
+  g_test_add_func ("/gpu-convolve/tall", test_tall);
   ret = g_test_run ();
-  if (gpu != NULL)
-    printf ("# GPU convolution parity checks: %d passed, %d failed\n", checks_passed,
-            checks_failed);
-  else
-    printf ("# GPU convolution parity checks skipped: %s\n", gpu_why);
-  sky_gpu_free (gpu);
+  sky_test_gpu_close (&device, "GPU convolution parity checks", checks_passed, checks_failed);
   return ret;
 }

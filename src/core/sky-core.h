@@ -129,6 +129,11 @@ typedef struct SkyClipStats {
 /* The pixel value a source pixel must exceed, or NAN for a flat image. */
 double sky_threshold_value (const SkyParams *params, const SkyClipStats *stats);
 
+/* The largest float not above threshold_value t: for a float x, x > t
+ * exactly when x > sky_threshold_bound (t), so the segmentation compares in
+ * single precision and stays exact. */
+float sky_threshold_bound (double t);
+
 /* --------------------------------------------------------------- catalogue */
 
 /* Per-source measurements as parallel arrays, index i for label i + 1.

@@ -44,3 +44,13 @@ sky_threshold_value (const SkyParams *params, const SkyClipStats *stats)
     return stats->median + params->threshold * stats->sigma;
   return params->threshold * stats->sigma;
 }
+
+float
+sky_threshold_bound (double t)
+{
+  float f = (float) t;
+
+  if ((double) f > t)
+    f = nextafterf (f, -INFINITY);
+  return f;
+}

@@ -55,17 +55,6 @@ close_to (double a, double b, double tol, double floor)
   return fabs (a - b) <= tol * fmax (fmax (fabs (a), fabs (b)), floor);
 }
 
-/* sky-cpu-segment.c's float_floor: x > t exactly when x > float_floor (t). */
-static float
-float_floor (double t)
-{
-  float f = (float) t;
-
-  if ((double) f > t)
-    f = nextafterf (f, -INFINITY);
-  return f;
-}
-
 static void
 compare_stats (const SkyResult *a, const SkyResult *b, Report *r)
 {
@@ -177,7 +166,8 @@ sky_gpu_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res
    * which the two thresholds' last bits put on different sides. */
   if (r.failed && img != NULL && !isnan (ref->threshold_value) && !isnan (res->threshold_value))
     {
-      float a = float_floor (ref->threshold_value), b = float_floor (res->threshold_value);
+      float a = sky_threshold_bound (ref->threshold_value);
+      float b = sky_threshold_bound (res->threshold_value);
       float lo = fminf (a, b), hi = fmaxf (a, b);
       int64_t on = 0;
       if (lo != hi)
