@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The catalogue as CSV: a header row, one row per source in label order,
  * empty fields where a value is missing. */
 #include "sky-core.h"
@@ -5,25 +6,6 @@
 #include "sky-output-private.h"
 
 #include <string.h>
-
-/* RFC 4180 quoting, for the rare text that needs it. */
-static void
-put_field (FILE *fp, const char *s)
-{
-  if (strpbrk (s, ",\"\r\n") == NULL)
-    {
-      fputs (s, fp);
-      return;
-    }
-  fputc ('"', fp);
-  for (; *s; s++)
-    {
-      if (*s == '"')
-        fputc ('"', fp);
-      fputc (*s, fp);
-    }
-  fputc ('"', fp);
-}
 
 int
 sky_export_csv (const char *path, const SkyExport *ex)
@@ -35,6 +17,6 @@ sky_export_csv (const char *path, const SkyExport *ex)
 
   if (ret != SKY_OK)
     return ret;
-  sky_export_put_table (ex, cols, ncols, out.fp, ',', put_field);
+  sky_export_put_table (ex, cols, ncols, out.fp, ',', ",\"\r\n", 0);   /* RFC 4180 */
   return sky_output_close (&out);
 }

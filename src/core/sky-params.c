@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Pipeline parameters: the lesson's semantics as defaults, made explicit. */
 #include "sky-core.h"
 
@@ -43,14 +44,4 @@ sky_threshold_value (const SkyParams *params, const SkyClipStats *stats)
   if (params->relative)
     return stats->median + params->threshold * stats->sigma;
   return params->threshold * stats->sigma;
-}
-
-float
-sky_threshold_bound (double t)
-{
-  float f = (float) t;
-
-  if ((double) f > t)
-    f = nextafterf (f, -INFINITY);
-  return f;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Round values for the colour bar's ticks, placed where the stretch puts
  * them. Plain C, no GTK: the unit tests check it. */
 #include "sky-ticks.h"

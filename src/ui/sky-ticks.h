@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-ticks.h: where the colour bar puts its ticks. Plain C, no GTK. */
 #ifndef SKY_TICKS_H
 #define SKY_TICKS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyWindow's controls: the Pipeline panel's parameters (clip κ, the
  * threshold's slider and number, connectivity, relative threshold, a
  * cube's plane) and the typed display limits.

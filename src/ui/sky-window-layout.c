@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyWindow's layout: where the panels are, and their steady width. */
 #include "sky-window-private.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-window-private.h: SkyWindow's instance, shared by the files that split
  * it by concern: sky-window.c (the class, panels, readout),
  * sky-window-controls.c (the parameter and limit controls, typed input),

@@ -1,25 +1,29 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyWindow's state for scripts: sky_window_describe's JSON, which the
  * app's state action holds (docs/ui.md lists its keys). */
 #include "sky-window-private.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "sky-colormap.h"
 
+/* s as a JSON string, quoted as the CLI's JSON quotes it. */
 static void
 json_string (GString *out, const char *s)
 {
-  g_string_append_c (out, '"');
-  for (; s && *s; s++)
+  char *text = NULL;
+  size_t size = 0;
+  FILE *fp = open_memstream (&text, &size);
+
+  if (fp != NULL)
     {
-      if (*s == '"' || *s == '\\')
-        g_string_append_printf (out, "\\%c", *s);
-      else if ((guchar) *s < 0x20)
-        g_string_append_printf (out, "\\u%04x", *s);
-      else
-        g_string_append_c (out, *s);
+      sky_put_quoted (fp, s);
+      fclose (fp);
     }
-  g_string_append_c (out, '"');
+  g_string_append (out, text != NULL ? text : "null");
+  free (text);
 }
 
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyWindow: the class, its panels and the readout under the pointer. */
 #include "sky-window-private.h"
 #include "sky-resources.h"
@@ -732,8 +733,6 @@ sky_window_class_init (SkyWindowClass *klass)
 static void
 sky_window_init (SkyWindow *self)
 {
-  g_autofree char *reason = NULL;
-
   gtk_widget_init_template (GTK_WIDGET (self));
   sky_window_layout_init (self);
   g_queue_init (&self->jobs);
