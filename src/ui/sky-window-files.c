@@ -110,6 +110,15 @@ export_dialog (SkyWindow *self, gboolean csv)
       stem = g_strdup (base);
     }
   name = g_strdup_printf ("%s_%s", stem ? stem : "skysift", csv ? "sources.csv" : "view.png");
+  /* Beside the image, not in the working directory the app started in;
+   * the demo's folder is a cache, so it keeps the chooser's own choice. */
+  if (self->image_path && !(self->image && self->image->is_demo))
+    {
+      g_autoptr (GFile) image = g_file_new_for_path (self->image_path);
+      g_autoptr (GFile) folder = g_file_get_parent (image);
+      if (folder)
+        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), folder, NULL);
+    }
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
   g_object_set_data (G_OBJECT (dialog), "csv", GINT_TO_POINTER (csv));
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
