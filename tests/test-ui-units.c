@@ -650,12 +650,31 @@ test_color_bar_ticks (void)
   g_assert_cmpint (sky_ticks_choose (SKY_STRETCH_LINEAR, 1, 1, NULL, 600, 6.5, ticks, 9), ==, 0);
 }
 
+/* The app's error codes are the core's statuses one for one, and an
+ * error made from a status carries the core's message. */
+static void
+test_ui_error_codes (void)
+{
+  g_assert_cmpint (sky_ui_error_from_status (SKY_ERR_IO), ==, SKY_UI_ERROR_IO);
+  g_assert_cmpint (sky_ui_error_from_status (SKY_ERR_FORMAT), ==, SKY_UI_ERROR_FORMAT);
+  g_assert_cmpint (sky_ui_error_from_status (SKY_ERR_MEMORY), ==, SKY_UI_ERROR_MEMORY);
+  g_assert_cmpint (sky_ui_error_from_status (SKY_ERR_CANCELLED), ==, SKY_UI_ERROR_CANCELLED);
+  g_assert_cmpint (sky_ui_error_from_status (SKY_OK), ==, SKY_UI_ERROR_FAILED);
+  g_assert_cmpint (sky_ui_error_from_status (SKY_ERR_CANCELLED + 1), ==, SKY_UI_ERROR_FAILED);
+
+  sky_fail (SKY_ERR_NO_IMAGE, "%s: no image in HDU 3", "x.fits");
+  g_autoptr (GError) error = sky_ui_error_new_from_status (SKY_ERR_NO_IMAGE);
+  g_assert_error (error, SKY_UI_ERROR, SKY_UI_ERROR_NO_IMAGE);
+  g_assert_cmpstr (error->message, ==, "x.fits: no image in HDU 3");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_setenv ("XDG_CACHE_HOME", sky_test_tmpdir (), TRUE);
 
+  g_test_add_func ("/ui/error/codes", test_ui_error_codes);
   g_test_add_func ("/ui/colormap/ends", test_colormap_ends);
   g_test_add_func ("/ui/stretch/inverse", test_stretch_inverse);
   g_test_add_func ("/ui/colorbar/round-ticks", test_color_bar_ticks);

@@ -97,7 +97,7 @@ image_data_new (float *pixels, int64_t nx, int64_t ny, const char *name, GError 
   if (sky_display_stats_compute (&data->image, 0, &data->stats) != SKY_OK
       || sky_pyramid_build (&data->image, 0, &data->pyramid) != SKY_OK)
     {
-      g_set_error (error, SKY_UI_ERROR, SKY_ERR_MEMORY, "%s: %s", name, sky_last_error ());
+      g_set_error (error, SKY_UI_ERROR, SKY_UI_ERROR_MEMORY, "%s: %s", name, sky_last_error ());
       return NULL;
     }
   data->display_name = g_strdup (name);
@@ -169,7 +169,7 @@ lab_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
     ret = sky_cpu_convolution_demo (&d, SKY_CONVOLVE_SEPARABLE, 1, 0);
   if (ret != SKY_OK)
     {
-      g_task_return_new_error (task, SKY_UI_ERROR, ret, "%s", sky_last_error ());
+      g_task_return_error (task, sky_ui_error_new_from_status (ret));
       sky_convolution_demo_clear (&d);
       return;
     }
@@ -199,7 +199,7 @@ lab_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
     {
       free (deltas_px);
       free (result_px);
-      g_task_return_new_error (task, SKY_UI_ERROR, SKY_ERR_MEMORY, "out of memory");
+      g_task_return_new_error (task, SKY_UI_ERROR, SKY_UI_ERROR_MEMORY, "out of memory");
       return;
     }
   if (g_task_return_error_if_cancelled (task))

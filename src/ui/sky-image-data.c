@@ -5,7 +5,6 @@
 #include <glib/gstdio.h>
 
 G_DEFINE_BOXED_TYPE (SkyImageData, sky_image_data, sky_image_data_ref, sky_image_data_unref)
-G_DEFINE_QUARK (sky-ui-error-quark, sky_ui_error)
 
 static void
 image_data_free (SkyImageData *data)
@@ -48,13 +47,6 @@ load_input_free (LoadInput *in)
   g_free (in);
 }
 
-/* The core's status as the code, its message (naming the file) as text. */
-static GError *
-core_error (int status)
-{
-  return g_error_new_literal (SKY_UI_ERROR, status, sky_last_error ());
-}
-
 /* Min-max limits set by a few wild pixels: where the central 99.99% of the
  * pixels span less than a thousandth of the range from the least to the
  * greatest, the min-max view puts nearly all of them in one colour (a
@@ -92,7 +84,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       if (g_mkdir_with_parents (dir, 0755) != 0)
         {
           int err = errno;
-          g_task_return_new_error (task, SKY_UI_ERROR, SKY_ERR_IO,
+          g_task_return_new_error (task, SKY_UI_ERROR, SKY_UI_ERROR_IO,
                                    "%s: cannot make the cache folder for the demo image: %s",
                                    dir, g_strerror (err));
           return;
@@ -100,7 +92,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       truth = g_strdup_printf ("%.*s_truth.csv", (int) strlen (in->path) - 5, in->path);
       if ((ret = sky_synth_write (in->path, truth, NULL)) != SKY_OK)
         {
-          g_task_return_error (task, core_error (ret));
+          g_task_return_error (task, sky_ui_error_new_from_status (ret));
           return;
         }
     }
@@ -111,7 +103,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   data->load_ms = sky_now_ms () - t0;
   if (ret != SKY_OK)
     {
-      g_task_return_error (task, core_error (ret));
+      g_task_return_error (task, sky_ui_error_new_from_status (ret));
       return;
     }
   if (g_task_return_error_if_cancelled (task))
@@ -121,7 +113,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   if (sky_display_stats_compute (&data->image, 0, &data->stats) != SKY_OK
       || sky_pyramid_build (&data->image, 0, &data->pyramid) != SKY_OK)
     {
-      g_task_return_new_error (task, SKY_UI_ERROR, SKY_ERR_MEMORY, "%s: %s", in->path,
+      g_task_return_new_error (task, SKY_UI_ERROR, SKY_UI_ERROR_MEMORY, "%s: %s", in->path,
                                sky_last_error ());
       return;
     }

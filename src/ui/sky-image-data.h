@@ -9,6 +9,7 @@
 
 #include "sky-core.h"
 #include "sky-display-stats.h"
+#include "sky-ui-error.h"
 
 G_BEGIN_DECLS
 
@@ -36,9 +37,6 @@ GType sky_image_data_get_type (void) G_GNUC_CONST;
 SkyImageData *sky_image_data_ref (SkyImageData *data);
 void sky_image_data_unref (SkyImageData *data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyImageData, sky_image_data_unref)
-
-#define SKY_UI_ERROR (sky_ui_error_quark ())
-GQuark sky_ui_error_quark (void);
 
 /* Loads the image of path on a worker thread: the HDU and plane of opts,
  * or with opts NULL, plane 0 of the first HDU with an image. With

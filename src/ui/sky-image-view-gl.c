@@ -49,7 +49,7 @@ compile_shader (GLenum type, const char *resource, gboolean es, GError **error)
     {
       char log[2048] = "";
       glGetShaderInfoLog (shader, sizeof log, NULL, log);
-      g_set_error (error, SKY_UI_ERROR, 0, "%s does not compile: %s", resource, log);
+      g_set_error (error, SKY_UI_ERROR, SKY_UI_ERROR_GL, "%s does not compile: %s", resource, log);
       glDeleteShader (shader);
       return 0;
     }
@@ -80,7 +80,7 @@ link_program (gboolean es, GError **error)
     {
       char log[2048] = "";
       glGetProgramInfoLog (program, sizeof log, NULL, log);
-      g_set_error (error, SKY_UI_ERROR, 0, "the image shader does not link: %s", log);
+      g_set_error (error, SKY_UI_ERROR, SKY_UI_ERROR_GL, "the image shader does not link: %s", log);
       glDeleteProgram (program);
       return 0;
     }
@@ -127,8 +127,8 @@ sky_image_view_gl_realize (SkyImageView *self)
                                    (const char *) glGetString (GL_RENDERER));
   if ((es && major < 3) || (!es && (major * 10 + minor) < 33))
     {
-      g_set_error (&error, SKY_UI_ERROR, 0, "the image view needs OpenGL 3.3 or OpenGL ES 3.0; "
-                   "this context is %s", self->gl_info);
+      g_set_error (&error, SKY_UI_ERROR, SKY_UI_ERROR_GL,
+                   "the image view needs OpenGL 3.3 or OpenGL ES 3.0; this context is %s", self->gl_info);
       gtk_gl_area_set_error (area, error);
       return;
     }

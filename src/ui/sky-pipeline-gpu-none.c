@@ -23,7 +23,7 @@ sky_pipeline_gpu_describe (void)
 static gboolean
 no_gpu (GError **error)
 {
-  g_set_error_literal (error, SKY_UI_ERROR, SKY_ERR_UNAVAILABLE, NO_GPU_REASON);
+  g_set_error_literal (error, SKY_UI_ERROR, SKY_UI_ERROR_UNAVAILABLE, NO_GPU_REASON);
   return FALSE;
 }
 

@@ -54,7 +54,8 @@ gpu_failed (int ret, GError **error)
 {
   if (ret == SKY_OK)
     return FALSE;
-  g_set_error (error, SKY_UI_ERROR, ret, "GPU backend: %s", sky_last_error ());
+  g_set_error (error, SKY_UI_ERROR, sky_ui_error_from_status (ret), "GPU backend: %s",
+               sky_last_error ());
   return TRUE;
 }
 
@@ -124,7 +125,7 @@ sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
   *device_output = 0;
   if (!sky_pipeline_gpu_available (&reason))
     {
-      g_set_error_literal (error, SKY_UI_ERROR, SKY_ERR_UNAVAILABLE, reason);
+      g_set_error_literal (error, SKY_UI_ERROR, SKY_UI_ERROR_UNAVAILABLE, reason);
       g_free (reason);
       return FALSE;
     }

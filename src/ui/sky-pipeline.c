@@ -126,7 +126,7 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
     return NULL;
   if (ret != SKY_OK)
     {
-      g_set_error_literal (error, SKY_UI_ERROR, ret, sky_last_error ());
+      g_propagate_error (error, sky_ui_error_new_from_status (ret));
       return NULL;
     }
   if (run->stages.gpu_fault != NULL)

@@ -100,7 +100,8 @@ sky_render_widget (GtkWidget *widget, double zoom, GError **error)
 
   if (native == NULL || !gtk_widget_get_mapped (widget) || w <= 0 || h <= 0)
     {
-      g_set_error_literal (error, SKY_UI_ERROR, 0, "nothing to render: the widget is not on screen");
+      g_set_error_literal (error, SKY_UI_ERROR, SKY_UI_ERROR_NOT_SHOWN,
+                           "nothing to render: the widget is not on screen");
       return NULL;
     }
   if (GTK_IS_WINDOW (widget))
@@ -115,7 +116,8 @@ sky_render_widget (GtkWidget *widget, double zoom, GError **error)
     }
   if (node == NULL)
     {
-      g_set_error_literal (error, SKY_UI_ERROR, 0, "nothing to render: the widget drew nothing");
+      g_set_error_literal (error, SKY_UI_ERROR, SKY_UI_ERROR_NOT_SHOWN,
+                           "nothing to render: the widget drew nothing");
       return NULL;
     }
   return gsk_renderer_render_texture (gtk_native_get_renderer (native), node,
@@ -157,13 +159,15 @@ png_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
     cairo_image_surface_create_for_data (job->pixels, CAIRO_FORMAT_ARGB32, job->width, job->height,
                                          (int) job->stride);
   cairo_status_t status = cairo_surface_write_to_png_stream (surface, append_bytes, png);
+  int ret;
 
   cairo_surface_destroy (surface);
   if (status != CAIRO_STATUS_SUCCESS)
-    g_task_return_new_error (task, SKY_UI_ERROR, 0, "%s: cannot encode the PNG: %s", job->path,
+    g_task_return_new_error (task, SKY_UI_ERROR, SKY_UI_ERROR_ENCODE,
+                             "%s: cannot encode the PNG: %s", job->path,
                              cairo_status_to_string (status));
-  else if (sky_write_bytes (job->path, png->data, png->len) != SKY_OK)
-    g_task_return_new_error (task, SKY_UI_ERROR, 0, "%s", sky_last_error ());
+  else if ((ret = sky_write_bytes (job->path, png->data, png->len)) != SKY_OK)
+    g_task_return_error (task, sky_ui_error_new_from_status (ret));
   else
     g_task_return_boolean (task, TRUE);
 }

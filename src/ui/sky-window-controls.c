@@ -223,7 +223,7 @@ sky_window_set_threshold_checked (SkyWindow *self, double threshold, GError **er
 
   if (!(threshold >= lo && threshold <= hi))
     {
-      g_set_error (error, SKY_UI_ERROR, SKY_ERR_ARGUMENT, "The threshold is %g to %g σ, not %g.",
+      g_set_error (error, SKY_UI_ERROR, SKY_UI_ERROR_ARGUMENT, "The threshold is %g to %g σ, not %g.",
                    lo, hi, threshold);
       return FALSE;
     }

@@ -624,7 +624,7 @@ csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
     ret = sky_export_csv (ctx->path, &ex);
   sky_export_clear (&ex);
   if (ret != SKY_OK)
-    g_task_return_new_error (task, SKY_UI_ERROR, ret, "%s", sky_last_error ());
+    g_task_return_error (task, sky_ui_error_new_from_status (ret));
   else
     g_task_return_boolean (task, TRUE);
 }

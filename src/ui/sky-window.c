@@ -92,7 +92,7 @@ sky_window_set_backend (SkyWindow *self, SkyBackend backend, GError **error)
   g_return_val_if_fail (SKY_IS_WINDOW (self), FALSE);
   if (!sky_backend_available (backend, &reason))
     {
-      g_set_error (error, SKY_UI_ERROR, SKY_ERR_UNAVAILABLE, "%s", reason);
+      g_set_error (error, SKY_UI_ERROR, SKY_UI_ERROR_UNAVAILABLE, "%s", reason);
       return FALSE;
     }
   self->backend = backend;
