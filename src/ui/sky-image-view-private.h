@@ -107,6 +107,25 @@ void sky_image_view_widget_to_image (SkyImageView *self, double wx, double wy,
  * the frame about to be drawn, for the GL and the CPU paths alike. */
 void sky_image_view_frame_setup (SkyImageView *self, double fb_zoom, int *lod, int *overlay);
 
+/* The view moved: its zoom (notified) and centre, in image pixels. */
+void sky_image_view_set_view (SkyImageView *self, double zoom, double cx, double cy);
+/* Zooms keeping the image point under widget point (wx, wy) where it is. */
+void sky_image_view_zoom_around (SkyImageView *self, double zoom, double wx, double wy);
+/* Emits pointer-moved for the pointer as it is. */
+void sky_image_view_pointer_update (SkyImageView *self);
+
+/* sky-image-view-input.c */
+/* The zoom one step in or out (direction > 0: in) from zoom. */
+double sky_image_view_next_zoom (double zoom, int direction);
+void sky_image_view_input_class_init (GtkWidgetClass *widget_class);
+void sky_image_view_input_init (SkyImageView *self);
+
+/* sky-image-view-frames.c */
+/* The frame clock painted: those waiting for the view's state are told. */
+void sky_image_view_after_paint (GdkFrameClock *clock, SkyImageView *self);
+/* The view stopped drawing: whoever waits for a frame is told now. */
+void sky_image_view_release_when_drawn (SkyImageView *self);
+
 /* sky-image-view-raster.c */
 void sky_image_view_raster_request (SkyImageView *self);
 void sky_image_view_raster_snapshot (SkyImageView *self, GtkSnapshot *snapshot);

@@ -31,16 +31,6 @@ enum {
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
-/* Zoom steps: halves of an octave, then whole logical pixels from 2x up so
- * that every image pixel is drawn the same number of screen pixels wide. */
-static double
-next_zoom (double zoom, int direction)
-{
-  double z = zoom * (direction > 0 ? G_SQRT2 : 1 / G_SQRT2);
-  if (z >= 1.9)
-    z = direction > 0 ? MAX (round (z), floor (zoom) + 1) : MIN (round (z), ceil (zoom) - 1);
-  return z;
-}
 
 static double
 fit_zoom (SkyImageView *self)
@@ -116,8 +106,8 @@ sky_image_view_frame_setup (SkyImageView *self, double fb_zoom, int *lod, int *o
     *overlay |= SKY_OVERLAY_OUTLINES;
 }
 
-static void
-pointer_update (SkyImageView *self)
+void
+sky_image_view_pointer_update (SkyImageView *self)
 {
   double ix = 0, iy = 0;
   if (self->pointer_inside && self->image != NULL)
@@ -144,22 +134,22 @@ display_changed (SkyImageView *self)
   g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
 }
 
-static void
-set_view (SkyImageView *self, double zoom, double cx, double cy)
+void
+sky_image_view_set_view (SkyImageView *self, double zoom, double cx, double cy)
 {
   gboolean zoom_changed = zoom != self->zoom;
   self->zoom = zoom;
   self->cx = cx;
   self->cy = cy;
   sky_image_view_state_changed (self, TRUE);
-  pointer_update (self);
+  sky_image_view_pointer_update (self);
   if (zoom_changed)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
 }
 
 /* Zooms keeping the image point under widget point (wx, wy) where it is. */
-static void
-zoom_around (SkyImageView *self, double zoom, double wx, double wy)
+void
+sky_image_view_zoom_around (SkyImageView *self, double zoom, double wx, double wy)
 {
   double w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
   double ix, iy;
@@ -169,7 +159,7 @@ zoom_around (SkyImageView *self, double zoom, double wx, double wy)
   zoom = clamp_zoom (self, zoom);
   sky_image_view_widget_to_image (self, wx, wy, &ix, &iy);
   self->fitted = FALSE;
-  set_view (self, zoom, ix - (wx - w / 2) / zoom * (self->flip_x ? -1 : 1),
+  sky_image_view_set_view (self, zoom, ix - (wx - w / 2) / zoom * (self->flip_x ? -1 : 1),
             iy + (wy - h / 2) / zoom);
 }
 
@@ -181,7 +171,6 @@ sky_image_view_new (void)
   return g_object_new (SKY_TYPE_IMAGE_VIEW, NULL);
 }
 
-static void release_when_drawn (SkyImageView *self);
 
 void
 sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
@@ -195,7 +184,7 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
   g_clear_pointer (&self->image, sky_image_data_unref);
   self->image = image ? sky_image_data_ref (image) : NULL;
   if (self->image == NULL)
-    release_when_drawn (self);
+    sky_image_view_release_when_drawn (self);
   self->selected = -1;
   self->image_dirty = self->mask_dirty = self->labels_dirty = TRUE;
   self->image_on_device = 0;
@@ -283,14 +272,14 @@ sky_image_view_fit (SkyImageView *self)
   if (self->image == NULL)
     return;
   self->fitted = TRUE;
-  set_view (self, fit_zoom (self), self->image->image.nx / 2.0, self->image->image.ny / 2.0);
+  sky_image_view_set_view (self, fit_zoom (self), self->image->image.nx / 2.0, self->image->image.ny / 2.0);
 }
 
 void
 sky_image_view_set_zoom (SkyImageView *self, double zoom)
 {
   g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
-  zoom_around (self, zoom, gtk_widget_get_width (GTK_WIDGET (self)) / 2.0,
+  sky_image_view_zoom_around (self, zoom, gtk_widget_get_width (GTK_WIDGET (self)) / 2.0,
                gtk_widget_get_height (GTK_WIDGET (self)) / 2.0);
 }
 
@@ -311,13 +300,13 @@ sky_image_view_zoom_one (SkyImageView *self)
 void
 sky_image_view_zoom_in (SkyImageView *self)
 {
-  sky_image_view_set_zoom (self, next_zoom (self->zoom, 1));
+  sky_image_view_set_zoom (self, sky_image_view_next_zoom (self->zoom, 1));
 }
 
 void
 sky_image_view_zoom_out (SkyImageView *self)
 {
-  sky_image_view_set_zoom (self, next_zoom (self->zoom, -1));
+  sky_image_view_set_zoom (self, sky_image_view_next_zoom (self->zoom, -1));
 }
 
 void
@@ -327,7 +316,7 @@ sky_image_view_center_on (SkyImageView *self, double x, double y)
   if (self->image == NULL)
     return;
   self->fitted = FALSE;
-  set_view (self, self->zoom, x + 0.5, y + 0.5);
+  sky_image_view_set_view (self, self->zoom, x + 0.5, y + 0.5);
 }
 
 void
@@ -387,203 +376,6 @@ sky_image_view_get_scale (SkyImageView *self, double *lo, double *hi, const floa
     *eq = self->stretch == SKY_STRETCH_HISTEQ ? self->eq : NULL;
 }
 
-typedef struct {
-  GFunc func;
-  gpointer data;
-} WhenDrawn;
-
-static gboolean
-call_when_drawn (gpointer data)
-{
-  WhenDrawn *w = data;
-  w->func (w->data, NULL);
-  g_free (w);
-  return G_SOURCE_REMOVE;
-}
-
-/* Whether a frame is to come that shows the view's state: with no image
- * there is nothing to draw, and a view that is not mapped (its window
- * hidden or closed) is sent no frames. Waiting then would be for ever. */
-static gboolean
-frame_to_come (SkyImageView *self)
-{
-  return self->image != NULL && gtk_widget_get_mapped (GTK_WIDGET (self));
-}
-
-/* At default priority: redraws (priority 120) would starve an idle while
- * something animates. */
-static void
-call_when_idle (WhenDrawn *w)
-{
-  g_idle_add_full (G_PRIORITY_DEFAULT, call_when_drawn, w, NULL);
-}
-
-void
-sky_image_view_when_drawn (SkyImageView *self, GFunc func, gpointer data)
-{
-  WhenDrawn *w = g_new (WhenDrawn, 1);
-
-  w->func = func;
-  w->data = data;
-  if (self->drawn_current || !frame_to_come (self))
-    call_when_idle (w);
-  else
-    g_ptr_array_add (self->when_drawn, w);
-}
-
-/* The view stopped drawing (unmapped, or its image gone): whoever waits for
- * a frame gets its answer now. */
-static void
-release_when_drawn (SkyImageView *self)
-{
-  g_autoptr (GPtrArray) waiting = g_steal_pointer (&self->when_drawn);
-
-  self->when_drawn = g_ptr_array_new ();
-  for (guint i = 0; i < waiting->len; i++)
-    call_when_idle (waiting->pdata[i]);
-}
-
-static void
-after_paint (GdkFrameClock *clock, SkyImageView *self)
-{
-  g_autoptr (GPtrArray) waiting = NULL;
-
-  if (!self->render_current || self->drawn_current)
-    return;
-  self->drawn_current = TRUE;
-  waiting = g_steal_pointer (&self->when_drawn);
-  self->when_drawn = g_ptr_array_new ();
-  for (guint i = 0; i < waiting->len; i++)
-    call_when_drawn (waiting->pdata[i]);
-}
-
-GdkTexture *
-sky_image_view_render_texture (SkyImageView *self, GError **error)
-{
-  if (!self->use_raster && gtk_gl_area_get_error (GTK_GL_AREA (self->area)) != NULL)
-    {
-      g_set_error (error, SKY_UI_ERROR, 0, "the image view cannot draw: %s",
-                   gtk_gl_area_get_error (GTK_GL_AREA (self->area))->message);
-      return NULL;
-    }
-  return sky_render_widget (GTK_WIDGET (self), 1.0, error);
-}
-
-const char *
-sky_image_view_get_gl_info (SkyImageView *self)
-{
-  if (self->use_raster)
-    return sky_render_cpu_view_reason ();
-  return self->gl_info ? self->gl_info : "OpenGL not started yet";
-}
-
-/* ------------------------------------------------------------------ input */
-
-static void
-on_motion (GtkEventControllerMotion *motion, double x, double y, SkyImageView *self)
-{
-  self->pointer_inside = TRUE;
-  self->pointer_x = x;
-  self->pointer_y = y;
-  pointer_update (self);
-}
-
-static void
-on_leave (GtkEventControllerMotion *motion, SkyImageView *self)
-{
-  self->pointer_inside = FALSE;
-  pointer_update (self);
-}
-
-static gboolean
-on_scroll (GtkEventControllerScroll *scroll, double dx, double dy, SkyImageView *self)
-{
-  double zoom = self->zoom;
-  GdkScrollUnit unit = gtk_event_controller_scroll_get_unit (scroll);
-
-  if (self->image == NULL || dy == 0)
-    return FALSE;
-  if (unit == GDK_SCROLL_UNIT_WHEEL)
-    {
-      /* One click, one zoom step; a high-resolution wheel's fractions add
-       * up to one. */
-      int steps = (int) round (fabs (dy));
-      for (int i = 0; i < MAX (steps, 1); i++)
-        zoom = next_zoom (zoom, dy < 0 ? 1 : -1);
-    }
-  else
-    zoom *= exp (-dy * 0.01);  /* touchpad: smooth */
-  zoom_around (self, zoom, self->pointer_x, self->pointer_y);
-  return TRUE;
-}
-
-static void
-on_drag_begin (GtkGestureDrag *drag, double x, double y, SkyImageView *self)
-{
-  self->drag_cx = self->cx;
-  self->drag_cy = self->cy;
-  gtk_widget_grab_focus (GTK_WIDGET (self));
-}
-
-static void
-on_drag_update (GtkGestureDrag *drag, double dx, double dy, SkyImageView *self)
-{
-  /* Within the click's tolerance (on_drag_end) a press is no pan yet: a
-   * click on a marker must not unfit a fitted view. */
-  if (self->image == NULL || (self->fitted && fabs (dx) <= 3 && fabs (dy) <= 3))
-    return;
-  self->fitted = FALSE;
-  set_view (self, self->zoom, self->drag_cx - dx / self->zoom * (self->flip_x ? -1 : 1),
-            self->drag_cy + dy / self->zoom);
-}
-
-static void
-on_drag_end (GtkGestureDrag *drag, double dx, double dy, SkyImageView *self)
-{
-  double x, y;
-  gint64 index;
-
-  /* A press that did not move is a click: on a marker it picks the source. */
-  if (fabs (dx) > 3 || fabs (dy) > 3 || !gtk_gesture_drag_get_start_point (drag, &x, &y))
-    return;
-  index = sky_image_view_overlay_pick (self, x, y);
-  if (index >= 0)
-    g_signal_emit (self, signals[SOURCE_ACTIVATED], 0, index);
-}
-
-static gboolean
-action_pan (GtkWidget *widget, GVariant *args, gpointer user_data)
-{
-  SkyImageView *self = SKY_IMAGE_VIEW (widget);
-  int dx, dy;
-
-  if (self->image == NULL)
-    return FALSE;
-  g_variant_get (args, "(ii)", &dx, &dy);
-  self->fitted = FALSE;
-  /* A tenth of the view per key press, at least one image pixel. */
-  double step = MAX (gtk_widget_get_width (widget) / 10.0 / self->zoom, 1.0);
-  set_view (self, self->zoom, self->cx + dx * step * (self->flip_x ? -1 : 1), self->cy + dy * step);
-  return TRUE;
-}
-
-static gboolean
-action_zoom (GtkWidget *widget, GVariant *args, gpointer user_data)
-{
-  SkyImageView *self = SKY_IMAGE_VIEW (widget);
-  const char *what = g_variant_get_string (args, NULL);
-
-  if (g_str_equal (what, "in"))
-    sky_image_view_zoom_in (self);
-  else if (g_str_equal (what, "out"))
-    sky_image_view_zoom_out (self);
-  else if (g_str_equal (what, "fit"))
-    sky_image_view_fit (self);
-  else
-    sky_image_view_zoom_one (self);
-  return TRUE;
-}
-
 /* ------------------------------------------------------------- GtkWidget */
 
 static void
@@ -612,7 +404,7 @@ sky_image_view_size_allocate (GtkWidget *widget, int width, int height, int base
   if (!self->use_raster)
     gtk_widget_allocate (self->area, width, height, baseline, NULL);
   if (self->fitted && self->image != NULL && fit_zoom (self) != self->zoom)
-    set_view (self, fit_zoom (self), self->image->image.nx / 2.0, self->image->image.ny / 2.0);
+    sky_image_view_set_view (self, fit_zoom (self), self->image->image.nx / 2.0, self->image->image.ny / 2.0);
   else if (self->use_raster && (width != self->frame_width || height != self->frame_height))
     sky_image_view_state_changed (self, TRUE);
 }
@@ -649,14 +441,14 @@ sky_image_view_realize (GtkWidget *widget)
     sky_gl_interop_free (sky_gl_interop_new (NULL, sky_render_cpu_view_reason ()));
   self->frame_clock = gtk_widget_get_frame_clock (widget);
   self->after_paint_id = g_signal_connect (self->frame_clock, "after-paint",
-                                           G_CALLBACK (after_paint), self);
+                                           G_CALLBACK (sky_image_view_after_paint), self);
 }
 
 static void
 sky_image_view_unmap (GtkWidget *widget)
 {
   GTK_WIDGET_CLASS (sky_image_view_parent_class)->unmap (widget);
-  release_when_drawn (SKY_IMAGE_VIEW (widget));
+  sky_image_view_release_when_drawn (SKY_IMAGE_VIEW (widget));
 }
 
 static void
@@ -781,7 +573,7 @@ sky_image_view_set_property (GObject *object, guint prop_id, const GValue *value
       break;
     case PROP_FLIP_X:
       set_boolean (self, &self->flip_x, g_value_get_boolean (value), pspec);
-      pointer_update (self);
+      sky_image_view_pointer_update (self);
       break;
     case PROP_ZOOM:
       sky_image_view_set_zoom (self, g_value_get_double (value));
@@ -857,19 +649,7 @@ sky_image_view_class_init (SkyImageViewClass *klass)
     g_signal_new ("display-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
                   NULL, NULL, G_TYPE_NONE, 0);
 
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_plus, 0, action_zoom, "s", "in");
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_KP_Add, 0, action_zoom, "s", "in");
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_equal, 0, action_zoom, "s", "in");
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_minus, 0, action_zoom, "s", "out");
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_KP_Subtract, 0, action_zoom, "s", "out");
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_0, 0, action_zoom, "s", "fit");
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_KP_0, 0, action_zoom, "s", "fit");
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_1, 0, action_zoom, "s", "one");
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_KP_1, 0, action_zoom, "s", "one");
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_Left, 0, action_pan, "(ii)", -1, 0);
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_Right, 0, action_pan, "(ii)", 1, 0);
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_Up, 0, action_pan, "(ii)", 0, 1);
-  gtk_widget_class_add_binding (widget_class, GDK_KEY_Down, 0, action_pan, "(ii)", 0, -1);
+  sky_image_view_input_class_init (widget_class);
 
   gtk_widget_class_set_css_name (widget_class, "skyimageview");
 }
@@ -877,9 +657,6 @@ sky_image_view_class_init (SkyImageViewClass *klass)
 static void
 sky_image_view_init (SkyImageView *self)
 {
-  GtkEventController *controller;
-  GtkGesture *drag;
-
   self->zoom = 1;
   self->fitted = TRUE;
   self->stretch = SKY_STRETCH_LOG;
@@ -902,19 +679,5 @@ sky_image_view_init (SkyImageView *self)
   gtk_widget_set_focus_on_click (GTK_WIDGET (self), TRUE);
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "crosshair");
 
-  controller = gtk_event_controller_motion_new ();
-  g_signal_connect (controller, "motion", G_CALLBACK (on_motion), self);
-  g_signal_connect (controller, "leave", G_CALLBACK (on_leave), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
-
-  controller = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
-  g_signal_connect (controller, "scroll", G_CALLBACK (on_scroll), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
-
-  drag = gtk_gesture_drag_new ();
-  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
+  sky_image_view_input_init (self);
 }
