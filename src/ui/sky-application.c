@@ -36,6 +36,7 @@
 #include "sky-pipeline.h"
 #include "sky-render.h"
 #include "sky-window.h"
+#include "sky-window-script.h"
 
 #include <epoxy/gl.h>
 #include <errno.h>

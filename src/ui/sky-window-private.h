@@ -14,6 +14,7 @@
 #include "sky-source-table.h"
 #include "sky-timings-panel.h"
 #include "sky-window.h"
+#include "sky-window-script.h"
 
 G_BEGIN_DECLS
 

@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-window.h: the main window: the image, the pipeline's toolbar and its
- * panels. Every operation on it is queued and runs in order, so that a
- * script's open, run and export (the app's D-Bus actions) follow each other
- * as a person's clicks would. */
+ * panels. What scripts, the app's D-Bus actions and the tests call on it is
+ * in sky-window-script.h. */
 #pragma once
 
 #include <gtk/gtk.h>
-
-#include "sky-pipeline.h"
 
 G_BEGIN_DECLS
 
@@ -20,71 +17,8 @@ SkyWindow *sky_window_new (GtkApplication *app);
  * the first frame; the window's creation when never set. */
 void sky_window_set_start_time (SkyWindow *self, gint64 start_us);
 
-/* Queued operations. open with is_demo makes the demo image first if it is
- * not there yet. Failures are shown in a dialog naming the file and reason,
- * and leave what the window had. */
-void sky_window_open (SkyWindow *self, const char *path, gboolean is_demo);
-/* Opens a given HDU (1-based; 0: the first with an image) and plane
- * (0-based, of a cube). */
-void sky_window_open_plane (SkyWindow *self, const char *path, int hdu, gint64 plane);
-void sky_window_run (SkyWindow *self, SkyStep until);
-void sky_window_export_catalogue (SkyWindow *self, const char *path);
-void sky_window_export_view (SkyWindow *self, const char *path);
-/* The whole window, or with part "panel" the side panel, as PNG, scaled
- * by zoom (1: as on screen). */
-void sky_window_screenshot (SkyWindow *self, const char *part, double zoom, const char *path);
 /* Tells the user (a dialog) and records it for describe (). */
 void sky_window_show_error (SkyWindow *self, const char *primary, const char *detail);
-
-/* Cancels the operation under way and drops those queued behind it; the
- * parameter controls go back to those of the results shown. Nothing under
- * way: nothing changes. */
-void sky_window_cancel (SkyWindow *self);
-
-/* Settings; FALSE (and nothing changed) for an unavailable backend. */
-gboolean sky_window_set_backend (SkyWindow *self, SkyBackend backend, GError **error);
-void sky_window_set_threshold (SkyWindow *self, double threshold);
-
-/* The other parameters and the plane, for scripts, as their controls set
- * them: clip κ (2 to 10), connectivity (4 or 8), the relative threshold,
- * a cube's plane (0-based; opens it). A value the control cannot take is
- * refused with an error dialog and last_error, not clamped. */
-void sky_window_set_kappa (SkyWindow *self, double kappa);
-void sky_window_set_connectivity (SkyWindow *self, int connectivity);
-void sky_window_set_relative (SkyWindow *self, gboolean relative);
-void sky_window_set_plane (SkyWindow *self, gint64 plane);
-
-/* Centres the view on FITS image pixel (x, y), counted from 1 as the
- * readout shows it, keeping the zoom. */
-void sky_window_pan (SkyWindow *self, double x, double y);
-
-gboolean sky_window_has_image (SkyWindow *self);
-
-/* The view, for scripts: zoom (logical pixels per image pixel), the
- * source to select and centre (its label number, 0 for none), the panel
- * to show (pipeline, timings, sources), and display settings by name
- * (stretch linear|log|sqrt|asinh|histeq, limits minmax|99.5|99.9|zscale|LO,HI,
- * colormap grey-r|grey|inferno|viridis|heat, and mask, labels, markers,
- * flip on|off); FALSE for an unknown name. */
-void sky_window_set_zoom (SkyWindow *self, double zoom);
-void sky_window_select_source (SkyWindow *self, gint64 id);
-gboolean sky_window_show_panel (SkyWindow *self, const char *name);
-gboolean sky_window_set_display (SkyWindow *self, const char *setting, const char *value);
-
-/* What the app's action states mirror ("" where there is nothing yet). */
-const char *sky_window_get_image_path (SkyWindow *self);
-SkyBackend sky_window_get_backend (SkyWindow *self);
-SkyStep sky_window_get_shown_step (SkyWindow *self);
-double sky_window_get_threshold (SkyWindow *self);
-const SkyParams *sky_window_get_params (SkyWindow *self);   /* what the controls hold */
-gint64 sky_window_get_plane (SkyWindow *self);              /* 0 without an image */
-const char *sky_window_get_catalogue_path (SkyWindow *self);
-const char *sky_window_get_view_path (SkyWindow *self);
-
-/* Figures for scripts and tests, as a JSON object: the image, busy, the
- * last step, nsources, first-frame and threshold redraw times, the main
- * loop's longest stall while the pipeline ran, the last error. */
-char *sky_window_describe (SkyWindow *self);
 
 /* Information for the about dialog: the OpenGL renderer. */
 const char *sky_window_get_gl_info (SkyWindow *self);
