@@ -457,6 +457,22 @@ wheel_only_when_focused (GtkWidget *control)
 
 /* -------------------------------------------------------------- setup */
 
+/* The controls' handlers, named in sky-window.ui. */
+void
+sky_window_controls_class_init (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_bind_template_callback (widget_class, on_threshold_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_threshold_slider_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_kappa_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_kappa_input);
+  gtk_widget_class_bind_template_callback (widget_class, on_threshold_input);
+  gtk_widget_class_bind_template_callback (widget_class, on_plane_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_connectivity_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_relative_toggled);
+  gtk_widget_class_bind_template_callback (widget_class, on_limits_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_limit_entered);
+}
+
 void
 sky_window_controls_init (SkyWindow *self)
 {
@@ -464,22 +480,6 @@ sky_window_controls_init (SkyWindow *self)
   gtk_adjustment_set_value (self->threshold_adjustment, self->params.threshold);
   gtk_adjustment_set_value (self->threshold_slider_adjustment, self->params.threshold);
   gtk_adjustment_set_value (self->kappa_adjustment, self->params.clip_kappa);
-
-  g_signal_connect (self->threshold_adjustment, "value-changed",
-                    G_CALLBACK (on_threshold_changed), self);
-  g_signal_connect (self->threshold_slider_adjustment, "value-changed",
-                    G_CALLBACK (on_threshold_slider_changed), self);
-  g_signal_connect (self->kappa_adjustment, "value-changed", G_CALLBACK (on_kappa_changed), self);
-  g_signal_connect (self->kappa_spin, "input", G_CALLBACK (on_kappa_input), self);
-  g_signal_connect (self->threshold_spin, "input", G_CALLBACK (on_threshold_input), self);
-  g_signal_connect (self->plane_spin, "value-changed", G_CALLBACK (on_plane_changed), self);
-  g_signal_connect (self->connectivity_dropdown, "notify::selected",
-                    G_CALLBACK (on_connectivity_changed), self);
-  g_signal_connect (self->relative_check, "toggled", G_CALLBACK (on_relative_toggled), self);
-
-  g_signal_connect (self->view, "notify::limits", G_CALLBACK (on_limits_changed), self);
-  g_signal_connect (self->lo_entry, "activate", G_CALLBACK (on_limit_entered), self);
-  g_signal_connect (self->hi_entry, "activate", G_CALLBACK (on_limit_entered), self);
 
   wheel_only_when_focused (GTK_WIDGET (self->kappa_spin));
   wheel_only_when_focused (GTK_WIDGET (self->threshold_scale));

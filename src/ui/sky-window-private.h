@@ -148,6 +148,8 @@ void sky_window_keep_panel_width (SkyWindow *self);
 
 /* sky-window-controls.c */
 void sky_window_controls_init (SkyWindow *self);
+/* Binds the controls' handlers that sky-window.ui names. */
+void sky_window_controls_class_init (GtkWidgetClass *widget_class);
 void sky_window_show_plane_control (SkyWindow *self, const SkyImage *img);
 void sky_window_set_input_error (SkyWindow *self, GtkWidget *control, const char *text);
 void sky_window_clear_input_error (SkyWindow *self, GtkWidget *control);

@@ -709,6 +709,15 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, timings);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, sources);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, recent_menu);
+  /* The view's display settings are in describe (): sky_window_changed
+   * keeps the actions' state fresh. */
+  gtk_widget_class_bind_template_callback (widget_class, sky_window_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_gpu_banner_close);
+  gtk_widget_class_bind_template_callback (widget_class, on_backend_toggled);
+  gtk_widget_class_bind_template_callback (widget_class, on_pointer_moved);
+  gtk_widget_class_bind_template_callback (widget_class, on_source_activated);
+  gtk_widget_class_bind_template_callback (widget_class, on_source_selected);
+  sky_window_controls_class_init (widget_class);
 
   gtk_widget_class_install_action (widget_class, "win.open", NULL, action_open);
   gtk_widget_class_install_action (widget_class, "win.open-demo", NULL, action_open_demo);
@@ -758,18 +767,6 @@ sky_window_init (SkyWindow *self)
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
 
   sky_window_controls_init (self);
-
-  g_signal_connect (self->gpu_banner_close, "clicked", G_CALLBACK (on_gpu_banner_close), self);
-  g_signal_connect (self->cpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
-  g_signal_connect (self->gpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
-  g_signal_connect (self->both_button, "toggled", G_CALLBACK (on_backend_toggled), self);
-  /* The view's settings are in describe (): keep the actions' state fresh. */
-  g_signal_connect_swapped (self->view, "display-changed", G_CALLBACK (sky_window_changed), self);
-  g_signal_connect_swapped (self->view, "notify::flip-x", G_CALLBACK (sky_window_changed), self);
-  g_signal_connect_swapped (self->view, "notify::zoom", G_CALLBACK (sky_window_changed), self);
-  g_signal_connect (self->view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
-  g_signal_connect (self->view, "source-activated", G_CALLBACK (on_source_activated), self);
-  g_signal_connect (self->sources, "source-selected", G_CALLBACK (on_source_selected), self);
 
   /* Until the GPU has been looked for (off the main thread: starting CUDA
    * takes a moment), its choices wait. */
