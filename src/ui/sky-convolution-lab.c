@@ -11,6 +11,7 @@
 #include "sky-colormap.h"
 #include "sky-cpu.h"
 #include "sky-pipeline-gpu.h"
+#include "sky-resources.h"
 
 struct _SkyConvolutionLab {
   GtkWindow parent_instance;
@@ -40,15 +41,12 @@ G_DEFINE_FINAL_TYPE (SkyConvolutionLab, sky_convolution_lab, GTK_TYPE_WINDOW)
 enum { PROP_0, PROP_TIMINGS, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
+/* The entries of dropdowns in sky-convolution-lab.ui, in its order. */
 static const char *const dtype_names[] = { "f64", "f32", NULL };
 static const char *const mode_names[] = { "same", "full", "valid", NULL };
 static const SkyConvolveMode mode_values[] = { SKY_CONVOLVE_SAME, SKY_CONVOLVE_FULL,
                                                SKY_CONVOLVE_VALID };
-static const char *const kernel_names[] = { "lesson (15 x 15, sigma 1 on -2..2)",
-                                            "Gaussian sigma 2", "Gaussian sigma 4",
-                                            "box 5 x 5", NULL };
 static const char *const kernel_specs[] = { "lesson", "gauss:2", "gauss:4", "box:5" };
-static const char *const show_names[] = { "Side by side", "Deltas", "Result", NULL };
 
 /* ------------------------------------------------------------ the worker */
 
@@ -370,12 +368,10 @@ show_changed (GObject *object, GParamSpec *pspec, gpointer data)
   gtk_widget_set_visible (self->result_box, which != 1);
 }
 
+/* The lab's zoom buttons: fit, or the middle delta at 1x, 4x or 16x. */
 static void
-zoom_clicked (GtkButton *button, gpointer data)
+zoom_to (SkyConvolutionLab *self, double zoom)
 {
-  SkyConvolutionLab *self = data;
-  double zoom = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "zoom"));
-
   if (zoom <= 0)
     {
       sky_image_view_fit (self->deltas_view);
@@ -386,16 +382,28 @@ zoom_clicked (GtkButton *button, gpointer data)
                                   SKY_CONVOLUTION_DEMO_N / 2 + SKY_CONVOLUTION_DEMO_FIRST);
 }
 
-static GtkWidget *
-labelled_dropdown (GtkWidget *bar, const char *label, const char *const *names, GtkDropDown **out)
+static void
+on_zoom_fit_clicked (GtkButton *button, SkyConvolutionLab *self)
 {
-  GtkWidget *l = gtk_label_new (label);
-  GtkWidget *d = gtk_drop_down_new_from_strings (names);
+  zoom_to (self, 0);
+}
 
-  gtk_box_append (GTK_BOX (bar), l);
-  gtk_box_append (GTK_BOX (bar), d);
-  *out = GTK_DROP_DOWN (d);
-  return d;
+static void
+on_zoom_1_clicked (GtkButton *button, SkyConvolutionLab *self)
+{
+  zoom_to (self, 1);
+}
+
+static void
+on_zoom_4_clicked (GtkButton *button, SkyConvolutionLab *self)
+{
+  zoom_to (self, 4);
+}
+
+static void
+on_zoom_16_clicked (GtkButton *button, SkyConvolutionLab *self)
+{
+  zoom_to (self, 16);
 }
 
 /* The pixel under the pointer in either view, as the main window's readout
@@ -419,30 +427,6 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y,
                           " (FITS, from 1)  %.6g", view == self->deltas_view ? "deltas" : "result",
                           ix + 1, iy + 1, img->pixels[iy * img->nx + ix]);
   gtk_label_set_text (self->readout_label, text);
-}
-
-static GtkWidget *
-view_column (const char *title, SkyImageView **view)
-{
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
-  GtkWidget *label = gtk_label_new (title);
-  GtkWidget *v = sky_image_view_new ();
-  GtkWidget *bar = sky_color_bar_new ();
-
-  gtk_widget_add_css_class (label, "heading");
-  gtk_widget_set_hexpand (v, TRUE);
-  gtk_widget_set_vexpand (v, TRUE);
-  gtk_box_append (GTK_BOX (box), label);
-  gtk_box_append (GTK_BOX (box), v);
-  /* Which value each grey is. */
-  g_object_set (bar, "view", v, NULL);
-  gtk_box_append (GTK_BOX (box), bar);
-  gtk_widget_set_hexpand (box, TRUE);
-  *view = SKY_IMAGE_VIEW (v);
-  /* Plain values: a one is white, zero black, the blobs grey levels. */
-  g_object_set (v, "stretch", SKY_STRETCH_LINEAR, "limits", SKY_LIMITS_MINMAX, "colormap",
-                SKY_COLORMAP_GREY, NULL);
-  return box;
 }
 
 static void
@@ -485,91 +469,64 @@ static void
 sky_convolution_lab_class_init (SkyConvolutionLabClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = sky_convolution_lab_dispose;
   object_class->finalize = sky_convolution_lab_finalize;
   object_class->get_property = sky_convolution_lab_get_property;
-  /* Escape and Ctrl+W close the lab, as they close a dialog. */
-  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_Escape, 0,
-                                       "window.close", NULL);
-  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_w, GDK_CONTROL_MASK,
-                                       "window.close", NULL);
+
   /* The timings of the result shown, "" before the first. */
   properties[PROP_TIMINGS] =
     g_param_spec_string ("timings", NULL, NULL, "",
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* The template lives in a GResource inside the static library: naming it
+   * keeps its object file, and the constructor that registers it, linked. */
+  (void) sky_ui_get_resource ();
+  g_type_ensure (SKY_TYPE_IMAGE_VIEW);
+  g_type_ensure (SKY_TYPE_COLOR_BAR);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/skysift/SkySift/ui/sky-convolution-lab.ui");
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, dtype_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, mode_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, kernel_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, show_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, deltas_box);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, result_box);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, deltas_view);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, result_view);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, status_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, readout_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, timings_label);
+  gtk_widget_class_bind_template_callback (widget_class, setting_changed);
+  gtk_widget_class_bind_template_callback (widget_class, show_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_pointer_moved);
+  gtk_widget_class_bind_template_callback (widget_class, on_zoom_fit_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_zoom_1_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_zoom_4_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_zoom_16_clicked);
+
+  /* Escape and Ctrl+W close the lab, as they close a dialog. */
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_w, GDK_CONTROL_MASK, "window.close",
+                                       NULL);
 }
 
 static void
 sky_convolution_lab_init (SkyConvolutionLab *self)
 {
-  GtkWidget *outer = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  GtkWidget *views = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  static const struct { const char *label; int zoom; } zooms[] = {
-    { "Fit", 0 }, { "1x", 1 }, { "4x", 4 }, { "16x", 16 },
-  };
-
+  gtk_widget_init_template (GTK_WIDGET (self));
   self->cancellable = g_cancellable_new ();
-  gtk_window_set_title (GTK_WINDOW (self), "Convolution lab");
-  gtk_window_set_default_size (GTK_WINDOW (self), 1100, 640);
 
-  gtk_widget_add_css_class (bar, "toolbar");
-  labelled_dropdown (bar, "dtype", dtype_names, &self->dtype_dropdown);
-  labelled_dropdown (bar, "mode", mode_names, &self->mode_dropdown);
-  labelled_dropdown (bar, "kernel", kernel_names, &self->kernel_dropdown);
-  labelled_dropdown (bar, "show", show_names, &self->show_dropdown);
-  {
-    GtkWidget *linked = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
-    gtk_widget_add_css_class (linked, "linked");
-    for (guint i = 0; i < G_N_ELEMENTS (zooms); i++)
-      {
-        GtkWidget *b = gtk_button_new_with_label (zooms[i].label);
-        g_object_set_data (G_OBJECT (b), "zoom", GINT_TO_POINTER (zooms[i].zoom));
-        g_signal_connect (b, "clicked", G_CALLBACK (zoom_clicked), self);
-        gtk_box_append (GTK_BOX (linked), b);
-      }
-    gtk_box_append (GTK_BOX (bar), linked);
-  }
-  self->status_label = GTK_LABEL (gtk_label_new (""));
-  gtk_box_append (GTK_BOX (bar), GTK_WIDGET (self->status_label));
-
-  self->deltas_box = view_column ("Deltas: a one at every [8::16, 8::16]", &self->deltas_view);
-  self->result_box = view_column ("Convolved with the kernel", &self->result_view);
-  gtk_box_set_homogeneous (GTK_BOX (views), TRUE);
-  gtk_box_append (GTK_BOX (views), self->deltas_box);
-  gtk_box_append (GTK_BOX (views), self->result_box);
+  /* Plain values: a one is white, zero black, the blobs grey levels. */
+  g_object_set (self->deltas_view, "stretch", SKY_STRETCH_LINEAR, "limits", SKY_LIMITS_MINMAX,
+                "colormap", SKY_COLORMAP_GREY, NULL);
+  g_object_set (self->result_view, "stretch", SKY_STRETCH_LINEAR, "limits", SKY_LIMITS_MINMAX,
+                "colormap", SKY_COLORMAP_GREY, NULL);
   /* One zoom for both. */
   g_object_bind_property (self->deltas_view, "zoom", self->result_view, "zoom",
                           G_BINDING_BIDIRECTIONAL);
-
-  self->readout_label = GTK_LABEL (gtk_label_new (""));
-  gtk_label_set_xalign (self->readout_label, 0);
-  gtk_label_set_width_chars (self->readout_label, 56);
-  gtk_widget_add_css_class (GTK_WIDGET (self->readout_label), "readout");
-  g_signal_connect (self->deltas_view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
-  g_signal_connect (self->result_view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
-
-  self->timings_label = GTK_LABEL (gtk_label_new (""));
-  gtk_label_set_xalign (self->timings_label, 0);
-  gtk_label_set_selectable (self->timings_label, TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->timings_label), "monospace");
-
-  gtk_widget_set_margin_start (outer, 6);
-  gtk_widget_set_margin_end (outer, 6);
-  gtk_widget_set_margin_top (outer, 6);
-  gtk_widget_set_margin_bottom (outer, 6);
-  gtk_box_append (GTK_BOX (outer), bar);
-  gtk_box_append (GTK_BOX (outer), views);
-  gtk_box_append (GTK_BOX (outer), GTK_WIDGET (self->readout_label));
-  gtk_box_append (GTK_BOX (outer), GTK_WIDGET (self->timings_label));
-  gtk_window_set_child (GTK_WINDOW (self), outer);
-
-  g_signal_connect (self->dtype_dropdown, "notify::selected", G_CALLBACK (setting_changed), self);
-  g_signal_connect (self->mode_dropdown, "notify::selected", G_CALLBACK (setting_changed), self);
-  g_signal_connect (self->kernel_dropdown, "notify::selected", G_CALLBACK (setting_changed), self);
-  g_signal_connect (self->show_dropdown, "notify::selected", G_CALLBACK (show_changed), self);
   start_run (self);
 }
 
