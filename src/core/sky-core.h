@@ -320,7 +320,10 @@ typedef struct SkyExport {
                                  * header has no beam, no pixel scale, or a
                                  * unit that is not per beam (flux_note) */
   char unit[72];                /* the image unit as unit-aware formats write
-                                 * it ("Jy/beam" for JY/BEAM); "" when none */
+                                 * it ("Jy/beam" for JY/BEAM); "" when none or
+                                 * when BUNIT is not a unit (unit_note) */
+  char unit_note[512];          /* how BUNIT was respelled or why it was
+                                 * left out, or "" */
   char sky_note[512];           /* why there are no sky positions, or "" */
   char flux_note[512];          /* why int_flux is empty, or "" */
 } SkyExport;
@@ -344,7 +347,8 @@ void sky_export_clear (SkyExport *ex);
  * xmax, ymin, ymax; then, with a celestial WCS, the centroid's two world
  * coordinates named after the system (ra, dec, ra_str, dec_str for
  * equatorial; glon, glat for galactic...); then int_flux, local_rms, snr.
- * Pixel coordinates are 0-based. Missing values are empty fields.
+ * Pixel coordinates are 0-based. A missing number is NaN (a typed
+ * value every CSV reader reads as a float), a missing text an empty field.
  *
  * ECSV: the same table as ECSV 1.0 (astropy's Table.read reads it), with
  * a unit and a description per column and the provenance in its metadata.
@@ -428,6 +432,44 @@ int sky_convolve_mode_parse (const char *text, SkyConvolveMode *mode);
  * float) or float64 (BITPIX -64, data is double), atomically. */
 int sky_fits_write_plane (const char *path, int64_t nx, int64_t ny, int bitpix,
                           const void *data);
+
+/* One keyword to add: text, or else value (a number). */
+typedef struct SkyFitsKey {
+  const char *name;
+  const char *text;     /* NULL: the key is the number value */
+  double value;
+  const char *comment;
+} SkyFitsKey;
+
+/* The header a derived plane carries from its source image. */
+typedef struct SkyPlaneHeader {
+  const char *cards;        /* the source's cards (80 characters each, as
+                             * sky_fits_read_header gives them); NULL: none */
+  int ncards;
+  int source_naxis;         /* the source's NAXIS: above 2, WCSAXES keeps
+                             * the further axes' WCS (the plane's position) */
+  double crpix_shift[2];    /* added to CRPIX1 and CRPIX2 (every alternate
+                             * WCS): where the source's pixel grid lies on
+                             * the new one */
+  int drop_unit;            /* leave out BUNIT, BMAJ, BMIN and BPA */
+  const SkyFitsKey *keys;   /* keys to add or replace */
+  int nkeys;
+  const char *const *history; /* HISTORY lines */
+  int nhistory;
+} SkyPlaneHeader;
+
+/* sky_fits_write_plane with the source's header: every card but the
+ * structure (SIMPLE, BITPIX, NAXISn, EXTEND...), the scaling (BSCALE,
+ * BZERO, BLANK) and what the new data makes untrue (DATAMIN, DATAMAX,
+ * CHECKSUM, DATASUM), CRPIXn moved by crpix_shift, then keys and history.
+ * header NULL: a bare header. */
+int sky_fits_write_plane_with_header (const char *path, int64_t nx, int64_t ny, int bitpix,
+                                      const void *data, const SkyPlaneHeader *header);
+
+/* The header of the HDU the loader would read from path (the first with
+ * image data): *cards is ncards cards of 80 characters, free()d by the
+ * caller; *hdu the 1-based HDU, *naxis its NAXIS. */
+int sky_fits_read_header (const char *path, char **cards, int *ncards, int *hdu, int *naxis);
 
 /* Reads the first image plane of a FITS file in double precision (for
  * float64 convolution), with the loader's HDU and shape rules. *data is

@@ -46,9 +46,11 @@ int sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char 
 
 /* The table of a delimited text format: a line of column names, then a
  * line per source in label order, fields joined by separator and each
- * written by put_field (the format's quoting). */
+ * written by put_field (the format's quoting). A missing value of a
+ * floating-point column is written missing_double ("" or "NaN"). */
 void sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FILE *fp,
-                           char separator, void (*put_field) (FILE *fp, const char *text));
+                           char separator, const char *missing_double,
+                           void (*put_field) (FILE *fp, const char *text));
 
 /* One item of the run's provenance, as ECSV metadata or a VOTable PARAM. */
 typedef struct {
@@ -66,6 +68,12 @@ typedef struct {
  * backend, device, software version, WCS and beam, and the notes on what
  * was left out. Items that do not apply are left out. Returns the count. */
 int sky_export_meta (const SkyExport *ex, SkyMeta *meta);
+
+/* text (a BUNIT) as a unit that FITS, VOUnit and astropy all read, into
+ * out: "Jy/beam" for JY/BEAM, "W/(m2.sr)" for W/m^2-sr, "" for an empty
+ * text. Returns 0, with out "", where text is not a product of known
+ * symbols with integer powers. */
+int sky_unit_normalise (const char *text, char *out, size_t size);
 
 /* The shortest text that reads back as v ("%.17g" at most). */
 void sky_format_double (double v, char *buf, size_t size);
