@@ -365,6 +365,21 @@ int sky_export_ecsv (const char *path, const SkyExport *ex);
 int sky_export_regions (const char *path, const SkyExport *ex);
 int sky_export_votable (const char *path, const SkyExport *ex);
 
+/* The catalogue formats, and the one a file name asks for by its
+ * extension: .ecsv, .xml/.vot/.votable, .reg, anything else CSV (case
+ * ignored). sky_export_write writes ex in format f with that writer. */
+typedef enum {
+  SKY_CATALOGUE_CSV,
+  SKY_CATALOGUE_ECSV,
+  SKY_CATALOGUE_VOTABLE,
+  SKY_CATALOGUE_REGIONS,
+} SkyCatalogueFormat;
+
+SkyCatalogueFormat sky_catalogue_format_for_path (const char *path);
+int sky_catalogue_format_known (const char *path); /* 1 if its extension names a format */
+const char *sky_catalogue_format_extension (SkyCatalogueFormat f); /* "csv", "ecsv", "xml", "reg" */
+int sky_export_write (const char *path, SkyCatalogueFormat f, const SkyExport *ex);
+
 /* "0.1.0": the version the files record as their software. */
 const char *sky_version (void);
 
