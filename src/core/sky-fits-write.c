@@ -30,6 +30,10 @@ is_replaced_key (const char *card, int drop_unit)
       return 1;
   if (strncmp (key, "NAXIS", 5) == 0)
     return 1;
+  /* The two lines on the FITS standard cfitsio writes in every new file. */
+  if (strncmp (card, "COMMENT   FITS (Flexible Image Transport System) format", 55) == 0
+      || strncmp (card, "COMMENT   and Astrophysics', volume 376, page 359;", 50) == 0)
+    return 1;
   for (int i = 0; drop_unit && unit_keys[i] != NULL; i++)
     if (strcmp (key, unit_keys[i]) == 0)
       return 1;
