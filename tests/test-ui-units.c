@@ -451,7 +451,7 @@ test_pipeline_steps (void)
   all = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, clip, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpint (all->done, ==, SKY_STEP_MEASURE);
-  g_assert_cmpfloat (all->cpu.clip, ==, clip->cpu.clip);
+  g_assert_cmpfloat (all->cpu.ms[SKY_STEP_CLIP], ==, clip->cpu.ms[SKY_STEP_CLIP]);
   assert_same_as_cpu (all, &params, TRUE);
 
   /* Asking again for what a run holds gives that run. */
@@ -463,7 +463,7 @@ test_pipeline_steps (void)
   moved = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, all, NULL, &error);
   g_assert_no_error (error);
   g_assert_true (moved != all);
-  g_assert_cmpfloat (moved->cpu.clip, ==, all->cpu.clip);
+  g_assert_cmpfloat (moved->cpu.ms[SKY_STEP_CLIP], ==, all->cpu.ms[SKY_STEP_CLIP]);
   g_assert_true (moved->mask != all->mask);
   g_assert_cmpint (moved->nsources, <, all->nsources);
   assert_same_as_cpu (moved, &params, TRUE);
@@ -536,8 +536,9 @@ test_pipeline_gpu (void)
   g_assert_cmpfloat (both->gpu_total.total, >=, both->gpu_kernel.total);
   g_test_message ("512 x 512, ms: CPU %.3f; GPU kernels %.3f (clip %.3f segment %.3f label %.3f "
                   "measure %.3f), with transfers %.3f", both->cpu.total, both->gpu_kernel.total,
-                  both->gpu_kernel.clip, both->gpu_kernel.segment, both->gpu_kernel.label,
-                  both->gpu_kernel.measure, both->gpu_total.total);
+                  both->gpu_kernel.ms[SKY_STEP_CLIP], both->gpu_kernel.ms[SKY_STEP_SEGMENT],
+                  both->gpu_kernel.ms[SKY_STEP_LABEL], both->gpu_kernel.ms[SKY_STEP_MEASURE],
+                  both->gpu_total.total);
   assert_same_as_cpu (both, &params, TRUE);
 
   gpu = sky_pipeline_run (small_field (), &params, SKY_BACKEND_GPU, SKY_STEP_MEASURE, NULL,

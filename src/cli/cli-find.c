@@ -1,6 +1,7 @@
 /* skysift-cli find: load an image, run the four steps, report and export. */
 #include "cli.h"
 #include "sky-cpu.h"
+#include "sky-runner.h"
 #ifdef SKYSIFT_HAVE_CUDA
 #include "cli-gpu.h"
 #endif
@@ -185,7 +186,8 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
   const SkyClipStats *s = &res->stats;
   const char *unit = img->bunit[0] ? img->bunit : "(no unit)";
   int64_t order[10];
-  int ntop;
+  const SkyStep *steps;
+  int ntop, nsteps;
 
   printf ("image      %s (HDU %d", img->path, img->hdu);
   if (img->nplanes > 1)
@@ -221,10 +223,11 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
       for (int k = 0; k < ntop; k++)
         printf ("  %6lld: %.6g\n", (long long) (order[k] + 1), res->catalogue.sum[order[k]]);
     }
-  printf ("times (ms%s): load %.2f, clip %.2f, segment %.2f, label %.2f, measure %.2f, "
-          "four steps %.2f\n",
-          a->repeat > 1 ? ", best of repeats" : "", load_ms, res->times.clip,
-          res->times.segment, res->times.label, res->times.measure, res->times.total);
+  printf ("times (ms%s): load %.2f", a->repeat > 1 ? ", best of repeats" : "", load_ms);
+  nsteps = sky_method_steps (res->method, &steps);
+  for (int k = 0; k < nsteps; k++)
+    printf (", %s %.2f", sky_step_name (steps[k]), res->times.ms[steps[k]]);
+  printf (", four steps %.2f\n", res->times.total);
 }
 
 /* Writes the catalogue files asked for (CSV, ECSV, regions, VOTable) from
@@ -289,26 +292,36 @@ write_catalogues (const FindArgs *a, const SkyImage *img, const SkyResult *res,
   return ret;
 }
 
-/* The four steps on the CPU, repeat times; res.times become each step's
- * best. 0, or CLI_EXIT_FAILURE with the error printed. */
+/* The steps on the CPU through the runner, repeat times; the result's
+ * times become each step's best. Each repeat starts afresh (a benchmark
+ * reuses no step), but its buffers come back from the runner's pool. 0, or
+ * CLI_EXIT_FAILURE with the error printed. */
 static int
-run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect, SkyResult *res)
+run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect, SkyStages *st)
 {
+  SkyRunRequest req = { 0 };
   SkyStepTimes best = { 0 };
 
+  req.image = img;
+  req.detect = detect;
+  req.params = &a->params;
+  req.method = SKY_METHOD_LESSON;
+  req.backend = SKY_BACKEND_CPU;
+  req.until = SKY_STEP_MEASURE;
   for (int r = 0; r < a->repeat; r++)
     {
-      if (sky_cpu_run_detect (img, detect, &a->params, res) != SKY_OK)
+      sky_stages_clear (st);
+      if (sky_run (&req, st) != SKY_OK)
         {
           cli_error ("%s: %s", a->image, sky_last_error ());
           return CLI_EXIT_FAILURE;
         }
       if (r == 0)
-        best = res->times;
+        best = st->result.times;
       else
-        sky_step_times_min (&best, &res->times);
+        sky_step_times_min (&best, &st->result.times);
     }
-  res->times = best;
+  st->result.times = best;
   return 0;
 }
 
@@ -318,7 +331,8 @@ cli_find (int argc, char **argv)
   FindArgs a;
   SkyImage img, smoothed = { 0 };
   const SkyImage *detect = &img;
-  SkyResult res = { 0 };
+  SkyStages cpu = { 0 };
+  const SkyResult *res = &cpu.result;
   double t0, load_ms;
   int ret = parse_find_args (argc, argv, &a);
   int want_cpu, want_gpu, gpu_ok = 0;
@@ -326,7 +340,7 @@ cli_find (int argc, char **argv)
 #ifdef SKYSIFT_HAVE_CUDA
   CliGpuRun gpu_run = { 0 };
 #endif
-  const SkyResult *out = &res;
+  const SkyResult *out = res;
 
   if (ret != 0)
     return ret < 0 ? 0 : ret;
@@ -374,11 +388,11 @@ cli_find (int argc, char **argv)
       a.smooth_ms = sky_now_ms () - t0;
       detect = &smoothed;
     }
-  if (want_cpu && run_cpu (&a, &img, detect, &res) != 0)
+  if (want_cpu && run_cpu (&a, &img, detect, &cpu) != 0)
     goto exit;
 
 #ifdef SKYSIFT_HAVE_CUDA
-  if (gpu_ok && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? &res : NULL, &gpu_run) != 0)
+  if (gpu_ok && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
     {
       /* The device failed during the run (out of memory, lost): the CPU
        * finishes the job, and the summary says why the GPU did not. */
@@ -388,7 +402,7 @@ cli_find (int argc, char **argv)
                want_cpu ? "the results are the CPU's" : "finishing on the CPU");
       gpu_ok = 0;
       cli_gpu_clear (&gpu_run);
-      if (!want_cpu && run_cpu (&a, &img, detect, &res) != 0)
+      if (!want_cpu && run_cpu (&a, &img, detect, &cpu) != 0)
         goto exit;
       want_cpu = 1;
     }
@@ -401,14 +415,14 @@ cli_find (int argc, char **argv)
       print_summary (&a, &img, out, load_ms);
 #ifdef SKYSIFT_HAVE_CUDA
       if (gpu_ok && want_cpu)
-        cli_gpu_print_table (&gpu_run, &res, &img, a.repeat);
+        cli_gpu_print_table (&gpu_run, res, &img, a.repeat);
       else if (gpu_ok)
         cli_gpu_print_times (&gpu_run, &img, a.repeat);
 #endif
       if (want_gpu && !gpu_ok)
         printf ("gpu        unavailable: %s\n", gpu_why);
     }
-  if (write_catalogues (&a, &img, out, out == &res ? "cpu" : "gpu") != 0)
+  if (write_catalogues (&a, &img, out, out == res ? "cpu" : "gpu") != 0)
     goto exit;
   if (a.json != NULL)
     {
@@ -439,7 +453,7 @@ exit:
 #ifdef SKYSIFT_HAVE_CUDA
   cli_gpu_clear (&gpu_run);
 #endif
-  sky_result_clear (&res);
+  sky_stages_clear (&cpu);
   sky_image_clear (&smoothed);
   sky_image_clear (&img);
   return ret;

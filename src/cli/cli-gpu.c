@@ -49,10 +49,8 @@ cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const Sk
       run->failed_checks = sky_gpu_compare (img, cpu, &run->res, run->compare,
                                             sizeof run->compare);
     }
-  run->res.times.clip = run->times.clip;
-  run->res.times.segment = run->times.segment;
-  run->res.times.label = run->times.label;
-  run->res.times.measure = run->times.measure;
+  for (int step = 0; step < SKY_STEP_COUNT; step++)
+    run->res.times.ms[step] = run->times.ms[step];
   run->res.times.total = run->times.kernels;
   run->device_bytes = sky_gpu_device_bytes (gpu);
   ret = 0;
@@ -75,11 +73,14 @@ cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat)
 {
   const SkyGpuTimes *t = &run->times;
 
-  printf ("gpu (ms%s): upload %.3f (%s), clip %.3f, segment %.3f, label %.3f, measure %.3f, "
-          "four steps %.3f, download %.3f, total %.3f\n",
-          repeat > 1 ? ", best of repeats" : "", t->upload,
-          run->pinned ? "pinned" : "via pinned staging", t->clip, t->segment, t->label,
-          t->measure, t->kernels, t->download, t->total);
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (run->res.method, &steps);
+
+  printf ("gpu (ms%s): upload %.3f (%s)", repeat > 1 ? ", best of repeats" : "", t->upload,
+          run->pinned ? "pinned" : "via pinned staging");
+  for (int k = 0; k < nsteps; k++)
+    printf (", %s %.3f", sky_step_name (steps[k]), t->ms[steps[k]]);
+  printf (", four steps %.3f, download %.3f, total %.3f\n", t->kernels, t->download, t->total);
   printf ("gpu memory %.1f MiB on the device, %.2f x the float32 image\n",
           run->device_bytes / 1048576.0, run->device_bytes / 1048576.0 / image_mib (img));
 }
@@ -113,16 +114,24 @@ cli_gpu_print_table (const CliGpuRun *run, const SkyResult *cpu, const SkyImage 
 {
   const SkyGpuTimes *t = &run->times;
   const SkyStepTimes *c = &cpu->times;
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (cpu->method, &steps);
 
   printf ("cpu and gpu, ms%s (gpu from device events; the upload, from %s memory, counts\n"
           "with clip and the download with measure)\n",
           repeat > 1 ? ", best of repeats" : "", run->pinned ? "page-locked" : "staged pinned");
   printf ("  %-11s %11s %11s %11s %9s %9s\n", "step", "cpu", "gpu kernels", "gpu+xfer",
           "speedup", "w/ xfer");
-  row ("clip", c->clip, t->clip, t->upload + t->clip);
-  row ("segment", c->segment, t->segment, t->segment);
-  row ("label", c->label, t->label, t->label);
-  row ("measure", c->measure, t->measure, t->measure + t->download);
+  for (int k = 0; k < nsteps; k++)
+    {
+      double with_transfers = t->ms[steps[k]];
+
+      if (k == 0)
+        with_transfers += t->upload;
+      if (k == nsteps - 1)
+        with_transfers += t->download;
+      row (sky_step_name (steps[k]), c->ms[steps[k]], t->ms[steps[k]], with_transfers);
+    }
   row ("four steps", c->total, t->kernels, t->total);
   printf ("  upload %.3f ms, download %.3f ms; gpu memory %.1f MiB, %.2f x the float32 image\n",
           t->upload, t->download, run->device_bytes / 1048576.0,

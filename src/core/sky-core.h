@@ -28,6 +28,7 @@ enum {
   SKY_ERR_EMPTY,       /* every pixel blank: nothing to measure */
   SKY_ERR_ARGUMENT,    /* a parameter out of its range */
   SKY_ERR_UNAVAILABLE, /* a backend or device that is not there */
+  SKY_ERR_CANCELLED,   /* the caller asked a run to stop */
 };
 
 /* A short fixed text for a status code, never NULL. */
@@ -150,15 +151,53 @@ void sky_catalogue_clear (SkyCatalogue *cat);
  * and returns how many it filled. */
 int sky_catalogue_top_sums (const SkyCatalogue *cat, int64_t *idx, int k);
 
+/* ------------------------------------------------------------------- steps */
+
+/* The vocabulary of steps. A method (below) is an ordered list of them;
+ * results, times, writers, the app's panel and the GPU's events are arrays
+ * indexed by step, so a new step is one entry here and one in its
+ * method's list. The values index arrays: keep them dense from 0. */
+typedef enum SkyStep {
+  SKY_STEP_INVALID = -2,  /* an unknown name */
+  SKY_STEP_NONE = -1,     /* no step: nothing run yet */
+  SKY_STEP_CLIP,          /* kappa-sigma clipped background statistics */
+  SKY_STEP_SEGMENT,       /* the mask of pixels above the threshold */
+  SKY_STEP_LABEL,         /* connected components of the mask */
+  SKY_STEP_MEASURE,       /* the catalogue of the labelled sources */
+  SKY_STEP_COUNT
+} SkyStep;
+
+/* "clip", "segment", ...; "none" for SKY_STEP_NONE, "" for anything else. */
+const char *sky_step_name (SkyStep step);
+
+/* The step named name: "none" is SKY_STEP_NONE, "all" the last step of
+ * every method (measure); SKY_STEP_INVALID for anything else or NULL. */
+SkyStep sky_step_from_name (const char *name);
+
+/* A way to find sources: an ordered list of steps, each reading what the
+ * ones before it left. The lesson's method is clip, segment, label,
+ * measure. */
+typedef enum SkyMethod {
+  SKY_METHOD_LESSON,
+  SKY_METHOD_COUNT
+} SkyMethod;
+
+/* The method's steps in the order they run; returns how many. */
+int sky_method_steps (SkyMethod method, const SkyStep **steps);
+
+/* "lesson"; "" for an unknown method. */
+const char *sky_method_name (SkyMethod method);
+
 /* ------------------------------------------------------------------ timing */
 
 /* Monotonic wall clock in milliseconds. */
 double sky_now_ms (void);
 
-/* Times of one run of the four steps, in milliseconds. */
+/* Times of one run of a method's steps in milliseconds, by step (0 for a
+ * step the method does not have). */
 typedef struct SkyStepTimes {
-  double clip, segment, label, measure;
-  double total;         /* the four steps */
+  double ms[SKY_STEP_COUNT];
+  double total;         /* the steps together */
 } SkyStepTimes;
 
 /* Keeps, step by step, the smaller of best and t (best of N repeats). */
@@ -168,9 +207,9 @@ void sky_step_times_min (SkyStepTimes *best, const SkyStepTimes *t);
  * them; plain data here so that the writers need no CUDA). */
 typedef struct SkyGpuTimes {
   double upload;        /* image and parameters, pinned host to device */
-  double clip, segment, label, measure; /* each step's kernels */
+  double ms[SKY_STEP_COUNT]; /* each step's kernels */
   double download;      /* statistics and catalogue (mask, labels if asked) */
-  double kernels;       /* the four steps, first kernel start to last end */
+  double kernels;       /* the steps, first kernel start to last end */
   double total;         /* upload start to download end, host waits included */
 } SkyGpuTimes;
 
@@ -181,6 +220,7 @@ typedef struct SkyGpuTimes {
  * raster order of each source's first pixel (as scipy.ndimage.label does),
  * 0 for background. */
 typedef struct SkyResult {
+  SkyMethod method;     /* the steps that made it (0: the lesson's) */
   int64_t nx, ny;
   SkyClipStats stats;
   double threshold_value;  /* NAN when flat */

@@ -20,6 +20,7 @@ sky_status_string (int status)
     case SKY_ERR_EMPTY: return "every pixel is blank";
     case SKY_ERR_ARGUMENT: return "invalid argument";
     case SKY_ERR_UNAVAILABLE: return "not available";
+    case SKY_ERR_CANCELLED: return "cancelled";
     default: return "unknown error";
     }
 }

@@ -21,9 +21,10 @@ min_time (double a, double b)
 void
 sky_step_times_min (SkyStepTimes *best, const SkyStepTimes *t)
 {
-  best->clip = min_time (best->clip, t->clip);
-  best->segment = min_time (best->segment, t->segment);
-  best->label = min_time (best->label, t->label);
-  best->measure = min_time (best->measure, t->measure);
-  best->total = best->clip + best->segment + best->label + best->measure;
+  best->total = 0;
+  for (int step = 0; step < SKY_STEP_COUNT; step++)
+    {
+      best->ms[step] = min_time (best->ms[step], t->ms[step]);
+      best->total += best->ms[step];
+    }
 }

@@ -82,6 +82,8 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   const SkyParams *p = info->params;
   const SkyClipStats *s = &res->stats;
   const SkyStepTimes *t = &res->times;
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (res->method, &steps);
   int64_t top[10];
   int ntop = sky_catalogue_top_sums (&res->catalogue, top, 10);
   SkyOutput out;
@@ -130,23 +132,31 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   fputs ("  \"times_ms\": {", out.fp);
   if (info->gpu == NULL || info->backend == NULL || strcmp (info->backend, "gpu") != 0)
     {
-      const JsonField cpu[] = {
-        { "load", info->load_ms }, { "clip", t->clip }, { "segment", t->segment },
-        { "label", t->label }, { "measure", t->measure }, { "total", t->total },
-      };
-      json_numbers (out.fp, "cpu", cpu, sizeof cpu / sizeof cpu[0]);
+      JsonField cpu[SKY_STEP_COUNT + 2];
+      size_t n = 0;
+
+      cpu[n++] = (JsonField) { "load", info->load_ms };
+      for (int k = 0; k < nsteps; k++)
+        cpu[n++] = (JsonField) { sky_step_name (steps[k]), t->ms[steps[k]] };
+      cpu[n++] = (JsonField) { "total", t->total };
+      json_numbers (out.fp, "cpu", cpu, n);
       if (info->gpu != NULL)
         fputs (", ", out.fp);
     }
   if (info->gpu != NULL)
     {
       const SkyGpuTimes *g = info->gpu;
-      const JsonField gpu[] = {
-        { "load", info->load_ms }, { "upload", g->upload }, { "clip", g->clip },
-        { "segment", g->segment }, { "label", g->label }, { "measure", g->measure },
-        { "download", g->download }, { "kernels", g->kernels }, { "total", g->total },
-      };
-      json_numbers (out.fp, "gpu", gpu, sizeof gpu / sizeof gpu[0]);
+      JsonField gpu[SKY_STEP_COUNT + 5];
+      size_t n = 0;
+
+      gpu[n++] = (JsonField) { "load", info->load_ms };
+      gpu[n++] = (JsonField) { "upload", g->upload };
+      for (int k = 0; k < nsteps; k++)
+        gpu[n++] = (JsonField) { sky_step_name (steps[k]), g->ms[steps[k]] };
+      gpu[n++] = (JsonField) { "download", g->download };
+      gpu[n++] = (JsonField) { "kernels", g->kernels };
+      gpu[n++] = (JsonField) { "total", g->total };
+      json_numbers (out.fp, "gpu", gpu, n);
     }
   fputs ("}\n}\n", out.fp);
   return sky_output_close (&out);

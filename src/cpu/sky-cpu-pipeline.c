@@ -53,7 +53,7 @@ sky_cpu_run_detect (const SkyImage *img, const SkyImage *detect, const SkyParams
   t0 = sky_now_ms ();
   ret = sky_cpu_clip (detect, params, &res->stats);
   t1 = sky_now_ms ();
-  res->times.clip = t1 - t0;
+  res->times.ms[SKY_STEP_CLIP] = t1 - t0;
   if (ret != SKY_OK)
     goto exit;
   res->threshold_value = sky_threshold_value (params, &res->stats);
@@ -61,7 +61,7 @@ sky_cpu_run_detect (const SkyImage *img, const SkyImage *detect, const SkyParams
   t0 = sky_now_ms ();
   ret = sky_cpu_segment (detect, res->threshold_value, params->nthreads, res->mask);
   t1 = sky_now_ms ();
-  res->times.segment = t1 - t0;
+  res->times.ms[SKY_STEP_SEGMENT] = t1 - t0;
   if (ret != SKY_OK)
     goto exit;
 
@@ -69,15 +69,16 @@ sky_cpu_run_detect (const SkyImage *img, const SkyImage *detect, const SkyParams
   ret = sky_cpu_label (res->mask, img->nx, img->ny, params->connectivity, params->nthreads,
                        res->labels, &res->nsources);
   t1 = sky_now_ms ();
-  res->times.label = t1 - t0;
+  res->times.ms[SKY_STEP_LABEL] = t1 - t0;
   if (ret != SKY_OK)
     goto exit;
 
   t0 = sky_now_ms ();
   ret = sky_cpu_measure (img, res->labels, res->nsources, params->nthreads, &res->catalogue);
   t1 = sky_now_ms ();
-  res->times.measure = t1 - t0;
-  res->times.total = res->times.clip + res->times.segment + res->times.label + res->times.measure;
+  res->times.ms[SKY_STEP_MEASURE] = t1 - t0;
+  for (int step = 0; step < SKY_STEP_COUNT; step++)
+    res->times.total += res->times.ms[step];
 
 exit:
   if (ret != SKY_OK)

@@ -10,19 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-  EV_START,      /* before the upload */
-  EV_UPLOADED,
-  EV_CLIPPED,
-  EV_SEGMENTED,
-  EV_LABELLED,
-  EV_MEASURED,
-  EV_HEADER,     /* statistics and source count at home */
-  EV_BODY_START,
-  EV_BODY_END,   /* catalogue (and mask, labels) at home */
-  EV_REMEASURE,  /* before a second measure with a larger buffer */
-};
-
 /* Sources the measure buffer holds at first: more than any sky image has,
  * and a buffer of under a byte per pixel; a run that finds more grows it
  * and measures again. */
@@ -148,6 +135,45 @@ fault_point (SkyGpu *gpu, const char *step)
     sky_trap_kernel<<<1, 1, 0, gpu->stream>>> ();
 }
 
+/* The lesson method's steps on the device, in order: each enqueues its
+ * kernels on the context's stream, reading what the one before left in
+ * device memory. */
+static int
+enqueue_clip (SkyGpu *gpu, int64_t nx, int64_t ny)
+{
+  return sky_gpu_clip_enqueue (gpu, nx * ny);
+}
+
+static int
+enqueue_segment (SkyGpu *gpu, int64_t nx, int64_t ny)
+{
+  return sky_gpu_segment_enqueue (gpu, nx * ny);
+}
+
+static int
+enqueue_label (SkyGpu *gpu, int64_t nx, int64_t ny)
+{
+  return sky_gpu_label_enqueue (gpu, nx, ny);
+}
+
+static int
+enqueue_measure (SkyGpu *gpu, int64_t nx, int64_t ny)
+{
+  return sky_gpu_measure_enqueue (gpu, nx, ny, 0);
+}
+
+static const struct {
+  SkyStep step;
+  int (*enqueue) (SkyGpu *gpu, int64_t nx, int64_t ny);
+} lesson_steps[] = {
+  { SKY_STEP_CLIP, enqueue_clip },
+  { SKY_STEP_SEGMENT, enqueue_segment },
+  { SKY_STEP_LABEL, enqueue_label },
+  { SKY_STEP_MEASURE, enqueue_measure },
+};
+
+#define N_LESSON_STEPS ((int) (sizeof lesson_steps / sizeof lesson_steps[0]))
+
 static int
 run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
            SkyResult *res, SkyGpuTimes *t)
@@ -156,6 +182,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   cudaStream_t s = gpu->stream;
   const float *src = img->pixels;
   const SkyGpuState *st = gpu->h_state;
+  const int ev_measured = SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE;
   int remeasured = 0, ret;
   int64_t nsources;
 
@@ -184,31 +211,24 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       src = gpu->h_stage;
     }
 
-  SKY_CUDA (cudaEventRecord (gpu->ev[EV_START], s));
+  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_START], s));
   SKY_CUDA (cudaMemcpyAsync (gpu->d_image, src, (size_t) n * 4, cudaMemcpyHostToDevice, s));
   SKY_CUDA (cudaMemcpyAsync (gpu->d_params, gpu->h_params, sizeof (SkyGpuParams),
                              cudaMemcpyHostToDevice, s));
-  SKY_CUDA (cudaEventRecord (gpu->ev[EV_UPLOADED], s));
-  fault_point (gpu, "clip");
-  if ((ret = sky_gpu_clip_enqueue (gpu, n)) != SKY_OK)
-    return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[EV_CLIPPED], s));
-  fault_point (gpu, "segment");
-  if ((ret = sky_gpu_segment_enqueue (gpu, n)) != SKY_OK)
-    return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[EV_SEGMENTED], s));
-  fault_point (gpu, "label");
-  if ((ret = sky_gpu_label_enqueue (gpu, nx, ny)) != SKY_OK)
-    return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[EV_LABELLED], s));
-  fault_point (gpu, "measure");
-  if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny, 0)) != SKY_OK)
-    return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[EV_MEASURED], s));
+  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_UPLOADED], s));
+  for (int k = 0; k < N_LESSON_STEPS; k++)
+    {
+      SkyStep step = lesson_steps[k].step;
+
+      fault_point (gpu, sky_step_name (step));
+      if ((ret = lesson_steps[k].enqueue (gpu, nx, ny)) != SKY_OK)
+        return ret;
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + step], s));
+    }
   SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
                              cudaMemcpyDeviceToHost, s));
-  SKY_CUDA (cudaEventRecord (gpu->ev[EV_HEADER], s));
-  SKY_CUDA (cudaEventSynchronize (gpu->ev[EV_HEADER]));
+  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_HEADER], s));
+  SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_HEADER]));
 
   if (st->empty)
     return sky_fail (SKY_ERR_EMPTY, "clip: every pixel is blank");
@@ -218,14 +238,14 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       /* More sources than the buffer holds: grow it, measure again. */
       if ((ret = sky_gpu_ensure_measure (gpu, nsources)) != SKY_OK)
         return ret;
-      SKY_CUDA (cudaEventRecord (gpu->ev[EV_REMEASURE], s));
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_REMEASURE], s));
       if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny, 1)) != SKY_OK)
         return ret;
-      SKY_CUDA (cudaEventRecord (gpu->ev[EV_MEASURED], s));
+      SKY_CUDA (cudaEventRecord (gpu->ev[ev_measured], s));
       SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
                                  cudaMemcpyDeviceToHost, s));
-      SKY_CUDA (cudaEventRecord (gpu->ev[EV_HEADER], s));
-      SKY_CUDA (cudaEventSynchronize (gpu->ev[EV_HEADER]));
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_HEADER], s));
+      SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_HEADER]));
       if (st->overflow)
         return sky_fail (SKY_ERR_UNAVAILABLE, "measure: %lld sources overflow a buffer of %lld",
                          (long long) nsources, (long long) gpu->meas_cap);
@@ -235,7 +255,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes,
                           (size_t) nsources * SKY_MEASURE_CAT_BYTES)) != SKY_OK)
     return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[EV_BODY_START], s));
+  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
   if (nsources > 0)
     SKY_CUDA (cudaMemcpyAsync (gpu->h_cat, gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES,
                                (size_t) nsources * SKY_MEASURE_CAT_BYTES, cudaMemcpyDeviceToHost,
@@ -245,17 +265,25 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   if (flags & SKY_GPU_WANT_LABELS)
     SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4, cudaMemcpyDeviceToHost,
                                s));
-  SKY_CUDA (cudaEventRecord (gpu->ev[EV_BODY_END], s));
-  SKY_CUDA (cudaEventSynchronize (gpu->ev[EV_BODY_END]));
+  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
+  SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
 
-  t->upload = elapsed_ms (gpu, EV_START, EV_UPLOADED);
-  t->clip = elapsed_ms (gpu, EV_UPLOADED, EV_CLIPPED);
-  t->segment = elapsed_ms (gpu, EV_CLIPPED, EV_SEGMENTED);
-  t->label = elapsed_ms (gpu, EV_SEGMENTED, EV_LABELLED);
-  t->measure = elapsed_ms (gpu, remeasured ? EV_REMEASURE : EV_LABELLED, EV_MEASURED);
-  t->download = elapsed_ms (gpu, EV_MEASURED, EV_HEADER) + elapsed_ms (gpu, EV_BODY_START, EV_BODY_END);
-  t->kernels = t->clip + t->segment + t->label + t->measure;
-  t->total = elapsed_ms (gpu, EV_START, EV_BODY_END);
+  t->upload = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
+  t->kernels = 0;
+  for (int k = 0, from = SKY_GPU_EV_UPLOADED; k < N_LESSON_STEPS; k++)
+    {
+      int end = SKY_GPU_EV_STEP_END + lesson_steps[k].step;
+
+      /* A second measure starts at its own event, after the header's wait. */
+      if (lesson_steps[k].step == SKY_STEP_MEASURE && remeasured)
+        from = SKY_GPU_EV_REMEASURE;
+      t->ms[lesson_steps[k].step] = elapsed_ms (gpu, from, end);
+      t->kernels += t->ms[lesson_steps[k].step];
+      from = end;
+    }
+  t->download = elapsed_ms (gpu, ev_measured, SKY_GPU_EV_HEADER)
+                + elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END);
+  t->total = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_BODY_END);
 
   res->stats.median = st->median;
   res->stats.sigma = st->sigma;
@@ -267,10 +295,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   res->stats.flat = st->flat;
   res->threshold_value = st->threshold_value;
   res->nsources = nsources;
-  res->times.clip = t->clip;
-  res->times.segment = t->segment;
-  res->times.label = t->label;
-  res->times.measure = t->measure;
+  for (int step = 0; step < SKY_STEP_COUNT; step++)
+    res->times.ms[step] = t->ms[step];
   res->times.total = t->kernels;
   return unpack_catalogue (gpu->h_cat, nsources, &res->catalogue);
 }
@@ -348,10 +374,8 @@ void
 sky_gpu_times_min (SkyGpuTimes *best, const SkyGpuTimes *t)
 {
   best->upload = fmin (best->upload, t->upload);
-  best->clip = fmin (best->clip, t->clip);
-  best->segment = fmin (best->segment, t->segment);
-  best->label = fmin (best->label, t->label);
-  best->measure = fmin (best->measure, t->measure);
+  for (int step = 0; step < SKY_STEP_COUNT; step++)
+    best->ms[step] = fmin (best->ms[step], t->ms[step]);
   best->download = fmin (best->download, t->download);
   best->kernels = fmin (best->kernels, t->kernels);
   best->total = fmin (best->total, t->total);

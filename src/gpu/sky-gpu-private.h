@@ -180,13 +180,26 @@ sky_measure_acc_clear (const SkyMeasureAcc &a, int64_t i)
 }
 #endif
 
+/* A run's events: the upload's two, then one where each step ends (indexed
+ * by SkyStep, so a new step needs no new name here), then the downloads'. */
+enum {
+  SKY_GPU_EV_START,          /* before the upload */
+  SKY_GPU_EV_UPLOADED,
+  SKY_GPU_EV_STEP_END,       /* + step: that step's kernels are done */
+  SKY_GPU_EV_HEADER = SKY_GPU_EV_STEP_END + SKY_STEP_COUNT, /* statistics at home */
+  SKY_GPU_EV_BODY_START,
+  SKY_GPU_EV_BODY_END,       /* catalogue (and mask, labels) at home */
+  SKY_GPU_EV_REMEASURE,      /* before a second measure with a larger buffer */
+  SKY_GPU_EV_COUNT
+};
+
 struct SkyGpu {
   int device;
   int nsm;
   int pdl;                   /* programmatic dependent launches (compute 9.0+) */
   int full_coop;             /* the clip's full path as one cooperative kernel */
   cudaStream_t stream;
-  cudaEvent_t ev[10];
+  cudaEvent_t ev[SKY_GPU_EV_COUNT];
   int broken;                /* a CUDA error left the context unusable */
   char broken_why[512];
 

@@ -26,16 +26,10 @@ no_gpu (GError **error)
   return FALSE;
 }
 
-gboolean
-sky_pipeline_gpu_fill (SkyRun *run, GCancellable *cancellable, GError **error)
+const SkyGpuBackend *
+sky_pipeline_gpu_backend (void)
 {
-  return no_gpu (error);
-}
-
-gboolean
-sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error)
-{
-  return no_gpu (error);
+  return NULL;
 }
 
 gboolean

@@ -1,10 +1,10 @@
 /* The GPU bridge: src/gpu's context, kept for the whole process and used by
- * one worker at a time, and the comparison of its results with the CPU's. */
+ * one worker at a time, shared by the runner's runs (as their
+ * SkyGpuBackend), the Convolution lab and the view's CUDA/GL interop. */
 #include "sky-pipeline-gpu.h"
 #include "sky-display-path.h"
 #include "sky-gpu.h"
 
-#include <math.h>
 #include <string.h>
 
 static GMutex gpu_lock;         /* one run at a time on the context */
@@ -57,16 +57,25 @@ gpu_failed (int ret, GError **error)
   return TRUE;
 }
 
-/* Runs the four steps on the device into res, downloading the mask and the
- * labels (the view draws them; the comparison checks them). publish: the
+static int
+bridge_available (void *data, char *why, size_t why_size)
+{
+  const Probe *p = probe ();
+
+  g_strlcpy (why, p->what, why_size);
+  return p->ok ? SKY_OK : SKY_ERR_UNAVAILABLE;
+}
+
+/* Runs the steps on the device into res, downloading the mask and the
+ * labels (the view draws them; the comparison checks them). keep: the
  * run's host mask and labels become a SkyRun's, so the view may fill its
  * textures from the device buffers that hold the same results (CUDA/GL
  * interop); otherwise, or after a failure, the view is told the device
  * holds nothing it shows. Both under the lock, before anything else runs
  * on the context. */
-static gboolean
-run_on_device (SkyRun *run, SkyResult *res, SkyGpuTimes *times, gboolean publish,
-               GError **error)
+static int
+bridge_run (void *data, const SkyImage *img, const SkyParams *params, int keep, SkyResult *res,
+            SkyGpuTimes *times)
 {
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&gpu_lock);
   int ret = SKY_OK;
@@ -74,135 +83,29 @@ run_on_device (SkyRun *run, SkyResult *res, SkyGpuTimes *times, gboolean publish
   if (gpu_context == NULL)
     ret = sky_gpu_new (&gpu_context);
   if (ret == SKY_OK)
-    ret = sky_gpu_run_on (gpu_context, &run->image->image, &run->params,
-                          SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS, res, times);
+    ret = sky_gpu_run_on (gpu_context, img, params, SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS,
+                          res, times);
   if (gpu_context != NULL)
     {
-      gboolean shown = publish && ret == SKY_OK;
+      gboolean shown = keep && ret == SKY_OK;
       sky_display_publish (gpu_context, &gpu_lock, shown ? res->mask : NULL,
                            shown ? res->labels : NULL);
     }
-  return !gpu_failed (ret, error);
+  return ret;
 }
 
-/* Kernel time of each step, and the same with the transfers: the upload
- * counts to clip, the first step, and the download to measure, the last. */
-static void
-set_gpu_times (SkyRun *run, const SkyResult *res, const SkyGpuTimes *t)
+static int
+bridge_compare (void *data, const SkyImage *img, const SkyResult *ref, const SkyResult *res,
+                char *what, size_t what_size)
 {
-  run->has_gpu = TRUE;
-  run->gpu_kernel = (SkyStepTimes) { t->clip, t->segment, t->label, t->measure, t->kernels };
-  run->gpu_total = (SkyStepTimes) { t->upload + t->clip, t->segment, t->label,
-                                    t->measure + t->download, t->total };
+  return sky_gpu_compare (img, ref, res, what, what_size);
 }
 
-static GBytes *
-take_buffer (void **p, gsize size)
+const SkyGpuBackend *
+sky_pipeline_gpu_backend (void)
 {
-  void *data = g_steal_pointer (p);
-  return data ? g_bytes_new_with_free_func (data, size, free, data) : NULL;
-}
-
-gboolean
-sky_pipeline_gpu_fill (SkyRun *run, GCancellable *cancellable, GError **error)
-{
-  gsize npix = (gsize) (run->image->image.nx * run->image->image.ny);
-  SkyResult res = { 0 };
-  SkyGpuTimes times = { 0 };
-
-  if (g_cancellable_set_error_if_cancelled (cancellable, error)
-      || !run_on_device (run, &res, &times, TRUE, error))
-    {
-      sky_result_clear (&res);
-      return FALSE;
-    }
-  run->stats = res.stats;
-  run->threshold_value = res.threshold_value;
-  run->mask_bytes = take_buffer ((void **) &res.mask, npix);
-  run->mask = run->mask_bytes ? (guint8 *) g_bytes_get_data (run->mask_bytes, NULL) : NULL;
-  run->labels_bytes = take_buffer ((void **) &res.labels, npix * sizeof (gint32));
-  run->labels = run->labels_bytes ? (gint32 *) g_bytes_get_data (run->labels_bytes, NULL) : NULL;
-  run->nsources = res.nsources;
-  run->catalogue = res.catalogue;
-  memset (&res.catalogue, 0, sizeof res.catalogue);
-  set_gpu_times (run, &res, &times);
-  run->done = SKY_STEP_MEASURE;
-  sky_result_clear (&res);
-  return TRUE;
-}
-
-static gboolean
-close_rel (double a, double b, double tol)
-{
-  return a == b || fabs (a - b) <= tol * MAX (fabs (a), fabs (b));
-}
-
-gboolean
-sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error)
-{
-  const SkyImage *img = &run->image->image;
-  gsize npix = (gsize) (img->nx * img->ny);
-  SkyResult res = { 0 };
-  SkyGpuTimes times = { 0 };
-  GString *note = g_string_new (NULL);
-
-  if (g_cancellable_set_error_if_cancelled (cancellable, error)
-      || !run_on_device (run, &res, &times, FALSE, error))
-    {
-      sky_result_clear (&res);
-      g_string_free (note, TRUE);
-      return FALSE;
-    }
-  set_gpu_times (run, &res, &times);
-
-  if (run->done >= SKY_STEP_CLIP)
-    {
-      run->agree[SKY_STEP_CLIP] = close_rel (run->stats.median, res.stats.median, 1e-6)
-                                  && close_rel (run->stats.sigma, res.stats.sigma, 1e-6)
-                                  && run->stats.iterations == res.stats.iterations
-                                  && run->stats.n == res.stats.n;
-      if (!run->agree[SKY_STEP_CLIP])
-        g_string_append_printf (note, "clip: CPU median %.9g sigma %.9g (%d passes), GPU %.9g "
-                                "%.9g (%d). ", run->stats.median, run->stats.sigma,
-                                run->stats.iterations, res.stats.median, res.stats.sigma,
-                                res.stats.iterations);
-    }
-  if (run->done >= SKY_STEP_SEGMENT)
-    {
-      run->agree[SKY_STEP_SEGMENT] = res.mask && memcmp (run->mask, res.mask, npix) == 0;
-      if (!run->agree[SKY_STEP_SEGMENT])
-        g_string_append (note, "segment: the masks differ. ");
-    }
-  if (run->done >= SKY_STEP_LABEL)
-    {
-      run->agree[SKY_STEP_LABEL] = res.labels && run->nsources == res.nsources
-                                   && memcmp (run->labels, res.labels, npix * 4) == 0;
-      if (!run->agree[SKY_STEP_LABEL])
-        g_string_append_printf (note, "label: %" G_GINT64_FORMAT " sources on the CPU, %"
-                                G_GINT64_FORMAT " on the GPU, or other numbers. ",
-                                run->nsources, (gint64) res.nsources);
-    }
-  if (run->done >= SKY_STEP_MEASURE)
-    {
-      SkyResult cpu = { 0 };
-      char what[512];
-
-      cpu.nx = img->nx;
-      cpu.ny = img->ny;
-      cpu.stats = run->stats;
-      cpu.threshold_value = run->threshold_value;
-      cpu.mask = run->mask;
-      cpu.labels = run->labels;
-      cpu.nsources = run->nsources;
-      cpu.catalogue = run->catalogue;
-      run->agree[SKY_STEP_MEASURE] = sky_gpu_compare (img, &cpu, &res, what, sizeof what) == 0;
-      if (!run->agree[SKY_STEP_MEASURE])
-        g_string_append_printf (note, "measure: %s", what);
-    }
-  g_free (run->gpu_note);
-  run->gpu_note = note->len ? g_string_free (note, FALSE) : (g_string_free (note, TRUE), NULL);
-  sky_result_clear (&res);
-  return TRUE;
+  static const SkyGpuBackend bridge = { bridge_available, bridge_run, bridge_compare, NULL };
+  return &bridge;
 }
 
 gboolean

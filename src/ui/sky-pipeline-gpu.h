@@ -15,16 +15,10 @@ gboolean sky_pipeline_gpu_available (char **reason);
 /* The GPU and driver in use, or why there is none; free it. */
 char *sky_pipeline_gpu_describe (void);
 
-/* The GPU backend alone: runs the four steps on the device and fills the
- * run's statistics, threshold, mask, labels, catalogue and GPU times;
- * run->done becomes SKY_STEP_MEASURE (the device runs them in one go). */
-gboolean sky_pipeline_gpu_fill (SkyRun *run, GCancellable *cancellable, GError **error);
-
-/* Both backends: the run holds the CPU's results up to run->done; runs
- * the GPU too and fills the GPU times and, per step up to run->done,
- * whether the GPU's result is the CPU's (docs/contract.md), with what
- * differs in run->gpu_note. */
-gboolean sky_pipeline_gpu_check (SkyRun *run, GCancellable *cancellable, GError **error);
+/* The runner's way to the device (sky-runner.h): this bridge's context
+ * under its lock, telling the view which results the device holds. NULL in
+ * a build without the GPU backend (the runner's default then says why). */
+const SkyGpuBackend *sky_pipeline_gpu_backend (void);
 
 /* The Convolution lab's case on the device: the 2D convolution of in
  * (nx x ny) with kernel in mode (path auto) into out2d, and the 1D full

@@ -1,10 +1,13 @@
-/* sky-pipeline.h: the four steps run from the app, on a worker thread.
+/* sky-pipeline.h: the app's runs of the steps, on a worker thread.
  *
  * A SkyRun is the immutable outcome of running the steps up to one of them
  * on one image with one set of parameters: the background statistics and
  * their histogram, the mask, the labels and the catalogue, each step's time.
- * A new run reuses what an earlier run of the same image computed with the
- * same parameters (moving the threshold does not clip again).
+ * The runner (src/pipeline, sky-runner.h) does the work: it reuses what an
+ * earlier run of the same image computed with the same parameters (moving
+ * the threshold does not clip again), pools the buffers and finishes on the
+ * CPU where the GPU fails. This wraps it in a GTask and a reference count,
+ * and adds what only the app shows (the clip panel's histogram).
  */
 #pragma once
 
@@ -12,29 +15,9 @@
 
 #include "sky-core.h"
 #include "sky-image-data.h"
+#include "sky-runner.h"
 
 G_BEGIN_DECLS
-
-typedef enum {
-  SKY_STEP_NONE,
-  SKY_STEP_CLIP,
-  SKY_STEP_SEGMENT,
-  SKY_STEP_LABEL,
-  SKY_STEP_MEASURE,
-} SkyStep;
-
-const char *sky_step_name (SkyStep step);        /* "none", "clip", ... */
-SkyStep sky_step_from_name (const char *name);   /* "all" is SKY_STEP_MEASURE; -1 unknown */
-
-typedef enum {
-  SKY_BACKEND_CPU,
-  SKY_BACKEND_GPU,
-  SKY_BACKEND_BOTH,
-  SKY_N_BACKENDS
-} SkyBackend;
-
-const char *sky_backend_name (SkyBackend backend);    /* "cpu", "gpu", "both" */
-int sky_backend_from_name (const char *name);          /* -1 if unknown */
 
 /* Whether the backend can run here; if not, *reason (free it) says why. */
 gboolean sky_backend_available (SkyBackend backend, char **reason);
@@ -46,6 +29,8 @@ char *sky_backend_gpu_description (void);
 
 typedef struct _SkyRun {
   SkyImageData *image;
+  SkyStages stages;          /* what the runner made; the fields below show it */
+
   SkyParams params;
   SkyBackend backend;
   SkyStep done;              /* the last step whose result is here */
@@ -57,9 +42,8 @@ typedef struct _SkyRun {
   double hist_lo, hist_hi;
   guint32 hist[SKY_CLIP_HIST_BINS];
 
-  guint8 *mask;              /* nx * ny, after segment (in mask_bytes) */
-  gint32 *labels;            /* nx * ny, after label (in labels_bytes) */
-  GBytes *mask_bytes, *labels_bytes; /* shared with runs that reuse them */
+  guint8 *mask;              /* nx * ny, after segment */
+  gint32 *labels;            /* nx * ny, after label */
   gint64 nsources;
   SkyCatalogue catalogue;    /* after measure */
 
@@ -67,9 +51,9 @@ typedef struct _SkyRun {
   gboolean has_gpu;          /* GPU figures below are valid */
   SkyStepTimes gpu_kernel;   /* ms, the kernels alone */
   SkyStepTimes gpu_total;    /* ms, with transfers */
-  gboolean agree[SKY_STEP_MEASURE + 1]; /* GPU result equals CPU, per step */
-  char *gpu_note;            /* why there are no GPU figures, or NULL */
-  char *gpu_fault;           /* the GPU failed and the CPU finished: why, or NULL */
+  gboolean agree[SKY_STEP_COUNT]; /* GPU result equals CPU, per step */
+  const char *gpu_note;      /* why there are no GPU figures, or NULL */
+  const char *gpu_fault;     /* the GPU failed and the CPU finished: why, or NULL */
 } SkyRun;
 
 #define SKY_TYPE_RUN (sky_run_get_type ())
@@ -78,11 +62,6 @@ GType sky_run_get_type (void) G_GNUC_CONST;
 SkyRun *sky_run_ref (SkyRun *run);
 void sky_run_unref (SkyRun *run);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyRun, sky_run_unref)
-
-/* The last step of previous whose result the image and params would give
- * again (SKY_STEP_NONE when previous is NULL or of another image). */
-SkyStep sky_run_valid_step (const SkyRun *previous, const SkyImageData *image,
-                            const SkyParams *params, SkyBackend backend);
 
 /* Runs the steps up to `until` on a worker thread. previous (may be NULL)
  * lends what it holds that the same image and parameters would give again;

@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-#define N_ROWS 5      /* clip, segment, label, measure, total */
+#define MAX_ROWS (SKY_STEP_COUNT + 1) /* the method's steps, then the total */
 #define N_VALUES 5    /* CPU, GPU kernels, GPU with transfers, speedup, agree */
 
 struct _SkyTimingsPanel {
@@ -19,14 +19,17 @@ struct _SkyTimingsPanel {
   guint display_watch;
   guint display_idle;
 
-  GtkLabel *cells[N_ROWS][N_VALUES];
+  /* One row per step of the method shown, then the total. */
+  SkyMethod method;
+  int nrows;
+  SkyStep row_steps[MAX_ROWS];  /* SKY_STEP_NONE: the total */
+  GtkWidget *names[MAX_ROWS];
+  GtkLabel *cells[MAX_ROWS][N_VALUES];
   SkyRun *run;
   char *no_gpu;     /* why there is no GPU, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (SkyTimingsPanel, sky_timings_panel, GTK_TYPE_WIDGET)
-
-static const char *const row_names[N_ROWS] = { "clip", "segment", "label", "measure", "total" };
 
 GtkWidget *
 sky_timings_panel_new (void)
@@ -59,16 +62,57 @@ display_changed (gpointer data)
     self->display_idle = g_idle_add (show_display, self);
 }
 
+/* A row's time: its step's, or the total's. */
 static double
-step_time (const SkyStepTimes *t, int row)
+row_time (const SkyTimingsPanel *self, const SkyStepTimes *t, int row)
 {
-  switch (row)
+  SkyStep step = self->row_steps[row];
+  return step == SKY_STEP_NONE ? t->total : t->ms[step];
+}
+
+/* Whether the run has the row's result: its step, or (the total) any. */
+static gboolean
+row_done (const SkyTimingsPanel *self, const SkyRun *run, int row)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (self->method, &steps), done = -1;
+
+  for (int k = 0; k < nsteps; k++)
+    if (steps[k] == run->done)
+      done = k;
+  return self->row_steps[row] == SKY_STEP_NONE ? done >= 0 : done >= row;
+}
+
+/* The grid's rows for method: a name and N_VALUES cells for each step,
+ * then the total. */
+static void
+build_rows (SkyTimingsPanel *self, SkyMethod method)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (method, &steps);
+
+  for (int r = 0; r < self->nrows; r++)
     {
-    case 0: return t->clip;
-    case 1: return t->segment;
-    case 2: return t->label;
-    case 3: return t->measure;
-    default: return t->total;
+      gtk_grid_remove (self->grid, self->names[r]);
+      for (int c = 0; c < N_VALUES; c++)
+        gtk_grid_remove (self->grid, GTK_WIDGET (self->cells[r][c]));
+    }
+  self->method = method;
+  self->nrows = nsteps + 1;
+  for (int r = 0; r < self->nrows; r++)
+    {
+      self->row_steps[r] = r < nsteps ? steps[r] : SKY_STEP_NONE;
+      self->names[r] = gtk_label_new (r < nsteps ? sky_step_name (steps[r]) : "total");
+      gtk_label_set_xalign (GTK_LABEL (self->names[r]), 0.0);
+      gtk_grid_attach (self->grid, self->names[r], 0, r + 1, 1, 1);
+      for (int c = 0; c < N_VALUES; c++)
+        {
+          GtkWidget *label = gtk_label_new ("–");
+          gtk_label_set_xalign (GTK_LABEL (label), 1.0);
+          gtk_widget_add_css_class (label, "numeric");
+          gtk_grid_attach (self->grid, label, c + 1, r + 1, 1, 1);
+          self->cells[r][c] = GTK_LABEL (label);
+        }
     }
 }
 
@@ -85,9 +129,12 @@ sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
 
   g_clear_pointer (&self->run, sky_run_unref);
   self->run = run ? sky_run_ref (run) : NULL;
-  for (int r = 0; r < N_ROWS; r++)
+  if (run != NULL && run->stages.method != self->method)
+    build_rows (self, run->stages.method);
+  for (int r = 0; r < self->nrows; r++)
     {
-      gboolean done = run && (r == N_ROWS - 1 ? run->done >= SKY_STEP_CLIP : (int) run->done >= r + 1);
+      SkyStep step = self->row_steps[r];
+      gboolean done = run && row_done (self, run, r);
       char text[64];
 
       /* The GPU backend alone runs nothing on the CPU: no CPU figures. */
@@ -95,20 +142,20 @@ sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
       gboolean both = cpu_ran && run->has_gpu;
 
       if (cpu_ran)
-        g_snprintf (text, sizeof text, "%.2f", step_time (&run->cpu, r));
+        g_snprintf (text, sizeof text, "%.2f", row_time (self, &run->cpu, r));
       set_cell (self, r, 0, cpu_ran ? text : "–");
       if (done && run->has_gpu)
         {
-          double cpu = step_time (&run->cpu, r), gpu = step_time (&run->gpu_total, r);
-          g_snprintf (text, sizeof text, "%.2f", step_time (&run->gpu_kernel, r));
+          double cpu = row_time (self, &run->cpu, r), gpu = row_time (self, &run->gpu_total, r);
+          g_snprintf (text, sizeof text, "%.2f", row_time (self, &run->gpu_kernel, r));
           set_cell (self, r, 1, text);
           g_snprintf (text, sizeof text, "%.2f", gpu);
           set_cell (self, r, 2, text);
           if (both && gpu > 0)
             g_snprintf (text, sizeof text, "%.1f×", cpu / gpu);
           set_cell (self, r, 3, both && gpu > 0 ? text : "–");
-          set_cell (self, r, 4, !both ? "–" : r == N_ROWS - 1 ? "" : run->agree[r + 1] ? "yes"
-                                : "NO");
+          set_cell (self, r, 4, !both ? "–" : step == SKY_STEP_NONE ? ""
+                                : run->agree[step] ? "yes" : "NO");
         }
       else
         for (int c = 1; c < N_VALUES; c++)
@@ -161,55 +208,58 @@ draw_chart (GtkDrawingArea *area, cairo_t *cr, int w, int h, gpointer data)
 {
   SkyTimingsPanel *self = data;
   SkyRun *run = self->run;
-  const double label_w = 58, right = 48, row_h = (h - 4) / 4.0;
+  const int nsteps = self->nrows - 1;
+  const double label_w = 58, right = 48, row_h = (h - 4) / (double) MAX (nsteps, 1);
   double tmax = 0;
   GdkRGBA fg;
 
   if (run == NULL || w < label_w + right + 20)
     return;
   gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (area)), &fg);
-  for (int r = 0; r < 4; r++)
+  for (int r = 0; r < nsteps; r++)
     {
-      tmax = MAX (tmax, step_time (&run->cpu, r));
+      tmax = MAX (tmax, row_time (self, &run->cpu, r));
       if (run->has_gpu)
-        tmax = MAX (tmax, step_time (&run->gpu_total, r));
+        tmax = MAX (tmax, row_time (self, &run->gpu_total, r));
     }
   if (tmax <= 0)
     return;
   cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, 10);
-  for (int r = 0; r < 4 && (int) run->done >= r + 1; r++)
+  for (int r = 0; r < nsteps && row_done (self, run, r); r++)
     {
       double y = 2 + r * row_h, bar_h = run->has_gpu ? row_h * 0.36 : row_h * 0.6;
       double scale = (w - label_w - right) / tmax;
+      double cpu = row_time (self, &run->cpu, r), gpu = row_time (self, &run->gpu_total, r);
+      double kernels = row_time (self, &run->gpu_kernel, r);
       char text[32];
 
       gdk_cairo_set_source_rgba (cr, &fg);
       cairo_move_to (cr, 0, y + row_h / 2 + 4);
-      cairo_show_text (cr, row_names[r]);
+      cairo_show_text (cr, sky_step_name (self->row_steps[r]));
 
       if (run->backend != SKY_BACKEND_GPU)
         {
           cairo_set_source_rgb (cr, 0.25, 0.5, 0.85);
-          cairo_rectangle (cr, label_w, y + 2, MAX (step_time (&run->cpu, r) * scale, 1), bar_h);
+          cairo_rectangle (cr, label_w, y + 2, MAX (cpu * scale, 1), bar_h);
           cairo_fill (cr);
           gdk_cairo_set_source_rgba (cr, &fg);
-          g_snprintf (text, sizeof text, "%.1f", step_time (&run->cpu, r));
-          cairo_move_to (cr, label_w + step_time (&run->cpu, r) * scale + 4, y + 2 + bar_h - 2);
+          g_snprintf (text, sizeof text, "%.1f", cpu);
+          cairo_move_to (cr, label_w + cpu * scale + 4, y + 2 + bar_h - 2);
           cairo_show_text (cr, text);
         }
       if (run->has_gpu)
         {
           double yg = y + 3 + bar_h;
           cairo_set_source_rgb (cr, 0.55, 0.8, 0.45);
-          cairo_rectangle (cr, label_w, yg, MAX (step_time (&run->gpu_total, r) * scale, 1), bar_h);
+          cairo_rectangle (cr, label_w, yg, MAX (gpu * scale, 1), bar_h);
           cairo_fill (cr);
           cairo_set_source_rgb (cr, 0.2, 0.6, 0.2);
-          cairo_rectangle (cr, label_w, yg, MAX (step_time (&run->gpu_kernel, r) * scale, 1), bar_h);
+          cairo_rectangle (cr, label_w, yg, MAX (kernels * scale, 1), bar_h);
           cairo_fill (cr);
           gdk_cairo_set_source_rgba (cr, &fg);
-          g_snprintf (text, sizeof text, "%.1f", step_time (&run->gpu_total, r));
-          cairo_move_to (cr, label_w + step_time (&run->gpu_total, r) * scale + 4, yg + bar_h - 2);
+          g_snprintf (text, sizeof text, "%.1f", gpu);
+          cairo_move_to (cr, label_w + gpu * scale + 4, yg + bar_h - 2);
           cairo_show_text (cr, text);
         }
     }
@@ -260,16 +310,8 @@ sky_timings_panel_init (SkyTimingsPanel *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
 
-  /* The value cells: the template lays out the headers and step names. */
-  for (int r = 0; r < N_ROWS; r++)
-    for (int c = 0; c < N_VALUES; c++)
-      {
-        GtkWidget *label = gtk_label_new ("–");
-        gtk_label_set_xalign (GTK_LABEL (label), 1.0);
-        gtk_widget_add_css_class (label, "numeric");
-        gtk_grid_attach (self->grid, label, c + 1, r + 1, 1, 1);
-        self->cells[r][c] = GTK_LABEL (label);
-      }
+  /* The template lays out the headers; the rows follow the method. */
+  build_rows (self, SKY_METHOD_LESSON);
   gtk_drawing_area_set_draw_func (self->chart, draw_chart, self, NULL);
   show_display (self);
   self->display_watch = sky_display_watch (display_changed, self);

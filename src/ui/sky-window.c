@@ -653,14 +653,15 @@ sky_window_describe (SkyWindow *self)
       json_number (out, run->stats.median);
       g_string_append (out, ", \"sigma\": ");
       json_number (out, run->stats.sigma);
-      g_string_append (out, ", \"times_ms\": {\"clip\": ");
-      json_number (out, run->cpu.clip);
-      g_string_append (out, ", \"segment\": ");
-      json_number (out, run->cpu.segment);
-      g_string_append (out, ", \"label\": ");
-      json_number (out, run->cpu.label);
-      g_string_append (out, ", \"measure\": ");
-      json_number (out, run->cpu.measure);
+      const SkyStep *steps;
+      int nsteps = sky_method_steps (run->stages.method, &steps);
+
+      g_string_append (out, ", \"times_ms\": {");
+      for (int k = 0; k < nsteps; k++)
+        {
+          g_string_append_printf (out, "%s\"%s\": ", k ? ", " : "", sky_step_name (steps[k]));
+          json_number (out, run->cpu.ms[steps[k]]);
+        }
       g_string_append (out, "}");
     }
   g_string_append (out, ", \"open_to_frame_ms\": ");
@@ -935,6 +936,7 @@ sky_window_init (SkyWindow *self)
   self->started_us = g_get_monotonic_time ();
   sky_params_init (&self->params);
   self->backend = SKY_BACKEND_CPU;
+  self->shown_step = SKY_STEP_NONE;
 
   /* Display settings are the view's properties; the toolbar only mirrors them. */
   g_object_bind_property (self->view, "stretch", self->stretch_dropdown, "selected",

@@ -1,0 +1,201 @@
+/* Every step as the runner sees it: which parameters it reads, how the CPU
+ * runs it, what a later run may take from an earlier one, and how its
+ * result is checked against the GPU's. Indexed by SkyStep; a method's order
+ * comes from sky_method_steps (src/core/sky-steps.c). */
+#include "sky-runner-private.h"
+#include "sky-cpu.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static size_t
+npixels (const SkyStages *st)
+{
+  return (size_t) (st->image->nx * st->image->ny);
+}
+
+static void
+note_append (char *note, size_t size, const char *fmt, ...)
+{
+  size_t len = strlen (note);
+  va_list ap;
+
+  if (len + 1 >= size)
+    return;
+  va_start (ap, fmt);
+  vsnprintf (note + len, size - len, fmt, ap);
+  va_end (ap);
+}
+
+static int
+close_rel (double a, double b, double tol)
+{
+  return a == b || fabs (a - b) <= tol * fmax (fabs (a), fabs (b));
+}
+
+/* ------------------------------------------------------------------ clip */
+
+static int
+clip_params_differ (const SkyParams *a, const SkyParams *b)
+{
+  return a->clip_kappa != b->clip_kappa || a->max_iter != b->max_iter;
+}
+
+static int
+clip_cpu (SkyStages *st)
+{
+  int ret = sky_cpu_clip (st->detect, &st->params, &st->result.stats);
+
+  if (ret == SKY_OK)
+    st->result.threshold_value = sky_threshold_value (&st->params, &st->result.stats);
+  return ret;
+}
+
+static void
+clip_keep (SkyStages *st, const SkyStages *prev)
+{
+  st->result.stats = prev->result.stats;
+  /* The threshold may have moved: its value is the next step's input. */
+  st->result.threshold_value = sky_threshold_value (&st->params, &st->result.stats);
+}
+
+static int
+clip_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,
+            char *note, size_t size)
+{
+  const SkyClipStats *c = &st->result.stats, *g = &gpu->stats;
+  int agree;
+
+  (void) backend;
+  agree = close_rel (c->median, g->median, 1e-6) && close_rel (c->sigma, g->sigma, 1e-6)
+              && c->iterations == g->iterations && c->n == g->n;
+
+  if (!agree)
+    note_append (note, size, "clip: CPU median %.9g sigma %.9g (%d passes), GPU %.9g %.9g (%d). ",
+                 c->median, c->sigma, c->iterations, g->median, g->sigma, g->iterations);
+  return agree;
+}
+
+/* --------------------------------------------------------------- segment */
+
+static int
+segment_params_differ (const SkyParams *a, const SkyParams *b)
+{
+  return a->threshold != b->threshold || a->relative != b->relative;
+}
+
+static int
+segment_cpu (SkyStages *st)
+{
+  if ((st->mask_buffer = sky_buffer_new (npixels (st))) == NULL)
+    return sky_fail (SKY_ERR_MEMORY, "no memory for the mask");
+  st->result.mask = sky_buffer_data (st->mask_buffer);
+  return sky_cpu_segment (st->detect, st->result.threshold_value, st->params.nthreads,
+                          st->result.mask);
+}
+
+static void
+segment_keep (SkyStages *st, const SkyStages *prev)
+{
+  st->mask_buffer = sky_buffer_ref (prev->mask_buffer);
+  st->result.mask = prev->result.mask;
+}
+
+static int
+segment_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,
+               char *note, size_t size)
+{
+  int agree;
+
+  (void) backend;
+  agree = gpu->mask && memcmp (st->result.mask, gpu->mask, npixels (st)) == 0;
+
+  if (!agree)
+    note_append (note, size, "segment: the masks differ. ");
+  return agree;
+}
+
+/* ----------------------------------------------------------------- label */
+
+static int
+label_params_differ (const SkyParams *a, const SkyParams *b)
+{
+  return a->connectivity != b->connectivity;
+}
+
+static int
+label_cpu (SkyStages *st)
+{
+  if ((st->labels_buffer = sky_buffer_new (npixels (st) * sizeof (int32_t))) == NULL)
+    return sky_fail (SKY_ERR_MEMORY, "no memory for the labels");
+  st->result.labels = sky_buffer_data (st->labels_buffer);
+  return sky_cpu_label (st->result.mask, st->image->nx, st->image->ny, st->params.connectivity,
+                        st->params.nthreads, st->result.labels, &st->result.nsources);
+}
+
+static void
+label_keep (SkyStages *st, const SkyStages *prev)
+{
+  st->labels_buffer = sky_buffer_ref (prev->labels_buffer);
+  st->result.labels = prev->result.labels;
+  st->result.nsources = prev->result.nsources;
+}
+
+static int
+label_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,
+             char *note, size_t size)
+{
+  int agree;
+
+  (void) backend;
+  agree = gpu->labels && st->result.nsources == gpu->nsources
+              && memcmp (st->result.labels, gpu->labels, npixels (st) * 4) == 0;
+
+  if (!agree)
+    note_append (note, size, "label: %lld sources on the CPU, %lld on the GPU, or other "
+                 "numbers. ", (long long) st->result.nsources, (long long) gpu->nsources);
+  return agree;
+}
+
+/* --------------------------------------------------------------- measure */
+
+static int
+measure_params_differ (const SkyParams *a, const SkyParams *b)
+{
+  (void) a;
+  (void) b;
+  return 0;
+}
+
+static int
+measure_cpu (SkyStages *st)
+{
+  return sky_cpu_measure (st->image, st->result.labels, st->result.nsources, st->params.nthreads,
+                          &st->result.catalogue);
+}
+
+static int
+measure_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,
+               char *note, size_t size)
+{
+  char what[512];
+  int agree = backend->compare (backend->data, st->image, &st->result, gpu, what,
+                                sizeof what) == 0;
+
+  if (!agree)
+    note_append (note, size, "measure: %s", what);
+  return agree;
+}
+
+/* ------------------------------------------------------------------ list */
+
+const SkyStepDef sky_step_defs[SKY_STEP_COUNT] = {
+  [SKY_STEP_CLIP] = { clip_params_differ, clip_cpu, clip_keep, clip_agree },
+  [SKY_STEP_SEGMENT] = { segment_params_differ, segment_cpu, segment_keep, segment_agree },
+  [SKY_STEP_LABEL] = { label_params_differ, label_cpu, label_keep, label_agree },
+  /* The catalogue is made anew each time: it is cheap next to labelling,
+   * and a run that keeps every step is the earlier run itself. */
+  [SKY_STEP_MEASURE] = { measure_params_differ, measure_cpu, NULL, measure_agree },
+};

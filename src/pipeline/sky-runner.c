@@ -1,0 +1,292 @@
+/* The runner: a method's steps up to one of them, reusing an earlier run,
+ * on the CPU, the GPU or both, with the GPU's failures finished on the CPU. */
+#include "sky-runner-private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const backend_names[SKY_BACKEND_COUNT] = { "cpu", "gpu", "both" };
+
+const char *
+sky_backend_name (SkyBackend backend)
+{
+  return backend >= 0 && backend < SKY_BACKEND_COUNT ? backend_names[backend] : "";
+}
+
+int
+sky_backend_from_name (const char *name)
+{
+  for (int i = 0; name && i < SKY_BACKEND_COUNT; i++)
+    if (strcmp (name, backend_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+/* Where step stands in the method's order; -1 for SKY_STEP_NONE or a step
+ * the method does not have. */
+static int
+position (const SkyStep *steps, int nsteps, SkyStep step)
+{
+  for (int k = 0; k < nsteps; k++)
+    if (steps[k] == step)
+      return k;
+  return -1;
+}
+
+static const SkyImage *
+detect_image (const SkyRunRequest *req)
+{
+  return req->detect ? req->detect : req->image;
+}
+
+SkyStep
+sky_run_valid_step (const SkyStages *prev, const SkyRunRequest *req)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (req->method, &steps), done;
+  SkyStep valid = SKY_STEP_NONE;
+
+  if (prev == NULL || prev->image != req->image || prev->detect != detect_image (req)
+      || prev->backend != req->backend || prev->method != req->method)
+    return SKY_STEP_NONE;
+  done = position (steps, nsteps, prev->done);
+  for (int k = 0; k < nsteps && k <= done; k++)
+    {
+      if (sky_step_defs[steps[k]].params_differ (&prev->params, req->params))
+        break;
+      valid = steps[k];
+    }
+  return valid;
+}
+
+int
+sky_run_is_current (const SkyStages *prev, const SkyRunRequest *req)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (req->method, &steps);
+
+  if (prev == NULL || position (steps, nsteps, sky_run_valid_step (prev, req))
+                      < position (steps, nsteps, req->until))
+    return 0;
+  /* Nothing to compute, and nothing that shows differs either (the
+   * threshold moves the clip histogram's line before segment has run). */
+  for (int k = 0; k < nsteps; k++)
+    if (sky_step_defs[steps[k]].params_differ (&prev->params, req->params))
+      return 0;
+  return 1;
+}
+
+void
+sky_stages_clear (SkyStages *st)
+{
+  sky_buffer_unref (st->mask_buffer);
+  sky_buffer_unref (st->labels_buffer);
+  sky_catalogue_clear (&st->result.catalogue);
+  free (st->gpu_note);
+  free (st->gpu_fault);
+  memset (st, 0, sizeof *st);
+  st->done = st->kept = SKY_STEP_NONE;
+}
+
+static int
+cancelled (const SkyRunRequest *req)
+{
+  return req->cancelled != NULL && req->cancelled (req->cancel_data);
+}
+
+static char *
+copy_text (const char *prefix, const char *text)
+{
+  size_t n = strlen (prefix) + strlen (text) + 1;
+  char *s = malloc (n);
+
+  if (s != NULL)
+    snprintf (s, n, "%s%s", prefix, text);
+  return s;
+}
+
+/* Kernel time of each step, and the same with the transfers: the upload
+ * counts to the first step and the download to the last. */
+static void
+set_gpu_times (SkyStages *st, const SkyGpuTimes *t)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+
+  st->has_gpu = 1;
+  st->gpu_times = *t;
+  for (int k = 0; k < nsteps; k++)
+    {
+      double with_transfers = t->ms[steps[k]];
+
+      if (k == 0)
+        with_transfers = t->upload + with_transfers;
+      if (k == nsteps - 1)
+        with_transfers = with_transfers + t->download;
+      st->gpu_kernel.ms[steps[k]] = t->ms[steps[k]];
+      st->gpu_total.ms[steps[k]] = with_transfers;
+    }
+  st->gpu_kernel.total = t->kernels;
+  st->gpu_total.total = t->total;
+}
+
+/* The GPU alone: every step of the method on the device, its results
+ * taken as the run's. */
+static int
+gpu_fill (SkyStages *st, const SkyGpuBackend *gpu)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+  size_t npix = (size_t) (st->image->nx * st->image->ny);
+  SkyResult res = { 0 };
+  SkyGpuTimes times = { 0 };
+  int ret = gpu->run (gpu->data, st->image, &st->params, 1, &res, &times);
+
+  if (ret != SKY_OK)
+    {
+      sky_result_clear (&res);
+      return ret;
+    }
+  st->mask_buffer = res.mask ? sky_buffer_adopt (res.mask, npix) : NULL;
+  st->labels_buffer = res.labels ? sky_buffer_adopt (res.labels, npix * sizeof (int32_t)) : NULL;
+  res.mask = NULL;
+  res.labels = NULL;
+  st->result.stats = res.stats;
+  st->result.threshold_value = res.threshold_value;
+  st->result.mask = sky_buffer_data (st->mask_buffer);
+  st->result.labels = sky_buffer_data (st->labels_buffer);
+  st->result.nsources = res.nsources;
+  st->result.catalogue = res.catalogue;
+  memset (&res.catalogue, 0, sizeof res.catalogue);
+  sky_result_clear (&res);
+  set_gpu_times (st, &times);
+  st->done = steps[nsteps - 1];
+  return SKY_OK;
+}
+
+/* Both: the CPU's results stand up to st->done; the GPU runs too, and each
+ * of those steps is checked against it. */
+static int
+gpu_check (SkyStages *st, const SkyGpuBackend *gpu)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+  int done = position (steps, nsteps, st->done);
+  SkyResult res = { 0 };
+  SkyGpuTimes times = { 0 };
+  char note[2048] = "";
+  int ret = gpu->run (gpu->data, st->image, &st->params, 0, &res, &times);
+
+  if (ret != SKY_OK)
+    {
+      sky_result_clear (&res);
+      return ret;
+    }
+  set_gpu_times (st, &times);
+  for (int k = 0; k <= done; k++)
+    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
+  free (st->gpu_note);
+  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
+  sky_result_clear (&res);
+  return SKY_OK;
+}
+
+/* The GPU failed with the message in sky_last_error(): the run goes on
+ * without GPU figures and keeps why. */
+static void
+take_gpu_fault (SkyStages *st)
+{
+  free (st->gpu_fault);
+  st->gpu_fault = copy_text ("GPU backend: ", sky_last_error ());
+  st->has_gpu = 0;
+}
+
+int
+sky_run (const SkyRunRequest *req, SkyStages *st)
+{
+  const SkyStages *prev = req->previous;
+  const SkyGpuBackend *gpu = req->gpu ? req->gpu : sky_gpu_backend_default ();
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (req->method, &steps);
+  int until = position (steps, nsteps, req->until);
+  int keep = position (steps, nsteps, sky_run_valid_step (prev, req));
+  int ret;
+
+  memset (st, 0, sizeof *st);
+  st->image = req->image;
+  st->detect = detect_image (req);
+  st->params = *req->params;
+  st->method = req->method;
+  st->backend = req->backend;
+  st->done = st->kept = SKY_STEP_NONE;
+  st->result.method = req->method;
+  st->result.nx = req->image->nx;
+  st->result.ny = req->image->ny;
+  st->result.threshold_value = NAN;
+
+  if (nsteps == 0 || until < 0)
+    return sky_fail (SKY_ERR_ARGUMENT, "the %s method has no step '%s'",
+                     sky_method_name (req->method), sky_step_name (req->until));
+  if ((ret = sky_params_check (req->params)) != SKY_OK)
+    return ret;
+  if (st->detect->nx != st->image->nx || st->detect->ny != st->image->ny)
+    return sky_fail (SKY_ERR_ARGUMENT, "the detection image is %lld x %lld, the image %lld x %lld",
+                     (long long) st->detect->nx, (long long) st->detect->ny,
+                     (long long) st->image->nx, (long long) st->image->ny);
+  if (req->backend != SKY_BACKEND_CPU && st->detect != st->image)
+    return sky_fail (SKY_ERR_ARGUMENT, "detection on a smoothed image runs on the CPU only");
+
+  /* The GPU alone runs the steps in one go on the device. If it fails
+   * (no device, out of memory, lost), the CPU does the whole job. */
+  if (req->backend == SKY_BACKEND_GPU)
+    {
+      if (cancelled (req))
+        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+      if (gpu_fill (st, gpu) == SKY_OK)
+        return SKY_OK;
+      take_gpu_fault (st);
+      keep = -1;
+      until = nsteps - 1;
+    }
+
+  for (int k = 0; k <= keep && k <= until && sky_step_defs[steps[k]].keep; k++)
+    {
+      SkyStep s = steps[k];
+
+      sky_step_defs[s].keep (st, prev);
+      st->result.times.ms[s] = prev->result.times.ms[s];
+      st->gpu_kernel.ms[s] = prev->gpu_kernel.ms[s];
+      st->gpu_total.ms[s] = prev->gpu_total.ms[s];
+      st->agree[s] = prev->agree[s];
+      st->done = st->kept = s;
+    }
+
+  for (int k = position (steps, nsteps, st->done) + 1; k <= until; k++)
+    {
+      SkyStep s = steps[k];
+      double t0;
+
+      if (cancelled (req))
+        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+      t0 = sky_now_ms ();
+      ret = sky_step_defs[s].cpu (st);
+      st->result.times.ms[s] = sky_now_ms () - t0;
+      if (ret != SKY_OK)
+        return ret;
+      st->done = s;
+    }
+  st->result.times.total = 0;
+  for (int s = 0; s < SKY_STEP_COUNT; s++)
+    st->result.times.total += st->result.times.ms[s];
+
+  if (req->backend == SKY_BACKEND_BOTH)
+    {
+      if (cancelled (req))
+        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+      if (gpu_check (st, gpu) != SKY_OK)
+        take_gpu_fault (st);
+    }
+  return SKY_OK;
+}

@@ -1,0 +1,485 @@
+/* The pipeline runner (src/pipeline): the list of steps, reuse of an
+ * earlier run, the buffer pool, cancelling, and the GPU's fallback and
+ * comparison through stand-in GPU backends, so that all of it is tested
+ * on a machine without a device. */
+#include "sky-runner.h"
+#include "sky-test-util.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A 256 x 256 field: noise-free background with a gentle gradient and
+ * a few square sources of different sizes, so that clip, segment, label
+ * and measure all have work. */
+static void
+make_field (SkyImage *img)
+{
+  const int64_t n = 256;
+  float *v = g_new (float, n * n);
+
+  for (int64_t y = 0; y < n; y++)
+    for (int64_t x = 0; x < n; x++)
+      v[y * n + x] = (float) (((x * 7 + y * 13) % 17) - 8) * 0.1f;
+  for (int s = 0; s < 12; s++)
+    for (int dy = 0; dy < 2 + s % 4; dy++)
+      for (int dx = 0; dx < 2 + s % 3; dx++)
+        v[(20 + 18 * s + dy) * n + 20 + 17 * s + dx] = 40.0f + s;
+  sky_test_image (img, n, n, v);
+  g_free (v);
+}
+
+static SkyRunRequest
+request (const SkyImage *img, const SkyParams *params, SkyBackend backend, SkyStep until,
+         const SkyStages *previous, const SkyGpuBackend *gpu)
+{
+  SkyRunRequest req = { 0 };
+
+  req.image = img;
+  req.params = params;
+  req.method = SKY_METHOD_LESSON;
+  req.backend = backend;
+  req.until = until;
+  req.previous = previous;
+  req.gpu = gpu;
+  return req;
+}
+
+static void
+run_ok (const SkyRunRequest *req, SkyStages *out)
+{
+  int ret = sky_run (req, out);
+  if (ret != SKY_OK)
+    g_test_message ("%s", sky_last_error ());
+  g_assert_cmpint (ret, ==, SKY_OK);
+}
+
+/* The runner's catalogue is sky_cpu_run's. */
+static void
+assert_same_as_cpu (const SkyImage *img, const SkyParams *params, const SkyResult *res)
+{
+  SkyResult ref = { 0 };
+
+  sky_test_run_cpu (img, params, &ref);
+  g_assert_cmpfloat (res->stats.median, ==, ref.stats.median);
+  g_assert_cmpfloat (res->stats.sigma, ==, ref.stats.sigma);
+  g_assert_cmpint (res->nsources, ==, ref.nsources);
+  g_assert_true (memcmp (res->mask, ref.mask, (size_t) (img->nx * img->ny)) == 0);
+  g_assert_true (memcmp (res->labels, ref.labels, (size_t) (img->nx * img->ny) * 4) == 0);
+  g_assert_cmpint (res->catalogue.n, ==, ref.catalogue.n);
+  for (int64_t i = 0; i < ref.catalogue.n; i++)
+    {
+      g_assert_cmpfloat (res->catalogue.x[i], ==, ref.catalogue.x[i]);
+      g_assert_cmpfloat (res->catalogue.sum[i], ==, ref.catalogue.sum[i]);
+      g_assert_cmpint (res->catalogue.npix[i], ==, ref.catalogue.npix[i]);
+    }
+  sky_result_clear (&ref);
+}
+
+/* ------------------------------------------------------------- the list */
+
+static void
+test_steps_names (void)
+{
+  const SkyStep *steps;
+  int n = sky_method_steps (SKY_METHOD_LESSON, &steps);
+
+  g_assert_cmpint (n, ==, 4);
+  g_assert_cmpstr (sky_step_name (steps[0]), ==, "clip");
+  g_assert_cmpstr (sky_step_name (steps[1]), ==, "segment");
+  g_assert_cmpstr (sky_step_name (steps[2]), ==, "label");
+  g_assert_cmpstr (sky_step_name (steps[3]), ==, "measure");
+  g_assert_cmpstr (sky_method_name (SKY_METHOD_LESSON), ==, "lesson");
+  for (int s = 0; s < SKY_STEP_COUNT; s++)
+    g_assert_cmpint (sky_step_from_name (sky_step_name (s)), ==, s);
+  g_assert_cmpint (sky_step_from_name ("none"), ==, SKY_STEP_NONE);
+  g_assert_cmpint (sky_step_from_name ("all"), ==, SKY_STEP_MEASURE);
+  g_assert_cmpint (sky_step_from_name ("clipped"), ==, SKY_STEP_INVALID);
+  g_assert_cmpint (sky_step_from_name (NULL), ==, SKY_STEP_INVALID);
+  g_assert_cmpstr (sky_step_name (SKY_STEP_NONE), ==, "none");
+  g_assert_cmpstr (sky_step_name (SKY_STEP_COUNT), ==, "");
+  g_assert_cmpint (sky_method_steps (SKY_METHOD_COUNT, &steps), ==, 0);
+  g_assert_cmpint (sky_backend_from_name ("both"), ==, SKY_BACKEND_BOTH);
+  g_assert_cmpint (sky_backend_from_name ("tpu"), ==, -1);
+}
+
+/* ---------------------------------------------------------------- reuse */
+
+static void
+test_reuse (void)
+{
+  SkyImage img;
+  SkyParams params;
+  SkyStages clip, all, moved, eight, other;
+  SkyRunRequest req;
+
+  make_field (&img);
+  sky_params_init (&params);
+
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_CLIP, NULL, NULL);
+  run_ok (&req, &clip);
+  g_assert_cmpint (clip.done, ==, SKY_STEP_CLIP);
+  g_assert_cmpint (clip.kept, ==, SKY_STEP_NONE);
+  g_assert_null (clip.result.mask);
+
+  /* On from clip: clip is taken with its time, the rest computed. */
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &clip, NULL);
+  g_assert_cmpint (sky_run_valid_step (&clip, &req), ==, SKY_STEP_CLIP);
+  g_assert_false (sky_run_is_current (&clip, &req));
+  run_ok (&req, &all);
+  g_assert_cmpint (all.done, ==, SKY_STEP_MEASURE);
+  g_assert_cmpint (all.kept, ==, SKY_STEP_CLIP);
+  g_assert_cmpfloat (all.result.times.ms[SKY_STEP_CLIP], ==, clip.result.times.ms[SKY_STEP_CLIP]);
+  g_assert_cmpfloat (all.result.times.total, >=, all.result.times.ms[SKY_STEP_LABEL]);
+  g_assert_cmpint (all.result.nsources, ==, 12);
+  assert_same_as_cpu (&img, &params, &all.result);
+
+  /* Everything asked for is there, with the same parameters. */
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_LABEL, &all, NULL);
+  g_assert_true (sky_run_is_current (&all, &req));
+
+  /* A moved threshold: segment again from the same background. */
+  params.threshold = 7;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &all, NULL);
+  g_assert_false (sky_run_is_current (&all, &req));
+  g_assert_cmpint (sky_run_valid_step (&all, &req), ==, SKY_STEP_CLIP);
+  run_ok (&req, &moved);
+  g_assert_cmpint (moved.kept, ==, SKY_STEP_CLIP);
+  g_assert_true (moved.result.mask != all.result.mask);
+  assert_same_as_cpu (&img, &params, &moved.result);
+
+  /* Another connectivity: the mask is shared, the labels are new. */
+  params.connectivity = 8;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &moved, NULL);
+  g_assert_cmpint (sky_run_valid_step (&moved, &req), ==, SKY_STEP_SEGMENT);
+  run_ok (&req, &eight);
+  g_assert_cmpint (eight.kept, ==, SKY_STEP_SEGMENT);
+  g_assert_true (eight.mask_buffer == moved.mask_buffer);
+  g_assert_true (eight.result.labels != moved.result.labels);
+  assert_same_as_cpu (&img, &params, &eight.result);
+
+  /* Another kappa, or another backend, reuses nothing. */
+  params.clip_kappa = 2.5;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &eight, NULL);
+  g_assert_cmpint (sky_run_valid_step (&eight, &req), ==, SKY_STEP_NONE);
+  params.clip_kappa = 3;
+  req = request (&img, &params, SKY_BACKEND_BOTH, SKY_STEP_MEASURE, &eight, NULL);
+  g_assert_cmpint (sky_run_valid_step (&eight, &req), ==, SKY_STEP_NONE);
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &eight, NULL);
+  g_assert_cmpint (sky_run_valid_step (&eight, &req), ==, SKY_STEP_MEASURE);
+
+  /* An earlier run keeps its own results after the later one is freed. */
+  sky_stages_clear (&eight);
+  g_assert_cmpint (moved.result.catalogue.n, >, 0);
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, NULL);
+  run_ok (&req, &other);
+  assert_same_as_cpu (&img, &params, &other.result);
+
+  sky_stages_clear (&other);
+  sky_stages_clear (&moved);
+  sky_stages_clear (&all);
+  sky_stages_clear (&clip);
+  sky_image_clear (&img);
+}
+
+/* A run's buffers go back to the pool and to the next run of the size. */
+static void
+test_pool (void)
+{
+  SkyImage img;
+  SkyParams params;
+  SkyStages a, b;
+  SkyRunRequest req;
+  void *mask, *labels;
+
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, NULL);
+  run_ok (&req, &a);
+  mask = a.result.mask;
+  labels = a.result.labels;
+  sky_stages_clear (&a);
+  run_ok (&req, &b);
+  g_assert_true (b.result.mask == mask || b.result.mask == labels);
+  g_assert_true (b.result.labels == labels || b.result.labels == mask);
+  g_assert_true ((void *) b.result.mask != (void *) b.result.labels);
+  sky_stages_clear (&b);
+  sky_image_clear (&img);
+}
+
+static int
+cancel_after (void *data)
+{
+  int *calls = data;
+  return ++*calls > 2;
+}
+
+static void
+test_cancel (void)
+{
+  SkyImage img;
+  SkyParams params;
+  SkyStages st;
+  SkyRunRequest req;
+  int calls = 0;
+
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, NULL);
+  req.cancelled = cancel_after;
+  req.cancel_data = &calls;
+  g_assert_cmpint (sky_run (&req, &st), ==, SKY_ERR_CANCELLED);
+  g_assert_cmpint (st.done, ==, SKY_STEP_SEGMENT);   /* stopped between steps */
+  sky_stages_clear (&st);
+  sky_image_clear (&img);
+}
+
+static void
+test_bad_input (void)
+{
+  SkyImage img, small;
+  SkyParams params;
+  SkyStages st;
+  SkyRunRequest req;
+
+  make_field (&img);
+  sky_test_image (&small, 8, 8, NULL);
+  sky_params_init (&params);
+  params.connectivity = 6;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, NULL);
+  g_assert_cmpint (sky_run (&req, &st), ==, SKY_ERR_ARGUMENT);
+  g_assert_nonnull (strstr (sky_last_error (), "connectivity"));
+  sky_stages_clear (&st);
+
+  params.connectivity = 4;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, NULL);
+  req.detect = &small;
+  g_assert_cmpint (sky_run (&req, &st), ==, SKY_ERR_ARGUMENT);
+  g_assert_nonnull (strstr (sky_last_error (), "detection image"));
+  sky_stages_clear (&st);
+
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_NONE, NULL, NULL);
+  g_assert_cmpint (sky_run (&req, &st), ==, SKY_ERR_ARGUMENT);
+  sky_stages_clear (&st);
+  sky_image_clear (&small);
+  sky_image_clear (&img);
+}
+
+/* ---------------------------------------------------------------- GPU */
+
+/* Stand-ins for a device: one that fails as a lost device does, and one
+ * that answers with the CPU's own results (optionally one mask pixel
+ * wrong), with made-up event times. */
+typedef struct {
+  int runs;
+  int flip_mask_pixel;
+  int last_keep;
+} FakeGpu;
+
+static int
+fake_available (void *data, char *why, size_t size)
+{
+  (void) data;
+  g_strlcpy (why, "a stand-in device", size);
+  return SKY_OK;
+}
+
+static int
+failing_run (void *data, const SkyImage *img, const SkyParams *params, int keep, SkyResult *res,
+             SkyGpuTimes *times)
+{
+  (void) img, (void) params, (void) keep, (void) res, (void) times;
+  ((FakeGpu *) data)->runs++;
+  return sky_fail (SKY_ERR_UNAVAILABLE, "cudaMemcpyAsync: an illegal instruction (fake)");
+}
+
+static int
+cpu_as_gpu_run (void *data, const SkyImage *img, const SkyParams *params, int keep,
+                SkyResult *res, SkyGpuTimes *times)
+{
+  FakeGpu *fake = data;
+  int ret = sky_cpu_run (img, params, res);
+
+  fake->runs++;
+  fake->last_keep = keep;
+  if (ret == SKY_OK && fake->flip_mask_pixel)
+    res->mask[0] ^= 1;
+  times->upload = 1;
+  times->ms[SKY_STEP_CLIP] = 2;
+  times->ms[SKY_STEP_SEGMENT] = 3;
+  times->ms[SKY_STEP_LABEL] = 4;
+  times->ms[SKY_STEP_MEASURE] = 5;
+  times->download = 6;
+  times->kernels = 14;
+  times->total = 21;
+  return ret;
+}
+
+static int
+fake_compare (void *data, const SkyImage *img, const SkyResult *ref, const SkyResult *res,
+              char *what, size_t size)
+{
+  int differ;
+
+  (void) data, (void) img;
+  differ = ref->nsources != res->nsources;
+  g_strlcpy (what, differ ? "another source count" : "agree", size);
+  return differ;
+}
+
+static void
+test_gpu_fallback (void)
+{
+  FakeGpu fake = { 0 };
+  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake };
+  SkyImage img;
+  SkyParams params;
+  SkyStages st;
+  SkyRunRequest req;
+
+  make_field (&img);
+  sky_params_init (&params);
+  for (int backend = SKY_BACKEND_GPU; backend <= SKY_BACKEND_BOTH; backend++)
+    {
+      req = request (&img, &params, backend, SKY_STEP_MEASURE, NULL, &gpu);
+      run_ok (&req, &st);
+      g_assert_cmpint (st.done, ==, SKY_STEP_MEASURE);
+      g_assert_false (st.has_gpu);
+      g_assert_nonnull (st.gpu_fault);
+      g_assert_nonnull (strstr (st.gpu_fault, "GPU backend: cudaMemcpyAsync"));
+      assert_same_as_cpu (&img, &params, &st.result);
+      sky_stages_clear (&st);
+    }
+  g_assert_cmpint (fake.runs, ==, 2);
+
+  /* The GPU alone runs every step whatever was asked, then falls back to
+   * every step on the CPU. */
+  req = request (&img, &params, SKY_BACKEND_GPU, SKY_STEP_CLIP, NULL, &gpu);
+  run_ok (&req, &st);
+  g_assert_cmpint (st.done, ==, SKY_STEP_MEASURE);
+  sky_stages_clear (&st);
+  sky_image_clear (&img);
+}
+
+static void
+test_gpu_fill_and_check (void)
+{
+  FakeGpu fake = { 0 };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake };
+  SkyImage img;
+  SkyParams params;
+  SkyStages st;
+  SkyRunRequest req;
+
+  make_field (&img);
+  sky_params_init (&params);
+
+  /* The GPU alone: its results are the run's, its times by step with the
+   * upload in the first step and the download in the last. */
+  req = request (&img, &params, SKY_BACKEND_GPU, SKY_STEP_MEASURE, NULL, &gpu);
+  run_ok (&req, &st);
+  g_assert_true (fake.last_keep);
+  g_assert_null (st.gpu_fault);
+  g_assert_true (st.has_gpu);
+  g_assert_cmpint (st.done, ==, SKY_STEP_MEASURE);
+  g_assert_cmpfloat (st.gpu_kernel.ms[SKY_STEP_CLIP], ==, 2);
+  g_assert_cmpfloat (st.gpu_total.ms[SKY_STEP_CLIP], ==, 3);
+  g_assert_cmpfloat (st.gpu_total.ms[SKY_STEP_SEGMENT], ==, 3);
+  g_assert_cmpfloat (st.gpu_total.ms[SKY_STEP_MEASURE], ==, 11);
+  g_assert_cmpfloat (st.gpu_kernel.total, ==, 14);
+  g_assert_cmpfloat (st.gpu_total.total, ==, 21);
+  g_assert_cmpfloat (st.result.times.total, ==, 0);  /* nothing ran on the CPU */
+  assert_same_as_cpu (&img, &params, &st.result);
+  sky_stages_clear (&st);
+
+  /* Both, up to label: the steps done are compared, measure is not. */
+  req = request (&img, &params, SKY_BACKEND_BOTH, SKY_STEP_LABEL, NULL, &gpu);
+  run_ok (&req, &st);
+  g_assert_false (fake.last_keep);
+  g_assert_cmpint (st.done, ==, SKY_STEP_LABEL);
+  g_assert_true (st.agree[SKY_STEP_CLIP] && st.agree[SKY_STEP_SEGMENT] && st.agree[SKY_STEP_LABEL]);
+  g_assert_false (st.agree[SKY_STEP_MEASURE]);
+  g_assert_null (st.gpu_note);
+  sky_stages_clear (&st);
+
+  /* One wrong mask pixel: segment disagrees and the note says so. */
+  fake.flip_mask_pixel = 1;
+  req = request (&img, &params, SKY_BACKEND_BOTH, SKY_STEP_MEASURE, NULL, &gpu);
+  run_ok (&req, &st);
+  g_assert_true (st.agree[SKY_STEP_CLIP]);
+  g_assert_false (st.agree[SKY_STEP_SEGMENT]);
+  g_assert_true (st.agree[SKY_STEP_MEASURE]);
+  g_assert_nonnull (st.gpu_note);
+  g_assert_nonnull (strstr (st.gpu_note, "segment: the masks differ"));
+  sky_stages_clear (&st);
+  sky_image_clear (&img);
+}
+
+/* The build's own GPU: with a device it runs; without one (or without
+ * CUDA) the runner finishes on the CPU and says why. */
+static void
+test_default_gpu (void)
+{
+  const SkyGpuBackend *gpu = sky_gpu_backend_default ();
+  char why[512];
+  SkyImage img;
+  SkyParams params;
+  SkyStages st;
+  SkyRunRequest req;
+  int have = gpu->available (gpu->data, why, sizeof why) == SKY_OK;
+
+  g_test_message ("default GPU: %s", why);
+  g_assert_cmpstr (why, !=, "");
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_BOTH, SKY_STEP_MEASURE, NULL, NULL);
+  run_ok (&req, &st);
+  if (have)
+    {
+      g_assert_null (st.gpu_fault);
+      for (int s = 0; s < SKY_STEP_COUNT; s++)
+        g_assert_true (st.agree[s]);
+    }
+  else
+    g_assert_nonnull (st.gpu_fault);
+  assert_same_as_cpu (&img, &params, &st.result);
+  sky_stages_clear (&st);
+
+  /* The GPU alone: its results are the CPU's as the contract says. */
+  req = request (&img, &params, SKY_BACKEND_GPU, SKY_STEP_MEASURE, NULL, NULL);
+  run_ok (&req, &st);
+  if (have)
+    {
+      SkyResult ref = { 0 };
+      char what[1024];
+
+      g_assert_null (st.gpu_fault);
+      g_assert_true (st.has_gpu);
+      g_assert_cmpfloat (st.gpu_total.total, >=, st.gpu_kernel.total);
+      sky_test_run_cpu (&img, &params, &ref);
+      if (gpu->compare (gpu->data, &img, &ref, &st.result, what, sizeof what) != 0)
+        g_error ("the GPU's run differs from the CPU's: %s", what);
+      sky_result_clear (&ref);
+    }
+  else
+    {
+      g_assert_nonnull (st.gpu_fault);
+      assert_same_as_cpu (&img, &params, &st.result);
+    }
+  sky_stages_clear (&st);
+  sky_image_clear (&img);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/runner/steps/names", test_steps_names);
+  g_test_add_func ("/runner/reuse", test_reuse);
+  g_test_add_func ("/runner/pool", test_pool);
+  g_test_add_func ("/runner/cancel", test_cancel);
+  g_test_add_func ("/runner/bad-input", test_bad_input);
+  g_test_add_func ("/runner/gpu/fallback", test_gpu_fallback);
+  g_test_add_func ("/runner/gpu/fill-and-check", test_gpu_fill_and_check);
+  g_test_add_func ("/runner/gpu/default", test_default_gpu);
+  return g_test_run ();
+}
