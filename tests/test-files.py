@@ -226,6 +226,36 @@ class Suite:
         assert all_missing > 0, "no shared image has an all-missing int_flux to check"
         print(f"# {all_missing} CSVs with int_flux all missing read it as float64")
 
+    def test_stilts(self):
+        """STILTS (TOPCAT's table library): votlint finds nothing to say of
+        any VOTable, and the CSV's number columns read as numbers."""
+        need_astropy()
+        stilts = shutil.which("stilts")
+        if stilts is None:
+            raise Skip("stilts is not installed (Debian's stilts, TOPCAT's command line)")
+        for image in shared_images():
+            paths = self.outputs_of(image)
+            proc = subprocess.run([stilts, "votlint", paths["xml"]], capture_output=True,
+                                  text=True, timeout=300)
+            said = (proc.stdout + proc.stderr).strip()
+            assert proc.returncode == 0 and said == "", \
+                f"votlint on {os.path.basename(paths['xml'])}: {said[:500]}"
+            proc = subprocess.run([stilts, "tpipe", f"in={paths['csv']}", "ifmt=csv",
+                                   "omode=meta"], capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, proc.stderr
+            e = Table.read(paths["ecsv"], format="ascii.ecsv")
+            for line in proc.stdout.splitlines():
+                part = line.strip().split(": ", 1)
+                if len(part) != 2 or "(" not in part[1] or not part[0].isdigit():
+                    continue
+                name, kind = part[1].split("(", 1)
+                kind = kind.split(")", 1)[0]
+                if name in e.colnames and e[name].dtype.kind in "iuf":
+                    assert kind in ("Short", "Integer", "Long", "Float", "Double"), \
+                        f"{os.path.basename(paths['csv'])}: STILTS reads {name} as {kind}"
+        print(f"# votlint silent on {len(shared_images())} VOTables; STILTS types every "
+              "number column of the CSVs as a number")
+
     def test_units(self):
         """gc_msx_e's BUNIT 'W/m^2-sr' becomes W / (m2 sr); the text stays."""
         need_astropy()
@@ -322,6 +352,8 @@ def main():
           s.test_ecsv_clean)
         t("out: the CSV's number columns read as numbers in astropy, all-missing int_flux too",
           s.test_csv_types)
+        t("out: STILTS votlint passes every VOTable; STILTS reads the CSVs' numbers as "
+          "numbers", s.test_stilts)
         t("out: BUNIT W/m^2-sr is written W/(m2.sr), the header's text kept", s.test_units)
         t("out: an unknown BUNIT gives no unit and a note; the VOTable still verifies",
           s.test_unit_unknown)
