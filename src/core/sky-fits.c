@@ -184,11 +184,19 @@ is_compressed_stream (const char *path)
   return got == 4 && memcmp (magic, "PK\x03\x04", 4) == 0;
 }
 
+/* The bytes of FITS the open file holds: its size on disk, or for a
+ * gzipped (bzip2...) file the size cfitsio decompressed it to. Compared with
+ * the compressed size, every .fits.gz would look truncated, and its
+ * extensions would go unseen. */
+static long long
+fits_bytes (fitsfile *fptr, const char *path, const struct stat *st)
+{
+  return is_compressed_stream (path) ? (long long) fptr->Fptr->logfilesize
+                                     : (long long) st->st_size;
+}
+
 /* Refuses an image that cannot fit in memory, or whose data the file does
- * not hold, before anything large is allocated. The data the file holds is
- * the size on disk, or for a gzipped (bzip2...) file the size cfitsio
- * decompressed it to: comparing the header with the compressed size would
- * refuse every .fits.gz as truncated. */
+ * not hold, before anything large is allocated. */
 static int
 check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx, int64_t ny)
 {
@@ -212,8 +220,7 @@ check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx,
   if (stat (path, &st) == 0 && S_ISREG (st.st_mode))
     {
       long double need = (long double) data_start;
-      long long held = is_compressed_stream (path) ? (long long) fptr->Fptr->logfilesize
-                                                   : (long long) st.st_size;
+      long long held = fits_bytes (fptr, path, &st);
       long double pixels = 1;
       for (int i = 0; i < shape->naxis; i++)
         pixels *= shape->naxes[i];
@@ -370,14 +377,14 @@ read_compressed_plane (fitsfile *fptr, const char *path, long long first_pixel[]
 /* Whether anything follows the primary HDU: only extensions can be
  * tile-compressed images, and only those need the guarded walk below. */
 static int
-has_extensions (fitsfile *fptr, const struct stat *st)
+has_extensions (fitsfile *fptr, const char *path, const struct stat *st)
 {
   LONGLONG header_start, data_start, data_end;
   int status = 0;
 
   if (fits_get_hduaddrll (fptr, &header_start, &data_start, &data_end, &status))
     return 1;
-  return !S_ISREG (st->st_mode) || data_end < (LONGLONG) st->st_size;
+  return !S_ISREG (st->st_mode) || data_end < fits_bytes (fptr, path, st);
 }
 
 /* Walks the headers in a child process first. cfitsio parses a compressed
@@ -444,7 +451,7 @@ open_plane (const char *path, const SkyLoadOptions *opts, fitsfile **fptr, HduSh
     }
   /* The child must not share this handle (its reads would move the file
    * offset under it), so the file is closed around the walk. */
-  if (has_extensions (*fptr, &st))
+  if (has_extensions (*fptr, path, &st))
     {
       fits_close_file (*fptr, &status);
       *fptr = NULL;
