@@ -2098,6 +2098,12 @@ chooser_gives (gpointer data)
 }
 G_GNUC_END_IGNORE_DEPRECATIONS
 
+static gboolean
+widget_shown (gpointer data)
+{
+  return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 0;
+}
+
 /* Picks option in the dialog's choice drop-down, as a click on it does
  * (the drop-down keeps its option ids as "options"). */
 static gboolean
@@ -2153,6 +2159,21 @@ use_file_dialog (Fixture *f, const char *action, const char *folder, const char 
     }
   if (format != NULL)
     pick_choice (GTK_WIDGET (dialog), format);
+  if (format != NULL && g_getenv ("SKY_TEST_EXPORT_DIALOG_SCREENSHOT"))
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GdkTexture) shot = NULL;
+      iterate_until (widget_shown, dialog, "the file dialog on screen");
+      shot = sky_render_widget (GTK_WIDGET (dialog), 1, &error);
+      g_assert_no_error (error);
+      {
+        /* A folder: one picture per export, named after the answer. */
+        g_autofree char *png = g_strdup_printf ("%s/export-%s-%s.png",
+                                                g_getenv ("SKY_TEST_EXPORT_DIALOG_SCREENSHOT"),
+                                                name, format);
+        g_assert_true (gdk_texture_save_to_png (shot, png));
+      }
+    }
   /* The dialog accepts only once its folder has loaded and shows the
    * file selected, as a person would wait to see it. */
   {

@@ -132,6 +132,16 @@ export_dialog (SkyWindow *self, gboolean csv)
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
   if (csv)
     {
+      /* The folder lists the catalogues already there, of any format. */
+      g_autoptr (GtkFileFilter) catalogues = gtk_file_filter_new ();
+      gtk_file_filter_set_name (catalogues, "Catalogues");
+      for (int i = 0; format_ids[i]; i++)
+        {
+          g_autofree char *pattern = g_strdup_printf ("*.%s", format_ids[i]);
+          gtk_file_filter_add_pattern (catalogues, pattern);
+        }
+      gtk_file_filter_add_pattern (catalogues, "*.vot");
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), catalogues);
       gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (dialog), "format", "Format", format_ids,
                                    format_labels);
       gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (dialog), "format", "csv");
