@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The catalogue an astronomer uses, read back by independent readers: sky
 positions against astropy.wcs, the CSV with the csv module, the ECSV with
 astropy's Table.read, the DS9 regions with the regions package, the

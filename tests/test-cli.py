@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """skysift-cli end to end, run as a user runs it: synth a field, find its
 sources, export CSV and JSON, and fail cleanly on every kind of bad input.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Real files in, valid files out.
 
 In: gzipped, bzip2'ed and fpack'ed FITS files give the catalogue of the

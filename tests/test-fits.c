@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* FITS loading: every fixture is written with cfitsio at test time, so the
  * checks hold on any machine; damaged files are valid ones patched by hand. */
 #include "sky-test-util.h"
@@ -1124,6 +1125,35 @@ test_pipeline_2x3 (void)
   sky_image_clear (&img);
 }
 
+/* Every writer's file gets the mode any new file gets, 0666 less the
+ * umask, the synthetic image by name (through cfitsio) as the catalogues
+ * through a stream. */
+static void
+test_output_mode_follows_umask (void)
+{
+  g_autofree char *text_path = sky_test_tmp_path ("mode.json");
+  g_autofree char *fits_path = sky_test_tmp_path ("mode.fits");
+  g_autofree char *truth_path = sky_test_tmp_path ("mode-truth.csv");
+  SkySynthOptions opts;
+  struct stat st;
+  mode_t old = umask (027);
+
+  sky_synth_options_init (&opts);
+  opts.size = 32;
+  g_assert_cmpint (sky_write_text (text_path, "{}\n"), ==, SKY_OK);
+  g_assert_cmpint (sky_synth_write (fits_path, truth_path, &opts), ==, SKY_OK);
+  umask (old);
+  g_assert_cmpint (stat (text_path, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0640);
+  g_assert_cmpint (stat (fits_path, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0640);
+  g_assert_cmpint (stat (truth_path, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0640);
+  g_remove (text_path);
+  g_remove (fits_path);
+  g_remove (truth_path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1166,6 +1196,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fits/bad/bitpix-17", test_bad_bitpix);
   g_test_add_func ("/fits/bad/zero-axis", test_bad_zero_axis);
   g_test_add_func ("/fits/bad/all-blank", test_bad_all_blank);
+  g_test_add_func ("/fits/output/mode-follows-umask", test_output_mode_follows_umask);
   g_test_add_func ("/fits/bad/huge", test_bad_huge);
   g_test_add_func ("/fits/bad/too-wide", test_bad_too_wide);
   g_test_add_func ("/fits/bad/directory", test_bad_directory);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The display's textures filled two ways, headless (no X server): from host
  * memory (any OpenGL, Mesa's llvmpipe in CI) and through CUDA/OpenGL
  * interop (sky-gpu-gl.h, the NVIDIA driver). Each texture is read back
@@ -114,8 +115,8 @@ static const Format formats[] = {
   { GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, 4, "RGBA8 (colour-mapped)" },
 };
 
-static GLuint
-texture (const Format *f, int nx, int ny, const void *pixels)
+GLuint
+gl_texture (GLenum internal, GLenum format, GLenum type, int nx, int ny, const void *pixels)
 {
   GLuint tex;
 
@@ -125,8 +126,14 @@ texture (const Format *f, int nx, int ny, const void *pixels)
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
   glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
-  glTexImage2D (GL_TEXTURE_2D, 0, f->internal, nx, ny, 0, f->format, f->type, pixels);
+  glTexImage2D (GL_TEXTURE_2D, 0, (GLint) internal, nx, ny, 0, format, type, pixels);
   return tex;
+}
+
+static GLuint
+texture (const Format *f, int nx, int ny, const void *pixels)
+{
+  return gl_texture (f->internal, f->format, f->type, nx, ny, pixels);
 }
 
 /* Overwrites the texture with a pattern no real write leaves, so that a
@@ -331,9 +338,9 @@ convolved_round (int nx, int ny)
         void *down = malloc (n * (f64 ? 8 : 4));
         float *want = malloc (n * sizeof *want);
         int ret = f64 ? sky_gpu_convolve2d_f64 (gpu, in64, nx, ny, &k, modes[mode],
-                                                SKY_GPU_CONVOLVE_AUTO, down, NULL)
+                                                SKY_CONVOLVE_AUTO, down, NULL)
                       : sky_gpu_convolve2d_f32 (gpu, in32, nx, ny, &k, modes[mode],
-                                                SKY_GPU_CONVOLVE_AUTO, down, NULL);
+                                                SKY_CONVOLVE_AUTO, down, NULL);
         /* A 1D convolution between must leave the 2D output alone. */
         float v[3] = { 1, 2, 1 }, *o1 = malloc (((size_t) nx * ny + 2) * sizeof *o1);
         if (ret == SKY_OK)
@@ -367,13 +374,59 @@ convolved_round (int nx, int ny)
       }
   /* A failed 2D convolution (here no output array) leaves no output to show. */
   int ret = sky_gpu_convolve2d_f64 (gpu, in64, nx, ny, &k, SKY_CONVOLVE_SAME,
-                                    SKY_GPU_CONVOLVE_AUTO, NULL, NULL);
+                                    SKY_CONVOLVE_AUTO, NULL, NULL);
   check (ret != SKY_OK && sky_gpu_convolve_output (gpu, &o) == SKY_ERR_ARGUMENT,
          "after a failed 2D convolution the context offers no output");
   sky_kernel_clear (&k);
   sky_gpu_free (gpu);
   free (in32);
   free (in64);
+}
+
+/* A result's three planes of nx x ny (the float image, the mask, the
+ * labels), on the host and on the device, as the interop writes read them. */
+typedef struct {
+  float *img;
+  const void *host[3];
+  const void *dev[3];
+} Planes;
+
+static void
+planes_make (Planes *p, int nx, int ny)
+{
+  static const size_t bytes[3] = { 4, 1, 4 };
+  const size_t n = (size_t) nx * ny;
+
+  p->img = make_image (nx, ny);
+  p->host[0] = p->img;
+  p->host[1] = make_bytes (n);
+  p->host[2] = make_bytes (n * 4);
+  for (int k = 0; k < 3; k++)
+    p->dev[k] = to_device (p->host[k], n * bytes[k]);
+}
+
+static void
+planes_free (Planes *p)
+{
+  for (int k = 0; k < 3; k++)
+    {
+      cudaFree ((void *) p->dev[k]);
+      free ((void *) p->host[k]);
+    }
+}
+
+/* A CUDA/GL context, or the TAP plan that skips the run and why. */
+static int
+open_or_skip (GlHeadless *gl)
+{
+  char why[512] = "";
+
+  if (open_cuda_gl (gl, why, sizeof why) != 0)
+    {
+      printf ("1..0 # SKIP %s\n", why);
+      return -1;
+    }
+  return 0;
 }
 
 static int
@@ -383,16 +436,13 @@ run_cuda (void)
   const size_t n = (size_t) nx * ny;
   char why[512] = "";
   GlHeadless gl;
+  Planes planes;
 
-  if (open_cuda_gl (&gl, why, sizeof why) != 0)
-    {
-      printf ("1..0 # SKIP %s\n", why);
-      return SKIP;
-    }
-  float *img = make_image (nx, ny);
-  void *mask = make_bytes (n), *labels = make_bytes (n * 4);
-  const void *host[3] = { img, mask, labels };
-  const void *dev[3] = { to_device (img, n * 4), to_device (mask, n), to_device (labels, n * 4) };
+  if (open_or_skip (&gl) != 0)
+    return SKIP;
+  planes_make (&planes, nx, ny);
+  const float *img = planes.img;
+  const void *const *host = planes.host, *const *dev = planes.dev;
 
   interop_round ("first context", nx, ny, host, dev);
 
@@ -465,13 +515,9 @@ run_cuda (void)
       interop_round ("second context", nx, ny, host, dev);
       gl_headless_close (&gl);
     }
-  for (int k = 0; k < 3; k++)
-    cudaFree ((void *) dev[k]);
+  planes_free (&planes);
   free (want);
   free (got);
-  free (img);
-  free (mask);
-  free (labels);
   printf ("1..%d\n", ntests);
   return nfailed ? 1 : 0;
 }
@@ -538,9 +584,9 @@ bench_convolved (int side, int repeats, double *t)
     {
       SkyGpuConvolveTimes ct = { 0 };
       int ret = f64 ? sky_gpu_convolve2d_f64 (gpu, in64, side, side, &k, SKY_CONVOLVE_FULL,
-                                              SKY_GPU_CONVOLVE_AUTO, down, &ct)
+                                              SKY_CONVOLVE_AUTO, down, &ct)
                     : sky_gpu_convolve2d_f32 (gpu, in32, side, side, &k, SKY_CONVOLVE_FULL,
-                                              SKY_GPU_CONVOLVE_AUTO, down, &ct);
+                                              SKY_CONVOLVE_AUTO, down, &ct);
       SkyGpuConvolveOutput o;
       if (ret != SKY_OK || sky_gpu_convolve_output (gpu, &o) != SKY_OK)
         {
@@ -646,24 +692,49 @@ bench_convolved (int side, int repeats, double *t)
   sky_gpu_free (gpu);
 }
 
+/* glTexSubImage2D of the set's m textures from down (host memory) or,
+ * where pbo is not NULL, from pixel buffers pbo[0 .. m - 1]; glFinish so
+ * that the upload is done. The GL timer's ns; *wall_end the host clock
+ * after glFinish. */
+static GLuint64
+timed_upload (GLuint query, const int *set, int m, const GLuint *tex, int side,
+              void *const *down, const GLuint *pbo, double *wall_end)
+{
+  GLuint64 gpu_ns = 0;
+
+  glBeginQuery (GL_TIME_ELAPSED, query);
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
+  for (int j = 0; j < m; j++)
+    {
+      const Format *f = &formats[set[j]];
+      if (pbo != NULL)
+        glBindBuffer (GL_PIXEL_UNPACK_BUFFER, pbo[j]);
+      glBindTexture (GL_TEXTURE_2D, tex[set[j]]);
+      glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, side, side, f->format, f->type,
+                       pbo != NULL ? (void *) 0 : down[set[j]]);
+    }
+  if (pbo != NULL)
+    glBindBuffer (GL_PIXEL_UNPACK_BUFFER, 0);
+  glEndQuery (GL_TIME_ELAPSED);
+  glFinish ();
+  *wall_end = now_ms ();
+  glGetQueryObjectui64v (query, GL_QUERY_RESULT, &gpu_ns);
+  return gpu_ns;
+}
+
 /* A 2048 x 2048 result (mask and labels; then the float image alone)
  * displayed through interop and through the host, R times each. */
 static int
 run_bench (int side, int repeats)
 {
   const size_t n = (size_t) side * side;
-  char why[512] = "";
   GlHeadless gl;
+  Planes planes;
 
-  if (open_cuda_gl (&gl, why, sizeof why) != 0)
-    {
-      printf ("1..0 # SKIP %s\n", why);
-      return SKIP;
-    }
-  float *img = make_image (side, side);
-  void *mask = make_bytes (n), *labels = make_bytes (n * 4);
-  const void *host[3] = { img, mask, labels };
-  const void *dev[3] = { to_device (img, n * 4), to_device (mask, n), to_device (labels, n * 4) };
+  if (open_or_skip (&gl) != 0)
+    return SKIP;
+  planes_make (&planes, side, side);
+  const void *const *host = planes.host, *const *dev = planes.dev;
   void *down[3] = { malloc (n * 4), malloc (n), malloc (n * 4) };   /* pageable, as the app's */
   GLuint tex[3], query;
   SkyGpuGl *obj[3];
@@ -723,20 +794,8 @@ run_bench (int side, int repeats)
           float d2h = 0;
           CU (cudaEventElapsedTime (&d2h, e0, e1));
           double u0 = now_ms ();
-          glBeginQuery (GL_TIME_ELAPSED, query);
-          glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
-          for (int j = 0; j < m; j++)
-            {
-              const Format *f = &formats[sets[s][j]];
-              glBindTexture (GL_TEXTURE_2D, tex[sets[s][j]]);
-              glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, side, side, f->format, f->type,
-                               down[sets[s][j]]);
-            }
-          glEndQuery (GL_TIME_ELAPSED);
-          glFinish ();
-          double u1 = now_ms ();
-          GLuint64 gpu_ns = 0;
-          glGetQueryObjectui64v (query, GL_QUERY_RESULT, &gpu_ns);
+          double u1;
+          GLuint64 gpu_ns = timed_upload (query, sets[s], m, tex, side, down, NULL, &u1);
           if (r < 0)
             continue;
           t_int[r] = ms;
@@ -794,21 +853,8 @@ run_bench (int side, int repeats)
               sky_gpu_gl_write_buffer (NULL, bo[j], src[j], rb[j] * side, &one);
               cu += one;
             }
-          glBeginQuery (GL_TIME_ELAPSED, query);
-          glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
-          for (int j = 0; j < m; j++)
-            {
-              const Format *f = &formats[sets[s][j]];
-              glBindBuffer (GL_PIXEL_UNPACK_BUFFER, pbo[j]);
-              glBindTexture (GL_TEXTURE_2D, tex[sets[s][j]]);
-              glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, side, side, f->format, f->type, (void *) 0);
-            }
-          glBindBuffer (GL_PIXEL_UNPACK_BUFFER, 0);
-          glEndQuery (GL_TIME_ELAPSED);
-          glFinish ();
-          double w1 = now_ms ();
-          GLuint64 gpu_ns = 0;
-          glGetQueryObjectui64v (query, GL_QUERY_RESULT, &gpu_ns);
+          double w1;
+          GLuint64 gpu_ns = timed_upload (query, sets[s], m, tex, side, NULL, pbo, &w1);
           if (r < 0)
             continue;
           t_int[r] = cu;
@@ -835,15 +881,12 @@ run_bench (int side, int repeats)
     {
       sky_gpu_gl_unregister (obj[k]);
       glDeleteTextures (1, &tex[k]);
-      cudaFree ((void *) dev[k]);
       free (down[k]);
     }
   bench_convolved (side, repeats, t);
   gl_headless_close (&gl);
   free (t);
-  free (img);
-  free (mask);
-  free (labels);
+  planes_free (&planes);
   return nfailed ? 1 : 0;
 }
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test-gl-interop.h: what test-gl-interop.c (textures) and
  * test-gl-interop-buffers.c (buffer objects read as buffer textures)
  * share: TAP checks, test data, and the CUDA/GL preconditions. */
@@ -21,6 +22,11 @@ float *make_image (int nx, int ny);
 void *make_bytes (size_t n);
 
 double now_ms (void);
+
+/* A 2D texture of nx x ny with nearest sampling and one level, filled
+ * from pixels (rows packed) or left undefined (NULL). */
+GLuint gl_texture (GLenum internal, GLenum format, GLenum type, int nx, int ny,
+                   const void *pixels);
 double median (double *v, int n);   /* sorts v */
 
 /* The host half on Mesa or any GL: a buffer texture's picture is the 2D

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* GPU convolution parity: sky_gpu_convolve2d_* and sky_gpu_convolve1d_*
  * against the CPU backend's (sky-cpu.h), as numpy.allclose with rtol 1e-5
  * and atol 1e-8, in every mode and both element types, with kernels of rank
@@ -6,6 +7,7 @@
  * one). Without a usable GPU every test skips and says why. */
 #include "sky-cpu.h"
 #include "sky-gpu.h"
+#include "sky-test-gpu.h"
 
 #include <glib.h>
 #include <math.h>
@@ -13,37 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+static SkyTestGpu device;
 static SkyGpu *gpu;
-static char gpu_why[512];
 static int checks_passed, checks_failed;
 
 static gboolean
 have_gpu (void)
 {
-  if (gpu == NULL)
-    {
-      g_test_skip (gpu_why);
-      return FALSE;
-    }
-  return TRUE;
+  return sky_test_gpu_ready (&device);
 }
 
-/* allclose(got, want): the first element that is not, or -1. */
+/* allclose(got, want) (sky_allclose): the first element that is not, or -1. */
 static int64_t
 first_far (const void *got, const void *want, int64_t n, int f64, double *max_diff)
 {
-  int64_t bad = -1;
+  int64_t bad;
 
-  *max_diff = 0;
-  for (int64_t i = 0; i < n; i++)
-    {
-      double x = f64 ? ((const double *) got)[i] : ((const float *) got)[i];
-      double y = f64 ? ((const double *) want)[i] : ((const float *) want)[i];
-      double d = fabs (x - y);
-      *max_diff = d > *max_diff ? d : *max_diff;
-      if (!(d <= 1e-8 + 1e-5 * fabs (y)) && bad < 0)
-        bad = i;
-    }
+  sky_allclose (got, want, n, f64, &bad, max_diff);
   return bad;
 }
 
@@ -104,8 +92,8 @@ check_2d (int64_t nx, int64_t ny, const SkyKernel *k, int rank1, SkyConvolveMode
   SkyGpuConvolveTimes t = { 0 };
   int rc = f64 ? sky_cpu_convolve2d_f64 (in, nx, ny, k, mode, SKY_CONVOLVE_AUTO, 0, want, NULL)
                : sky_cpu_convolve2d_f32 (in, nx, ny, k, mode, SKY_CONVOLVE_AUTO, 0, want, NULL);
-  int rg = f64 ? sky_gpu_convolve2d_f64 (gpu, in, nx, ny, k, mode, SKY_GPU_CONVOLVE_AUTO, got, &t)
-               : sky_gpu_convolve2d_f32 (gpu, in, nx, ny, k, mode, SKY_GPU_CONVOLVE_AUTO, got, &t);
+  int rg = f64 ? sky_gpu_convolve2d_f64 (gpu, in, nx, ny, k, mode, SKY_CONVOLVE_AUTO, got, &t)
+               : sky_gpu_convolve2d_f32 (gpu, in, nx, ny, k, mode, SKY_CONVOLVE_AUTO, got, &t);
   double diff;
   int64_t bad;
 
@@ -116,10 +104,10 @@ check_2d (int64_t nx, int64_t ny, const SkyKernel *k, int rank1, SkyConvolveMode
                 (long long) (bad % onx), (long long) (bad / onx),
                 f64 ? ((double *) got)[bad] : ((float *) got)[bad],
                 f64 ? ((double *) want)[bad] : ((float *) want)[bad]);
-  else if (t.path != (rank1 ? SKY_GPU_CONVOLVE_SEPARABLE : SKY_GPU_CONVOLVE_DIRECT)
+  else if (t.path != (rank1 ? SKY_CONVOLVE_SEPARABLE : SKY_CONVOLVE_DIRECT)
            && k->nx * k->ny <= 1600)
     g_snprintf (what, sizeof what, "the GPU took the %s path",
-                t.path == SKY_GPU_CONVOLVE_SEPARABLE ? "separable" : "direct");
+                t.path == SKY_CONVOLVE_SEPARABLE ? "separable" : "direct");
   if (what[0] == '\0')
     checks_passed++;
   else
@@ -252,32 +240,41 @@ test_1d (void)
         }
 }
 
+/* Outputs taller than a grid's y dimension holds in blocks: 65535 tiles of
+ * 32 rows (2,097,120 rows) on the tiled paths, 65535 blocks of 8 rows
+ * (524,280) on the global-memory one (a float64 kernel too large for the
+ * tiles). */
+static void
+test_tall (void)
+{
+  SkyKernel k = { 0 };
+
+  if (!have_gpu ())
+    return;
+  random_kernel (&k, 3, 3, 1, 0);
+  check_2d (2, 65535LL * 32 + 33, &k, 1, SKY_CONVOLVE_SAME, 0);
+  sky_kernel_clear (&k);
+  random_kernel (&k, 41, 37, 0, 1);
+  check_2d (1, 65535LL * 8 + 9, &k, 0, SKY_CONVOLVE_SAME, 1);
+  sky_kernel_clear (&k);
+}
+
 int
 main (int argc, char **argv)
 {
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  if (sky_gpu_available (gpu_why, sizeof gpu_why) != SKY_OK)
-    {
-      char reason[512];
-      g_snprintf (reason, sizeof reason, "no usable GPU: %s", gpu_why);
-      g_snprintf (gpu_why, sizeof gpu_why, "%s", reason);
-    }
-  else if (sky_gpu_new (&gpu) != SKY_OK)
-    g_snprintf (gpu_why, sizeof gpu_why, "no GPU context: %s", sky_last_error ());
+  sky_test_gpu_open (&device);
+  gpu = device.gpu;
 
   g_test_add_func ("/gpu-convolve/separable", test_separable);
   g_test_add_func ("/gpu-convolve/direct", test_direct);
   g_test_add_func ("/gpu-convolve/large-kernels", test_large_kernels);
   g_test_add_func ("/gpu-convolve/lesson", test_lesson);
   g_test_add_func ("/gpu-convolve/1d", test_1d);
+  g_test_add_func ("/gpu-convolve/tall", test_tall);
   ret = g_test_run ();
-  if (gpu != NULL)
-    printf ("# GPU convolution parity checks: %d passed, %d failed\n", checks_passed,
-            checks_failed);
-  else
-    printf ("# GPU convolution parity checks skipped: %s\n", gpu_why);
-  sky_gpu_free (gpu);
+  sky_test_gpu_close (&device, "GPU convolution parity checks", checks_passed, checks_failed);
   return ret;
 }

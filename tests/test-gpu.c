@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* GPU parity: the CUDA backend against the CPU backend, as the contract in
- * ../shared/ARCHITECTURE.md says (statistics to 1e-6 relative with the same
+ * docs/contract.md says (statistics to 1e-6 relative with the same
  * counts, the same label image, centroids within 1e-4 pixel, sums within
  * 1e-6 relative, peaks and boxes exact), on every shared test image and on
  * random fields drawn afresh each run (GTest's seed; `--seed` replays one).
@@ -7,26 +8,22 @@
  *
  * SKYSIFT_GPU_TEST_QUICK=1 keeps the fields small, for compute-sanitizer. */
 #include "sky-gpu.h"
+#include "sky-test-gpu.h"
 #include "sky-test-util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static SkyGpu *gpu;
-static char gpu_why[512];
+static SkyTestGpu device;
+static SkyGpu *gpu;   /* device.gpu, or a test's own context */
 static gboolean quick;
 static int checks_passed, checks_failed;
 
 static gboolean
 have_gpu (void)
 {
-  if (gpu == NULL)
-    {
-      g_test_skip (gpu_why);
-      return FALSE;
-    }
-  return TRUE;
+  return sky_test_gpu_ready (&device);
 }
 
 /* Runs both backends and checks every part of the contract, the mask too. */
@@ -45,7 +42,7 @@ check_parity (const char *what, const SkyImage *img, const SkyParams *params)
                 cpu_err, sky_status_string (rg), rg ? sky_last_error () : "");
   else if (rc == SKY_OK)
     {
-      sky_gpu_compare (img, &cpu, &res, diff, sizeof diff);
+      sky_result_compare (img, &cpu, &res, diff, sizeof diff);
       if (strcmp (diff, "agree") == 0)
         {
           diff[0] = '\0';
@@ -148,70 +145,145 @@ nsizes (void)
   return quick ? 6 : (int) G_N_ELEMENTS (sizes);
 }
 
-static void
-test_sparse_sky (void)
-{
-  SkyParams p;
+/* Sky-like fields of each kind over the sizes: each case makes its field
+ * (and may set parameters), then checks it (check_variants unless it says
+ * otherwise). */
+typedef struct {
+  const char *path;      /* /gpu/random/... */
+  const char *what;
+  int first, step;       /* sizes[first], sizes[first + step], ... */
+  void (*make) (SkyImage *img, int64_t nx, int64_t ny, SkyParams *p);
+  void (*check) (const char *what, SkyImage *img, SkyParams *p);
+  int full_clip;         /* on a context that always takes the clip's full path */
+} FieldCase;
 
-  if (!have_gpu ())
-    return;
-  sky_params_init (&p);
-  for (int i = 0; i < nsizes (); i++)
-    {
-      SkyImage img;
-      make_sky (&img, sizes[i].nx, sizes[i].ny, 1, (int) (sizes[i].nx * sizes[i].ny / 5000) + 1, 0);
-      check_variants ("sparse sky", &img, &p);
-      sky_image_clear (&img);
-    }
+static void
+make_sparse (SkyImage *img, int64_t nx, int64_t ny, SkyParams *p)
+{
+  (void) p;
+  make_sky (img, nx, ny, 1, (int) (nx * ny / 5000) + 1, 0);
 }
 
 /* A low threshold makes most of the field one tangle of sources: long
  * union-find chains, sources across every tile and block edge. */
 static void
-test_dense_mask (void)
+make_dense (SkyImage *img, int64_t nx, int64_t ny, SkyParams *p)
 {
-  SkyParams p;
-
-  if (!have_gpu ())
-    return;
-  sky_params_init (&p);
-  for (int i = 3; i < nsizes (); i++)
-    {
-      SkyImage img;
-      make_sky (&img, sizes[i].nx, sizes[i].ny, 2, 3, 0);
-      p.threshold = g_test_rand_double_range (-0.5, 0.7);
-      check_variants ("dense mask", &img, &p);
-      sky_image_clear (&img);
-    }
+  make_sky (img, nx, ny, 2, 3, 0);
+  p->threshold = g_test_rand_double_range (-0.5, 0.7);
 }
 
 /* Blanks: scattered NaN, whole NaN rows and a NaN block; they take no part
  * in the statistics and never belong to a source. */
 static void
-test_nan_blanks (void)
+make_blanks (SkyImage *img, int64_t nx, int64_t ny, SkyParams *p)
 {
+  double frac = g_test_rand_double_range (0.01, 0.5);
+
+  (void) p;
+  make_sky (img, nx, ny, 1, (int) (nx * ny / 3000) + 1, 0);
+  for (int64_t k = 0; k < nx * ny; k++)
+    if (g_test_rand_double () < frac)
+      img->pixels[k] = NAN;
+  for (int64_t x = 0; x < nx; x++)
+    img->pixels[(ny / 2) * nx + x] = NAN;
+  for (int64_t y = ny / 4; y < ny / 3; y++)
+    for (int64_t x = nx / 5; x < nx / 2; x++)
+      img->pixels[y * nx + x] = NAN;
+  sky_image_count_blanks (img);
+}
+
+/* Integer-valued fields: many equal values, medians between two equal
+ * ones, bounds landing on values. */
+static void
+make_quantized (SkyImage *img, int64_t nx, int64_t ny, SkyParams *p)
+{
+  (void) p;
+  make_sky (img, nx, ny, 1, 20, 0);
+  double scale = g_test_rand_double_range (0.5, 8);
+  for (int64_t k = 0; k < img->nx * img->ny; k++)
+    img->pixels[k] = floorf (img->pixels[k] * (float) scale);
+}
+
+/* A large offset (sums must not lose sigma to it). */
+static void
+make_offset (SkyImage *img, int64_t nx, int64_t ny, SkyParams *p)
+{
+  (void) p;
+  make_sky (img, nx, ny, 1, 30, g_test_rand_double_range (-2e4, 2e4));
+}
+
+/* Then huge outliers of both signs, an iteration cap, another kappa. */
+static void
+check_outliers (const char *what, SkyImage *img, SkyParams *p)
+{
+  const int64_t n = img->nx * img->ny;
+
+  check_variants (what, img, p);
+  for (int k = 0; k < 20; k++)
+    img->pixels[g_test_rand_int_range (0, (gint32) n)] = (k & 1 ? 1 : -1) * 1e30f;
+  check_variants ("outliers", img, p);
+  p->max_iter = g_test_rand_int_range (1, 4);
+  check_parity ("iteration cap", img, p);
+  p->max_iter = 0;
+  p->clip_kappa = g_test_rand_double_range (1.5, 5);
+  check_parity ("kappa", img, p);
+  p->clip_kappa = 3;
+}
+
+/* Every 13th pixel blank, on an offset of either sign. */
+static void
+make_full_clip (SkyImage *img, int64_t nx, int64_t ny, SkyParams *p)
+{
+  (void) p;
+  make_sky (img, nx, ny, 1, 20, g_test_rand_double_range (-10, 10));
+  for (int64_t k = 0; k < img->nx * img->ny; k += 13)
+    img->pixels[k] = NAN;
+  sky_image_count_blanks (img);
+}
+
+static const FieldCase field_cases[] = {
+  { "/gpu/random/sparse-sky", "sparse sky", 0, 1, make_sparse, NULL, 0 },
+  { "/gpu/random/dense-mask", "dense mask", 3, 1, make_dense, NULL, 0 },
+  { "/gpu/random/nan-blanks", "NaN blanks", 2, 1, make_blanks, NULL, 0 },
+  { "/gpu/random/quantized", "quantized", 3, 1, make_quantized, NULL, 0 },
+  { "/gpu/random/offsets-and-outliers", "offset", 4, 1, make_offset, check_outliers, 0 },
+  /* The clip's full path (all values scattered by bucket), which runs only
+   * when the gather's plan misses, forced on sky-like fields. */
+  { "/gpu/random/full-clip-path", "full clip path", 0, 2, make_full_clip, NULL, 1 },
+};
+
+static void
+test_field_case (gconstpointer data)
+{
+  const FieldCase *c = data;
   SkyParams p;
 
   if (!have_gpu ())
     return;
+  if (c->full_clip)
+    {
+      /* The switch is read when a context is made: a context of its own. */
+      g_setenv ("SKYSIFT_GPU_FULL_CLIP", "1", TRUE);
+      gpu = NULL;
+      g_assert_cmpint (sky_gpu_new (&gpu), ==, SKY_OK);
+      g_unsetenv ("SKYSIFT_GPU_FULL_CLIP");
+    }
   sky_params_init (&p);
-  for (int i = 2; i < nsizes (); i++)
+  for (int i = c->first; i < nsizes (); i += c->step)
     {
       SkyImage img;
-      int64_t nx = sizes[i].nx, ny = sizes[i].ny;
-      double frac = g_test_rand_double_range (0.01, 0.5);
-      make_sky (&img, nx, ny, 1, (int) (nx * ny / 3000) + 1, 0);
-      for (int64_t k = 0; k < nx * ny; k++)
-        if (g_test_rand_double () < frac)
-          img.pixels[k] = NAN;
-      for (int64_t x = 0; x < nx; x++)
-        img.pixels[(ny / 2) * nx + x] = NAN;
-      for (int64_t y = ny / 4; y < ny / 3; y++)
-        for (int64_t x = nx / 5; x < nx / 2; x++)
-          img.pixels[y * nx + x] = NAN;
-      sky_image_count_blanks (&img);
-      check_variants ("NaN blanks", &img, &p);
+      c->make (&img, sizes[i].nx, sizes[i].ny, &p);
+      if (c->check != NULL)
+        c->check (c->what, &img, &p);
+      else
+        check_variants (c->what, &img, &p);
       sky_image_clear (&img);
+    }
+  if (c->full_clip)
+    {
+      sky_gpu_free (gpu);
+      gpu = device.gpu;
     }
 }
 
@@ -249,57 +321,6 @@ test_flat_and_blank (void)
     img.pixels[g_test_rand_int_range (0, (gint32) (img.nx * img.ny))] = (float) gauss ();
   check_variants ("signed zeros", &img, &p);
   sky_image_clear (&img);
-}
-
-/* Integer-valued fields: many equal values, medians between two equal
- * ones, bounds landing on values. */
-static void
-test_quantized (void)
-{
-  SkyParams p;
-
-  if (!have_gpu ())
-    return;
-  sky_params_init (&p);
-  for (int i = 3; i < nsizes (); i++)
-    {
-      SkyImage img;
-      make_sky (&img, sizes[i].nx, sizes[i].ny, 1, 20, 0);
-      double scale = g_test_rand_double_range (0.5, 8);
-      for (int64_t k = 0; k < img.nx * img.ny; k++)
-        img.pixels[k] = floorf (img.pixels[k] * (float) scale);
-      check_variants ("quantized", &img, &p);
-      sky_image_clear (&img);
-    }
-}
-
-/* A large offset (sums must not lose sigma to it), huge outliers of both
- * signs, an iteration cap, another kappa. */
-static void
-test_offsets_and_outliers (void)
-{
-  SkyParams p;
-
-  if (!have_gpu ())
-    return;
-  sky_params_init (&p);
-  for (int i = 4; i < nsizes (); i++)
-    {
-      SkyImage img;
-      int64_t n = sizes[i].nx * sizes[i].ny;
-      make_sky (&img, sizes[i].nx, sizes[i].ny, 1, 30, g_test_rand_double_range (-2e4, 2e4));
-      check_variants ("offset", &img, &p);
-      for (int k = 0; k < 20; k++)
-        img.pixels[g_test_rand_int_range (0, (gint32) n)] = (k & 1 ? 1 : -1) * 1e30f;
-      check_variants ("outliers", &img, &p);
-      p.max_iter = g_test_rand_int_range (1, 4);
-      check_parity ("iteration cap", &img, &p);
-      p.max_iter = 0;
-      p.clip_kappa = g_test_rand_double_range (1.5, 5);
-      check_parity ("kappa", &img, &p);
-      p.clip_kappa = 3;
-      sky_image_clear (&img);
-    }
 }
 
 /* Checkerboards: with 4 neighbours every source pixel is its own source,
@@ -348,30 +369,6 @@ test_context_reuse (void)
     }
 }
 
-/* The clip's full path (all values scattered by bucket), which runs only
- * when the gather's plan misses, forced on sky-like fields of each kind. */
-static void
-test_full_clip_path (void)
-{
-  SkyParams p;
-
-  if (!have_gpu ())
-    return;
-  sky_params_init (&p);
-  g_setenv ("SKYSIFT_GPU_FULL_CLIP", "1", TRUE);
-  for (int i = 0; i < nsizes (); i += 2)
-    {
-      SkyImage img;
-      make_sky (&img, sizes[i].nx, sizes[i].ny, 1, 20, g_test_rand_double_range (-10, 10));
-      for (int64_t k = 0; k < img.nx * img.ny; k += 13)
-        img.pixels[k] = NAN;
-      sky_image_count_blanks (&img);
-      check_variants ("full clip path", &img, &p);
-      sky_image_clear (&img);
-    }
-  g_unsetenv ("SKYSIFT_GPU_FULL_CLIP");
-}
-
 /* sky_gpu_run: the shared context, no mask or labels downloaded. */
 static void
 test_simple_api (void)
@@ -391,7 +388,7 @@ test_simple_api (void)
   g_assert_null (res.labels);
   g_assert_null (res.mask);
   g_assert_true (t.kernels > 0 && t.total >= t.kernels);
-  if (sky_gpu_compare (&img, &cpu, &res, diff, sizeof diff) == 0)
+  if (sky_result_compare (&img, &cpu, &res, diff, sizeof diff) == 0)
     checks_passed++;
   else
     {
@@ -471,12 +468,98 @@ add_shared_tests (void)
     }
 }
 
+/* The device the tests run on, named in the log: a second look agrees it
+ * is usable, and the context holds its fixed buffers. */
 static void
 test_device (void)
 {
+  char again[512] = "";
+
   if (!have_gpu ())
     return;
-  g_test_message ("device: %s", gpu_why);
+  g_test_message ("device: %s", device.why);
+  g_assert_cmpint (sky_gpu_available (again, sizeof again), ==, SKY_OK);
+  g_assert_cmpstr (again, !=, "");
+  g_assert_cmpuint (sky_gpu_device_bytes (gpu), >, 0);
+}
+
+/* --------------------------------------------------- hand-made labelling */
+
+/* The CPU's hand-made labelling cases (test-cpu-steps.c) through the whole
+ * pipeline: '#' pixels distinct positive values, '.' blank, an absolute
+ * threshold of 0, so that the mask is the drawing. (Its 1 x 1 case has no
+ * spread to clip against: the pipeline calls such a field flat.) */
+typedef struct {
+  const char *what;
+  const char *rows[5];
+  int nx, ny, conn;
+  int64_t nsources;
+  int npixels;
+  int pixel[5], label[5];   /* labels of a few pixels (raster index) */
+} LabelCase;
+
+static const LabelCase label_cases[] = {
+  { "staircase, 4-connected", { "#....", ".#...", "..#..", "...#.", "....#" }, 5, 5, 4, 5,
+    5, { 0, 6, 12, 18, 24 }, { 1, 2, 3, 4, 5 } },
+  { "staircase, 8-connected", { "#....", ".#...", "..#..", "...#.", "....#" }, 5, 5, 8, 1,
+    5, { 0, 6, 12, 18, 24 }, { 1, 1, 1, 1, 1 } },
+  /* The U's arms start two ids; the one on the right joins later. The
+   * small source at row 1 starts after the U's first pixel, so it is
+   * number 2 even though the U's last pixels come after it. */
+  { "raster order", { "#...#..", "#...#.#", "#####.." }, 7, 3, 4, 2,
+    5, { 0, 4, 13, 18, 5 }, { 1, 1, 2, 1, 0 } },
+  { "edges and corners", { "#..#", "....", "#..#" }, 4, 3, 8, 4,
+    4, { 0, 3, 8, 11 }, { 1, 2, 3, 4 } },
+  { "a column", { "#", "#", ".", "#" }, 1, 4, 4, 2, 1, { 3 }, { 2 } },
+};
+
+static void
+test_hand_made_labels (void)
+{
+  if (!have_gpu ())
+    return;
+  for (int c = 0; c < (int) G_N_ELEMENTS (label_cases); c++)
+    {
+      const LabelCase *lc = &label_cases[c];
+      SkyResult res = { 0 };
+      SkyParams p;
+      SkyImage img;
+      int k = 0;
+
+      sky_params_init (&p);
+      p.threshold = 0;
+      p.connectivity = lc->conn;
+      sky_test_image (&img, lc->nx, lc->ny, NULL);
+      for (int y = 0; y < lc->ny; y++)
+        for (int x = 0; x < lc->nx; x++)
+          img.pixels[y * lc->nx + x] = lc->rows[y][x] == '#' ? (float) (10 + k++) : NAN;
+      sky_image_count_blanks (&img);
+      check_parity (lc->what, &img, &p);
+      g_assert_cmpint (sky_gpu_run_on (gpu, &img, &p, SKY_GPU_WANT_LABELS, &res, NULL), ==,
+                       SKY_OK);
+      g_assert_cmpint (res.nsources, ==, lc->nsources);
+      for (int i = 0; i < lc->npixels; i++)
+        g_assert_cmpint (res.labels[lc->pixel[i]], ==, lc->label[i]);
+      sky_result_clear (&res);
+      sky_image_clear (&img);
+    }
+}
+
+/* More rows than a grid's y dimension could hold in blocks of 8 rows
+ * (65535 x 8 = 524,280): every launch of the pipeline must take any
+ * number of rows. */
+static void
+test_tall_image (void)
+{
+  SkyParams p;
+  SkyImage img;
+
+  if (!have_gpu ())
+    return;
+  sky_params_init (&p);
+  make_sky (&img, quick ? 1 : 8, 600000, 1, 400, 0);
+  check_variants ("600,000 rows", &img, &p);
+  sky_image_clear (&img);
 }
 
 int
@@ -486,40 +569,21 @@ main (int argc, char **argv)
 
   g_test_init (&argc, &argv, NULL);
   quick = g_strcmp0 (g_getenv ("SKYSIFT_GPU_TEST_QUICK"), "1") == 0;
-  if (sky_gpu_available (gpu_why, sizeof gpu_why) == SKY_OK)
-    {
-      char device[512];
-      g_snprintf (device, sizeof device, "%s", gpu_why);
-      if (sky_gpu_new (&gpu) != SKY_OK)
-        g_snprintf (gpu_why, sizeof gpu_why, "no GPU context: %s", sky_last_error ());
-      else
-        g_snprintf (gpu_why, sizeof gpu_why, "%s", device);
-    }
-  else
-    {
-      char reason[512];
-      g_snprintf (reason, sizeof reason, "no usable GPU: %s", gpu_why);
-      g_snprintf (gpu_why, sizeof gpu_why, "%s", reason);
-    }
+  sky_test_gpu_open (&device);
+  gpu = device.gpu;
 
   g_test_add_func ("/gpu/device", test_device);
   add_shared_tests ();
-  g_test_add_func ("/gpu/random/sparse-sky", test_sparse_sky);
-  g_test_add_func ("/gpu/random/dense-mask", test_dense_mask);
-  g_test_add_func ("/gpu/random/nan-blanks", test_nan_blanks);
+  for (int i = 0; i < (int) G_N_ELEMENTS (field_cases); i++)
+    g_test_add_data_func (field_cases[i].path, &field_cases[i], test_field_case);
   g_test_add_func ("/gpu/random/flat-and-blank", test_flat_and_blank);
-  g_test_add_func ("/gpu/random/quantized", test_quantized);
-  g_test_add_func ("/gpu/random/offsets-and-outliers", test_offsets_and_outliers);
   g_test_add_func ("/gpu/random/checkerboard", test_checkerboard);
-  g_test_add_func ("/gpu/random/full-clip-path", test_full_clip_path);
+  g_test_add_func ("/gpu/hand-made-labels", test_hand_made_labels);
+  g_test_add_func ("/gpu/tall-image", test_tall_image);
   g_test_add_func ("/gpu/context-reuse", test_context_reuse);
   g_test_add_func ("/gpu/simple-api", test_simple_api);
   ret = g_test_run ();
 
-  if (gpu != NULL)
-    printf ("# GPU parity checks: %d passed, %d failed\n", checks_passed, checks_failed);
-  else
-    printf ("# GPU parity checks skipped: %s\n", gpu_why);
-  sky_gpu_free (gpu);
+  sky_test_gpu_close (&device, "GPU parity checks", checks_passed, checks_failed);
   return ret;
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """scripts/install-deps, the set-up step of scripts/demo and
 scripts/run-tests, against stand-ins for dpkg-query, apt-cache, apt-get,
 sudo and id that record what they are asked: nothing happens when nothing

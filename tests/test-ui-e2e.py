@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """skysift, the desktop app, end to end as a script drives it: under
 xvfb-run and dbus-run-session, through the app's D-Bus actions
 (org.gtk.Actions on io.github.skysift.SkySift), with the files it exports

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The desktop app in-process, with its real widgets on a display (Xvfb, by
  * tests/run-in-xvfb.py). The window opens small FITS images made here, runs
  * the steps on the CPU through the actions the toolbar's buttons activate,

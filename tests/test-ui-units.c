@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The desktop app's code that needs no display: colour maps and stretches,
  * display limits, the zoom-out pyramid, the orientation from the header,
  * the CPU drawing of the view, the loader and the pipeline runs it keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli find: load an image, run the four steps, report and export. */
 #include "cli.h"
 #include "sky-cpu.h"
@@ -351,11 +352,7 @@ cli_find (int argc, char **argv)
   want_gpu = strcmp (a.backend, "cpu") != 0;
   if (want_gpu)
     {
-#ifdef SKYSIFT_HAVE_CUDA
-      gpu_ok = sky_gpu_available (gpu_why, sizeof gpu_why) == SKY_OK;
-#else
-      snprintf (gpu_why, sizeof gpu_why, "this build has no GPU backend (built without CUDA)");
-#endif
+      gpu_ok = cli_gpu_usable (gpu_why, sizeof gpu_why);
       if (!gpu_ok)
         {
           fprintf (stderr, "skysift-cli: warning: --backend %s: no usable GPU (%s); %s\n",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Which catalogue writer a file name asks for, for the app's export and
  * any caller that has a name rather than an option per format. */
 #include "sky-core.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-core.h: the image model, FITS loading, pipeline parameters and results,
  * catalogue writers and timing shared by every skysift backend.
  *
@@ -9,8 +10,10 @@
 #ifndef SKY_CORE_H
 #define SKY_CORE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,7 +129,8 @@ typedef struct SkyClipStats {
   int flat;
 } SkyClipStats;
 
-/* The pixel value a source pixel must exceed, or NAN for a flat image. */
+/* The pixel value a source pixel must exceed, or NAN for a flat image.
+ * sky_threshold_bound (below, for host and device) is its float bound. */
 double sky_threshold_value (const SkyParams *params, const SkyClipStats *stats);
 
 /* --------------------------------------------------------------- catalogue */
@@ -233,14 +237,19 @@ typedef struct SkyResult {
 
 void sky_result_clear (SkyResult *res);
 
-/* ----------------------------------------------------------------- writers */
+/* Checks res against the reference ref (one backend's against another's,
+ * the CPU's as a rule) as docs/contract.md says: statistics to 1e-6
+ * relative with the same iteration and pixel counts, the same sources and
+ * label numbers (the label images when both have them), centroids within
+ * 1e-4 pixel, sums within 1e-6 relative, peaks, peak positions and boxes
+ * exact. Returns the number of failed checks; what (if not NULL) gets
+ * "agree" or the failed checks, each with its first difference, and says
+ * when a pixel lies exactly on the threshold, the one allowed source of
+ * difference. img is the image both ran on. */
+int sky_result_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res,
+                        char *what, size_t what_size);
 
-/* Writes the catalogue's pixel columns as CSV with a header row:
- * source_id,x_centroid,y_centroid,sum_flux,npix,peak_flux,peak_x,peak_y,
- * xmin,xmax,ymin,ymax. The file is written beside its final name and renamed
- * into place, so a failure never leaves a partial file. sky_export_csv
- * (below) writes the same columns followed by sky positions and fluxes. */
-int sky_write_catalogue_csv (const char *path, const SkyCatalogue *cat);
+/* ----------------------------------------------------------------- writers */
 
 /* What a run's JSON summary holds besides the result. */
 typedef struct SkyRunInfo {
@@ -423,6 +432,62 @@ int sky_export_write (const char *path, SkyCatalogueFormat f, const SkyExport *e
 /* "0.1.0": the version the files record as their software. */
 const char *sky_version (void);
 
+/* Writes s (NULL as "") as a JSON (and so YAML) double-quoted string:
+ * quote and backslash escaped, control characters and DEL as \u00XX, other
+ * bytes (UTF-8) as they are. Every JSON and ECSV writer quotes with it. */
+void sky_put_quoted (FILE *fp, const char *s);
+
+/* -------------------------------------------------------------- float bits */
+
+/* Small numeric helpers that the CPU, the GPU's kernels and the app must
+ * compute identically, so they are written once here, for host and device. */
+#ifdef __CUDACC__
+#define SKY_HOST_DEVICE __host__ __device__
+#else
+#define SKY_HOST_DEVICE
+#endif
+
+/* The largest float not above threshold_value t: for a float x, x > t
+ * exactly when x > sky_threshold_bound (t), so the segmentation compares in
+ * single precision and stays exact, on the CPU and on the GPU. */
+static inline SKY_HOST_DEVICE float
+sky_threshold_bound (double t)
+{
+  float f = (float) t;
+
+  if ((double) f > t)
+    f = nextafterf (f, -INFINITY);
+  return f;
+}
+
+/* A float's bits (C11 defines reading the other member of a union; GCC,
+ * clang and nvcc do so in C++ too). */
+typedef union SkyFloatBits {
+  float f;
+  uint32_t u;
+} SkyFloatBits;
+
+/* An order-preserving map of a float to uint32, branch-free: negative floats
+ * have all bits flipped, others the sign bit set; -0 sorts just below +0.
+ * sky_key_float is its inverse. */
+static inline SKY_HOST_DEVICE uint32_t
+sky_float_key (float v)
+{
+  SkyFloatBits b;
+
+  b.f = v;
+  return b.u ^ ((uint32_t) ((int32_t) b.u >> 31) | 0x80000000u);
+}
+
+static inline SKY_HOST_DEVICE float
+sky_key_float (uint32_t k)
+{
+  SkyFloatBits b;
+
+  b.u = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
+  return b.f;
+}
+
 /* ------------------------------------------------------------- convolution */
 
 /* A convolution kernel: ny rows of nx values, row-major, in double. */
@@ -440,6 +505,25 @@ typedef enum {
   SKY_CONVOLVE_SAME,
   SKY_CONVOLVE_VALID,
 } SkyConvolveMode;
+
+/* Which way to convolve, on either backend: the separable path (rows then
+ * columns) is taken automatically when the kernel is of rank 1
+ * (sky_kernel_separate at SKY_KERNEL_RANK1_TOLERANCE), the direct one
+ * otherwise. */
+typedef enum {
+  SKY_CONVOLVE_AUTO,
+  SKY_CONVOLVE_DIRECT,
+  SKY_CONVOLVE_SEPARABLE,
+} SkyConvolvePath;
+
+/* "auto", "direct" or "separable". */
+const char *sky_convolve_path_name (SkyConvolvePath path);
+
+/* A kernel counts as rank 1 when its outer-product factors reproduce every
+ * element to this fraction of its largest: the lesson's Gaussian, built
+ * through a square root, is rank 1 to about 1e-16. Both backends use it, so
+ * they take the same path for the same kernel. */
+#define SKY_KERNEL_RANK1_TOLERANCE 1e-12
 
 /* The lesson's kernel: exp(-r^2 / 2) on a 15 x 15 grid spanning -2..2 in
  * both axes (np.linspace (-2, 2, 15)), not normalised. */
@@ -482,6 +566,81 @@ int sky_write_bytes (const char *path, const void *data, size_t size);
 
 /* Parses "full", "same" or "valid". */
 int sky_convolve_mode_parse (const char *text, SkyConvolveMode *mode);
+
+/* "full", "same" or "valid". */
+const char *sky_convolve_mode_name (SkyConvolveMode mode);
+
+/* numpy.allclose (a, b) with its defaults: element by element
+ * |a - b| <= SKY_ALLCLOSE_ATOL + SKY_ALLCLOSE_RTOL * |b| (b is the
+ * reference; equal infinities are close, NaN never), over n values of
+ * double where f64, else float. Returns 1 when every pair is close, else 0;
+ * *first_far (if not NULL) gets the index of the first pair that is not
+ * (-1 when none), *max_abs_diff (if not NULL) the largest |a - b|. */
+#define SKY_ALLCLOSE_RTOL 1e-5
+#define SKY_ALLCLOSE_ATOL 1e-8
+int sky_allclose (const void *a, const void *b, int64_t n, int f64, int64_t *first_far,
+                  double *max_abs_diff);
+
+/* The lesson's convolution demo: an N x N image of zeros with a one at
+ * every [FIRST::STEP, FIRST::STEP] convolved in 2D with a kernel (the
+ * lesson's 15 x 15 Gaussian in the CLI), and the raveled image convolved
+ * in 1D with the kernel's diagonal. The CLI and the app run the same demo:
+ * sky_convolution_demo_init() makes the inputs, sky_cpu_convolution_demo()
+ * (sky-cpu.h) the CPU's part, and the GPU's part is either
+ * sky_gpu_convolution_demo() (sky-gpu.h) or a caller's own GPU run that
+ * fills gpu_2d and gpu_1d, checked by sky_convolution_demo_check_gpu(). */
+#define SKY_CONVOLUTION_DEMO_N 2048
+#define SKY_CONVOLUTION_DEMO_FIRST 8
+#define SKY_CONVOLUTION_DEMO_STEP 16
+
+typedef struct SkyConvolutionDemo {
+  int f64;                     /* elements are double, else float */
+  SkyConvolveMode mode;
+  SkyKernel kernel;            /* a copy, owned */
+  int64_t n;                   /* the input is n x n */
+  int64_t out_nx, out_ny;      /* the 2D output's size */
+  int64_t x0, y0;              /* where it starts in the full convolution */
+  void *deltas;                /* the input, n * n elements */
+  void *diag;                  /* the kernel's diagonal, ndiag elements */
+  int ndiag;
+  int64_t n1d;                 /* the 1D output's length, n * n + ndiag - 1 */
+
+  /* The CPU's part. Times in ms, the best of the repeats. */
+  SkyConvolvePath cpu_path;    /* the path the first 2D run took */
+  void *cpu_2d;                /* that run's output */
+  void *cpu_2d_direct;         /* the direct path's output */
+  void *cpu_1d;                /* the 1D output, on every thread */
+  double cpu_2d_ms, cpu_2d_direct_ms, cpu_1d_ms;
+  double diff_2d;              /* max |diff| of the 2D outputs */
+  double diff_1d;              /* max |diff| of the 1D output against one thread's */
+  int agree_2d, agree_1d;      /* sky_allclose of the same pairs */
+
+  /* The GPU's part, where gpu_ran. Times in ms: the kernel alone, and
+   * with the transfers (total = upload + kernel + download). */
+  int gpu_ran;
+  void *gpu_2d, *gpu_1d;       /* the outputs, as large as the CPU's */
+  SkyConvolvePath gpu_path;
+  double gpu_2d_ms, gpu_2d_total_ms, gpu_2d_upload_ms, gpu_2d_download_ms;
+  double gpu_1d_ms, gpu_1d_total_ms;
+  double gpu_diff_2d, gpu_diff_1d;  /* max |diff| against the CPU's outputs */
+  int gpu_agree_2d, gpu_agree_1d;   /* sky_allclose against them */
+} SkyConvolutionDemo;
+
+/* Makes the demo's input for kernel k (copied), mode and element type,
+ * and allocates the CPU's outputs, and the GPU's where with_gpu (else
+ * gpu_2d and gpu_1d stay NULL). SKY_ERR_MEMORY, or as
+ * sky_convolve_geometry() says; clear d in any case. */
+int sky_convolution_demo_init (SkyConvolutionDemo *d, const SkyKernel *k, SkyConvolveMode mode,
+                               int f64, int with_gpu);
+
+/* Compares gpu_2d and gpu_1d with the CPU's outputs (sky_allclose), sets
+ * gpu_ran and the GPU's diffs and agreement. */
+void sky_convolution_demo_check_gpu (SkyConvolutionDemo *d);
+
+/* Whether every check that ran agrees. */
+int sky_convolution_demo_agree (const SkyConvolutionDemo *d);
+
+void sky_convolution_demo_clear (SkyConvolutionDemo *d);
 
 /* Writes an nx x ny plane as a FITS image, float32 (BITPIX -32, data is
  * float) or float64 (BITPIX -64, data is double), atomically. */

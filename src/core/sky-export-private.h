@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-export-private.h: the columns and metadata every catalogue format
  * shares, so that CSV, ECSV and VOTable hold the same table with the same
  * text in each cell. Not installed: only the writers in this folder use it.
@@ -45,12 +46,15 @@ int sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char 
                      size_t size);
 
 /* The table of a delimited text format: a line of column names, then a
- * line per source in label order, fields joined by separator and each
- * written by put_field (the format's quoting). A missing value of a
- * floating-point column is written missing_double ("" or "NaN"). */
+ * line per source in label order, fields joined by separator. The format's
+ * quoting: a field that holds a character of special, or is empty where
+ * quote_empty, is written in double quotes with its quotes doubled (CSV:
+ * RFC 4180's ",\"\r\n"; ECSV: " \t\"" and "" for a missing value). A
+ * missing value of a floating-point column is written missing_double ("" or
+ * "NaN"). */
 void sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FILE *fp,
-                           char separator, const char *missing_double,
-                           void (*put_field) (FILE *fp, const char *text));
+                           char separator, const char *special, int quote_empty,
+                           const char *missing_double);
 
 /* One item of the run's provenance, as ECSV metadata or a VOTable PARAM. */
 typedef struct {
@@ -77,9 +81,6 @@ int sky_unit_normalise (const char *text, char *out, size_t size);
 
 /* The shortest text that reads back as v ("%.17g" at most). */
 void sky_format_double (double v, char *buf, size_t size);
-
-/* Writes s with the escapes of a JSON (and so YAML) double-quoted string. */
-void sky_put_quoted (FILE *fp, const char *s);
 
 /* Writes s with XML's five entities escaped and control characters dropped. */
 void sky_put_xml (FILE *fp, const char *s);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A catalogue ready to export: sky positions through the image's WCS,
  * flux densities through its beam, and the columns and provenance every
  * format shares (sky-export-private.h). */
@@ -411,10 +412,28 @@ sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char *buf
   return 0;
 }
 
+static void
+put_field (FILE *fp, const char *s, const char *special, int quote_empty)
+{
+  if ((s[0] != '\0' || !quote_empty) && strpbrk (s, special) == NULL)
+    {
+      fputs (s, fp);
+      return;
+    }
+  fputc ('"', fp);
+  for (; *s; s++)
+    {
+      if (*s == '"')
+        fputc ('"', fp);
+      fputc (*s, fp);
+    }
+  fputc ('"', fp);
+}
+
 void
 sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FILE *fp,
-                      char separator, const char *missing_double,
-                      void (*put_field) (FILE *fp, const char *text))
+                      char separator, const char *special, int quote_empty,
+                      const char *missing_double)
 {
   char cell[128];
 
@@ -422,7 +441,7 @@ sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FIL
     {
       if (c > 0)
         fputc (separator, fp);
-      put_field (fp, cols[c].name);
+      put_field (fp, cols[c].name, special, quote_empty);
     }
   fputc ('\n', fp);
   for (int64_t i = 0; i < ex->result->catalogue.n; i++)
@@ -434,7 +453,7 @@ sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FIL
             snprintf (cell, sizeof cell, "%s", missing_double);
           if (c > 0)
             fputc (separator, fp);
-          put_field (fp, cell);
+          put_field (fp, cell, special, quote_empty);
         }
       fputc ('\n', fp);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing a plane as a FITS image. cfitsio builds the file in memory and
  * the atomic output writes it out, so a FITS file is never half-written
  * either, and special files (/dev/stdout) work as for the catalogues. */

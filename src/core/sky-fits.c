@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* FITS loading with cfitsio: one image plane as float32 in FITS row order,
  * blanks as NaN, and the header values later steps need. */
 #include "sky-core.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Pipeline parameters: the lesson's semantics as defaults, made explicit. */
 #include "sky-core.h"
 

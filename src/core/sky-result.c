@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Ownership of images, catalogues and results: each has one clear function. */
 #include "sky-core.h"
 

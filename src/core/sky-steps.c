@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The steps' names and the methods' lists of steps: the one place that
  * says which steps exist and in which order a method runs them. */
 #include "sky-core.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* BUNIT as the unit-aware formats can write it. FITS headers spell units
  * loosely (JY/BEAM, W/m^2-sr, erg/s/cm**2); astropy and VOUnit read only
  * the standard spellings and warn, or refuse the VOTable, on the rest. The

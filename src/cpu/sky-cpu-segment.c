@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Segmentation: the pixels above the threshold. */
 #include "sky-cpu.h"
 
@@ -27,18 +28,6 @@ segment_task (void *ctx, int task)
     mask[i] = pixels[i] > bound;
 }
 
-/* The largest float not above t: for a float x, x > t exactly when
- * x > float_floor (t), so the comparison stays exact in single precision. */
-static float
-float_floor (double t)
-{
-  float f = (float) t;
-
-  if ((double) f > t)
-    f = nextafterf (f, -INFINITY);
-  return f;
-}
-
 int
 sky_cpu_segment (const SkyImage *img, double threshold_value, int nthreads, uint8_t *mask)
 {
@@ -49,7 +38,7 @@ sky_cpu_segment (const SkyImage *img, double threshold_value, int nthreads, uint
       memset (mask, 0, (size_t) s.n);
       return SKY_OK;
     }
-  s.bound = float_floor (threshold_value);
+  s.bound = sky_threshold_bound (threshold_value);
   s.ntasks = nthreads <= 0 ? sky_default_threads () : nthreads;
   if (s.n < (1 << 18))
     s.ntasks = 1;

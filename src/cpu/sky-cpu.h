@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-cpu.h: the CPU backend, the reference every other backend is checked
  * against. Each step takes the previous step's result; all of them split
  * their work over row bands on nthreads threads (0: every online core). */
@@ -52,13 +53,6 @@ int sky_cpu_run_detect (const SkyImage *img, const SkyImage *detect, const SkyPa
  * allocated; SKY_ERR_ARGUMENT if k sums to 0. */
 int sky_cpu_smooth (const SkyImage *img, const SkyKernel *k, int nthreads, SkyImage *out);
 
-/* Which way to convolve: the separable path (rows then columns) is taken
- * automatically when the kernel is of rank 1, the direct one otherwise. */
-typedef enum {
-  SKY_CONVOLVE_AUTO,
-  SKY_CONVOLVE_DIRECT,
-  SKY_CONVOLVE_SEPARABLE,
-} SkyConvolvePath;
 
 /* 2D convolution of an nx x ny image (row-major) with zero fill, as
  * scipy.signal.convolve2d in the given mode (sky_convolve_geometry gives the
@@ -78,6 +72,15 @@ int sky_cpu_convolve1d_f32 (const float *a, int64_t n, const float *v, int64_t m
                             float *out);
 int sky_cpu_convolve1d_f64 (const double *a, int64_t n, const double *v, int64_t m,
                             int nthreads, double *out);
+
+/* The CPU's part of the lesson's convolution demo (sky-core.h) on d, made
+ * by sky_convolution_demo_init(): the 2D convolution on path (direct asks
+ * for auto here, as the direct path always runs second), then on the
+ * direct path, then the 1D convolution, each repeat times (the best time
+ * kept); the 2D outputs are compared, and the 1D output with one thread's.
+ * nthreads 0: every core. */
+int sky_cpu_convolution_demo (SkyConvolutionDemo *d, SkyConvolvePath path, int repeat,
+                              int nthreads);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The device: whether there is a usable one and why not, the context that
  * owns a stream, events and buffers, and CUDA errors as statuses. */
 #include "sky-gpu-private.h"
@@ -178,29 +179,22 @@ device_alloc (SkyGpu *gpu, T **ptr, size_t bytes)
 }
 
 static int
-env_off (const char *name)
-{
-  const char *v = getenv (name);
-
-  return v != NULL && strcmp (v, "0") == 0;
-}
-
-static int
 context_init (SkyGpu *gpu)
 {
   const size_t nb = SKY_CLIP_BUCKETS;
   int ret, major = 0, coop = 0;
 
+  sky_gpu_switches_read (&gpu->switches);
   SKY_CUDA (cudaSetDevice (gpu->device));
   SKY_CUDA (cudaDeviceGetAttribute (&gpu->nsm, cudaDevAttrMultiProcessorCount, gpu->device));
   SKY_CUDA (cudaDeviceGetAttribute (&major, cudaDevAttrComputeCapabilityMajor, gpu->device));
   /* Programmatic dependent launches where the chip has them (Hopper on);
    * SKYSIFT_GPU_PDL=0 turns them off, for comparisons. */
-  gpu->pdl = major >= 9 && !env_off ("SKYSIFT_GPU_PDL");
+  gpu->pdl = major >= 9 && !gpu->switches.pdl_off;
   /* The clip's full path as one cooperative kernel where the device can
    * launch those (SKYSIFT_GPU_FULL_COOP=0: five kernels, for comparisons). */
   SKY_CUDA (cudaDeviceGetAttribute (&coop, cudaDevAttrCooperativeLaunch, gpu->device));
-  gpu->full_coop = coop && !env_off ("SKYSIFT_GPU_FULL_COOP");
+  gpu->full_coop = coop && !gpu->switches.full_coop_off;
   SKY_CUDA (cudaStreamCreateWithFlags (&gpu->stream, cudaStreamNonBlocking));
   for (int i = 0; i < (int) (sizeof gpu->ev / sizeof gpu->ev[0]); i++)
     SKY_CUDA (cudaEventCreate (&gpu->ev[i]));
@@ -265,34 +259,13 @@ image_bytes (int64_t n)
          + (size_t) (ntiles + nsupers) * 4;     /* tile and super-tile counts */
 }
 
-/* SKYSIFT_GPU_MEMORY_LIMIT caps the device memory one context may hold, in
- * bytes or with a K, M or G suffix (powers of 1024): a test can then run a
- * GPU out of memory on purpose and watch what the callers do. Unset, empty
- * or unreadable: no cap but the device's own. */
-static size_t
-memory_limit (void)
-{
-  const char *v = getenv ("SKYSIFT_GPU_MEMORY_LIMIT");
-  char *end = NULL;
-  double bytes;
-
-  if (v == NULL || *v == '\0')
-    return 0;
-  bytes = strtod (v, &end);
-  switch (end != NULL ? *end : '\0')
-    {
-    case 'k': case 'K': bytes *= 1024.0; break;
-    case 'm': case 'M': bytes *= 1048576.0; break;
-    case 'g': case 'G': bytes *= 1073741824.0; break;
-    default: break;
-    }
-  return bytes >= 1 ? (size_t) bytes : 0;
-}
-
+/* SKYSIFT_GPU_MEMORY_LIMIT caps the device memory one context may hold
+ * (sky-gpu-switches.cu): a test can then run a GPU out of memory on purpose
+ * and watch what the callers do. */
 int
 sky_gpu_check_memory_limit (const SkyGpu *gpu, size_t more, const char *what)
 {
-  const size_t limit = memory_limit ();
+  const size_t limit = sky_gpu_memory_limit ();
   const size_t held = sky_gpu_device_bytes (gpu);
 
   if (limit == 0 || held + more <= limit)

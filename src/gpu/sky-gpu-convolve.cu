@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-convolve.cu: 2D convolution with zero fill (full, same, valid as
  * scipy.signal.convolve2d) and 1D full convolution (np.convolve) on the
  * device, float32 and float64, accumulating in the element type as the CPU
@@ -28,21 +29,64 @@
 enum { CONV_TX = 32, CONV_TY = 32, CONV_BX = 32, CONV_BY = 8 };
 enum { CONV1_T = 1024, CONV1_THREADS = 256 };
 static const size_t kSmemLimit = 48 * 1024;
+/* The most blocks a grid's y dimension takes. */
+static const int64_t kMaxGridY = 65535;
+
+/* A block's input tile with the kernel's halo, zero outside the image:
+ * rows iy0 .. iy0 + rows - 1 and columns ix0 .. ix0 + cols - 1 of in, into
+ * s_in at a row stride of stride. */
+template <typename T>
+__device__ __forceinline__ void
+load_tile (const T *__restrict__ in, int nx, int ny, int ix0, int iy0, int cols, int rows,
+           int stride, T *s_in)
+{
+  for (int r = threadIdx.y; r < rows; r += blockDim.y)
+    {
+      int iy = iy0 + r;
+      for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        {
+          int ix = ix0 + c;
+          s_in[r * stride + c] = (iy >= 0 && iy < ny && ix >= 0 && ix < nx)
+                                   ? in[(int64_t) iy * nx + ix] : T (0);
+        }
+    }
+}
+
+/* Stores f (r, c), for each output (r, c) of the block's tile that lies in
+ * the output, at its place in out. */
+template <typename T, typename F>
+__device__ __forceinline__ void
+store_tile (T *__restrict__ out, int onx, int ony, int ox0, int oy0, F f)
+{
+  for (int r = threadIdx.y; r < CONV_TY; r += blockDim.y)
+    {
+      int oy = oy0 + r;
+      if (oy >= ony)
+        break;
+      for (int c = threadIdx.x; c < CONV_TX; c += blockDim.x)
+        {
+          int ox = ox0 + c;
+          if (ox >= onx)
+            break;
+          out[(int64_t) oy * onx + ox] = f (r, c);
+        }
+    }
+}
 
 template <typename T>
 __global__ void
-conv2d_separable (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx,
-                  int ony, int x0, int y0, const T *__restrict__ col, const T *__restrict__ row,
-                  int kx, int ky)
+conv2dSeparableKernel (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx,
+                       int ony, int x0, int y0, int by0, const T *__restrict__ col,
+                       const T *__restrict__ row, int kx, int ky)
 {
-  extern __shared__ unsigned char smem_raw[];
-  T *s_row = reinterpret_cast<T *> (smem_raw);
+  extern __shared__ unsigned char s_raw[];
+  T *s_row = reinterpret_cast<T *> (s_raw);
   T *s_col = s_row + kx;
   const int sw = CONV_TX + kx - 1, sh = CONV_TY + ky - 1;
   T *s_in = s_col + ky;
   T *s_mid = s_in + sh * sw;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
-  const int ox0 = blockIdx.x * CONV_TX, oy0 = blockIdx.y * CONV_TY;
+  const int ox0 = blockIdx.x * CONV_TX, oy0 = (by0 + (int) blockIdx.y) * CONV_TY;
   const int ix0 = ox0 + x0 - (kx - 1), iy0 = oy0 + y0 - (ky - 1);
 
   sky_grid_wait ();
@@ -50,16 +94,7 @@ conv2d_separable (const T *__restrict__ in, int nx, int ny, T *__restrict__ out,
     s_row[i] = row[i];
   for (int i = tid; i < ky; i += nt)
     s_col[i] = col[i];
-  for (int r = threadIdx.y; r < sh; r += blockDim.y)
-    {
-      int iy = iy0 + r;
-      for (int c = threadIdx.x; c < sw; c += blockDim.x)
-        {
-          int ix = ix0 + c;
-          s_in[r * sw + c] = (iy >= 0 && iy < ny && ix >= 0 && ix < nx)
-                               ? in[(int64_t) iy * nx + ix] : T (0);
-        }
-    }
+  load_tile (in, nx, ny, ix0, iy0, sw, sh, sw, s_in);
   __syncthreads ();
   /* rows: mid[r][c] = sum_j in[r][c + kx - 1 - j] * row[j] */
   for (int r = threadIdx.y; r < sh; r += blockDim.y)
@@ -73,83 +108,55 @@ conv2d_separable (const T *__restrict__ in, int nx, int ny, T *__restrict__ out,
       }
   __syncthreads ();
   /* columns: out[r][c] = sum_i mid[r + ky - 1 - i][c] * col[i] */
-  for (int r = threadIdx.y; r < CONV_TY; r += blockDim.y)
-    {
-      int oy = oy0 + r;
-      if (oy >= ony)
-        break;
-      for (int c = threadIdx.x; c < CONV_TX; c += blockDim.x)
-        {
-          int ox = ox0 + c;
-          if (ox >= onx)
-            break;
-          const T *p = s_mid + (r + ky - 1) * CONV_TX + c;
-          T acc = 0;
-          for (int i = 0; i < ky; i++)
-            acc += p[-i * CONV_TX] * s_col[i];
-          out[(int64_t) oy * onx + ox] = acc;
-        }
-    }
+  store_tile (out, onx, ony, ox0, oy0, [&] (int r, int c) {
+    const T *p = s_mid + (r + ky - 1) * CONV_TX + c;
+    T acc = 0;
+    for (int i = 0; i < ky; i++)
+      acc += p[-i * CONV_TX] * s_col[i];
+    return acc;
+  });
 }
 
 template <typename T>
 __global__ void
-conv2d_direct (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx, int ony,
-               int x0, int y0, const T *__restrict__ k, int kx, int ky)
+conv2dDirectKernel (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx,
+                    int ony, int x0, int y0, int by0, const T *__restrict__ k, int kx, int ky)
 {
-  extern __shared__ unsigned char smem_raw[];
-  T *s_k = reinterpret_cast<T *> (smem_raw);
+  extern __shared__ unsigned char s_raw[];
+  T *s_k = reinterpret_cast<T *> (s_raw);
   const int sw = CONV_TX + kx - 1, sh = CONV_TY + ky - 1;
   T *s_in = s_k + kx * ky;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
-  const int ox0 = blockIdx.x * CONV_TX, oy0 = blockIdx.y * CONV_TY;
+  const int ox0 = blockIdx.x * CONV_TX, oy0 = (by0 + (int) blockIdx.y) * CONV_TY;
   const int ix0 = ox0 + x0 - (kx - 1), iy0 = oy0 + y0 - (ky - 1);
 
   sky_grid_wait ();
   for (int i = tid; i < kx * ky; i += nt)
     s_k[i] = k[i];
-  for (int r = threadIdx.y; r < sh; r += blockDim.y)
-    {
-      int iy = iy0 + r;
-      for (int c = threadIdx.x; c < sw; c += blockDim.x)
-        {
-          int ix = ix0 + c;
-          s_in[r * sw + c] = (iy >= 0 && iy < ny && ix >= 0 && ix < nx)
-                               ? in[(int64_t) iy * nx + ix] : T (0);
-        }
-    }
+  load_tile (in, nx, ny, ix0, iy0, sw, sh, sw, s_in);
   __syncthreads ();
-  for (int r = threadIdx.y; r < CONV_TY; r += blockDim.y)
-    {
-      int oy = oy0 + r;
-      if (oy >= ony)
-        break;
-      for (int c = threadIdx.x; c < CONV_TX; c += blockDim.x)
-        {
-          int ox = ox0 + c;
-          if (ox >= onx)
-            break;
-          T acc = 0;
-          for (int i = 0; i < ky; i++)
-            {
-              const T *p = s_in + (r + ky - 1 - i) * sw + c + kx - 1;
-              const T *kr = s_k + i * kx;
-              for (int j = 0; j < kx; j++)
-                acc += p[-j] * kr[j];
-            }
-          out[(int64_t) oy * onx + ox] = acc;
-        }
-    }
+  store_tile (out, onx, ony, ox0, oy0, [&] (int r, int c) {
+    T acc = 0;
+    for (int i = 0; i < ky; i++)
+      {
+        const T *p = s_in + (r + ky - 1 - i) * sw + c + kx - 1;
+        const T *kr = s_k + i * kx;
+        for (int j = 0; j < kx; j++)
+          acc += p[-j] * kr[j];
+      }
+    return acc;
+  });
 }
 
 /* Any size: each output sums over the kernel straight from global memory. */
 template <typename T>
 __global__ void
-conv2d_global (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx, int ony,
-               int x0, int y0, const T *__restrict__ k, int kx, int ky)
+conv2dGlobalKernel (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx,
+                    int ony, int x0, int y0, int by0, const T *__restrict__ k, int kx, int ky)
 {
   sky_grid_wait ();
-  int ox = blockIdx.x * blockDim.x + threadIdx.x, oy = blockIdx.y * blockDim.y + threadIdx.y;
+  int ox = blockIdx.x * blockDim.x + threadIdx.x;
+  int oy = (by0 + (int) blockIdx.y) * blockDim.y + threadIdx.y;
   if (ox >= onx || oy >= ony)
     return;
   int fx = ox + x0, fy = oy + y0;
@@ -167,11 +174,11 @@ conv2d_global (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, in
  * CONV1_T outputs from a[j0 - m + 1 .. j0 + CONV1_T - 1] in shared memory. */
 template <typename T>
 __global__ void
-conv1d_tiled (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int m,
-              T *__restrict__ out, int64_t nout)
+conv1dTiledKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int m,
+                   T *__restrict__ out, int64_t nout)
 {
-  extern __shared__ unsigned char smem_raw[];
-  T *s_v = reinterpret_cast<T *> (smem_raw);
+  extern __shared__ unsigned char s_raw[];
+  T *s_v = reinterpret_cast<T *> (s_raw);
   T *s_a = s_v + m;
   const int64_t j0 = (int64_t) blockIdx.x * CONV1_T;
   const int64_t a0 = j0 - (m - 1);
@@ -201,8 +208,8 @@ conv1d_tiled (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int m
 
 template <typename T>
 __global__ void
-conv1d_global (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int64_t m,
-               T *__restrict__ out, int64_t nout)
+conv1dGlobalKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int64_t m,
+                    T *__restrict__ out, int64_t nout)
 {
   sky_grid_wait ();
   int64_t j = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
@@ -217,7 +224,7 @@ conv1d_global (const T *__restrict__ a, int64_t n, const T *__restrict__ v, int6
 
 /* The separable kernel for a kernel size known at compile time (the
  * lesson's 15 x 15 and other small odd squares): the same sums in the same
- * order as conv2d_separable, with each thread making CONV_RB outputs of a
+ * order as conv2dSeparableKernel, with each thread making CONV_RB outputs of a
  * pass from one window of values held in registers. Row pass: consecutive
  * threads take consecutive tile rows (odd row strides keep the banks
  * apart); column pass: consecutive threads take consecutive columns. */
@@ -225,9 +232,9 @@ enum { CONV_RB = 4 };
 
 template <typename T, int KX, int KY>
 __global__ void __launch_bounds__ (CONV_BX * CONV_BY)
-conv2d_separable_fixed (const T *__restrict__ in, int nx, int ny, T *__restrict__ out, int onx,
-                        int ony, int x0, int y0, const T *__restrict__ col,
-                        const T *__restrict__ row)
+conv2dSeparableFixedKernel (const T *__restrict__ in, int nx, int ny, T *__restrict__ out,
+                            int onx, int ony, int x0, int y0, int by0,
+                            const T *__restrict__ col, const T *__restrict__ row)
 {
   constexpr int SH = CONV_TY + KY - 1, SWL = CONV_TX + KX - 1, SW = SWL | 1;
   constexpr int MW = CONV_TX + 1;
@@ -235,7 +242,7 @@ conv2d_separable_fixed (const T *__restrict__ in, int nx, int ny, T *__restrict_
   __shared__ T s_in[SH * SW];
   __shared__ T s_mid[SH * MW];
   const int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
-  const int ox0 = blockIdx.x * CONV_TX, oy0 = blockIdx.y * CONV_TY;
+  const int ox0 = blockIdx.x * CONV_TX, oy0 = (by0 + (int) blockIdx.y) * CONV_TY;
   const int ix0 = ox0 + x0 - (KX - 1), iy0 = oy0 + y0 - (KY - 1);
   T rk[KX], ck[KY];
 
@@ -246,16 +253,7 @@ conv2d_separable_fixed (const T *__restrict__ in, int nx, int ny, T *__restrict_
 #pragma unroll
   for (int i = 0; i < KY; i++)
     ck[i] = col[i];
-  for (int r = threadIdx.y; r < SH; r += blockDim.y)
-    {
-      int iy = iy0 + r;
-      for (int c = threadIdx.x; c < SWL; c += blockDim.x)
-        {
-          int ix = ix0 + c;
-          s_in[r * SW + c] = (iy >= 0 && iy < ny && ix >= 0 && ix < nx)
-                               ? in[(int64_t) iy * nx + ix] : T (0);
-        }
-    }
+  load_tile (in, nx, ny, ix0, iy0, SWL, SH, SW, s_in);
   __syncthreads ();
   for (int w = tid; w < SH * GX; w += nt)
     {
@@ -297,11 +295,11 @@ conv2d_separable_fixed (const T *__restrict__ in, int nx, int ny, T *__restrict_
     }
 }
 
-/* conv1d_tiled for a kernel length known at compile time. */
+/* conv1dTiledKernel for a kernel length known at compile time. */
 template <typename T, int M>
 __global__ void
-conv1d_fixed (const T *__restrict__ a, int64_t n, const T *__restrict__ v, T *__restrict__ out,
-              int64_t nout)
+conv1dFixedKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v,
+                   T *__restrict__ out, int64_t nout)
 {
   constexpr int W = CONV1_T + M - 1;
   __shared__ T s_a[W];
@@ -336,7 +334,7 @@ conv1d_fixed (const T *__restrict__ a, int64_t n, const T *__restrict__ v, T *__
 
 /* float64 1D for a kernel length known at compile time (M odd, so M - 1 is
  * even): each thread makes pairs of consecutive outputs with 16-byte loads
- * and stores (double2), the same sums in the same order as conv1d_fixed.
+ * and stores (double2), the same sums in the same order as conv1dFixedKernel.
  * A block stages its window of CONV1P_T + M - 1 values
  * through shared memory (double2 loads; the window starts at an even index,
  * so it is 16-byte aligned), and each thread makes CONV1P_T / 2 /
@@ -371,7 +369,7 @@ conv1d_store_pair (double *__restrict__ out, int64_t j, int64_t nout, double o0,
 
 template <int M>
 __global__ void __launch_bounds__ (CONV1P_THREADS)
-conv1d_pairs_smem (const double *__restrict__ a, int64_t n, const double *__restrict__ v,
+conv1dPairsKernel (const double *__restrict__ a, int64_t n, const double *__restrict__ v,
                    double *__restrict__ out, int64_t nout)
 {
   static_assert (M % 2 == 1, "odd kernel length");
@@ -440,7 +438,7 @@ struct ConvBuffers {
 };
 
 int
-fill_times (const ConvBuffers &b, SkyGpuConvolveTimes *times, int path)
+fill_times (const ConvBuffers &b, SkyGpuConvolveTimes *times, SkyConvolvePath path)
 {
   float up = 0, kern = 0, down = 0;
 
@@ -461,7 +459,7 @@ fill_times (const ConvBuffers &b, SkyGpuConvolveTimes *times, int path)
 template <typename T>
 int
 convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *kernel,
-            SkyConvolveMode mode, int path, T *out, SkyGpuConvolveTimes *times)
+            SkyConvolveMode mode, SkyConvolvePath path, T *out, SkyGpuConvolveTimes *times)
 {
   int64_t onx, ony, x0, y0;
   int swapped, ret;
@@ -482,22 +480,22 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
   /* which path, and the kernel's values in T as that path reads them */
   const int64_t kn = (int64_t) kx * ky;
   double *col = (double *) malloc ((size_t) (ky + kx) * sizeof (double));
-  T *hk = (T *) malloc ((size_t) (kn > kx + ky ? kn : kx + ky) * es);
-  if (col == nullptr || hk == nullptr)
+  T *h_k = (T *) malloc ((size_t) (kn > kx + ky ? kn : kx + ky) * es);
+  if (col == nullptr || h_k == nullptr)
     {
       free (col);
-      free (hk);
+      free (h_k);
       return sky_fail (SKY_ERR_MEMORY, "GPU convolution: out of host memory");
     }
-  int rank1 = sky_kernel_separate (kernel, 1e-12 /* as the CPU */, col, col + ky);
-  if (path == SKY_GPU_CONVOLVE_SEPARABLE && !rank1)
+  int rank1 = sky_kernel_separate (kernel, SKY_KERNEL_RANK1_TOLERANCE, col, col + ky);
+  if (path == SKY_CONVOLVE_SEPARABLE && !rank1)
     {
       free (col);
-      free (hk);
+      free (h_k);
       return sky_fail (SKY_ERR_ARGUMENT, "GPU convolution: the separable path needs a "
                                          "kernel of rank 1");
     }
-  int use_sep = rank1 && path != SKY_GPU_CONVOLVE_DIRECT;
+  int use_sep = rank1 && path != SKY_CONVOLVE_DIRECT;
   size_t smem_sep = ((size_t) kx + ky + (size_t) (CONV_TY + ky - 1) * (CONV_TX + kx - 1)
                      + (size_t) (CONV_TY + ky - 1) * CONV_TX) * es;
   size_t smem_dir = ((size_t) kn + (size_t) (CONV_TY + ky - 1) * (CONV_TX + kx - 1)) * es;
@@ -508,13 +506,13 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
     kind = 1;
   else
     kind = 2;
-  int64_t hk_n = kind == 0 ? kx + ky : kn;
+  int64_t nk = kind == 0 ? kx + ky : kn;
   if (kind == 0)
     for (int i = 0; i < ky + kx; i++)
-      hk[i] = (T) col[i];  /* col then row */
+      h_k[i] = (T) col[i];  /* col then row */
   else
     for (int64_t i = 0; i < kn; i++)
-      hk[i] = (T) kernel->values[i];
+      h_k[i] = (T) kernel->values[i];
   free (col);
 
   ConvBuffers b;
@@ -525,7 +523,7 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
     {                                                                           \
       if ((err = (call)) != cudaSuccess)                                        \
         {                                                                       \
-          free (hk);                                                            \
+          free (h_k);                                                            \
           return sky_gpu_cuda_fail (err, #call, __FILE__, __LINE__);            \
         }                                                                       \
     }                                                                           \
@@ -540,11 +538,11 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
       gpu->d_conv_out = nullptr;
       gpu->conv_out_bytes = 0;
     }
-  if ((ret = sky_gpu_check_memory_limit (gpu, in_bytes + (size_t) hk_n * es
+  if ((ret = sky_gpu_check_memory_limit (gpu, in_bytes + (size_t) nk * es
                                                 + (gpu->d_conv_out ? 0 : out_alloc),
                                          "the convolution")) != SKY_OK)
     {
-      free (hk);
+      free (h_k);
       return ret;
     }
   for (cudaEvent_t &e : b.ev)
@@ -555,39 +553,44 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
       CONV_TRY (cudaMalloc (&gpu->d_conv_out, out_alloc));
       gpu->conv_out_bytes = out_alloc;
     }
-  CONV_TRY (cudaMalloc (&b.d_k, (size_t) hk_n * es));
+  CONV_TRY (cudaMalloc (&b.d_k, (size_t) nk * es));
   CONV_TRY (cudaEventRecord (b.ev[0], gpu->stream));
   CONV_TRY (cudaMemcpyAsync (b.d_in, in, in_bytes, cudaMemcpyHostToDevice, gpu->stream));
-  CONV_TRY (cudaMemcpyAsync (b.d_k, hk, (size_t) hk_n * es, cudaMemcpyHostToDevice,
+  CONV_TRY (cudaMemcpyAsync (b.d_k, h_k, (size_t) nk * es, cudaMemcpyHostToDevice,
                              gpu->stream));
   CONV_TRY (cudaEventRecord (b.ev[1], gpu->stream));
-  /* hk must live until the copy has read it: pageable copies return only
+  /* h_k must live until the copy has read it: pageable copies return only
    * once the source is staged, so it can go now. */
-  free (hk);
-  hk = nullptr;
+  free (h_k);
+  h_k = nullptr;
 #undef CONV_TRY
 
   const T *d_in = (const T *) b.d_in, *d_k = (const T *) b.d_k;
   T *d_out = (T *) gpu->d_conv_out;
-  if (onx > 0 && ony > 0)
+  /* A grid's y dimension holds at most 65535 blocks: a taller output goes
+   * in slices of block rows, each launch told its first (by0). */
+  const int by = kind == 2 ? 8 : CONV_TY;
+  const int64_t nby = (ony + by - 1) / by;
+  for (int64_t by0 = 0; onx > 0 && by0 < nby; by0 += kMaxGridY)
     {
+      const unsigned gy = (unsigned) (nby - by0 < kMaxGridY ? nby - by0 : kMaxGridY);
       if (kind == 2)
         {
-          dim3 block (32, 8), grid ((unsigned) ((onx + 31) / 32), (unsigned) ((ony + 7) / 8));
-          SKY_LAUNCH (conv2d_global<T>, grid, block, 0, gpu->stream, d_in, (int) nx, (int) ny,
-                      d_out, (int) onx, (int) ony, (int) x0, (int) y0, d_k, kx, ky);
+          dim3 block (32, 8), grid ((unsigned) ((onx + 31) / 32), gy);
+          SKY_LAUNCH (conv2dGlobalKernel<T>, grid, block, 0, gpu->stream, d_in, (int) nx,
+                      (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0, (int) by0, d_k,
+                      kx, ky);
         }
       else
         {
           dim3 block (CONV_BX, CONV_BY);
-          dim3 grid ((unsigned) ((onx + CONV_TX - 1) / CONV_TX),
-                     (unsigned) ((ony + CONV_TY - 1) / CONV_TY));
+          dim3 grid ((unsigned) ((onx + CONV_TX - 1) / CONV_TX), gy);
           int fixed = kind == 0 && kx == ky && kx <= 15 && kx % 2 == 1 && kx >= 3;
 #define CONV_FIXED(K)                                                           \
   case K:                                                                       \
-    SKY_LAUNCH ((conv2d_separable_fixed<T, K, K>), grid, block, 0, gpu->stream, d_in, \
-                (int) nx, (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0, d_k, \
-                d_k + ky);                                                      \
+    SKY_LAUNCH ((conv2dSeparableFixedKernel<T, K, K>), grid, block, 0, gpu->stream, d_in, \
+                (int) nx, (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0, \
+                (int) by0, d_k, d_k + ky);                                      \
     break;
           if (fixed)
             switch (kx)
@@ -602,21 +605,21 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
               }
 #undef CONV_FIXED
           else if (kind == 0)
-            SKY_LAUNCH (conv2d_separable<T>, grid, block, smem_sep, gpu->stream, d_in, (int) nx,
-                        (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0, d_k,
-                        d_k + ky, kx, ky);
+            SKY_LAUNCH (conv2dSeparableKernel<T>, grid, block, smem_sep, gpu->stream, d_in,
+                        (int) nx, (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0,
+                        (int) by0, d_k, d_k + ky, kx, ky);
           else
-            SKY_LAUNCH (conv2d_direct<T>, grid, block, smem_dir, gpu->stream, d_in, (int) nx,
-                        (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0, d_k, kx,
-                        ky);
+            SKY_LAUNCH (conv2dDirectKernel<T>, grid, block, smem_dir, gpu->stream, d_in,
+                        (int) nx, (int) ny, d_out, (int) onx, (int) ony, (int) x0, (int) y0,
+                        (int) by0, d_k, kx, ky);
         }
     }
   SKY_CUDA (cudaEventRecord (b.ev[2], gpu->stream));
   SKY_CUDA (cudaMemcpyAsync (out, d_out, out_bytes, cudaMemcpyDeviceToHost, gpu->stream));
   SKY_CUDA (cudaEventRecord (b.ev[3], gpu->stream));
   SKY_CUDA (cudaStreamSynchronize (gpu->stream));
-  if ((ret = fill_times (b, times, kind == 0 ? SKY_GPU_CONVOLVE_SEPARABLE
-                                             : SKY_GPU_CONVOLVE_DIRECT)) != SKY_OK)
+  if ((ret = fill_times (b, times, kind == 0 ? SKY_CONVOLVE_SEPARABLE
+                                             : SKY_CONVOLVE_DIRECT)) != SKY_OK)
     return ret;
   /* Only a complete output is offered to a display. */
   gpu->conv_nx = onx;
@@ -659,32 +662,32 @@ convolve1d (SkyGpu *gpu, const T *a, int64_t n, const T *v, int64_t m, T *out,
       double *d_out8 = (double *) d_out;
       unsigned blocks = (unsigned) ((nout + CONV1P_T - 1) / CONV1P_T);
       if (m == 15)
-        SKY_LAUNCH ((conv1d_pairs_smem<15>), dim3 (blocks), dim3 (CONV1P_THREADS), 0,
+        SKY_LAUNCH ((conv1dPairsKernel<15>), dim3 (blocks), dim3 (CONV1P_THREADS), 0,
                     gpu->stream, d_a8, n, d_v8, d_out8, nout);
       else
-        SKY_LAUNCH ((conv1d_pairs_smem<3>), dim3 (blocks), dim3 (CONV1P_THREADS), 0,
+        SKY_LAUNCH ((conv1dPairsKernel<3>), dim3 (blocks), dim3 (CONV1P_THREADS), 0,
                     gpu->stream, d_a8, n, d_v8, d_out8, nout);
     }
   else if (m == 15 || m == 3)
     {
       unsigned blocks = (unsigned) ((nout + CONV1_T - 1) / CONV1_T);
       if (m == 15)
-        SKY_LAUNCH ((conv1d_fixed<T, 15>), dim3 (blocks), dim3 (CONV1_THREADS), 0, gpu->stream,
+        SKY_LAUNCH ((conv1dFixedKernel<T, 15>), dim3 (blocks), dim3 (CONV1_THREADS), 0, gpu->stream,
                     d_a, n, d_v, d_out, nout);
       else
-        SKY_LAUNCH ((conv1d_fixed<T, 3>), dim3 (blocks), dim3 (CONV1_THREADS), 0, gpu->stream,
+        SKY_LAUNCH ((conv1dFixedKernel<T, 3>), dim3 (blocks), dim3 (CONV1_THREADS), 0, gpu->stream,
                     d_a, n, d_v, d_out, nout);
     }
   else if (tiled)
     {
       unsigned blocks = (unsigned) ((nout + CONV1_T - 1) / CONV1_T);
-      SKY_LAUNCH (conv1d_tiled<T>, dim3 (blocks), dim3 (CONV1_THREADS), smem, gpu->stream, d_a,
+      SKY_LAUNCH (conv1dTiledKernel<T>, dim3 (blocks), dim3 (CONV1_THREADS), smem, gpu->stream, d_a,
                   n, d_v, (int) m, d_out, nout);
     }
   else
     {
       unsigned blocks = (unsigned) ((nout + 255) / 256);
-      SKY_LAUNCH (conv1d_global<T>, dim3 (blocks), dim3 (256), 0, gpu->stream, d_a, n, d_v, m,
+      SKY_LAUNCH (conv1dGlobalKernel<T>, dim3 (blocks), dim3 (256), 0, gpu->stream, d_a, n, d_v, m,
                   d_out, nout);
     }
   SKY_CUDA (cudaEventRecord (b.ev[2], gpu->stream));
@@ -692,11 +695,11 @@ convolve1d (SkyGpu *gpu, const T *a, int64_t n, const T *v, int64_t m, T *out,
                              gpu->stream));
   SKY_CUDA (cudaEventRecord (b.ev[3], gpu->stream));
   SKY_CUDA (cudaStreamSynchronize (gpu->stream));
-  return fill_times (b, times, SKY_GPU_CONVOLVE_DIRECT);
+  return fill_times (b, times, SKY_CONVOLVE_DIRECT);
 }
 
 __global__ void
-round_to_float (const double *__restrict__ in, int64_t n, float *__restrict__ out)
+roundToFloatKernel (const double *__restrict__ in, int64_t n, float *__restrict__ out)
 {
   sky_grid_wait ();
   for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n;
@@ -747,7 +750,7 @@ sky_gpu_convolve_output_f32 (SkyGpu *gpu, const float **out)
       gpu->conv_f32_bytes = bytes;
     }
   const int64_t blocks = (n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536;
-  SKY_LAUNCH (round_to_float, dim3 ((unsigned) blocks), dim3 (256), 0, gpu->stream,
+  SKY_LAUNCH (roundToFloatKernel, dim3 ((unsigned) blocks), dim3 (256), 0, gpu->stream,
               (const double *) o.data, n, gpu->d_conv_f32);
   *out = gpu->d_conv_f32;
   return SKY_OK;
@@ -755,16 +758,16 @@ sky_gpu_convolve_output_f32 (SkyGpu *gpu, const float **out)
 
 extern "C" int
 sky_gpu_convolve2d_f32 (SkyGpu *gpu, const float *in, int64_t nx, int64_t ny,
-                        const SkyKernel *kernel, SkyConvolveMode mode, int path, float *out,
-                        SkyGpuConvolveTimes *times)
+                        const SkyKernel *kernel, SkyConvolveMode mode, SkyConvolvePath path,
+                        float *out, SkyGpuConvolveTimes *times)
 {
   return convolve2d<float> (gpu, in, nx, ny, kernel, mode, path, out, times);
 }
 
 extern "C" int
 sky_gpu_convolve2d_f64 (SkyGpu *gpu, const double *in, int64_t nx, int64_t ny,
-                        const SkyKernel *kernel, SkyConvolveMode mode, int path, double *out,
-                        SkyGpuConvolveTimes *times)
+                        const SkyKernel *kernel, SkyConvolveMode mode, SkyConvolvePath path,
+                        double *out, SkyGpuConvolveTimes *times)
 {
   return convolve2d<double> (gpu, in, nx, ny, kernel, mode, path, out, times);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CUDA/OpenGL interop (sky-gpu-gl.h): registering GL objects, writing them
  * from device memory between a map and an unmap, and the display's colour
  * mapping as a kernel. */
@@ -135,6 +136,18 @@ timer_free (Timer *t)
     cudaEventDestroy (t->b);
 }
 
+/* Unmaps the n objects even after a failed write: GL must get them back.
+ * Returns the write's status ret, or the unmap's failure after a good one. */
+static int
+unmap (int n, cudaGraphicsResource_t *res, cudaStream_t s, int ret)
+{
+  cudaError_t err = cudaGraphicsUnmapResources (n, res, s);
+
+  if (ret == SKY_OK && err != cudaSuccess)
+    ret = sky_gpu_cuda_fail (err, "cudaGraphicsUnmapResources", __FILE__, __LINE__);
+  return ret;
+}
+
 static int
 write_textures (cudaStream_t s, int n, SkyGpuGl *const *tex, const void *const *src,
                 const size_t *row_bytes, const size_t *rows)
@@ -165,11 +178,7 @@ write_textures (cudaStream_t s, int n, SkyGpuGl *const *tex, const void *const *
       if (err != cudaSuccess)
         ret = sky_gpu_cuda_fail (err, "cudaMemcpy2DToArrayAsync", __FILE__, __LINE__);
     }
-  /* Unmap even after a failed copy: GL must get its textures back. */
-  cudaError_t err = cudaGraphicsUnmapResources (n, res, s);
-  if (ret == SKY_OK && err != cudaSuccess)
-    ret = sky_gpu_cuda_fail (err, "cudaGraphicsUnmapResources", __FILE__, __LINE__);
-  return ret;
+  return unmap (n, res, s, ret);
 }
 
 int
@@ -212,9 +221,9 @@ write_buffers (cudaStream_t s, int n, SkyGpuGl *const *buf, const void *const *s
   SKY_CUDA (cudaGraphicsMapResources (n, res, s));
   for (int i = 0; i < n && ret == SKY_OK; i++)
     {
-      void *ptr = NULL;
+      void *d_ptr = NULL;
       size_t size = 0;
-      cudaError_t err = cudaGraphicsResourceGetMappedPointer (&ptr, &size, res[i]);
+      cudaError_t err = cudaGraphicsResourceGetMappedPointer (&d_ptr, &size, res[i]);
       /* A buffer is linear memory: a plain device copy at the memory's
        * bandwidth, where a texture's tiled array takes the copy engine's
        * slower 2D path (see the textures' write above). */
@@ -222,15 +231,11 @@ write_buffers (cudaStream_t s, int n, SkyGpuGl *const *buf, const void *const *s
         ret = sky_fail (SKY_ERR_ARGUMENT, "the buffer holds %zu bytes, %zu to write", size,
                         bytes[i]);
       else if (err == cudaSuccess && bytes[i] > 0)
-        err = cudaMemcpyAsync (ptr, src[i], bytes[i], cudaMemcpyDeviceToDevice, s);
+        err = cudaMemcpyAsync (d_ptr, src[i], bytes[i], cudaMemcpyDeviceToDevice, s);
       if (ret == SKY_OK && err != cudaSuccess)
         ret = sky_gpu_cuda_fail (err, "cudaMemcpyAsync", __FILE__, __LINE__);
     }
-  /* Unmap even after a failed copy: GL must get its buffers back. */
-  cudaError_t err = cudaGraphicsUnmapResources (n, res, s);
-  if (ret == SKY_OK && err != cudaSuccess)
-    ret = sky_gpu_cuda_fail (err, "cudaGraphicsUnmapResources", __FILE__, __LINE__);
-  return ret;
+  return unmap (n, res, s, ret);
 }
 
 int
@@ -258,7 +263,7 @@ int
 sky_gpu_gl_write_convolved (SkyGpu *gpu, SkyGpuGl *tex, double *ms)
 {
   SkyGpuConvolveOutput o;
-  const float *src = NULL;
+  const float *d_src = NULL;
   Timer t;
   int ret;
 
@@ -266,11 +271,11 @@ sky_gpu_gl_write_convolved (SkyGpu *gpu, SkyGpuGl *tex, double *ms)
     return sky_fail (SKY_ERR_ARGUMENT, "no GPU context for its convolution output");
   if ((ret = sky_gpu_convolve_output (gpu, &o)) != SKY_OK)
     return ret;
-  const void *src_v;
+  const void *d_src_v;
   size_t row = (size_t) o.nx * sizeof (float), rows = (size_t) o.ny;
   if ((ret = timer_start (&t, gpu->stream, ms)) == SKY_OK
-      && (ret = sky_gpu_convolve_output_f32 (gpu, &src)) == SKY_OK
-      && ((src_v = src), (ret = write_textures (gpu->stream, 1, &tex, &src_v, &row, &rows)))
+      && (ret = sky_gpu_convolve_output_f32 (gpu, &d_src)) == SKY_OK
+      && ((d_src_v = d_src), (ret = write_textures (gpu->stream, 1, &tex, &d_src_v, &row, &rows)))
            == SKY_OK)
     ret = timer_stop (&t, gpu->stream, ms);
   timer_free (&t);
@@ -297,21 +302,49 @@ stretch (int s, double v)
 }
 
 __global__ static void
-colormap_kernel (const float *src, int64_t n, double lo, double range, int s, uchar4 blank,
-                 uchar4 *out)
+colormapKernel (const float *d_src, int64_t n, double lo, double range, int s, uchar4 blank,
+                uchar4 *d_out)
 {
   for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n;
        i += (int64_t) gridDim.x * blockDim.x)
     {
-      float x = src[i];
+      float x = d_src[i];
       uchar4 c = blank;
       if (!isnan (x))
         {
           uchar4 e = c_cmap[(int) (stretch (s, (x - lo) / range) * 255 + 0.5)];
           c = make_uchar4 (e.x, e.y, e.z, 255);
         }
-      out[i] = c;
+      d_out[i] = c;
     }
+}
+
+/* Maps the pixel buffer, colours n values into it, and unmaps it. */
+static int
+colormap_mapped (cudaStream_t s, SkyGpuGl *buf, const float *d_src, int64_t n, double lo,
+                 double hi, int stretch_kind, const uint8_t blank[4])
+{
+  void *d_ptr = NULL;
+  size_t size = 0;
+  int ret = SKY_OK;
+
+  SKY_CUDA (cudaGraphicsMapResources (1, &buf->res, s));
+  cudaError_t err = cudaGraphicsResourceGetMappedPointer (&d_ptr, &size, buf->res);
+  if (err == cudaSuccess && size < (size_t) n * 4)
+    ret = sky_fail (SKY_ERR_ARGUMENT, "the pixel buffer holds %zu bytes, %lld needed", size,
+                    (long long) n * 4);
+  else if (err != cudaSuccess)
+    ret = sky_gpu_cuda_fail (err, "cudaGraphicsResourceGetMappedPointer", __FILE__, __LINE__);
+  if (ret == SKY_OK)
+    {
+      int blocks = (int) ((n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536);
+      colormapKernel<<<blocks, 256, 0, s>>> (d_src, n, lo, hi - lo, stretch_kind,
+                                             make_uchar4 (blank[0], blank[1], blank[2], blank[3]),
+                                             (uchar4 *) d_ptr);
+      if ((err = cudaGetLastError ()) != cudaSuccess)
+        ret = sky_gpu_cuda_fail (err, "colormapKernel<<<>>>", __FILE__, __LINE__);
+    }
+  return unmap (1, &buf->res, s, ret);
 }
 
 int
@@ -321,8 +354,6 @@ sky_gpu_gl_colormap (SkyGpu *gpu, SkyGpuGl *buf, const float *src, int64_t nx, i
 {
   cudaStream_t s = gpu ? gpu->stream : 0;
   const int64_t n = nx * ny;
-  void *ptr = NULL;
-  size_t size = 0;
   Timer t;
   int ret;
 
@@ -332,31 +363,9 @@ sky_gpu_gl_colormap (SkyGpu *gpu, SkyGpuGl *buf, const float *src, int64_t nx, i
     return sky_fail (SKY_ERR_ARGUMENT, "colour map: stretch %d, limits %g..%g, %lld pixels",
                      stretch_kind, lo, hi, (long long) n);
   SKY_CUDA (cudaMemcpyToSymbolAsync (c_cmap, cmap, 256 * 4, 0, cudaMemcpyHostToDevice, s));
-  if ((ret = timer_start (&t, s, ms)) != SKY_OK)
-    {
-      timer_free (&t);
-      return ret;
-    }
-  SKY_CUDA (cudaGraphicsMapResources (1, &buf->res, s));
-  cudaError_t err = cudaGraphicsResourceGetMappedPointer (&ptr, &size, buf->res);
-  if (err == cudaSuccess && size < (size_t) n * 4)
-    ret = sky_fail (SKY_ERR_ARGUMENT, "the pixel buffer holds %zu bytes, %lld needed", size,
-                    (long long) n * 4);
-  else if (err != cudaSuccess)
-    ret = sky_gpu_cuda_fail (err, "cudaGraphicsResourceGetMappedPointer", __FILE__, __LINE__);
-  if (ret == SKY_OK)
-    {
-      int blocks = (int) ((n + 255) / 256 < 65536 ? (n + 255) / 256 : 65536);
-      colormap_kernel<<<blocks, 256, 0, s>>> (src, n, lo, hi - lo, stretch_kind,
-                                              make_uchar4 (blank[0], blank[1], blank[2], blank[3]),
-                                              (uchar4 *) ptr);
-      if ((err = cudaGetLastError ()) != cudaSuccess)
-        ret = sky_gpu_cuda_fail (err, "colormap_kernel<<<>>>", __FILE__, __LINE__);
-    }
-  err = cudaGraphicsUnmapResources (1, &buf->res, s);
-  if (ret == SKY_OK && err != cudaSuccess)
-    ret = sky_gpu_cuda_fail (err, "cudaGraphicsUnmapResources", __FILE__, __LINE__);
-  if (ret == SKY_OK)
+  /* The timer's events are freed on every way out, a failed map included. */
+  if ((ret = timer_start (&t, s, ms)) == SKY_OK
+      && (ret = colormap_mapped (s, buf, src, n, lo, hi, stretch_kind, blank)) == SKY_OK)
     ret = timer_stop (&t, s, ms);
   timer_free (&t);
   return ret;

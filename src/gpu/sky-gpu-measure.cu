@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Source measurement on the device: per label the pixel count, the sum and
  * the intensity-weighted centroid (sums in double), the peak (the first in
  * raster order on ties, as the CPU) and the bounding box.
@@ -27,26 +28,13 @@ acc_layout (unsigned char *base, int64_t cap)
   return sky_measure_acc (base, cap);
 }
 
-__device__ __forceinline__ uint32_t
-float_key (float v)
-{
-  uint32_t u = __float_as_uint (v);
-  return u ^ ((uint32_t) ((int32_t) u >> 31) | 0x80000000u);
-}
-
-__device__ __forceinline__ float
-key_float (uint32_t k)
-{
-  return __uint_as_float ((k & 0x80000000u) ? (k ^ 0x80000000u) : ~k);
-}
-
 /* The peak as one orderable word: the value's key above, and the pixel
  * index inverted below, so that the largest word is the largest value and,
  * among equal values, the first pixel in raster order. */
 __device__ __forceinline__ unsigned long long
 peak_word (float v, uint32_t p)
 {
-  return (unsigned long long) float_key (v) << 32 | (0xffffffffu - p);
+  return (unsigned long long) sky_float_key (v) << 32 | (0xffffffffu - p);
 }
 
 /* Clears the accumulators; only for a second measure with a grown buffer
@@ -251,7 +239,7 @@ measureFinalizeKernel (SkyGpuState *__restrict__ st, unsigned char *__restrict__
   y[i] = a.sy[i] / a.sum[i];
   sum[i] = a.sum[i];
   npix[i] = (long long) a.npix[i];
-  peak[i] = key_float ((uint32_t) (pw >> 32));
+  peak[i] = sky_key_float ((uint32_t) (pw >> 32));
   peak_x[i] = (int) (pp % (uint32_t) nx);
   peak_y[i] = (int) (pp / (uint32_t) nx);
   xmin[i] = a.x0[i];

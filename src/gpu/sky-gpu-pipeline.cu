@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* One run of the four steps on the device: upload, the steps back to back
  * on one stream with an event between each, then the results home. The
  * host waits twice: once for the header (statistics and source count, to
@@ -120,8 +121,8 @@ unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat)
  * fault: the context is left unusable and every later CUDA call fails, as
  * after an Xid error or a lost device, so what callers do about it can be
  * tested on any GPU. */
-__global__ void
-sky_trap_kernel (void)
+static __global__ void
+faultTrapKernel (void)
 {
   asm volatile ("trap;");
 }
@@ -129,10 +130,8 @@ sky_trap_kernel (void)
 static void
 fault_point (SkyGpu *gpu, const char *step)
 {
-  const char *v = getenv ("SKYSIFT_GPU_FAULT");
-
-  if (v != NULL && strcmp (v, step) == 0)
-    sky_trap_kernel<<<1, 1, 0, gpu->stream>>> ();
+  if (strcmp (gpu->switches.fault, step) == 0)
+    faultTrapKernel<<<1, 1, 0, gpu->stream>>> ();
 }
 
 /* The lesson method's steps on the device, in order: each enqueues its
@@ -198,10 +197,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   gpu->h_params->connectivity = params->connectivity;
   /* The clip's full path, which otherwise runs only when its plan misses:
    * tests set this to check that path against the CPU too. */
-  gpu->h_params->full_clip = getenv ("SKYSIFT_GPU_FULL_CLIP") != NULL
-                             && strcmp (getenv ("SKYSIFT_GPU_FULL_CLIP"), "1") == 0;
-  gpu->h_params->loop_profile = getenv ("SKYSIFT_GPU_LOOP_PROFILE") != NULL
-                                && strcmp (getenv ("SKYSIFT_GPU_LOOP_PROFILE"), "1") == 0;
+  gpu->h_params->full_clip = gpu->switches.full_clip;
+  gpu->h_params->loop_profile = gpu->switches.loop_profile;
   if (!is_pinned (src))
     {
       if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
@@ -318,9 +315,6 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
   if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || img->nx * img->ny > INT32_MAX)
     return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^31 - 1 pixels (got %lld x %lld)",
                      (long long) img->nx, (long long) img->ny);
-  if (img->ny > 65535LL * 8)
-    return sky_fail (SKY_ERR_SIZE, "the GPU backend takes at most %lld rows (got %lld)",
-                     65535LL * 8, (long long) img->ny);
   if ((ret = reset_result (res, img, flags)) != SKY_OK)
     return ret;
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-private.h: what the .cu files of the CUDA backend share: the
  * context, the device-side state of a run, the error check, and each step's
  * host interface. C++ (nvcc) only. */
@@ -122,7 +123,9 @@ typedef struct SkyGpuState {
   int overflow;              /* more sources than the measure buffers hold */
 } SkyGpuState;
 
-/* Clip tables: buckets by the top kClipBucketBits of an order-preserving key. */
+
+/* Clip tables: buckets by the top SKY_CLIP_BUCKET_BITS of a value's
+ * order-preserving key (sky_float_key, sky-core.h, as on the CPU). */
 enum {
   SKY_CLIP_BUCKET_BITS = 15,
   SKY_CLIP_BUCKETS = 1 << SKY_CLIP_BUCKET_BITS,
@@ -180,6 +183,25 @@ sky_measure_acc_clear (const SkyMeasureAcc &a, int64_t i)
 }
 #endif
 
+/* The environment's switches, read once when a context is made
+ * (sky_gpu_switches_read in sky-gpu-switches.cu, which names each one and
+ * says what it is for): comparisons, tuning and tests. */
+typedef struct SkyGpuSwitches {
+  int pdl_off;               /* SKYSIFT_GPU_PDL=0: plain launches */
+  int full_coop_off;         /* SKYSIFT_GPU_FULL_COOP=0: the full path as five kernels */
+  int loop_threads;          /* SKYSIFT_GPU_LOOP_THREADS: 256, 512, 1024; 0 by image size */
+  int full_clip;             /* SKYSIFT_GPU_FULL_CLIP=1: the clip's full path always */
+  int loop_profile;          /* SKYSIFT_GPU_LOOP_PROFILE=1: the loop prints its cycles */
+  char fault[16];            /* SKYSIFT_GPU_FAULT: the step before which a kernel traps */
+} SkyGpuSwitches;
+
+void sky_gpu_switches_read (SkyGpuSwitches *sw);
+
+/* SKYSIFT_GPU_MEMORY_LIMIT in bytes, 0 for none. Read at each check, not
+ * with the other switches: a process keeps one context for its life (the
+ * app does), and a limit set later must still hold for it. */
+size_t sky_gpu_memory_limit (void);
+
 /* A run's events: the upload's two, then one where each step ends (indexed
  * by SkyStep, so a new step needs no new name here), then the downloads'. */
 enum {
@@ -196,6 +218,7 @@ enum {
 struct SkyGpu {
   int device;
   int nsm;
+  SkyGpuSwitches switches;
   int pdl;                   /* programmatic dependent launches (compute 9.0+) */
   int full_coop;             /* the clip's full path as one cooperative kernel */
   cudaStream_t stream;
@@ -273,5 +296,33 @@ int sky_gpu_convolve_output_f32 (SkyGpu *gpu, const float **out);
 
 /* The launch geometry of the clip histogram for n pixels. */
 void sky_gpu_clip_geometry (const SkyGpu *gpu, int64_t n, int *blocks, int64_t *chunk);
+
+/* The clip's phases, in the order sky_gpu_clip_enqueue (sky-gpu-clip.cu)
+ * runs them; d_values: the gathered values, or on the full path (full 1)
+ * all of them. Each file's kernels get their shared memory size set by its
+ * prepare. */
+int sky_gpu_clip_plan_prepare (SkyGpu *gpu);
+int sky_gpu_clip_loop_prepare (SkyGpu *gpu);
+int sky_gpu_clip_full_prepare (SkyGpu *gpu);
+int sky_gpu_clip_histogram_enqueue (SkyGpu *gpu, int64_t n);
+int sky_gpu_clip_plan_enqueue (SkyGpu *gpu);
+int sky_gpu_clip_gather_enqueue (SkyGpu *gpu, int64_t n);
+int sky_gpu_clip_sums_enqueue (SkyGpu *gpu, int64_t n, const float *d_values, int full);
+int sky_gpu_clip_loop_enqueue (SkyGpu *gpu, int64_t n, const float *d_values, int full);
+int sky_gpu_clip_full_enqueue (SkyGpu *gpu, int64_t n);
+
+/* The clip's value buffers: the gathered values in d_labels (free until
+ * the labelling), all values by bucket (the full path) in d_work. */
+static inline float *
+sky_gpu_clip_gathered (const SkyGpu *gpu)
+{
+  return reinterpret_cast<float *> (gpu->d_labels);
+}
+
+static inline float *
+sky_gpu_clip_values (const SkyGpu *gpu)
+{
+  return reinterpret_cast<float *> (gpu->d_work);
+}
 
 #endif /* SKY_GPU_PRIVATE_H */

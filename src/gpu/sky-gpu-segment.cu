@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Segmentation on the device: mask = pixel > bound, where the clip kernel
  * left bound = the largest float not above the threshold (as the CPU's
- * float_floor), so the float comparison is exact. NaN compares false, so
- * blanks stay 0; a flat image (no bound) gives an empty mask. */
+ * sky_threshold_bound), so the float comparison is exact. NaN compares
+ * false, so blanks stay 0; a flat image (no bound) gives an empty mask. */
 #include "sky-gpu-private.h"
 
 namespace {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Every step as the runner sees it: which parameters it reads, how the CPU
  * runs it, what a later run may take from an earlier one, and how its
  * result is checked against the GPU's. Indexed by SkyStep; a method's order
@@ -15,6 +16,9 @@ npixels (const SkyStages *st)
 {
   return (size_t) (st->image->nx * st->image->ny);
 }
+
+static void note_append (char *note, size_t size, const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
 
 static void
 note_append (char *note, size_t size, const char *fmt, ...)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The runner: a method's steps up to one of them, reusing an earlier run,
  * on the CPU, the GPU or both, with the GPU's failures finished on the CPU. */
 #include "sky-runner-private.h"

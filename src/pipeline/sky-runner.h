@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-runner.h: the one pipeline runner, below every front end (the CLI,
  * the app, later Python) and above the backends it calls (src/cpu, and
  * src/gpu through SkyGpuBackend). Plain C11 with POSIX threads: no GLib.

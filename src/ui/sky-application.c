@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyApplication: the app's actions and its one window.
  *
  * Every operation a script may want is an application action, so that it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyClipHistogram: counts on a log scale, so that the wings where the
  * clipping bounds sit are as visible as the peak. */
 #include "sky-clip-histogram.h"

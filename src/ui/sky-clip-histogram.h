@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-clip-histogram.h: the clip step's picture: the pixel values around
  * the background, with the median, the clipping bounds and the threshold. */
 #pragma once

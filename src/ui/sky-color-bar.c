@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyColorBar: the view's colour map along the stretched scale, with the
  * data values at five evenly spaced stretched positions. */
 #include "sky-color-bar.h"

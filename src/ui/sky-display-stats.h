@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-display-stats.h: what the viewer needs to know about an image before
  * it can draw it: display limits (min-max, percentiles, zscale), the pixel
  * distribution for histogram equalisation, a mean pyramid for zooming out,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Loading an image and preparing it for display, off the main thread. */
 #include "sky-image-data.h"
 

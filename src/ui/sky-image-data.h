@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-image-data.h: an image as the app holds it, loaded on a worker thread
  * with everything the display needs, then shared read-only (reference
  * counted) between the view, the pipeline workers and the exporters.

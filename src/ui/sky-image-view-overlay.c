@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyImageView's markers and label numbers, drawn with cairo on top of the
  * GL image. Numbers that would overlap an earlier one are left out, the
  * brightest sources placed first, so a crowded field stays readable. */

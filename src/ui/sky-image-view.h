@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-image-view.h: the image with its display settings and the pipeline's
  * results on top: an OpenGL area for the pixels, cairo for the markers. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkySourceTable: a GtkColumnView over SkySource rows, sorted by the
  * column headers; selecting a row emits source-selected. */
 #include "sky-source-table.h"
@@ -189,8 +190,10 @@ cell_setup (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_
   gtk_list_item_set_child (item, label);
 }
 
+/* The property's value as text: an int64 whole, a double with digits
+ * decimals (fixed) or significant digits (general). */
 static void
-bind_format (GtkListItem *item, const char *property, const char *format)
+bind_format (GtkListItem *item, const char *property, gboolean fixed, int digits)
 {
   SkySource *source = gtk_list_item_get_item (item);
   GValue value = G_VALUE_INIT;
@@ -202,24 +205,24 @@ bind_format (GtkListItem *item, const char *property, const char *format)
   if (G_VALUE_HOLDS_INT64 (&value))
     g_snprintf (text, sizeof text, "%" G_GINT64_FORMAT, g_value_get_int64 (&value));
   else
-    g_snprintf (text, sizeof text, format, g_value_get_double (&value));
+    g_snprintf (text, sizeof text, fixed ? "%.*f" : "%.*g", digits, g_value_get_double (&value));
   gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
   g_value_unset (&value);
 }
 
-#define DEFINE_BIND(prop, format)                                                             \
+#define DEFINE_BIND(prop, fixed, digits)                                                      \
   static void                                                                                 \
   bind_##prop (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)      \
   {                                                                                           \
-    bind_format (item, #prop, format);                                                        \
+    bind_format (item, #prop, fixed, digits);                                                 \
   }
 
-DEFINE_BIND (id, NULL)
-DEFINE_BIND (x, "%.2f")
-DEFINE_BIND (y, "%.2f")
-DEFINE_BIND (peak, "%.4g")
-DEFINE_BIND (sum, "%.4g")
-DEFINE_BIND (npix, NULL)
+DEFINE_BIND (id, FALSE, 0)
+DEFINE_BIND (x, TRUE, 2)
+DEFINE_BIND (y, TRUE, 2)
+DEFINE_BIND (peak, FALSE, 4)
+DEFINE_BIND (sum, FALSE, 4)
+DEFINE_BIND (npix, FALSE, 0)
 
 static void
 bind_lng (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)

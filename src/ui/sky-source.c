@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkySource: the catalogue's numbers as properties, for sorting by
  * expression and for the table's cells. */
 #include "sky-source.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-source.h: one row of the source table, a view of one catalogue entry. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyWindow's files: the open and export dialogs, drag and drop, and the
  * recent files menu. Every path ends up in the queue like a script's. */
 #include "sky-window-private.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyWindow's queue. Each operation (open, run, export) is a job; one runs
  * at a time, its heavy part on a worker thread, and its result is applied
  * here on the main loop. A GLib timeout ticking every 10 ms meanwhile
@@ -618,8 +619,12 @@ on_png_written (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
 
   if (self->disposed)
-    ;
-  else if (!sky_texture_save_png_finish (result, &error))
+    {
+      job_context_free (ctx);
+      job_done (self);
+      return;
+    }
+  if (!sky_texture_save_png_finish (result, &error))
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         sky_window_show_error (self, "Could not export the picture", error->message);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-window-private.h: SkyWindow's instance, shared by the files that split
  * it by concern: sky-window.c (the class, panels, readout),
  * sky-window-jobs.c (the queue: load, run, export), sky-window-files.c

@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyWindow: the class, its panels and the readout under the pointer. */
 #include "sky-window-private.h"
 #include "sky-resources.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sky-colormap.h"
@@ -588,20 +591,21 @@ on_source_activated (SkyImageView *view, gint64 index, SkyWindow *self)
 
 /* ------------------------------------------------------------- describe */
 
+/* s as a JSON string, quoted as the CLI's JSON quotes it. */
 static void
 json_string (GString *out, const char *s)
 {
-  g_string_append_c (out, '"');
-  for (; s && *s; s++)
+  char *text = NULL;
+  size_t size = 0;
+  FILE *fp = open_memstream (&text, &size);
+
+  if (fp != NULL)
     {
-      if (*s == '"' || *s == '\\')
-        g_string_append_printf (out, "\\%c", *s);
-      else if ((guchar) *s < 0x20)
-        g_string_append_printf (out, "\\u%04x", *s);
-      else
-        g_string_append_c (out, *s);
+      sky_put_quoted (fp, s);
+      fclose (fp);
     }
-  g_string_append_c (out, '"');
+  g_string_append (out, text != NULL ? text : "null");
+  free (text);
 }
 
 static void
@@ -929,8 +933,6 @@ sky_window_class_init (SkyWindowClass *klass)
 static void
 sky_window_init (SkyWindow *self)
 {
-  g_autofree char *reason = NULL;
-
   gtk_widget_init_template (GTK_WIDGET (self));
   g_queue_init (&self->jobs);
   self->started_us = g_get_monotonic_time ();

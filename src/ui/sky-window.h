@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-window.h: the main window: the image, the pipeline's toolbar and its
  * panels. Every operation on it is queued and runs in order, so that a
  * script's open, run and export (the app's D-Bus actions) follow each other

@@ -1,7 +1,8 @@
-/* Whether two backends' results agree, check by check, as the contract in
- * ../shared/ARCHITECTURE.md words it. Plain C: skysift-cli --backend both
- * and the GPU parity tests share it. */
-#include "sky-gpu.h"
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Whether two backends' results agree, check by check, as docs/contract.md
+ * words it: skysift-cli --backend both, the app and the GPU parity tests
+ * share it. */
+#include "sky-core.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -53,17 +54,6 @@ close_to (double a, double b, double tol, double floor)
   if (a == b)
     return 1;
   return fabs (a - b) <= tol * fmax (fmax (fabs (a), fabs (b)), floor);
-}
-
-/* sky-cpu-segment.c's float_floor: x > t exactly when x > float_floor (t). */
-static float
-float_floor (double t)
-{
-  float f = (float) t;
-
-  if ((double) f > t)
-    f = nextafterf (f, -INFINITY);
-  return f;
 }
 
 static void
@@ -156,8 +146,8 @@ compare_catalogue (const SkyCatalogue *c, const SkyCatalogue *d, Report *r)
 }
 
 int
-sky_gpu_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
-                 size_t what_size)
+sky_result_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
+                    size_t what_size)
 {
   Report r = { what, what_size, 0, 0 };
 
@@ -177,7 +167,8 @@ sky_gpu_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res
    * which the two thresholds' last bits put on different sides. */
   if (r.failed && img != NULL && !isnan (ref->threshold_value) && !isnan (res->threshold_value))
     {
-      float a = float_floor (ref->threshold_value), b = float_floor (res->threshold_value);
+      float a = sky_threshold_bound (ref->threshold_value);
+      float b = sky_threshold_bound (res->threshold_value);
       float lo = fminf (a, b), hi = fmaxf (a, b);
       int64_t on = 0;
       if (lo != hi)
