@@ -2915,18 +2915,213 @@ test_script_parameters (Fixture *f)
   g_free (cube.path);
 }
 
-static GtkWindow *
-file_chooser_shown (void)
+/* ------------------------------------------------------ file dialogs */
+
+/* The file dialog a person sees: without a portal, GtkFileChooserNative
+ * shows a GtkFileChooserDialog, a toplevel of its own. */
+static gboolean
+find_file_dialog (gpointer data)
 {
-  GListModel *toplevels = gtk_window_get_toplevels ();   /* GTK's own */
+  GListModel *toplevels = gtk_window_get_toplevels ();
 
   for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
     {
       g_autoptr (GtkWindow) w = g_list_model_get_item (toplevels, i);
       if (GTK_IS_FILE_CHOOSER_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        return w;
+        {
+          *(GtkWindow **) data = w;
+          return TRUE;
+        }
     }
-  return NULL;
+  return FALSE;
+}
+
+static gboolean
+file_dialog_gone (gpointer data)
+{
+  GtkWindow *w = NULL;
+  return !find_file_dialog (&w);
+}
+
+G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+typedef struct {
+  GtkFileChooser *chooser;
+  const char *want;     /* the path the dialog should give */
+} ChooserWait;
+
+static gboolean
+chooser_gives (gpointer data)
+{
+  ChooserWait *w = data;
+  g_autoptr (GFile) file = gtk_file_chooser_get_file (w->chooser);
+  g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+  return g_strcmp0 (path, w->want) == 0;
+}
+G_GNUC_END_IGNORE_DEPRECATIONS
+
+static gboolean
+widget_shown (gpointer data)
+{
+  return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 0;
+}
+
+/* Picks option in the dialog's choice drop-down, as a click on it does
+ * (the drop-down keeps its option ids as "options"). */
+static gboolean
+pick_in (GtkWidget *root, const char *option)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      const char *const *options = g_object_get_data (G_OBJECT (w), "options");
+      if (GTK_IS_DROP_DOWN (w) && options != NULL && g_strv_contains (options, option))
+        {
+          for (guint i = 0; options[i]; i++)
+            if (g_str_equal (options[i], option))
+              gtk_drop_down_set_selected (GTK_DROP_DOWN (w), i);
+          return TRUE;
+        }
+      if (pick_in (w, option))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+pick_choice (GtkWidget *dialog, const char *option)
+{
+  if (!pick_in (dialog, option))
+    g_error ("the file dialog has no choice offering %s", option);
+  g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (dialog), "format"), ==, option);
+}
+
+/* Opens the dialog by the window's action (its menu item and shortcut),
+ * fills it in as a person would, and presses the accept button. */
+G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+static void
+use_file_dialog (Fixture *f, const char *action, const char *folder, const char *name,
+                 const char *file, const char *format)
+{
+  GtkWindow *dialog = NULL;
+  GtkFileChooser *chooser;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->window), action, NULL));
+  iterate_until (find_file_dialog, &dialog, action);
+  chooser = GTK_FILE_CHOOSER (dialog);
+  if (file != NULL)
+    {
+      g_autoptr (GFile) gfile = g_file_new_for_path (file);
+      g_assert_true (gtk_file_chooser_set_file (chooser, gfile, NULL));
+    }
+  else
+    {
+      /* Typed into the name entry as a whole path, as a person may. */
+      g_autofree char *path = g_build_filename (folder, name, NULL);
+      gtk_file_chooser_set_current_name (chooser, path);
+    }
+  if (format != NULL)
+    pick_choice (GTK_WIDGET (dialog), format);
+  if (format != NULL && g_getenv ("SKY_TEST_EXPORT_DIALOG_SCREENSHOT"))
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GdkTexture) shot = NULL;
+      iterate_until (widget_shown, dialog, "the file dialog on screen");
+      shot = sky_render_widget (GTK_WIDGET (dialog), 1, &error);
+      g_assert_no_error (error);
+      {
+        /* A folder: one picture per export, named after the answer. */
+        g_autofree char *png = g_strdup_printf ("%s/export-%s-%s.png",
+                                                g_getenv ("SKY_TEST_EXPORT_DIALOG_SCREENSHOT"),
+                                                name, format);
+        g_assert_true (gdk_texture_save_to_png (shot, png));
+      }
+    }
+  /* The dialog accepts only once its folder has loaded and shows the
+   * file selected, as a person would wait to see it. */
+  {
+    g_autofree char *want = file != NULL ? g_strdup (file)
+                                         : g_build_filename (folder, name, NULL);
+    ChooserWait w = { chooser, want };
+    iterate_until (chooser_gives, &w, want);
+  }
+  gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
+  iterate_until (file_dialog_gone, NULL, "the file dialog to close");
+  wait_idle (f, action);
+}
+G_GNUC_END_IGNORE_DEPRECATIONS
+
+static void
+assert_file_starts (const char *path, const char *start)
+{
+  g_autofree char *text = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    {
+      g_autofree char *json = state_json ();
+      g_error ("%s was not written; the app's state: %s", path, json);
+    }
+  if (!g_str_has_prefix (text, start))
+    g_error ("%s starts %.40s, not %s", path, text, start);
+}
+
+/* The Open dialog takes a gzipped FITS file; the Export dialog writes the
+ * format chosen (its extension added to a bare name) or the one the
+ * typed extension names. */
+static void
+test_file_dialogs (Fixture *f)
+{
+  static const struct {
+    const char *name, *format, *written, *start;
+  } exports[] = {
+    { "cat", "csv", "cat.csv", "source_id," },
+    { "cat", "ecsv", "cat.ecsv", "# %ECSV 1.0" },
+    { "cat", "xml", "cat.xml", "<?xml" },
+    { "cat", "reg", "cat.reg", "# Region file format: DS9" },
+    { "typed.reg", "csv", "typed.reg", "# Region file format: DS9" },
+  };
+  g_autofree char *folder = sky_test_tmp_path ("dialogs");
+  g_autofree char *gz = g_build_filename (folder, "field.fits.gz", NULL);
+  g_autofree char *raw = NULL;
+  g_autofree char *want = NULL;
+  gsize size = 0;
+
+  g_mkdir_with_parents (folder, 0700);
+  open_image (f, &field);
+  g_assert_true (g_file_get_contents (field.path, &raw, &size, NULL));
+  {
+    g_autoptr (GZlibCompressor) zip = g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP, -1);
+    g_autoptr (GOutputStream) file = NULL;
+    g_autoptr (GOutputStream) out = NULL;
+    g_autoptr (GFile) target = g_file_new_for_path (gz);
+    file = G_OUTPUT_STREAM (g_file_replace (target, NULL, FALSE, 0, NULL, NULL));
+    out = g_converter_output_stream_new (file, G_CONVERTER (zip));
+    g_assert_true (g_output_stream_write_all (out, raw, size, NULL, NULL, NULL));
+    g_assert_true (g_output_stream_close (out, NULL, NULL));
+  }
+  use_file_dialog (f, "win.open", NULL, NULL, gz, NULL);
+  want = g_strdup_printf ("\"%s\"", gz);
+  assert_state ("image", want);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  g_assert_cmpfloat (state_number ("nsources"), ==, N_FIELD_SOURCES);
+
+  for (guint i = 0; i < G_N_ELEMENTS (exports); i++)
+    {
+      g_autofree char *path = g_build_filename (folder, exports[i].written, NULL);
+      g_remove (path);
+      use_file_dialog (f, "win.export-catalog", folder, exports[i].name, NULL,
+                       exports[i].format);
+      assert_file_starts (path, exports[i].start);
+      g_remove (path);
+    }
+  g_remove (gz);
+  g_rmdir (folder);
+}
+
+static GtkWindow *
+file_chooser_shown (void)
+{
+  GtkWindow *w = NULL;
+  return find_file_dialog (&w) ? w : NULL;
 }
 
 static gboolean
@@ -3515,6 +3710,7 @@ main (int argc, char **argv)
     { "plane-reruns", test_plane_reruns },
     { "lab-readout-keys", test_lab_readout_keys },
     { "sort-responsive", test_sort_responsive },
+    { "file-dialogs", test_file_dialogs },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

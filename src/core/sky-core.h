@@ -418,7 +418,10 @@ typedef struct SkyExport {
                                  * header has no beam, no pixel scale, or a
                                  * unit that is not per beam (flux_note) */
   char unit[72];                /* the image unit as unit-aware formats write
-                                 * it ("Jy/beam" for JY/BEAM); "" when none */
+                                 * it ("Jy/beam" for JY/BEAM); "" when none or
+                                 * when BUNIT is not a unit (unit_note) */
+  char unit_note[512];          /* how BUNIT was respelled or why it was
+                                 * left out, or "" */
   char sky_note[512];           /* why there are no sky positions, or "" */
   char flux_note[512];          /* why int_flux is empty, or "" */
 } SkyExport;
@@ -442,7 +445,8 @@ void sky_export_clear (SkyExport *ex);
  * xmax, ymin, ymax; then, with a celestial WCS, the centroid's two world
  * coordinates named after the system (ra, dec, ra_str, dec_str for
  * equatorial; glon, glat for galactic...); then int_flux, local_rms, snr.
- * Pixel coordinates are 0-based. Missing values are empty fields.
+ * Pixel coordinates are 0-based. A missing number is NaN (a typed
+ * value every CSV reader reads as a float), a missing text an empty field.
  *
  * ECSV: the same table as ECSV 1.0 (astropy's Table.read reads it), with
  * a unit and a description per column and the provenance in its metadata.
@@ -458,6 +462,21 @@ int sky_export_csv (const char *path, const SkyExport *ex);
 int sky_export_ecsv (const char *path, const SkyExport *ex);
 int sky_export_regions (const char *path, const SkyExport *ex);
 int sky_export_votable (const char *path, const SkyExport *ex);
+
+/* The catalogue formats, and the one a file name asks for by its
+ * extension: .ecsv, .xml/.vot/.votable, .reg, anything else CSV (case
+ * ignored). sky_export_write writes ex in format f with that writer. */
+typedef enum {
+  SKY_CATALOGUE_CSV,
+  SKY_CATALOGUE_ECSV,
+  SKY_CATALOGUE_VOTABLE,
+  SKY_CATALOGUE_REGIONS,
+} SkyCatalogueFormat;
+
+SkyCatalogueFormat sky_catalogue_format_for_path (const char *path);
+int sky_catalogue_format_known (const char *path); /* 1 if its extension names a format */
+const char *sky_catalogue_format_extension (SkyCatalogueFormat f); /* "csv", "ecsv", "xml", "reg" */
+int sky_export_write (const char *path, SkyCatalogueFormat f, const SkyExport *ex);
 
 /* "0.1.0": the version the files record as their software. */
 const char *sky_version (void);
@@ -696,6 +715,44 @@ int sky_fits_write_plane (const char *path, int64_t nx, int64_t ny, int bitpix,
  * original layout are left out), atomically: a map made from like, such as
  * its background or rms. */
 int sky_fits_write_map (const char *path, const SkyImage *like, const float *data);
+
+/* One keyword to add: text, or else value (a number). */
+typedef struct SkyFitsKey {
+  const char *name;
+  const char *text;     /* NULL: the key is the number value */
+  double value;
+  const char *comment;
+} SkyFitsKey;
+
+/* The header a derived plane carries from its source image. */
+typedef struct SkyPlaneHeader {
+  const char *cards;        /* the source's cards (80 characters each, as
+                             * sky_fits_read_header gives them); NULL: none */
+  int ncards;
+  int source_naxis;         /* the source's NAXIS: above 2, WCSAXES keeps
+                             * the further axes' WCS (the plane's position) */
+  double crpix_shift[2];    /* added to CRPIX1 and CRPIX2 (every alternate
+                             * WCS): where the source's pixel grid lies on
+                             * the new one */
+  int drop_unit;            /* leave out BUNIT, BMAJ, BMIN and BPA */
+  const SkyFitsKey *keys;   /* keys to add or replace */
+  int nkeys;
+  const char *const *history; /* HISTORY lines */
+  int nhistory;
+} SkyPlaneHeader;
+
+/* sky_fits_write_plane with the source's header: every card but the
+ * structure (SIMPLE, BITPIX, NAXISn, EXTEND...), the scaling (BSCALE,
+ * BZERO, BLANK) and what the new data makes untrue (DATAMIN, DATAMAX,
+ * CHECKSUM, DATASUM), CRPIXn moved by crpix_shift, then keys and history.
+ * header NULL: a bare header. */
+int sky_fits_write_plane_with_header (const char *path, int64_t nx, int64_t ny, int bitpix,
+                                      const void *data, const SkyPlaneHeader *header);
+
+/* The header of the HDU the loader would read from path (the first with
+ * image data): *cards is ncards cards of 80 characters, free()d by the
+ * caller; *hdu the 1-based HDU, *naxis its NAXIS. */
+int sky_fits_read_header (const char *path, char **cards, int *ncards, int *hdu, int *naxis);
 
 /* Reads the first image plane of a FITS file in double precision (for
  * float64 convolution), with the loader's HDU and shape rules. *data is

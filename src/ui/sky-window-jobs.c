@@ -591,9 +591,10 @@ start_run (SkyWindow *self, SkyJob *job)
 
 /* ---------------------------------------------------------------- export */
 
-/* The CLI's writer with the CLI's inputs, so that the file is the one
- * `skysift-cli find --csv` writes for the same image and parameters: the
- * pixel columns, then sky positions and fluxes where the header has them. */
+/* The CLI's writers with the CLI's inputs, so that the file is the one
+ * `skysift-cli find --csv` (--ecsv, --votable, --regions: the name's
+ * extension chooses) writes for the same image and parameters: the pixel
+ * columns, then sky positions and fluxes where the header has them. */
 static void
 csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
@@ -621,7 +622,7 @@ csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   info.backend = run->backend == SKY_BACKEND_GPU && run->gpu_fault == NULL ? "gpu" : "cpu";
   ret = sky_export_init (&ex, &info, &res);
   if (ret == SKY_OK)
-    ret = sky_export_csv (ctx->path, &ex);
+    ret = sky_export_write (ctx->path, sky_catalogue_format_for_path (ctx->path), &ex);
   sky_export_clear (&ex);
   if (ret != SKY_OK)
     g_task_return_error (task, sky_ui_error_new_from_status (ret));
