@@ -42,24 +42,18 @@ typedef struct {
 static int
 parse_args (int argc, char **argv, BackgroundArgs *a)
 {
-  enum { O_BKG = 256, O_RMS, O_BOX, O_FILTER, O_HDU, O_PLANE, O_JSON, O_REPEAT, O_THREADS,
-         O_QUIET, O_REUSE, O_HELP };
+  enum { O_BKG = 256, O_RMS, O_BOX, O_FILTER, O_JSON, O_QUIET, O_REUSE };
   static const struct option options[] = {
     { "out-bkg", required_argument, NULL, O_BKG },
     { "out-rms", required_argument, NULL, O_RMS },
     { "bkg-box", required_argument, NULL, O_BOX },
     { "bkg-filter", required_argument, NULL, O_FILTER },
-    { "hdu", required_argument, NULL, O_HDU },
-    { "plane", required_argument, NULL, O_PLANE },
     { "json", required_argument, NULL, O_JSON },
-    { "repeat", required_argument, NULL, O_REPEAT },
-    { "threads", required_argument, NULL, O_THREADS },
     { "quiet", no_argument, NULL, O_QUIET },
     { "reuse-maps", no_argument, NULL, O_REUSE },
-    { "help", no_argument, NULL, O_HELP },
+    CLI_IMAGE_OPTIONS,
     { NULL, 0, NULL, 0 },
   };
-  int64_t v;
   int c, ret = 0;
 
   memset (a, 0, sizeof *a);
@@ -76,53 +70,19 @@ parse_args (int argc, char **argv, BackgroundArgs *a)
         case O_QUIET: a->quiet = 1; break;
         case O_REUSE: a->reuse_maps = 1; break;
         case O_BOX:
-          if ((ret = cli_parse_int ("--bkg-box", optarg, 1, 16384, &v)) == 0)
-            a->params.bkg_box = (int) v;
+          ret = cli_parse_int_to ("--bkg-box", optarg, 1, 16384, &a->params.bkg_box);
           break;
         case O_FILTER:
-          if ((ret = cli_parse_int ("--bkg-filter", optarg, 1, 1023, &v)) == 0)
-            a->params.bkg_filter = (int) v;
+          ret = cli_parse_int_to ("--bkg-filter", optarg, 1, 1023, &a->params.bkg_filter);
           break;
-        case O_HDU:
-          if ((ret = cli_parse_int ("--hdu", optarg, 1, 100000, &v)) == 0)
-            a->load.hdu = (int) v;
-          break;
-        case O_PLANE:
-          if ((ret = cli_parse_int ("--plane", optarg, 0, INT64_MAX, &v)) == 0)
-            a->load.plane = v;
-          break;
-        case O_REPEAT:
-          if ((ret = cli_parse_int ("--repeat", optarg, 1, 100000, &v)) == 0)
-            a->repeat = (int) v;
-          break;
-        case O_THREADS:
-          if ((ret = cli_parse_int ("--threads", optarg, 0, 256, &v)) == 0)
-            a->params.nthreads = (int) v;
-          break;
-        case 'h':
-        case O_HELP:
-          fputs (background_usage, stdout);
-          return -1;
         default:
-          cli_error ("background: unknown option or missing value: %s", argv[optind - 1]);
-          fputs ("Run 'skysift-cli background --help' for the options.\n", stderr);
-          return CLI_EXIT_USAGE;
+          if (!cli_shared_option (c, optarg, background_usage, &a->load, &a->repeat,
+                                  &a->params.nthreads, &ret))
+            return cli_unknown_option ("background", argv);
         }
     }
-  if (ret != 0)
+  if ((ret = cli_end_options (ret, "background", argc, argv, &a->image, &a->params)) != 0)
     return ret;
-  if (optind != argc - 1)
-    {
-      cli_error ("background: give exactly one image");
-      fputs ("Run 'skysift-cli background --help' for the options.\n", stderr);
-      return CLI_EXIT_USAGE;
-    }
-  a->image = argv[optind];
-  if (sky_params_check (&a->params) != SKY_OK)
-    {
-      cli_error ("%s", sky_last_error ());
-      return CLI_EXIT_USAGE;
-    }
   return 0;
 }
 

@@ -50,7 +50,7 @@ static int
 parse_args (int argc, char **argv, ConvolveArgs *a)
 {
   enum { O_DEMO = 256, O_BACKEND, O_DTYPE, O_MODE, O_PATH, O_KERNEL, O_KFILE, O_OUT, O_OUT_1D,
-         O_REPEAT, O_THREADS, O_JSON, O_HELP };
+         O_JSON };
   static const struct option options[] = {
     { "demo", no_argument, NULL, O_DEMO },
     { "backend", required_argument, NULL, O_BACKEND },
@@ -61,13 +61,10 @@ parse_args (int argc, char **argv, ConvolveArgs *a)
     { "kernel-file", required_argument, NULL, O_KFILE },
     { "out", required_argument, NULL, O_OUT },
     { "out-1d", required_argument, NULL, O_OUT_1D },
-    { "repeat", required_argument, NULL, O_REPEAT },
-    { "threads", required_argument, NULL, O_THREADS },
     { "json", required_argument, NULL, O_JSON },
-    { "help", no_argument, NULL, O_HELP },
+    CLI_RUN_OPTIONS,
     { NULL, 0, NULL, 0 },
   };
-  int64_t v;
   int c, ret = 0;
 
   memset (a, 0, sizeof *a);
@@ -115,21 +112,13 @@ parse_args (int argc, char **argv, ConvolveArgs *a)
               ret = CLI_EXIT_USAGE;
             }
           break;
-        case O_REPEAT:
-          if ((ret = cli_parse_int ("--repeat", optarg, 1, 100000, &v)) == 0)
-            a->repeat = (int) v;
-          break;
-        case O_THREADS:
-          if ((ret = cli_parse_int ("--threads", optarg, 0, 256, &v)) == 0)
-            a->nthreads = (int) v;
-          break;
-        case 'h':
-        case O_HELP:
-          fputs (convolve_usage, stdout);
-          return -1;
         default:
-          cli_error ("convolve: unknown option or missing value: %s", argv[optind - 1]);
-          ret = CLI_EXIT_USAGE;
+          if (!cli_shared_option (c, optarg, convolve_usage, NULL, &a->repeat, &a->nthreads,
+                                  &ret))
+            {
+              cli_error ("convolve: unknown option or missing value: %s", argv[optind - 1]);
+              ret = CLI_EXIT_USAGE;
+            }
         }
     }
   if (ret == 0 && strcmp (a->backend, "cpu") != 0 && strcmp (a->backend, "gpu") != 0
@@ -161,7 +150,7 @@ parse_args (int argc, char **argv, ConvolveArgs *a)
       else
         a->image = argv[optind];
     }
-  if (ret != 0)
+  if (ret > 0)   /* not help (-1) */
     fputs ("Run 'skysift-cli convolve --help' for the options.\n", stderr);
   return ret;
 }

@@ -76,8 +76,8 @@ typedef struct {
 static int
 parse_find_args (int argc, char **argv, FindArgs *a)
 {
-  enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN, O_HDU, O_PLANE,
-         O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_SMOOTH, O_HELP,
+  enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN,
+         O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_QUIET, O_SMOOTH,
          O_METHOD, O_SEED, O_FLOOD, O_MIN_AREA, O_DEBLEND, O_DEBLEND_SIGMA, O_BKG, O_RMS,
          O_BKG_BOX, O_BKG_FILTER };
   static const struct option options[] = {
@@ -87,18 +87,13 @@ parse_find_args (int argc, char **argv, FindArgs *a)
     { "threshold", required_argument, NULL, O_THRESHOLD },
     { "relative", no_argument, NULL, O_RELATIVE },
     { "connectivity", required_argument, NULL, O_CONN },
-    { "hdu", required_argument, NULL, O_HDU },
-    { "plane", required_argument, NULL, O_PLANE },
     { "csv", required_argument, NULL, O_CSV },
     { "ecsv", required_argument, NULL, O_ECSV },
     { "regions", required_argument, NULL, O_REGIONS },
     { "votable", required_argument, NULL, O_VOTABLE },
     { "json", required_argument, NULL, O_JSON },
-    { "repeat", required_argument, NULL, O_REPEAT },
-    { "threads", required_argument, NULL, O_THREADS },
     { "quiet", no_argument, NULL, O_QUIET },
     { "smooth", required_argument, NULL, O_SMOOTH },
-    { "help", no_argument, NULL, O_HELP },
     { "method", required_argument, NULL, O_METHOD },
     { "seed-sigma", required_argument, NULL, O_SEED },
     { "flood-sigma", required_argument, NULL, O_FLOOD },
@@ -109,6 +104,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
     { "bkg-box", required_argument, NULL, O_BKG_BOX },
     { "bkg-filter", required_argument, NULL, O_BKG_FILTER },
     { "rms", required_argument, NULL, O_RMS },
+    CLI_IMAGE_OPTIONS,
     { NULL, 0, NULL, 0 },
   };
   int64_t v;
@@ -164,12 +160,10 @@ parse_find_args (int argc, char **argv, FindArgs *a)
           break;
         case O_BKG: a->bkg = optarg; break;
         case O_BKG_BOX:
-          if ((ret = cli_parse_int ("--bkg-box", optarg, 1, 65536, &v)) == 0)
-            a->params.bkg_box = (int) v;
+          ret = cli_parse_int_to ("--bkg-box", optarg, 1, 65536, &a->params.bkg_box);
           break;
         case O_BKG_FILTER:
-          if ((ret = cli_parse_int ("--bkg-filter", optarg, 1, 1023, &v)) == 0)
-            a->params.bkg_filter = (int) v;
+          ret = cli_parse_int_to ("--bkg-filter", optarg, 1, 1023, &a->params.bkg_filter);
           break;
         case O_RMS: a->rms = optarg; break;
         case O_CSV: a->csv = optarg; break;
@@ -178,8 +172,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
         case O_VOTABLE: a->votable = optarg; break;
         case O_JSON: a->json = optarg; break;
         case O_MAXITER:
-          if ((ret = cli_parse_int ("--max-iter", optarg, 0, 1000000, &v)) == 0)
-            a->params.max_iter = (int) v;
+          ret = cli_parse_int_to ("--max-iter", optarg, 0, 1000000, &a->params.max_iter);
           break;
         case O_CONN:
           if ((ret = cli_parse_int ("--connectivity", optarg, 4, 8, &v)) == 0)
@@ -192,46 +185,14 @@ parse_find_args (int argc, char **argv, FindArgs *a)
               a->params.connectivity = (int) v;
             }
           break;
-        case O_HDU:
-          if ((ret = cli_parse_int ("--hdu", optarg, 1, 100000, &v)) == 0)
-            a->load.hdu = (int) v;
-          break;
-        case O_PLANE:
-          if ((ret = cli_parse_int ("--plane", optarg, 0, INT64_MAX, &v)) == 0)
-            a->load.plane = v;
-          break;
-        case O_REPEAT:
-          if ((ret = cli_parse_int ("--repeat", optarg, 1, 100000, &v)) == 0)
-            a->repeat = (int) v;
-          break;
-        case O_THREADS:
-          if ((ret = cli_parse_int ("--threads", optarg, 0, 256, &v)) == 0)
-            a->params.nthreads = (int) v;
-          break;
-        case 'h':
-        case O_HELP:
-          fputs (find_usage, stdout);
-          return -1;
         default:
-          cli_error ("find: unknown option or missing value: %s", argv[optind - 1]);
-          fputs ("Run 'skysift-cli find --help' for the options.\n", stderr);
-          return CLI_EXIT_USAGE;
+          if (!cli_shared_option (c, optarg, find_usage, &a->load, &a->repeat,
+                                  &a->params.nthreads, &ret))
+            return cli_unknown_option ("find", argv);
         }
     }
-  if (ret != 0)
+  if ((ret = cli_end_options (ret, "find", argc, argv, &a->image, &a->params)) != 0)
     return ret;
-  if (optind != argc - 1)
-    {
-      cli_error ("find: give exactly one image");
-      fputs ("Run 'skysift-cli find --help' for the options.\n", stderr);
-      return CLI_EXIT_USAGE;
-    }
-  a->image = argv[optind];
-  if (sky_params_check (&a->params) != SKY_OK)
-    {
-      cli_error ("%s", sky_last_error ());
-      return CLI_EXIT_USAGE;
-    }
   if (strcmp (a->backend, "cpu") != 0 && strcmp (a->backend, "gpu") != 0
       && strcmp (a->backend, "both") != 0)
     {

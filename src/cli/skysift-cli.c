@@ -8,6 +8,7 @@
 #endif
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +85,82 @@ cli_parse_int (const char *option, const char *text, int64_t min, int64_t max, i
     }
   *out = v;
   return 0;
+}
+
+int
+cli_parse_int_to (const char *option, const char *text, int min, int max, int *out)
+{
+  int64_t v;
+  int ret = cli_parse_int (option, text, min, max, &v);
+
+  if (ret == 0)
+    *out = (int) v;
+  return ret;
+}
+
+int
+cli_shared_option (int c, const char *text, const char *usage, SkyLoadOptions *load,
+                   int *repeat, int *nthreads, int *ret)
+{
+  int64_t v = 0;
+
+  switch (c)
+    {
+    case 'h':
+    case CLI_O_HELP:
+      fputs (usage, stdout);
+      *ret = -1;
+      return 1;
+    case CLI_O_HDU:
+      if (load == NULL)
+        return 0;
+      if ((*ret = cli_parse_int ("--hdu", text, 1, 100000, &v)) == 0)
+        load->hdu = (int) v;
+      return 1;
+    case CLI_O_PLANE:
+      if (load == NULL)
+        return 0;
+      if ((*ret = cli_parse_int ("--plane", text, 0, INT64_MAX, &v)) == 0)
+        load->plane = v;
+      return 1;
+    case CLI_O_REPEAT:
+      *ret = cli_parse_int_to ("--repeat", text, 1, 100000, repeat);
+      return 1;
+    case CLI_O_THREADS:
+      *ret = cli_parse_int_to ("--threads", text, 0, 256, nthreads);
+      return 1;
+    default:
+      return 0;
+    }
+}
+
+int
+cli_end_options (int ret, const char *command, int argc, char **argv, const char **image,
+                 const SkyParams *params)
+{
+  if (ret != 0)
+    return ret;
+  if (optind != argc - 1)
+    {
+      cli_error ("%s: give exactly one image", command);
+      fprintf (stderr, "Run 'skysift-cli %s --help' for the options.\n", command);
+      return CLI_EXIT_USAGE;
+    }
+  *image = argv[optind];
+  if (sky_params_check (params) != SKY_OK)
+    {
+      cli_error ("%s", sky_last_error ());
+      return CLI_EXIT_USAGE;
+    }
+  return 0;
+}
+
+int
+cli_unknown_option (const char *command, char **argv)
+{
+  cli_error ("%s: unknown option or missing value: %s", command, argv[optind - 1]);
+  fprintf (stderr, "Run 'skysift-cli %s --help' for the options.\n", command);
+  return CLI_EXIT_USAGE;
 }
 
 int
