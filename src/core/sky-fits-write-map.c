@@ -4,7 +4,7 @@
  * the image's WCS, unit and beam. Built in memory by cfitsio and written
  * out atomically, like every other output. */
 #include "sky-core.h"
-#include "sky-output-private.h"
+#include "sky-fits-write-private.h"
 
 #include <fitsio.h>
 #include <stdlib.h>
@@ -42,9 +42,7 @@ sky_fits_write_map (const char *path, const SkyImage *like, const float *data)
   size_t size = 0;
   fitsfile *f = NULL;
   long long axes[2] = { like->nx, like->ny };
-  LONGLONG header_start, data_start, data_end;
-  int status = 0, ret;
-  SkyOutput out;
+  int status = 0;
 
   if (fits_create_memfile (&f, &buffer, &size, 2880 * 64, realloc, &status) == 0)
     fits_create_imgll (f, FLOAT_IMG, 2, axes, &status);
@@ -58,38 +56,5 @@ sky_fits_write_map (const char *path, const SkyImage *like, const float *data)
     }
   if (status == 0)
     fits_write_img (f, TFLOAT, 1, like->nx * like->ny, (void *) data, &status);
-  if (status == 0)
-    fits_flush_file (f, &status);
-  if (status == 0)
-    fits_get_hduaddrll (f, &header_start, &data_start, &data_end, &status);
-  if (status != 0)
-    {
-      char text[FLEN_STATUS];
-      int ignored = 0;
-      fits_get_errstatus (status, text);
-      if (f != NULL)
-        fits_close_file (f, &ignored);
-      free (buffer);
-      fits_clear_errmsg ();
-      return sky_fail (SKY_ERR_IO, "%s: cannot make the FITS image (%s)", path, text);
-    }
-
-  /* Closing fills the padding; the data unit ends on a 2880-byte block. */
-  fits_close_file (f, &status);
-  data_end = (data_end + 2879) / 2880 * 2880;
-  if (status != 0 || (size_t) data_end > size)
-    {
-      free (buffer);
-      fits_clear_errmsg ();
-      return sky_fail (SKY_ERR_IO, "%s: cannot make the FITS image (cfitsio status %d)", path,
-                       status);
-    }
-  ret = sky_output_open (&out, path);
-  if (ret == SKY_OK)
-    {
-      fwrite (buffer, 1, (size_t) data_end, out.fp);
-      ret = sky_output_close (&out);
-    }
-  free (buffer);
-  return ret;
+  return sky_fits_memfile_write (f, &buffer, &size, status, path);
 }

@@ -3,6 +3,7 @@
  * the atomic output writes it out, so a FITS file is never half-written
  * either, and special files (/dev/stdout) work as for the catalogues. */
 #include "sky-core.h"
+#include "sky-fits-write-private.h"
 #include "sky-output-private.h"
 
 #include <fitsio.h>
@@ -95,33 +96,24 @@ write_header (fitsfile *f, const SkyPlaneHeader *h, int *status)
 }
 
 int
-sky_fits_write_plane_with_header (const char *path, int64_t nx, int64_t ny, int bitpix,
-                                  const void *data, const SkyPlaneHeader *header)
+sky_fits_memfile_write (fitsfile *f, void **buffer, size_t *size, int status, const char *path)
 {
-  void *buffer = NULL;
-  size_t size = 0;
-  fitsfile *f = NULL;
-  long long axes[2] = { nx, ny };
-  LONGLONG header_start, data_start, data_end;
-  int status = 0, ret;
+  LONGLONG header_start, data_start, data_end = 0;
   SkyOutput out;
+  int ret;
 
-  if (bitpix != FLOAT_IMG && bitpix != DOUBLE_IMG)
-    return sky_fail (SKY_ERR_ARGUMENT, "%s: BITPIX must be -32 or -64 (got %d)", path, bitpix);
-  if (fits_create_memfile (&f, &buffer, &size, 2880 * 64, realloc, &status)
-      || fits_create_imgll (f, bitpix, 2, axes, &status)
-      || (header != NULL && write_header (f, header, &status))
-      || fits_write_img (f, bitpix == FLOAT_IMG ? TFLOAT : TDOUBLE, 1, nx * ny, (void *) data,
-                         &status)
-      || fits_flush_file (f, &status)
-      || fits_get_hduaddrll (f, &header_start, &data_start, &data_end, &status))
+  if (status == 0)
+    fits_flush_file (f, &status);
+  if (status == 0)
+    fits_get_hduaddrll (f, &header_start, &data_start, &data_end, &status);
+  if (status != 0)
     {
       char text[FLEN_STATUS];
       int ignored = 0;
       fits_get_errstatus (status, text);
       if (f != NULL)
         fits_close_file (f, &ignored);
-      free (buffer);
+      free (*buffer);
       fits_clear_errmsg ();
       return sky_fail (SKY_ERR_IO, "%s: cannot make the FITS image (%s)", path, text);
     }
@@ -129,9 +121,9 @@ sky_fits_write_plane_with_header (const char *path, int64_t nx, int64_t ny, int 
   /* Closing fills the padding; the data unit ends on a 2880-byte block. */
   fits_close_file (f, &status);
   data_end = (data_end + 2879) / 2880 * 2880;
-  if (status != 0 || (size_t) data_end > size)
+  if (status != 0 || (size_t) data_end > *size)
     {
-      free (buffer);
+      free (*buffer);
       fits_clear_errmsg ();
       return sky_fail (SKY_ERR_IO, "%s: cannot make the FITS image (cfitsio status %d)", path,
                        status);
@@ -139,11 +131,31 @@ sky_fits_write_plane_with_header (const char *path, int64_t nx, int64_t ny, int 
   ret = sky_output_open (&out, path);
   if (ret == SKY_OK)
     {
-      fwrite (buffer, 1, (size_t) data_end, out.fp);
+      fwrite (*buffer, 1, (size_t) data_end, out.fp);
       ret = sky_output_close (&out);
     }
-  free (buffer);
+  free (*buffer);
   return ret;
+}
+
+int
+sky_fits_write_plane_with_header (const char *path, int64_t nx, int64_t ny, int bitpix,
+                                  const void *data, const SkyPlaneHeader *header)
+{
+  void *buffer = NULL;
+  size_t size = 0;
+  fitsfile *f = NULL;
+  long long axes[2] = { nx, ny };
+  int status = 0;
+
+  if (bitpix != FLOAT_IMG && bitpix != DOUBLE_IMG)
+    return sky_fail (SKY_ERR_ARGUMENT, "%s: BITPIX must be -32 or -64 (got %d)", path, bitpix);
+  if (fits_create_memfile (&f, &buffer, &size, 2880 * 64, realloc, &status) == 0
+      && fits_create_imgll (f, bitpix, 2, axes, &status) == 0
+      && (header == NULL || write_header (f, header, &status) == 0))
+    fits_write_img (f, bitpix == FLOAT_IMG ? TFLOAT : TDOUBLE, 1, nx * ny, (void *) data,
+                    &status);
+  return sky_fits_memfile_write (f, &buffer, &size, status, path);
 }
 
 int
