@@ -3,6 +3,7 @@
 #include "sky-core.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,25 +47,71 @@ sky_image_clear (SkyImage *img)
   memset (img, 0, sizeof *img);
 }
 
+/* A catalogue's columns, for what is done to every one alike: the offset
+ * of its pointer in SkyCatalogue and the size of one element. */
+typedef struct {
+  size_t offset, size;
+} Column;
+
+#define COLUMN(field) { offsetof (SkyCatalogue, field), sizeof *((SkyCatalogue *) 0)->field }
+
+/* Every method's columns, then the local method's own. */
+static const Column shared_columns[] = {
+  COLUMN (x), COLUMN (y), COLUMN (sum), COLUMN (npix), COLUMN (peak), COLUMN (peak_x),
+  COLUMN (peak_y), COLUMN (xmin), COLUMN (xmax), COLUMN (ymin), COLUMN (ymax),
+};
+static const Column local_columns[] = {
+  COLUMN (background), COLUMN (rms), COLUMN (sum_err), COLUMN (peak_err), COLUMN (x_win),
+  COLUMN (y_win), COLUMN (flags),
+};
+
+/* Through memcpy: the fields are double *, float * and so on, not void *. */
+static void *
+column_get (const SkyCatalogue *cat, const Column *column)
+{
+  void *p;
+  memcpy (&p, (const char *) cat + column->offset, sizeof p);
+  return p;
+}
+
+static void
+column_set (SkyCatalogue *cat, const Column *column, void *p)
+{
+  memcpy ((char *) cat + column->offset, &p, sizeof p);
+}
+
+/* Zeroed columns of count elements: 1, or 0 where one could not be had
+ * (those that could are set, for the clear function to free). */
+static int
+columns_alloc (SkyCatalogue *cat, const Column *columns, size_t ncolumns, size_t count)
+{
+  int ok = 1;
+
+  for (size_t i = 0; i < ncolumns; i++)
+    {
+      void *p = calloc (count, columns[i].size);
+      column_set (cat, &columns[i], p);
+      ok = ok && p != NULL;
+    }
+  return ok;
+}
+
+static void
+columns_free (SkyCatalogue *cat, const Column *columns, size_t ncolumns)
+{
+  for (size_t i = 0; i < ncolumns; i++)
+    free (column_get (cat, &columns[i]));
+}
+
+#define N_COLUMNS(a) (sizeof (a) / sizeof (a)[0])
+
 int
 sky_catalogue_alloc (SkyCatalogue *cat, int64_t n)
 {
   size_t count = n > 0 ? (size_t) n : 1;
 
   memset (cat, 0, sizeof *cat);
-  cat->x = calloc (count, sizeof *cat->x);
-  cat->y = calloc (count, sizeof *cat->y);
-  cat->sum = calloc (count, sizeof *cat->sum);
-  cat->npix = calloc (count, sizeof *cat->npix);
-  cat->peak = calloc (count, sizeof *cat->peak);
-  cat->peak_x = calloc (count, sizeof *cat->peak_x);
-  cat->peak_y = calloc (count, sizeof *cat->peak_y);
-  cat->xmin = calloc (count, sizeof *cat->xmin);
-  cat->xmax = calloc (count, sizeof *cat->xmax);
-  cat->ymin = calloc (count, sizeof *cat->ymin);
-  cat->ymax = calloc (count, sizeof *cat->ymax);
-  if (!cat->x || !cat->y || !cat->sum || !cat->npix || !cat->peak || !cat->peak_x
-      || !cat->peak_y || !cat->xmin || !cat->xmax || !cat->ymin || !cat->ymax)
+  if (!columns_alloc (cat, shared_columns, N_COLUMNS (shared_columns), count))
     {
       sky_catalogue_clear (cat);
       return sky_fail (SKY_ERR_MEMORY, "no memory for a catalogue of %lld sources",
@@ -77,24 +124,8 @@ sky_catalogue_alloc (SkyCatalogue *cat, int64_t n)
 void
 sky_catalogue_clear (SkyCatalogue *cat)
 {
-  free (cat->x);
-  free (cat->y);
-  free (cat->sum);
-  free (cat->npix);
-  free (cat->peak);
-  free (cat->peak_x);
-  free (cat->peak_y);
-  free (cat->xmin);
-  free (cat->xmax);
-  free (cat->ymin);
-  free (cat->ymax);
-  free (cat->background);
-  free (cat->rms);
-  free (cat->sum_err);
-  free (cat->peak_err);
-  free (cat->x_win);
-  free (cat->y_win);
-  free (cat->flags);
+  columns_free (cat, shared_columns, N_COLUMNS (shared_columns));
+  columns_free (cat, local_columns, N_COLUMNS (local_columns));
   memset (cat, 0, sizeof *cat);
 }
 
@@ -139,15 +170,7 @@ sky_catalogue_alloc_local (SkyCatalogue *cat)
 {
   size_t count = cat->n > 0 ? (size_t) cat->n : 1;
 
-  cat->background = calloc (count, sizeof *cat->background);
-  cat->rms = calloc (count, sizeof *cat->rms);
-  cat->sum_err = calloc (count, sizeof *cat->sum_err);
-  cat->peak_err = calloc (count, sizeof *cat->peak_err);
-  cat->x_win = calloc (count, sizeof *cat->x_win);
-  cat->y_win = calloc (count, sizeof *cat->y_win);
-  cat->flags = calloc (count, sizeof *cat->flags);
-  if (!cat->background || !cat->rms || !cat->sum_err || !cat->peak_err || !cat->x_win
-      || !cat->y_win || !cat->flags)
+  if (!columns_alloc (cat, local_columns, N_COLUMNS (local_columns), count))
     return sky_fail (SKY_ERR_MEMORY, "no memory for the measures of %lld sources",
                      (long long) cat->n);
   return SKY_OK;
