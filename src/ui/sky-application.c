@@ -197,35 +197,31 @@ action_run (GSimpleAction *action, GVariant *param, gpointer data)
   sky_window_run (main_window (self), step);
 }
 
+/* The actions that hand the window one value of their own type: threshold,
+ * kappa and zoom (d), connectivity (i), relative (b), plane and
+ * select-source (x). */
 static void
-action_threshold (GSimpleAction *action, GVariant *param, gpointer data)
+action_set_value (GSimpleAction *action, GVariant *param, gpointer data)
 {
-  SkyApplication *self = data;
-  sky_window_set_threshold (main_window (self), g_variant_get_double (param));
-}
+  SkyWindow *window = main_window (data);
+  const char *name = g_action_get_name (G_ACTION (action));
 
-static void
-action_kappa (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_kappa (main_window (data), g_variant_get_double (param));
-}
-
-static void
-action_connectivity (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_connectivity (main_window (data), g_variant_get_int32 (param));
-}
-
-static void
-action_relative (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_relative (main_window (data), g_variant_get_boolean (param));
-}
-
-static void
-action_plane (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_plane (main_window (data), g_variant_get_int64 (param));
+  if (g_str_equal (name, "threshold"))
+    sky_window_set_threshold (window, g_variant_get_double (param));
+  else if (g_str_equal (name, "kappa"))
+    sky_window_set_kappa (window, g_variant_get_double (param));
+  else if (g_str_equal (name, "zoom"))
+    sky_window_set_zoom (window, g_variant_get_double (param));
+  else if (g_str_equal (name, "connectivity"))
+    sky_window_set_connectivity (window, g_variant_get_int32 (param));
+  else if (g_str_equal (name, "relative"))
+    sky_window_set_relative (window, g_variant_get_boolean (param));
+  else if (g_str_equal (name, "plane"))
+    sky_window_set_plane (window, g_variant_get_int64 (param));
+  else if (g_str_equal (name, "select-source"))
+    sky_window_select_source (window, g_variant_get_int64 (param));
+  else
+    g_assert_not_reached ();
 }
 
 /* (x, y): FITS image pixel, counted from 1. */
@@ -238,20 +234,17 @@ action_pan (GSimpleAction *action, GVariant *param, gpointer data)
   sky_window_pan (main_window (data), x, y);
 }
 
+/* export-catalog and export-view: a path, relative to the app's folder. */
 static void
-action_export_catalog (GSimpleAction *action, GVariant *param, gpointer data)
+action_export (GSimpleAction *action, GVariant *param, gpointer data)
 {
   SkyApplication *self = data;
   g_autofree char *path = absolute_path (g_variant_get_string (param, NULL));
-  sky_window_export_catalogue (main_window (self), path);
-}
 
-static void
-action_export_view (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  SkyApplication *self = data;
-  g_autofree char *path = absolute_path (g_variant_get_string (param, NULL));
-  sky_window_export_view (main_window (self), path);
+  if (g_str_equal (g_action_get_name (G_ACTION (action)), "export-view"))
+    sky_window_export_view (main_window (self), path);
+  else
+    sky_window_export_catalogue (main_window (self), path);
 }
 
 /* "PATH" for the window; before the path, "panel:" for the side panel
@@ -294,18 +287,6 @@ static void
 action_cancel (GSimpleAction *action, GVariant *param, gpointer data)
 {
   sky_window_cancel (main_window (data));
-}
-
-static void
-action_zoom (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_zoom (main_window (data), g_variant_get_double (param));
-}
-
-static void
-action_select_source (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_select_source (main_window (data), g_variant_get_int64 (param));
 }
 
 static void
@@ -486,18 +467,18 @@ static const GActionEntry app_actions[] = {
   { "open", action_open, "s", "''", NULL },
   { "backend", action_backend, "s", "'cpu'", NULL },
   { "run", action_run, "s", "'none'", NULL },
-  { "threshold", action_threshold, "d", "5.0", NULL },
-  { "kappa", action_kappa, "d", "3.0", NULL },
-  { "connectivity", action_connectivity, "i", "4", NULL },
-  { "relative", action_relative, "b", "false", NULL },
-  { "plane", action_plane, "x", "int64 0", NULL },
+  { "threshold", action_set_value, "d", "5.0", NULL },
+  { "kappa", action_set_value, "d", "3.0", NULL },
+  { "connectivity", action_set_value, "i", "4", NULL },
+  { "relative", action_set_value, "b", "false", NULL },
+  { "plane", action_set_value, "x", "int64 0", NULL },
   { "pan", action_pan, "(dd)", NULL, NULL },
-  { "export-catalog", action_export_catalog, "s", "''", NULL },
-  { "export-view", action_export_view, "s", "''", NULL },
+  { "export-catalog", action_export, "s", "''", NULL },
+  { "export-view", action_export, "s", "''", NULL },
   { "screenshot", action_screenshot, "s", NULL, NULL },
-  { "zoom", action_zoom, "d", NULL, NULL },
+  { "zoom", action_set_value, "d", NULL, NULL },
   { "cancel", action_cancel, NULL, NULL, NULL },
-  { "select-source", action_select_source, "x", NULL, NULL },
+  { "select-source", action_set_value, "x", NULL, NULL },
   { "panel", action_panel, "s", NULL, NULL },
   { "display", action_display, "s", NULL, NULL },
   { "state", action_state, NULL, "'{}'", NULL },
