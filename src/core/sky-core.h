@@ -772,6 +772,25 @@ void *sky_alloc_large (size_t size);
  * out in order, one at a time; the caller's thread works too. */
 void sky_parallel_for (int ntasks, int nthreads, void (*fn) (void *ctx, int task), void *ctx);
 
+/* Bands of whole rows as sky_parallel_for's tasks: how many bands of
+ * rows_per_task rows cover ny rows, and the pixels [*i0, *i1) of band task
+ * in an image nx pixels wide (the last band may be short). */
+static inline int
+sky_row_bands (int64_t ny, int rows_per_task)
+{
+  return (int) ((ny + rows_per_task - 1) / rows_per_task);
+}
+
+static inline void
+sky_row_band (int task, int rows_per_task, int64_t nx, int64_t ny, int64_t *i0, int64_t *i1)
+{
+  int64_t r0 = (int64_t) task * rows_per_task;
+  int64_t r1 = r0 + rows_per_task < ny ? r0 + rows_per_task : ny;
+
+  *i0 = r0 * nx;
+  *i1 = r1 * nx;
+}
+
 /* Threads that sky_parallel_for uses for nthreads = 0: SKYSIFT_THREADS if
  * set, else the online cores. */
 int sky_default_threads (void);

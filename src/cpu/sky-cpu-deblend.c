@@ -18,6 +18,7 @@
  * source's first pixel, the order the rest of the pipeline and its tests
  * rely on. */
 #include "sky-cpu.h"
+#include "sky-cpu-renumber.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -337,26 +338,6 @@ compare_sources (const void *a, const void *b)
   return (x->first > y->first) - (x->first < y->first);
 }
 
-typedef struct {
-  int32_t *labels;
-  int64_t nx, ny;
-  const int32_t *renumber;  /* island -> new label, for islands that did not split */
-} Renumber;
-
-#define ROWS_PER_TASK 64
-
-static void
-renumber_task (void *ctx, int task)
-{
-  Renumber *r = ctx;
-  int64_t r0 = (int64_t) task * ROWS_PER_TASK;
-  int64_t r1 = r0 + ROWS_PER_TASK < r->ny ? r0 + ROWS_PER_TASK : r->ny;
-
-  for (int64_t i = r0 * r->nx; i < r1 * r->nx; i++)
-    if (r->labels[i] != 0)
-      r->labels[i] = r->renumber[r->labels[i]];
-}
-
 int
 sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *params,
                  const SkyIslands *islands, int32_t *labels, int64_t *nlabels, int64_t *nsplit,
@@ -442,11 +423,7 @@ sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *para
       for (int64_t s = 0; s < nout; s++)
         if (sources[s].part == 0)
           renumber[sources[s].island] = (int32_t) (s + 1);
-      {
-        Renumber r = { labels, nx, ny, renumber };
-        sky_parallel_for ((int) ((ny + ROWS_PER_TASK - 1) / ROWS_PER_TASK), params->nthreads,
-                          renumber_task, &r);
-      }
+      sky_cpu_renumber (labels, NULL, nx, ny, renumber, params->nthreads);
       /* The split islands' pixels (renumbered to 0 above) get their parts'. */
       for (int64_t k = 0; k < n; k++)
         if (d.nsub[k] > 1

@@ -8,6 +8,7 @@
  * box, first pixel: sums, maxima and minima, which tiles combine), so a
  * tiled run gives the same islands as the whole image. */
 #include "sky-cpu.h"
+#include "sky-cpu-renumber.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -24,24 +25,17 @@ typedef struct {
   int64_t n;               /* provisional islands */
   int nbands;
   SkyIslands *band;        /* per band: its share of every island */
-  const int32_t *relabel;  /* old label -> kept label, 0 for dropped */
 } Flood;
-
-static int
-ntasks_of (int64_t ny)
-{
-  return (int) ((ny + ROWS_PER_TASK - 1) / ROWS_PER_TASK);
-}
 
 static void
 mask_task (void *ctx, int task)
 {
   Flood *f = ctx;
-  int64_t r0 = (int64_t) task * ROWS_PER_TASK;
-  int64_t r1 = r0 + ROWS_PER_TASK < f->ny ? r0 + ROWS_PER_TASK : f->ny;
+  int64_t i0, i1;
 
+  sky_row_band (task, ROWS_PER_TASK, f->nx, f->ny, &i0, &i1);
   /* NaN (blank, or no rms) compares false: never an island pixel. */
-  for (int64_t i = r0 * f->nx; i < r1 * f->nx; i++)
+  for (int64_t i = i0; i < i1; i++)
     f->mask[i] = f->snr[i] > f->flood;
 }
 
@@ -125,21 +119,6 @@ reduce_task (void *ctx, int band)
       }
 }
 
-static void
-relabel_task (void *ctx, int task)
-{
-  Flood *f = ctx;
-  int64_t r0 = (int64_t) task * ROWS_PER_TASK;
-  int64_t r1 = r0 + ROWS_PER_TASK < f->ny ? r0 + ROWS_PER_TASK : f->ny;
-
-  for (int64_t i = r0 * f->nx; i < r1 * f->nx; i++)
-    if (f->labels[i] != 0)
-      {
-        f->labels[i] = f->relabel[f->labels[i]];
-        f->mask[i] = f->labels[i] != 0;
-      }
-}
-
 int
 sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, double flood_sigma,
                int64_t min_area, int connectivity, int nthreads, uint8_t *mask,
@@ -160,7 +139,7 @@ sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, doub
   f.flood = (float) flood_sigma;
   f.mask = mask;
   f.labels = labels;
-  sky_parallel_for (ntasks_of (ny), nthreads, mask_task, &f);
+  sky_parallel_for (sky_row_bands (ny, ROWS_PER_TASK), nthreads, mask_task, &f);
   ret = sky_cpu_label (mask, nx, ny, connectivity, nthreads, labels, &n);
   if (ret != SKY_OK || n == 0)
     return ret;
@@ -194,9 +173,8 @@ sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, doub
   for (int64_t k = 1; k <= n; k++)
     if (all.peak[k] > seed_sigma && all.area[k] >= min_area)
       relabel[k] = (int32_t) ++kept;
-  f.relabel = relabel;
   if (kept != n)
-    sky_parallel_for (ntasks_of (ny), nthreads, relabel_task, &f);
+    sky_cpu_renumber (labels, mask, nx, ny, relabel, nthreads);
   *nislands = kept;
   if (out != NULL)
     {

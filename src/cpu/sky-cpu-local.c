@@ -22,10 +22,10 @@ static void
 residual_task (void *ctx, int task)
 {
   Maps *m = ctx;
-  int64_t nx = m->img->nx, r0 = (int64_t) task * ROWS_PER_TASK;
-  int64_t r1 = r0 + ROWS_PER_TASK < m->img->ny ? r0 + ROWS_PER_TASK : m->img->ny;
+  int64_t i0, i1;
 
-  for (int64_t i = r0 * nx; i < r1 * nx; i++)
+  sky_row_band (task, ROWS_PER_TASK, m->img->nx, m->img->ny, &i0, &i1);
+  for (int64_t i = i0; i < i1; i++)
     m->residual[i] = m->img->pixels[i] - m->background[i];
 }
 
@@ -34,10 +34,10 @@ static void
 residual_snr_task (void *ctx, int task)
 {
   Maps *m = ctx;
-  int64_t nx = m->img->nx, r0 = (int64_t) task * ROWS_PER_TASK;
-  int64_t r1 = r0 + ROWS_PER_TASK < m->img->ny ? r0 + ROWS_PER_TASK : m->img->ny;
+  int64_t i0, i1;
 
-  for (int64_t i = r0 * nx; i < r1 * nx; i++)
+  sky_row_band (task, ROWS_PER_TASK, m->img->nx, m->img->ny, &i0, &i1);
+  for (int64_t i = i0; i < i1; i++)
     {
       float r = m->img->pixels[i] - m->background[i];
       m->residual[i] = r;
@@ -49,12 +49,12 @@ static void
 snr_task (void *ctx, int task)
 {
   Maps *m = ctx;
-  int64_t nx = m->img->nx, r0 = (int64_t) task * ROWS_PER_TASK;
-  int64_t r1 = r0 + ROWS_PER_TASK < m->img->ny ? r0 + ROWS_PER_TASK : m->img->ny;
+  int64_t i0, i1;
   float inv = (float) (1.0 / m->scale);
 
+  sky_row_band (task, ROWS_PER_TASK, m->img->nx, m->img->ny, &i0, &i1);
   /* No rms (0, NaN) gives NaN: such pixels never join an island. */
-  for (int64_t i = r0 * nx; i < r1 * nx; i++)
+  for (int64_t i = i0; i < i1; i++)
     m->snr[i] = m->rms[i] > 0 ? m->detect[i] / m->rms[i] * inv : NAN;
 }
 
@@ -117,7 +117,7 @@ sky_cpu_local_detect (const SkyImage *img, const SkyParams *params, const SkyKer
                       SkyResult *res, SkyLocalState *ls)
 {
   int64_t npixels = img->nx * img->ny;
-  int ntasks = (int) ((img->ny + ROWS_PER_TASK - 1) / ROWS_PER_TASK);
+  int ntasks = sky_row_bands (img->ny, ROWS_PER_TASK);
   SkyImage filtered = { 0 };
   Maps m = { 0 };
   double scale = 1.0;
