@@ -356,17 +356,16 @@ bind_unknown_empty (GtkListItem *item, const char *property)
   gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
 }
 
-static void
-bind_int_flux (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
-{
-  bind_unknown_empty (item, "int-flux");
-}
+/* A column's bind handler that hands its property to how. */
+#define DEFINE_BIND_WITH(name, how, property)                                                 \
+  static void                                                                                 \
+  bind_##name (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)      \
+  {                                                                                           \
+    how (item, property);                                                                     \
+  }
 
-static void
-bind_local_rms (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
-{
-  bind_unknown_empty (item, "local-rms");
-}
+DEFINE_BIND_WITH (int_flux, bind_unknown_empty, "int-flux")
+DEFINE_BIND_WITH (local_rms, bind_unknown_empty, "local-rms")
 
 /* FITS image pixels, counted from 1: the catalogue's 0-based centroid + 1. */
 static void
@@ -380,17 +379,8 @@ bind_fits_pixel (GtkListItem *item, const char *property)
   gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
 }
 
-static void
-bind_x (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
-{
-  bind_fits_pixel (item, "x");
-}
-
-static void
-bind_y (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
-{
-  bind_fits_pixel (item, "y");
-}
+DEFINE_BIND_WITH (x, bind_fits_pixel, "x")
+DEFINE_BIND_WITH (y, bind_fits_pixel, "y")
 
 static void
 bind_lng (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
