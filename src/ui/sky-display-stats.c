@@ -26,12 +26,18 @@ sky_limits_from_name (const char *name)
 
 /* ------------------------------------------------------------- histogram */
 
+/* One band's share of the image: its histogram, extremes and count of
+ * values (not NaN). */
+typedef struct {
+  uint32_t *hist;
+  double min, max;
+  int64_t n;
+} HistBand;
+
 typedef struct {
   const SkyImage *img;
   int nbands;
-  uint32_t **hist;      /* per band */
-  double *min, *max;
-  int64_t *n;
+  HistBand *band;
 } HistJob;
 
 static void
@@ -41,7 +47,7 @@ hist_band (void *ctx, int band)
   int64_t npix = job->img->nx * job->img->ny;
   int64_t start = npix * band / job->nbands, end = npix * (band + 1) / job->nbands;
   const float *p = job->img->pixels;
-  uint32_t *h = job->hist[band];
+  uint32_t *h = job->band[band].hist;
   float mn = INFINITY, mx = -INFINITY;
   int64_t n = 0;
 
@@ -55,32 +61,29 @@ hist_band (void *ctx, int band)
       mx = v > mx ? v : mx;
       n++;
     }
-  job->min[band] = mn;
-  job->max[band] = mx;
-  job->n[band] = n;
+  job->band[band].min = mn;
+  job->band[band].max = mx;
+  job->band[band].n = n;
 }
 
 int
 sky_display_stats_compute (const SkyImage *img, int nthreads, SkyDisplayStats *out)
 {
-  HistJob job = { img, 0, NULL, NULL, NULL, NULL };
+  HistJob job = { img, 0, NULL };
   int threads = nthreads > 0 ? nthreads : sky_default_threads ();
   int ret = SKY_OK;
 
   memset (out, 0, sizeof *out);
   job.nbands = threads < 1 ? 1 : threads > 64 ? 64 : threads;
-  job.hist = calloc ((size_t) job.nbands, sizeof *job.hist);
-  job.min = calloc ((size_t) job.nbands, sizeof *job.min);
-  job.max = calloc ((size_t) job.nbands, sizeof *job.max);
-  job.n = calloc ((size_t) job.nbands, sizeof *job.n);
+  job.band = calloc ((size_t) job.nbands, sizeof *job.band);
   out->cum = calloc (SKY_DISPLAY_NBUCKETS + 1, sizeof *out->cum);
-  if (!job.hist || !job.min || !job.max || !job.n || !out->cum)
+  if (!job.band || !out->cum)
     {
       ret = sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
       goto exit;
     }
   for (int b = 0; b < job.nbands; b++)
-    if ((job.hist[b] = calloc (SKY_DISPLAY_NBUCKETS, sizeof **job.hist)) == NULL)
+    if ((job.band[b].hist = calloc (SKY_DISPLAY_NBUCKETS, sizeof *job.band[b].hist)) == NULL)
       {
         ret = sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
         goto exit;
@@ -92,15 +95,15 @@ sky_display_stats_compute (const SkyImage *img, int nthreads, SkyDisplayStats *o
   out->max = -INFINITY;
   for (int b = 0; b < job.nbands; b++)
     {
-      out->nvalid += job.n[b];
-      out->min = job.min[b] < out->min ? job.min[b] : out->min;
-      out->max = job.max[b] > out->max ? job.max[b] : out->max;
+      out->nvalid += job.band[b].n;
+      out->min = job.band[b].min < out->min ? job.band[b].min : out->min;
+      out->max = job.band[b].max > out->max ? job.band[b].max : out->max;
     }
   for (int k = 0; k < SKY_DISPLAY_NBUCKETS; k++)
     {
       uint64_t c = 0;
       for (int b = 0; b < job.nbands; b++)
-        c += job.hist[b][k];
+        c += job.band[b].hist[k];
       out->cum[k + 1] = out->cum[k] + c;
     }
   if (out->nvalid == 0)
@@ -115,13 +118,9 @@ sky_display_stats_compute (const SkyImage *img, int nthreads, SkyDisplayStats *o
   sky_zscale (img, 1000, &out->lo[SKY_LIMITS_ZSCALE], &out->hi[SKY_LIMITS_ZSCALE]);
 
 exit:
-  if (job.hist)
-    for (int b = 0; b < job.nbands; b++)
-      free (job.hist[b]);
-  free (job.hist);
-  free (job.min);
-  free (job.max);
-  free (job.n);
+  for (int b = 0; job.band != NULL && b < job.nbands; b++)
+    free (job.band[b].hist);
+  free (job.band);
   if (ret != SKY_OK)
     sky_display_stats_clear (out);
   return ret;
