@@ -41,47 +41,44 @@ put_meta_value (FILE *fp, const SkyMeta *m)
 int
 sky_export_ecsv (const char *path, const SkyExport *ex)
 {
-  SkyColumn cols[SKY_MAX_COLUMNS];
-  SkyMeta meta[SKY_MAX_META];
-  int ncols = sky_export_columns (ex, cols);
-  int nmeta = sky_export_meta (ex, meta);
+  SkyExportTable t;
   SkyOutput out;
-  int ret = sky_output_open (&out, path);
+  int ret = sky_export_table_open (ex, path, &t, &out);
 
   if (ret != SKY_OK)
     return ret;
   fputs ("# %ECSV 1.0\n# ---\n# datatype:\n", out.fp);
-  for (int c = 0; c < ncols; c++)
+  for (int c = 0; c < t.ncols; c++)
     {
-      fprintf (out.fp, "# - {name: %s", cols[c].name);
-      if (cols[c].unit[0])
+      fprintf (out.fp, "# - {name: %s", t.cols[c].name);
+      if (t.cols[c].unit[0])
         {
           fputs (", unit: ", out.fp);
-          sky_put_quoted (out.fp, cols[c].unit);
+          sky_put_quoted (out.fp, t.cols[c].unit);
         }
-      fprintf (out.fp, ", datatype: %s, description: ", ecsv_datatype (cols[c].type));
-      sky_put_quoted (out.fp, cols[c].description);
-      /* astropy keeps a VOTable's UCD as the column's meta["ucd"]. */
+      fprintf (out.fp, ", datatype: %s, description: ", ecsv_datatype (t.cols[c].type));
+      sky_put_quoted (out.fp, t.cols[c].description);
+      /* astropy keeps a VOTable's UCD as the column's t.meta["ucd"]. */
       fputs (", meta: {ucd: ", out.fp);
-      sky_put_quoted (out.fp, cols[c].ucd);
+      sky_put_quoted (out.fp, t.cols[c].ucd);
       fputs ("}}\n", out.fp);
     }
 
   /* Flat keys, so that t.meta["clip_kappa"] reads as it looks; the unit
    * and meaning of each go in a YAML comment beside it. */
   fputs ("# meta:\n", out.fp);
-  for (int k = 0; k < nmeta; k++)
+  for (int k = 0; k < t.nmeta; k++)
     {
-      fprintf (out.fp, "#   %s: ", meta[k].key);
-      put_meta_value (out.fp, &meta[k]);
+      fprintf (out.fp, "#   %s: ", t.meta[k].key);
+      put_meta_value (out.fp, &t.meta[k]);
       fputs ("  # ", out.fp);
-      if (meta[k].unit != NULL)
-        fprintf (out.fp, "[%s] ", meta[k].unit);
-      fprintf (out.fp, "%s\n", meta[k].description);
+      if (t.meta[k].unit != NULL)
+        fprintf (out.fp, "[%s] ", t.meta[k].unit);
+      fprintf (out.fp, "%s\n", t.meta[k].description);
     }
   fputs ("# schema: astropy-2.0\n", out.fp);
 
   /* A missing value is "" (read back as masked). */
-  sky_export_put_table (ex, cols, ncols, out.fp, ' ', " \t\"", 1, "");
+  sky_export_put_table (ex, t.cols, t.ncols, out.fp, ' ', " \t\"", 1, "");
   return sky_output_close (&out);
 }

@@ -93,15 +93,12 @@ put_param (FILE *fp, const SkyMeta *m)
 int
 sky_export_votable (const char *path, const SkyExport *ex)
 {
-  SkyColumn cols[SKY_MAX_COLUMNS];
-  SkyMeta meta[SKY_MAX_META];
-  int ncols = sky_export_columns (ex, cols);
-  int nmeta = sky_export_meta (ex, meta);
+  SkyExportTable t;
   const char *system = NULL;
   char equinox[32] = "", cell[128];
   int has_coosys = ex->wcs != NULL && coosys (ex->wcs, &system, equinox, sizeof equinox);
   SkyOutput out;
-  int ret = sky_output_open (&out, path);
+  int ret = sky_export_table_open (ex, path, &t, &out);
 
   if (ret != SKY_OK)
     return ret;
@@ -123,32 +120,32 @@ sky_export_votable (const char *path, const SkyExport *ex)
     }
   fprintf (out.fp, "  <TABLE name=\"sources\" nrows=\"%lld\">\n",
            (long long) ex->result->catalogue.n);
-  for (int k = 0; k < nmeta; k++)
-    put_param (out.fp, &meta[k]);
-  for (int c = 0; c < ncols; c++)
+  for (int k = 0; k < t.nmeta; k++)
+    put_param (out.fp, &t.meta[k]);
+  for (int c = 0; c < t.ncols; c++)
     {
       fputs ("   <FIELD", out.fp);
-      put_attribute (out.fp, "name", cols[c].name);
-      put_attribute (out.fp, "ID", cols[c].name);
-      fprintf (out.fp, " datatype=\"%s\"", votable_datatype (cols[c].type));
-      if (cols[c].type == SKY_TYPE_STRING)
+      put_attribute (out.fp, "name", t.cols[c].name);
+      put_attribute (out.fp, "ID", t.cols[c].name);
+      fprintf (out.fp, " datatype=\"%s\"", votable_datatype (t.cols[c].type));
+      if (t.cols[c].type == SKY_TYPE_STRING)
         fputs (" arraysize=\"*\"", out.fp);
       /* VOUnit spells astropy's pix as pixel. */
-      put_attribute (out.fp, "unit", strcmp (cols[c].unit, "pix") == 0 ? "pixel" : cols[c].unit);
-      put_attribute (out.fp, "ucd", cols[c].ucd);
-      if (has_coosys && (cols[c].id == SKY_COL_LNG || cols[c].id == SKY_COL_LAT))
+      put_attribute (out.fp, "unit", strcmp (t.cols[c].unit, "pix") == 0 ? "pixel" : t.cols[c].unit);
+      put_attribute (out.fp, "ucd", t.cols[c].ucd);
+      if (has_coosys && (t.cols[c].id == SKY_COL_LNG || t.cols[c].id == SKY_COL_LAT))
         fputs (" ref=\"skysift_frame\"", out.fp);
       fputc ('>', out.fp);
-      put_description (out.fp, cols[c].description);
+      put_description (out.fp, t.cols[c].description);
       fputs ("</FIELD>\n", out.fp);
     }
   fputs ("   <DATA><TABLEDATA>\n", out.fp);
   for (int64_t i = 0; i < ex->result->catalogue.n; i++)
     {
       fputs ("    <TR>", out.fp);
-      for (int c = 0; c < ncols; c++)
+      for (int c = 0; c < t.ncols; c++)
         {
-          sky_export_cell (ex, &cols[c], i, cell, sizeof cell);
+          sky_export_cell (ex, &t.cols[c], i, cell, sizeof cell);
           fputs ("<TD>", out.fp);
           sky_put_xml (out.fp, cell);
           fputs ("</TD>", out.fp);

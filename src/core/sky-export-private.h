@@ -7,6 +7,7 @@
 #define SKY_EXPORT_PRIVATE_H
 
 #include "sky-core.h"
+#include "sky-output-private.h"
 
 #include <stdio.h>
 
@@ -76,6 +77,20 @@ typedef struct {
  * backend, device, software version, WCS and beam, and the notes on what
  * was left out. Items that do not apply are left out. Returns the count. */
 int sky_export_meta (const SkyExport *ex, SkyMeta *meta);
+
+/* What the self-describing formats (ECSV, VOTable) write of ex: its
+ * columns and its provenance. */
+typedef struct {
+  SkyColumn cols[SKY_MAX_COLUMNS];
+  int ncols;
+  SkyMeta meta[SKY_MAX_META];
+  int nmeta;
+} SkyExportTable;
+
+/* Fills table from ex and opens path for the atomic output (out): SKY_OK,
+ * or the output's status with a message naming path. */
+int sky_export_table_open (const SkyExport *ex, const char *path, SkyExportTable *table,
+                           SkyOutput *out);
 
 /* text (a BUNIT) as a unit that FITS, VOUnit and astropy all read, into
  * out: "Jy/beam" for JY/BEAM, "W/(m2.sr)" for W/m^2-sr, "" for an empty

@@ -746,3 +746,12 @@ sky_put_xml (FILE *fp, const char *s)
         }
     }
 }
+
+int
+sky_export_table_open (const SkyExport *ex, const char *path, SkyExportTable *table,
+                       SkyOutput *out)
+{
+  table->ncols = sky_export_columns (ex, table->cols);
+  table->nmeta = sky_export_meta (ex, table->meta);
+  return sky_output_open (out, path);
+}
