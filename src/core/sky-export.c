@@ -6,6 +6,7 @@
 #include "sky-export-private.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -593,6 +594,54 @@ meta_double (SkyMeta *meta, int *n, const char *key, double value, const char *u
                        sizeof meta->text);
 }
 
+/* The local method's parameters as provenance, in file order: the key,
+ * the SkyParams field (of type int, int64_t or double) and its meaning. */
+typedef struct {
+  const char *key;
+  size_t offset;
+  char type;            /* 'i' int, 'l' int64_t, 'd' double */
+  const char *description;
+} ParamItem;
+
+#define PARAM(field, type, description) { #field, offsetof (SkyParams, field), type, description }
+
+static const ParamItem local_params[] = {
+  PARAM (bkg_box, 'i', "Background mesh box, pixels a side"),
+  PARAM (bkg_filter, 'i', "Median filter of the mesh, boxes a side"),
+  PARAM (seed_sigma, 'd', "An island holds a pixel above this many rms"),
+  PARAM (flood_sigma, 'd', "Islands hold the connected pixels above this many rms"),
+  PARAM (min_area, 'l', "Fewest pixels of an island or deblended part"),
+  PARAM (deblend_nthresh, 'i', "Deblending levels (0 or 1: no deblending)"),
+  PARAM (deblend_mincont, 'd',
+         "A deblended part holds more than this fraction of its island's flux"),
+  PARAM (deblend_sigma, 'd', "A deblended part rises this many rms above the level it splits at"),
+  PARAM (connectivity, 'i', "4 or 8-connected pixels"),
+};
+
+static void
+meta_param (SkyMeta *meta, int *n, const SkyParams *p, const ParamItem *item)
+{
+  const char *field = (const char *) p + item->offset;
+  int i;
+  int64_t l;
+  double d;
+
+  switch (item->type)
+    {
+    case 'i':
+      memcpy (&i, field, sizeof i);
+      meta_int (meta, n, item->key, i, item->description);
+      break;
+    case 'l':
+      memcpy (&l, field, sizeof l);
+      meta_int (meta, n, item->key, l, item->description);
+      break;
+    default:
+      memcpy (&d, field, sizeof d);
+      meta_double (meta, n, item->key, d, NULL, item->description);
+    }
+}
+
 /* The local method's provenance; the clipping items do not apply. */
 static int
 local_meta (const SkyExport *ex, SkyMeta *meta, int n)
@@ -602,20 +651,8 @@ local_meta (const SkyExport *ex, SkyMeta *meta, int n)
 
   meta_string (meta, &n, "method", "local",
                "Detection method: local (image - background map, islands against an rms map)");
-  meta_int (meta, &n, "bkg_box", p->bkg_box, "Background mesh box, pixels a side");
-  meta_int (meta, &n, "bkg_filter", p->bkg_filter, "Median filter of the mesh, boxes a side");
-  meta_double (meta, &n, "seed_sigma", p->seed_sigma, NULL,
-               "An island holds a pixel above this many rms");
-  meta_double (meta, &n, "flood_sigma", p->flood_sigma, NULL,
-               "Islands hold the connected pixels above this many rms");
-  meta_int (meta, &n, "min_area", p->min_area, "Fewest pixels of an island or deblended part");
-  meta_int (meta, &n, "deblend_nthresh", p->deblend_nthresh,
-            "Deblending levels (0 or 1: no deblending)");
-  meta_double (meta, &n, "deblend_mincont", p->deblend_mincont, NULL,
-               "A deblended part holds more than this fraction of its island's flux");
-  meta_double (meta, &n, "deblend_sigma", p->deblend_sigma, NULL,
-               "A deblended part rises this many rms above the level it splits at");
-  meta_int (meta, &n, "connectivity", p->connectivity, "4 or 8-connected pixels");
+  for (size_t k = 0; k < sizeof local_params / sizeof local_params[0]; k++)
+    meta_param (meta, &n, p, &local_params[k]);
   meta_string (meta, &n, "smooth", ex->smooth,
                "Matched filter of the detection image (beam: the header's beam)");
   meta_double (meta, &n, "noise_scale", res->noise_scale, NULL,

@@ -486,8 +486,8 @@ sky_convolution_lab_class_init (SkyConvolutionLabClass *klass)
   (void) sky_ui_get_resource ();
   g_type_ensure (SKY_TYPE_IMAGE_VIEW);
   g_type_ensure (SKY_TYPE_COLOR_BAR);
-  gtk_widget_class_set_template_from_resource (widget_class,
-                                               "/io/github/skysift/SkySift/ui/sky-convolution-lab.ui");
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/skysift/SkySift/ui/sky-convolution-lab.ui");
   gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, dtype_dropdown);
   gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, mode_dropdown);
   gtk_widget_class_bind_template_child (widget_class, SkyConvolutionLab, kernel_dropdown);

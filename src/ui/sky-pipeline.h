@@ -68,14 +68,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyRun, sky_run_unref)
  * lends what it holds that the same image and parameters would give again;
  * when it already holds everything up to `until`, it is what comes back.
  * Cancelling stops between steps. */
-void sky_pipeline_run_async (SkyImageData *image,
-                             const SkyParams *params,
-                             SkyBackend backend,
-                             SkyStep until,
-                             SkyRun *previous,
-                             GCancellable *cancellable,
-                             GAsyncReadyCallback callback,
-                             gpointer user_data);
+void sky_pipeline_run_async (SkyImageData *image, const SkyParams *params, SkyBackend backend,
+                             SkyStep until, SkyRun *previous, GCancellable *cancellable,
+                             GAsyncReadyCallback callback, gpointer user_data);
 SkyRun *sky_pipeline_run_finish (GAsyncResult *result, GError **error);
 
 /* Synchronous form, for tests and the worker itself. */
