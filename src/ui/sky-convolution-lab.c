@@ -85,6 +85,7 @@ static SkyImageData *
 image_data_new (float *pixels, int64_t nx, int64_t ny, const char *name, GError **error)
 {
   g_autoptr (SkyImageData) data = g_atomic_rc_box_new0 (SkyImageData);
+  int ret;
 
   data->image.nx = nx;
   data->image.ny = ny;
@@ -92,10 +93,11 @@ image_data_new (float *pixels, int64_t nx, int64_t ny, const char *name, GError 
   data->image.nplanes = 1;
   data->image.hdu = 1;
   data->image.bitpix = -32;
-  if (sky_display_stats_compute (&data->image, 0, &data->stats) != SKY_OK
-      || sky_pyramid_build (&data->image, 0, &data->pyramid) != SKY_OK)
+  if ((ret = sky_display_stats_compute (&data->image, 0, &data->stats)) != SKY_OK
+      || (ret = sky_pyramid_build (&data->image, 0, &data->pyramid)) != SKY_OK)
     {
-      g_set_error (error, SKY_UI_ERROR, SKY_UI_ERROR_MEMORY, "%s: %s", name, sky_last_error ());
+      g_set_error (error, SKY_UI_ERROR, sky_ui_error_from_status (ret), "%s: %s", name,
+                   sky_last_error ());
       return NULL;
     }
   data->display_name = g_strdup (name);

@@ -110,11 +110,11 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
     return;
 
   t0 = sky_now_ms ();
-  if (sky_display_stats_compute (&data->image, 0, &data->stats) != SKY_OK
-      || sky_pyramid_build (&data->image, 0, &data->pyramid) != SKY_OK)
+  if ((ret = sky_display_stats_compute (&data->image, 0, &data->stats)) != SKY_OK
+      || (ret = sky_pyramid_build (&data->image, 0, &data->pyramid)) != SKY_OK)
     {
-      g_task_return_new_error (task, SKY_UI_ERROR, SKY_UI_ERROR_MEMORY, "%s: %s", in->path,
-                               sky_last_error ());
+      g_task_return_new_error (task, SKY_UI_ERROR, sky_ui_error_from_status (ret), "%s: %s",
+                               in->path, sky_last_error ());
       return;
     }
   /* No celestial WCS is no failure: the readout then shows pixels only. */
