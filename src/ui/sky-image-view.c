@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* SkyImageView: display settings, zoom and pan, pointer and keys. */
+/* SkyImageView: display settings, zoom and pan, its properties and signals.
+ * Input is in sky-image-view-input.c, frame waiters in -frames.c, the two
+ * drawing paths in -gl.c and -raster.c, markers in -overlay.c. */
 #include "sky-image-view-private.h"
 #include "sky-raster.h"
 #include "sky-render.h"
@@ -160,7 +162,7 @@ sky_image_view_zoom_around (SkyImageView *self, double zoom, double wx, double w
   sky_image_view_widget_to_image (self, wx, wy, &ix, &iy);
   self->fitted = FALSE;
   sky_image_view_set_view (self, zoom, ix - (wx - w / 2) / zoom * (self->flip_x ? -1 : 1),
-            iy + (wy - h / 2) / zoom);
+                           iy + (wy - h / 2) / zoom);
 }
 
 /* ------------------------------------------------------------ public API */
