@@ -561,7 +561,8 @@ test_csv_columns (void)
     "source_id,x_centroid,y_centroid,sum_flux,npix,peak_flux,peak_x,peak_y,xmin,xmax,ymin,ymax";
   SkyImage img;
   SkyParams params;
-  SkyResult res = { 0 };
+  SkyResult res = { 0 }, bare = { 0 };
+  SkyRunInfo none = { 0 };
   SkyExport ex;
   char *path = sky_test_tmp_path ("columns.csv"), *text = NULL, *header;
 
@@ -578,13 +579,11 @@ test_csv_columns (void)
   /* An export of the catalogue alone, with no image, keeps the pixel
    * columns alone. */
   sky_export_clear (&ex);
-  {
-    SkyResult bare = { 0 };
-    SkyRunInfo none = { 0 };
-    bare.catalogue = res.catalogue;
-    bare.nsources = res.catalogue.n;
-    g_assert_cmpint (sky_export_init (&ex, &none, &bare), ==, SKY_OK);
-  }
+  /* The export borrows the result and the run's description: they live
+   * until it is written. */
+  bare.catalogue = res.catalogue;
+  bare.nsources = res.catalogue.n;
+  g_assert_cmpint (sky_export_init (&ex, &none, &bare), ==, SKY_OK);
   g_assert_cmpint (sky_export_csv (path, &ex), ==, SKY_OK);
   g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
   header = g_strndup (text, strcspn (text, "\n"));
