@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Background benchmark: `skysift-cli background` (mesh and both maps)
 against SEP (sep.Background with mask=~isfinite, bw = bh = 64, fw = fh = 3,
 then .back() and .rms()) on synthetic fields made by `skysift-cli synth`, in

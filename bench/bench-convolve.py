@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Convolution benchmark: the lesson's demo (2048 x 2048 deltas every 16
 pixels, its 15 x 15 Gaussian) with scipy.signal.convolve2d and np.convolve
 against `skysift-cli convolve --demo`, in the same run, alternating rounds.

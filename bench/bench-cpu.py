@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """CPU benchmark: skysift-cli against the lesson's NumPy/SciPy pipeline on the
 same image, in the same run, alternating rounds so that both see the same
 machine state. Each round takes each step's best of --repeat runs; the table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The label step on adversarial masks against the GC-like field's mask, all
  * of the same size, in one process. Each round labels every mask once, in
  * turn, so that all of them see the same machine state (a noisy, shared

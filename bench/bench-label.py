@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Label-step benchmark on adversarial masks: builds bench/bench-label.c
 against a build directory's static libraries and runs it with the CLI's
 default thread count and with one thread. Each run labels the GC-like

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """skysift's GPU backend against the lesson's CuPy code and skysift's CPU
 backend, on one machine in one run.
 

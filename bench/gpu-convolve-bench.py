@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The lesson's convolution demo on the GPU: skysift beside CuPy in one run.
 
 For each dtype (float32, float64) it runs

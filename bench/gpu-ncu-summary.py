@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Summarises `ncu --metrics gpu__time_duration.sum --csv` output of a
 skysift-cli GPU run: the kernels of the last pipeline run in launch order,
 each with its duration, and the sum per step. Usage: gpu-ncu-summary.py CSV"""

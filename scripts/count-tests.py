@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Counts the single checks of meson test runs from their testlog.json
 files: each TAP line of a TAP test, or the whole test where it printed no
 TAP (a crash or a plain exit status). --check NAME=STATUS adds one more

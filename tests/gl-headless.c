@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A headless GL context through EGL (gl-headless.h). */
 #include "gl-headless.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* gl-headless.h: an OpenGL context with no window system, for tests that run
  * where there is no X server: an EGL display on the device platform
  * (EGL_EXT_platform_device), or Mesa's surfaceless platform, and a desktop

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Runs a TAP test program that needs a display on an X server of its own.
 
 usage: run-in-xvfb.py PROGRAM [ARGS...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The GPU tests' fixture: one device context for the whole test program,
  * and each test's skip, with the reason, where there is none. */
 #ifndef SKY_TEST_GPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "sky-test-util.h"
 
 #include <glib/gstdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Helpers shared by the C tests. */
 #ifndef SKY_TEST_UTIL_H
 #define SKY_TEST_UTIL_H

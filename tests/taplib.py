@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A tiny TAP producer for the Python tests: one line per check, so that a
 failure names exactly what broke and the rest still run."""
 import sys

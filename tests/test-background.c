@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests of the background mesh and maps on hand-made data: the
  * histogram's mode against SExtractor's bin-by-bin walk written out
  * plainly, box statistics, blank boxes, the median filter, the spline on

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """skysift-cli background against SEP, computed here at test time: on every
 shared image (the first plane of a cube) and on generated fields with
 gradients, odd sizes, blank regions, scaled integers and crowded boxes, the

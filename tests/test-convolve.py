@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """skysift-cli convolve against SciPy computed at test time:
 scipy.signal.convolve2d in every mode and both dtypes, on random inputs of
 odd sizes and on kernels of rank 1 (Gaussian, box, an outer product) and of

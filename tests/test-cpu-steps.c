@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests of the four CPU steps on small hand-made images, and of the
  * fast implementations against plain, obviously correct ones on random
  * fields (single and several threads, several band counts). The random
@@ -656,6 +657,45 @@ test_pipeline_one_pixel_and_rerun (void)
   g_rand_free (rng);
 }
 
+/* sky_allclose is numpy.allclose (rtol 1e-5, atol 1e-8, b the reference):
+ * the bounds on both sides, equal infinities, NaN, the first far index and
+ * the largest difference, in both element types. */
+static void
+test_allclose (void)
+{
+  const double want[] = { 1.0, 1e6, 0.0, INFINITY, -2.0 };
+  double got[] = { 1.0 + 0.5e-5, 1e6 + 10, 1e-8, INFINITY, -2.0 };
+  float want32[] = { 1.0f, 100.0f }, got32[] = { 1.0f, 100.001f };
+  int64_t far = 0;
+  double diff = 0;
+
+  g_assert_true (sky_allclose (got, want, 5, 1, &far, &diff));
+  g_assert_cmpint (far, ==, -1);
+  g_assert_cmpfloat (diff, ==, 10);
+  got[1] = 1e6 + 10.5;   /* beyond 1e-8 + 1e-5 * 1e6 */
+  g_assert_false (sky_allclose (got, want, 5, 1, &far, &diff));
+  g_assert_cmpint (far, ==, 1);
+  got[1] = 1e6;
+  got[2] = 2e-8;         /* atol alone holds near zero */
+  g_assert_false (sky_allclose (got, want, 5, 1, &far, NULL));
+  g_assert_cmpint (far, ==, 2);
+  got[2] = 0;
+  got[3] = -INFINITY;
+  g_assert_false (sky_allclose (got, want, 5, 1, &far, NULL));
+  g_assert_cmpint (far, ==, 3);
+  got[3] = 1e300;        /* a finite value is never close to an infinity */
+  g_assert_false (sky_allclose (got, want, 5, 1, &far, NULL));
+  g_assert_cmpint (far, ==, 3);
+  got[3] = NAN;
+  g_assert_false (sky_allclose (got, want, 5, 1, &far, NULL));
+  g_assert_cmpint (far, ==, 3);
+  g_assert_true (sky_allclose (got32, want32, 2, 0, &far, &diff));
+  g_assert_cmpfloat_with_epsilon (diff, 0.001, 1e-5);
+  got32[1] = 100.01f;
+  g_assert_false (sky_allclose (got32, want32, 2, 0, &far, NULL));
+  g_assert_cmpint (far, ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -677,5 +717,6 @@ main (int argc, char **argv)
   g_test_add_func ("/measure/hand-made", test_measure_hand_made);
   g_test_add_func ("/measure/matches-plain-pass", test_measure_matches_naive);
   g_test_add_func ("/pipeline/one-pixel-and-rerun", test_pipeline_one_pixel_and_rerun);
+  g_test_add_func ("/convolve/allclose", test_allclose);
   return g_test_run ();
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The display path's choice (sky-display-path.h), with no GPU and no
  * display: every refusal in its order, the line, the times, the watchers. */
 #include <glib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The mask and labels as the image view holds them where it can: in linear
  * buffer objects that its shader reads as buffer textures (texelFetch at
  * y * nx + x), filled from host memory (glBufferSubData) or through
@@ -98,6 +99,21 @@ compile (GLenum type, const char *const *src, int n)
   return s;
 }
 
+/* What the timing draws: zoom framebuffer pixels an image pixel, with or
+ * without the neighbours' labels (outlines); the pictures checked against
+ * the CPU's are zoom 1 with edges. */
+static void
+draw_mode (Drawer *d, int zoom, int edges)
+{
+  for (int b = 0; b < 2; b++)
+    {
+      glUseProgram (d->prog[b]);
+      glUniform1i (glGetUniformLocation (d->prog[b], "u_zoom"), zoom);
+      glUniform1i (glGetUniformLocation (d->prog[b], "u_edges"), edges);
+    }
+  glUseProgram (0);
+}
+
 static int
 drawer_init (Drawer *d, int nx, int ny)
 {
@@ -122,10 +138,8 @@ drawer_init (Drawer *d, int nx, int ny)
       glUniform1i (glGetUniformLocation (d->prog[b], "u_mask"), 0);
       glUniform1i (glGetUniformLocation (d->prog[b], "u_labels"), 1);
       glUniform2i (glGetUniformLocation (d->prog[b], "u_size"), nx, ny);
-      glUniform1i (glGetUniformLocation (d->prog[b], "u_zoom"), 1);
-      glUniform1i (glGetUniformLocation (d->prog[b], "u_edges"), 1);
     }
-  glUseProgram (0);
+  draw_mode (d, 1, 1);
   glGenVertexArrays (1, &d->vao);
   glGenTextures (1, &d->target);
   glBindTexture (GL_TEXTURE_2D, d->target);
@@ -148,21 +162,6 @@ drawer_free (Drawer *d)
   glDeleteVertexArrays (1, &d->vao);
   glDeleteProgram (d->prog[0]);
   glDeleteProgram (d->prog[1]);
-}
-
-/* What the timing draws: zoom framebuffer pixels an image pixel, with or
- * without the neighbours' labels (outlines); the pictures checked against
- * the CPU's are zoom 1 with edges. */
-static void
-draw_mode (Drawer *d, int zoom, int edges)
-{
-  for (int b = 0; b < 2; b++)
-    {
-      glUseProgram (d->prog[b]);
-      glUniform1i (glGetUniformLocation (d->prog[b], "u_zoom"), zoom);
-      glUniform1i (glGetUniformLocation (d->prog[b], "u_edges"), edges);
-    }
-  glUseProgram (0);
 }
 
 /* Draws from the mask and labels in buffer objects (buffers) or in 2D

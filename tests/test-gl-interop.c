@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The display's textures filled two ways, headless (no X server): from host
  * memory (any OpenGL, Mesa's llvmpipe in CI) and through CUDA/OpenGL
  * interop (sky-gpu-gl.h, the NVIDIA driver). Each texture is read back
@@ -337,9 +338,9 @@ convolved_round (int nx, int ny)
         void *down = malloc (n * (f64 ? 8 : 4));
         float *want = malloc (n * sizeof *want);
         int ret = f64 ? sky_gpu_convolve2d_f64 (gpu, in64, nx, ny, &k, modes[mode],
-                                                SKY_GPU_CONVOLVE_AUTO, down, NULL)
+                                                SKY_CONVOLVE_AUTO, down, NULL)
                       : sky_gpu_convolve2d_f32 (gpu, in32, nx, ny, &k, modes[mode],
-                                                SKY_GPU_CONVOLVE_AUTO, down, NULL);
+                                                SKY_CONVOLVE_AUTO, down, NULL);
         /* A 1D convolution between must leave the 2D output alone. */
         float v[3] = { 1, 2, 1 }, *o1 = malloc (((size_t) nx * ny + 2) * sizeof *o1);
         if (ret == SKY_OK)
@@ -373,7 +374,7 @@ convolved_round (int nx, int ny)
       }
   /* A failed 2D convolution (here no output array) leaves no output to show. */
   int ret = sky_gpu_convolve2d_f64 (gpu, in64, nx, ny, &k, SKY_CONVOLVE_SAME,
-                                    SKY_GPU_CONVOLVE_AUTO, NULL, NULL);
+                                    SKY_CONVOLVE_AUTO, NULL, NULL);
   check (ret != SKY_OK && sky_gpu_convolve_output (gpu, &o) == SKY_ERR_ARGUMENT,
          "after a failed 2D convolution the context offers no output");
   sky_kernel_clear (&k);
@@ -583,9 +584,9 @@ bench_convolved (int side, int repeats, double *t)
     {
       SkyGpuConvolveTimes ct = { 0 };
       int ret = f64 ? sky_gpu_convolve2d_f64 (gpu, in64, side, side, &k, SKY_CONVOLVE_FULL,
-                                              SKY_GPU_CONVOLVE_AUTO, down, &ct)
+                                              SKY_CONVOLVE_AUTO, down, &ct)
                     : sky_gpu_convolve2d_f32 (gpu, in32, side, side, &k, SKY_CONVOLVE_FULL,
-                                              SKY_GPU_CONVOLVE_AUTO, down, &ct);
+                                              SKY_CONVOLVE_AUTO, down, &ct);
       SkyGpuConvolveOutput o;
       if (ret != SKY_OK || sky_gpu_convolve_output (gpu, &o) != SKY_OK)
         {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test-gl-interop.h: what test-gl-interop.c (textures) and
  * test-gl-interop-buffers.c (buffer objects read as buffer textures)
  * share: TAP checks, test data, and the CUDA/GL preconditions. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* GPU convolution parity: sky_gpu_convolve2d_* and sky_gpu_convolve1d_*
  * against the CPU backend's (sky-cpu.h), as numpy.allclose with rtol 1e-5
  * and atol 1e-8, in every mode and both element types, with kernels of rank
@@ -24,22 +25,13 @@ have_gpu (void)
   return sky_test_gpu_ready (&device);
 }
 
-/* allclose(got, want): the first element that is not, or -1. */
+/* allclose(got, want) (sky_allclose): the first element that is not, or -1. */
 static int64_t
 first_far (const void *got, const void *want, int64_t n, int f64, double *max_diff)
 {
-  int64_t bad = -1;
+  int64_t bad;
 
-  *max_diff = 0;
-  for (int64_t i = 0; i < n; i++)
-    {
-      double x = f64 ? ((const double *) got)[i] : ((const float *) got)[i];
-      double y = f64 ? ((const double *) want)[i] : ((const float *) want)[i];
-      double d = fabs (x - y);
-      *max_diff = d > *max_diff ? d : *max_diff;
-      if (!(d <= 1e-8 + 1e-5 * fabs (y)) && bad < 0)
-        bad = i;
-    }
+  sky_allclose (got, want, n, f64, &bad, max_diff);
   return bad;
 }
 
@@ -100,8 +92,8 @@ check_2d (int64_t nx, int64_t ny, const SkyKernel *k, int rank1, SkyConvolveMode
   SkyGpuConvolveTimes t = { 0 };
   int rc = f64 ? sky_cpu_convolve2d_f64 (in, nx, ny, k, mode, SKY_CONVOLVE_AUTO, 0, want, NULL)
                : sky_cpu_convolve2d_f32 (in, nx, ny, k, mode, SKY_CONVOLVE_AUTO, 0, want, NULL);
-  int rg = f64 ? sky_gpu_convolve2d_f64 (gpu, in, nx, ny, k, mode, SKY_GPU_CONVOLVE_AUTO, got, &t)
-               : sky_gpu_convolve2d_f32 (gpu, in, nx, ny, k, mode, SKY_GPU_CONVOLVE_AUTO, got, &t);
+  int rg = f64 ? sky_gpu_convolve2d_f64 (gpu, in, nx, ny, k, mode, SKY_CONVOLVE_AUTO, got, &t)
+               : sky_gpu_convolve2d_f32 (gpu, in, nx, ny, k, mode, SKY_CONVOLVE_AUTO, got, &t);
   double diff;
   int64_t bad;
 
@@ -112,10 +104,10 @@ check_2d (int64_t nx, int64_t ny, const SkyKernel *k, int rank1, SkyConvolveMode
                 (long long) (bad % onx), (long long) (bad / onx),
                 f64 ? ((double *) got)[bad] : ((float *) got)[bad],
                 f64 ? ((double *) want)[bad] : ((float *) want)[bad]);
-  else if (t.path != (rank1 ? SKY_GPU_CONVOLVE_SEPARABLE : SKY_GPU_CONVOLVE_DIRECT)
+  else if (t.path != (rank1 ? SKY_CONVOLVE_SEPARABLE : SKY_CONVOLVE_DIRECT)
            && k->nx * k->ny <= 1600)
     g_snprintf (what, sizeof what, "the GPU took the %s path",
-                t.path == SKY_GPU_CONVOLVE_SEPARABLE ? "separable" : "direct");
+                t.path == SKY_CONVOLVE_SEPARABLE ? "separable" : "direct");
   if (what[0] == '\0')
     checks_passed++;
   else

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A GPU that is missing or fails must not cost the user the run: the CLI
 warns on stderr, finishes on the CPU with the CPU's exact results (the same
 CSV as --backend cpu), exits 0 and records backend "cpu" in its JSON.

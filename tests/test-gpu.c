@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* GPU parity: the CUDA backend against the CPU backend, as the contract in
- * ../shared/ARCHITECTURE.md says (statistics to 1e-6 relative with the same
+ * docs/contract.md says (statistics to 1e-6 relative with the same
  * counts, the same label image, centroids within 1e-4 pixel, sums within
  * 1e-6 relative, peaks and boxes exact), on every shared test image and on
  * random fields drawn afresh each run (GTest's seed; `--seed` replays one).
@@ -41,7 +42,7 @@ check_parity (const char *what, const SkyImage *img, const SkyParams *params)
                 cpu_err, sky_status_string (rg), rg ? sky_last_error () : "");
   else if (rc == SKY_OK)
     {
-      sky_gpu_compare (img, &cpu, &res, diff, sizeof diff);
+      sky_result_compare (img, &cpu, &res, diff, sizeof diff);
       if (strcmp (diff, "agree") == 0)
         {
           diff[0] = '\0';
@@ -387,7 +388,7 @@ test_simple_api (void)
   g_assert_null (res.labels);
   g_assert_null (res.mask);
   g_assert_true (t.kernels > 0 && t.total >= t.kernels);
-  if (sky_gpu_compare (&img, &cpu, &res, diff, sizeof diff) == 0)
+  if (sky_result_compare (&img, &cpu, &res, diff, sizeof diff) == 0)
     checks_passed++;
   else
     {

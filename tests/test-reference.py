@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """skysift-cli against the SciPy reference results of every shared image
 (../shared/data/reference, made by the lesson's NumPy/SciPy pipeline), and
 against the lesson's own numbers when its GMRT image is present.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The pipeline runner (src/pipeline): the list of steps, reuse of an
  * earlier run, the buffer pool, cancelling, and the GPU's fallback and
  * comparison through stand-in GPU backends, so that all of it is tested

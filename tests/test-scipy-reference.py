@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """skysift-cli against SciPy computed here and now, on the project's own
 fixtures: synthetic fields from `skysift-cli synth` (a fresh seed each run,
 printed for replay) with blanks, odd sizes, and the options the shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The image view's display path in a real window (run it through
  * tests/run-in-xvfb.py): on Mesa the textures go up from host memory and
  * the line says why; SKYSIFT_DISPLAY=host and a view drawn on the CPU say

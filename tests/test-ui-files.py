@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The desktop app's data files: the .desktop entry (FITS MIME types, the
 icon and the binary it names), the AppStream metainfo (validated with
 appstreamcli where installed), the GResource manifest (every file it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli background: the background and rms maps of an image. */
 #include "cli.h"
 #include "sky-cpu.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli find on the GPU: the repeats, the comparison with the CPU's
  * result, and the tables that put the two side by side. */
 #include "cli-gpu.h"
@@ -46,7 +47,7 @@ cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const Sk
           cli_error ("%s: GPU: %s", img->path ? img->path : "image", sky_last_error ());
           goto exit;
         }
-      run->failed_checks = sky_gpu_compare (img, cpu, &run->res, run->compare,
+      run->failed_checks = sky_result_compare (img, cpu, &run->res, run->compare,
                                             sizeof run->compare);
     }
   for (int step = 0; step < SKY_STEP_COUNT; step++)
@@ -85,13 +86,14 @@ cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat)
           run->device_bytes / 1048576.0, run->device_bytes / 1048576.0 / image_mib (img));
 }
 
+/* v with decimals places and a suffix, or "-" for NaN. */
 static void
-cell (char *buf, size_t size, const char *fmt, double v)
+cell (char *buf, size_t size, double v, int decimals, const char *suffix)
 {
   if (isnan (v))
     snprintf (buf, size, "-");
   else
-    snprintf (buf, size, fmt, v);
+    snprintf (buf, size, "%.*f%s", decimals, v, suffix);
 }
 
 /* One step: CPU, GPU kernels, GPU with the transfers the step needs, and
@@ -101,11 +103,11 @@ row (const char *name, double cpu, double kernels, double with_transfers)
 {
   char c[32], k[32], w[32], sk[32], sw[32];
 
-  cell (c, sizeof c, "%.3f", cpu);
-  cell (k, sizeof k, "%.3f", kernels);
-  cell (w, sizeof w, "%.3f", with_transfers);
-  cell (sk, sizeof sk, "%.0fx", kernels > 0 ? cpu / kernels : NAN);
-  cell (sw, sizeof sw, "%.0fx", with_transfers > 0 ? cpu / with_transfers : NAN);
+  cell (c, sizeof c, cpu, 3, "");
+  cell (k, sizeof k, kernels, 3, "");
+  cell (w, sizeof w, with_transfers, 3, "");
+  cell (sk, sizeof sk, kernels > 0 ? cpu / kernels : NAN, 0, "x");
+  cell (sw, sizeof sw, with_transfers > 0 ? cpu / with_transfers : NAN, 0, "x");
   printf ("  %-11s %11s %11s %11s %9s %9s\n", name, c, k, w, sk, sw);
 }
 

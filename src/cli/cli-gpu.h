@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli find on the GPU: runs, timing and the CPU/GPU comparison
  * table of --backend gpu and --backend both. Built only with CUDA. */
 #ifndef SKY_CLI_GPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli synth: the GC-like demo field. */
 #include "cli.h"
 #include "sky-core.h"

@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli: shared helpers of the subcommands. */
 #ifndef SKY_CLI_H
 #define SKY_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Exit statuses: 1 for a failure on a file or a run, 2 for a wrong command. */
@@ -17,6 +19,10 @@ int cli_background (int argc, char **argv);
 int cli_parse_double (const char *option, const char *text, double *out);
 int cli_parse_int (const char *option, const char *text, int64_t min, int64_t max,
                    int64_t *out);
+
+/* Whether a GPU can run skysift here: 1, or 0 with why (a device or
+ * driver missing, or a build without the GPU backend) in why. */
+int cli_gpu_usable (char *why, size_t why_size);
 
 /* Prints "skysift-cli: " and the message to stderr. */
 void cli_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

@@ -1,6 +1,11 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli: the skysift pipeline without a window, for scripts, tests
  * and benchmarks. */
 #include "cli.h"
+#include "sky-core.h"
+#ifdef SKYSIFT_HAVE_CUDA
+#include "sky-gpu.h"
+#endif
 
 #include <errno.h>
 #include <math.h>
@@ -19,6 +24,17 @@ static const char usage_text[] =
   "  background IMAGE  background and rms maps on a mesh (SExtractor's, as SEP)\n"
   "\n"
   "Run 'skysift-cli COMMAND --help' for a command's options.\n";
+
+int
+cli_gpu_usable (char *why, size_t why_size)
+{
+#ifdef SKYSIFT_HAVE_CUDA
+  return sky_gpu_available (why, why_size) == SKY_OK;
+#else
+  snprintf (why, why_size, "this build has no GPU backend (built without CUDA)");
+  return 0;
+#endif
+}
 
 void
 cli_error (const char *fmt, ...)

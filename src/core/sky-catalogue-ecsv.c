@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The catalogue as ECSV 1.0 (https://github.com/astropy/astropy-APEs,
  * APE 6): a YAML header in comment lines that gives each column its type,
  * unit and description and carries the run's provenance as metadata, then
@@ -17,26 +18,6 @@ ecsv_datatype (SkyValueType type)
     case SKY_TYPE_DOUBLE: return "float64";
     case SKY_TYPE_STRING: default: return "string";
     }
-}
-
-/* A data field: missing values are "" (read back as masked), and text
- * with a space or a quote is quoted, quotes doubled. */
-static void
-put_field (FILE *fp, const char *s)
-{
-  if (s[0] != '\0' && strpbrk (s, " \t\"") == NULL)
-    {
-      fputs (s, fp);
-      return;
-    }
-  fputc ('"', fp);
-  for (; *s; s++)
-    {
-      if (*s == '"')
-        fputc ('"', fp);
-      fputc (*s, fp);
-    }
-  fputc ('"', fp);
 }
 
 /* A YAML scalar for one metadata item. PyYAML reads "1e-05" as a string,
@@ -80,7 +61,10 @@ sky_export_ecsv (const char *path, const SkyExport *ex)
         }
       fprintf (out.fp, ", datatype: %s, description: ", ecsv_datatype (cols[c].type));
       sky_put_quoted (out.fp, cols[c].description);
-      fputs ("}\n", out.fp);
+      /* astropy keeps a VOTable's UCD as the column's meta["ucd"]. */
+      fputs (", meta: {ucd: ", out.fp);
+      sky_put_quoted (out.fp, cols[c].ucd);
+      fputs ("}}\n", out.fp);
     }
 
   /* Flat keys, so that t.meta["clip_kappa"] reads as it looks; the unit
@@ -97,6 +81,7 @@ sky_export_ecsv (const char *path, const SkyExport *ex)
     }
   fputs ("# schema: astropy-2.0\n", out.fp);
 
-  sky_export_put_table (ex, cols, ncols, out.fp, ' ', put_field);
+  /* A missing value is "" (read back as masked). */
+  sky_export_put_table (ex, cols, ncols, out.fp, ' ', " \t\"", 1, "");
   return sky_output_close (&out);
 }

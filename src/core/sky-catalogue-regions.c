@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The catalogue as a DS9 region file (version 4.2): one circle per source,
  * centred on its centroid, of the area of its pixels, labelled with its
  * source_id. DS9, CARTA and the regions package read it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The catalogue as a VOTable 1.4 (TABLEDATA): the same columns as the CSV
  * with units and UCDs, the sky frame as a COOSYS, and the provenance as
  * PARAMs. TOPCAT, CARTA and astropy.io.votable read it. */

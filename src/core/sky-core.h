@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-core.h: the image model, FITS loading, pipeline parameters and results,
  * catalogue writers and timing shared by every skysift backend.
  *
@@ -9,8 +10,10 @@
 #ifndef SKY_CORE_H
 #define SKY_CORE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,7 +106,17 @@ typedef struct SkyParams {
   int bkg_box;          /* background mesh box, pixels a side (1..16384); default 64 */
   int bkg_filter;       /* median filter of the mesh, boxes a side (odd); default 3,
                          * 1 for none */
+
+  /* The local method's parameters (sky-cpu-local.c). */
+  double seed_sigma;    /* local: islands need a pixel above this many rms; 4.6 */
+  double flood_sigma;   /* local: islands hold the pixels above this many rms; 2.5 */
+  int64_t min_area;     /* local: islands of fewer pixels are dropped; default 1 */
+  int deblend_nthresh;  /* local: deblending levels; 32; 0 or 1: no deblending */
+  double deblend_mincont; /* local: a branch's share of its island's flux; 0.005 */
+  double deblend_sigma; /* local: a branch's peak rises this many rms above the
+                         * level it splits at; default 5 */
 } SkyParams;
+
 
 /* The lesson's defaults: kappa 3 until stable, 5 sigma absolute, 4-connected. */
 void sky_params_init (SkyParams *params);
@@ -129,13 +142,9 @@ typedef struct SkyClipStats {
   int flat;
 } SkyClipStats;
 
-/* The pixel value a source pixel must exceed, or NAN for a flat image. */
+/* The pixel value a source pixel must exceed, or NAN for a flat image.
+ * sky_threshold_bound (below, for host and device) is its float bound. */
 double sky_threshold_value (const SkyParams *params, const SkyClipStats *stats);
-
-/* The largest float not above threshold_value t: for a float x, x > t
- * exactly when x > sky_threshold_bound (t), so the segmentation compares in
- * single precision and stays exact. */
-float sky_threshold_bound (double t);
 
 /* --------------------------------------------------------------- catalogue */
 
@@ -150,7 +159,28 @@ typedef struct SkyCatalogue {
   float *peak;          /* brightest pixel value */
   int32_t *peak_x, *peak_y;
   int32_t *xmin, *xmax, *ymin, *ymax; /* bounding box, inclusive */
+
+  /* The local method's measures (NULL for the global method): the
+   * background and rms maps at the peak, the errors the rms map gives, and
+   * SKY_FLAG_* bits. */
+  float *background, *rms;
+  double *sum_err;      /* sqrt (sum of rms^2 over the source's pixels) */
+  double *peak_err;     /* the rms at the peak */
+  double *x_win, *y_win; /* windowed centroid (SExtractor's XWIN, YWIN) */
+  uint32_t *flags;
 } SkyCatalogue;
+
+enum {
+  SKY_FLAG_EDGE = 1,       /* a pixel on the image's edge */
+  SKY_FLAG_BLANK = 2,      /* a pixel next to a blank pixel */
+  SKY_FLAG_DEBLENDED = 4,  /* split from a larger island by deblending */
+  SKY_FLAG_TRUNCATED = 8,  /* the flood was cut above the seed level by the
+                            * edge or by blank pixels: the bright part of
+                            * the source may be missing */
+};
+
+/* Allocates the local method's columns of an allocated catalogue. */
+int sky_catalogue_alloc_local (SkyCatalogue *cat);
 
 int sky_catalogue_alloc (SkyCatalogue *cat, int64_t n);
 void sky_catalogue_clear (SkyCatalogue *cat);
@@ -172,6 +202,10 @@ typedef enum SkyStep {
   SKY_STEP_SEGMENT,       /* the mask of pixels above the threshold */
   SKY_STEP_LABEL,         /* connected components of the mask */
   SKY_STEP_MEASURE,       /* the catalogue of the labelled sources */
+  SKY_STEP_BACKGROUND,    /* local: background and rms maps on a mesh */
+  SKY_STEP_DETECT,        /* local: (image - background) / rms, filtered or not */
+  SKY_STEP_FLOOD,         /* local: seed-and-flood islands */
+  SKY_STEP_DEBLEND,       /* local: islands split by multi-threshold deblending */
   SKY_STEP_COUNT
 } SkyStep;
 
@@ -183,17 +217,20 @@ const char *sky_step_name (SkyStep step);
 SkyStep sky_step_from_name (const char *name);
 
 /* A way to find sources: an ordered list of steps, each reading what the
- * ones before it left. The lesson's method is clip, segment, label,
+ * ones before it left. The lesson's method (the global one: one clipped
+ * sigma, one threshold) is clip, segment, label, measure; the local one
+ * (against background and rms maps) background, detect, flood, deblend,
  * measure. */
 typedef enum SkyMethod {
   SKY_METHOD_LESSON,
+  SKY_METHOD_LOCAL,
   SKY_METHOD_COUNT
 } SkyMethod;
 
 /* The method's steps in the order they run; returns how many. */
 int sky_method_steps (SkyMethod method, const SkyStep **steps);
 
-/* "lesson"; "" for an unknown method. */
+/* "lesson", "local"; "" for an unknown method. */
 const char *sky_method_name (SkyMethod method);
 
 /* ------------------------------------------------------------------ timing */
@@ -237,18 +274,30 @@ typedef struct SkyResult {
   int64_t nsources;
   SkyCatalogue catalogue;
   SkyStepTimes times;
+
+  /* The local method (NULL for the lesson's): the background and rms
+   * maps the sources were found against, nx * ny each, owned. */
+  float *background, *rms;
+  double noise_scale;      /* the matched filter's noise over the map's; 1 unfiltered */
+  int64_t nislands;        /* islands before deblending */
+  int64_t ndeblended;      /* islands that deblending split */
 } SkyResult;
 
 void sky_result_clear (SkyResult *res);
 
-/* ----------------------------------------------------------------- writers */
+/* Checks res against the reference ref (one backend's against another's,
+ * the CPU's as a rule) as docs/contract.md says: statistics to 1e-6
+ * relative with the same iteration and pixel counts, the same sources and
+ * label numbers (the label images when both have them), centroids within
+ * 1e-4 pixel, sums within 1e-6 relative, peaks, peak positions and boxes
+ * exact. Returns the number of failed checks; what (if not NULL) gets
+ * "agree" or the failed checks, each with its first difference, and says
+ * when a pixel lies exactly on the threshold, the one allowed source of
+ * difference. img is the image both ran on. */
+int sky_result_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res,
+                        char *what, size_t what_size);
 
-/* Writes the catalogue's pixel columns as CSV with a header row:
- * source_id,x_centroid,y_centroid,sum_flux,npix,peak_flux,peak_x,peak_y,
- * xmin,xmax,ymin,ymax. The file is written beside its final name and renamed
- * into place, so a failure never leaves a partial file. sky_export_csv
- * (below) writes the same columns followed by sky positions and fluxes. */
-int sky_write_catalogue_csv (const char *path, const SkyCatalogue *cat);
+/* ----------------------------------------------------------------- writers */
 
 /* What a run's JSON summary holds besides the result. */
 typedef struct SkyRunInfo {
@@ -354,6 +403,7 @@ typedef struct SkyExport {
   const SkyParams *params;      /* NULL gives the pixel columns only */
   const SkyResult *result;
   const char *backend;          /* "cpu", "gpu"... from the run info */
+  const char *smooth;           /* the matched filter, from the run info */
   char device[160];             /* what ran the steps; set for the CPU backend,
                                  * others fill it in; "" when unknown */
 
@@ -368,7 +418,10 @@ typedef struct SkyExport {
                                  * header has no beam, no pixel scale, or a
                                  * unit that is not per beam (flux_note) */
   char unit[72];                /* the image unit as unit-aware formats write
-                                 * it ("Jy/beam" for JY/BEAM); "" when none */
+                                 * it ("Jy/beam" for JY/BEAM); "" when none or
+                                 * when BUNIT is not a unit (unit_note) */
+  char unit_note[512];          /* how BUNIT was respelled or why it was
+                                 * left out, or "" */
   char sky_note[512];           /* why there are no sky positions, or "" */
   char flux_note[512];          /* why int_flux is empty, or "" */
 } SkyExport;
@@ -392,7 +445,8 @@ void sky_export_clear (SkyExport *ex);
  * xmax, ymin, ymax; then, with a celestial WCS, the centroid's two world
  * coordinates named after the system (ra, dec, ra_str, dec_str for
  * equatorial; glon, glat for galactic...); then int_flux, local_rms, snr.
- * Pixel coordinates are 0-based. Missing values are empty fields.
+ * Pixel coordinates are 0-based. A missing number is NaN (a typed
+ * value every CSV reader reads as a float), a missing text an empty field.
  *
  * ECSV: the same table as ECSV 1.0 (astropy's Table.read reads it), with
  * a unit and a description per column and the provenance in its metadata.
@@ -409,8 +463,79 @@ int sky_export_ecsv (const char *path, const SkyExport *ex);
 int sky_export_regions (const char *path, const SkyExport *ex);
 int sky_export_votable (const char *path, const SkyExport *ex);
 
+/* The catalogue formats, and the one a file name asks for by its
+ * extension: .ecsv, .xml/.vot/.votable, .reg, anything else CSV (case
+ * ignored). sky_export_write writes ex in format f with that writer. */
+typedef enum {
+  SKY_CATALOGUE_CSV,
+  SKY_CATALOGUE_ECSV,
+  SKY_CATALOGUE_VOTABLE,
+  SKY_CATALOGUE_REGIONS,
+} SkyCatalogueFormat;
+
+SkyCatalogueFormat sky_catalogue_format_for_path (const char *path);
+int sky_catalogue_format_known (const char *path); /* 1 if its extension names a format */
+const char *sky_catalogue_format_extension (SkyCatalogueFormat f); /* "csv", "ecsv", "xml", "reg" */
+int sky_export_write (const char *path, SkyCatalogueFormat f, const SkyExport *ex);
+
 /* "0.1.0": the version the files record as their software. */
 const char *sky_version (void);
+
+/* Writes s (NULL as "") as a JSON (and so YAML) double-quoted string:
+ * quote and backslash escaped, control characters and DEL as \u00XX, other
+ * bytes (UTF-8) as they are. Every JSON and ECSV writer quotes with it. */
+void sky_put_quoted (FILE *fp, const char *s);
+
+/* -------------------------------------------------------------- float bits */
+
+/* Small numeric helpers that the CPU, the GPU's kernels and the app must
+ * compute identically, so they are written once here, for host and device. */
+#ifdef __CUDACC__
+#define SKY_HOST_DEVICE __host__ __device__
+#else
+#define SKY_HOST_DEVICE
+#endif
+
+/* The largest float not above threshold_value t: for a float x, x > t
+ * exactly when x > sky_threshold_bound (t), so the segmentation compares in
+ * single precision and stays exact, on the CPU and on the GPU. */
+static inline SKY_HOST_DEVICE float
+sky_threshold_bound (double t)
+{
+  float f = (float) t;
+
+  if ((double) f > t)
+    f = nextafterf (f, -INFINITY);
+  return f;
+}
+
+/* A float's bits (C11 defines reading the other member of a union; GCC,
+ * clang and nvcc do so in C++ too). */
+typedef union SkyFloatBits {
+  float f;
+  uint32_t u;
+} SkyFloatBits;
+
+/* An order-preserving map of a float to uint32, branch-free: negative floats
+ * have all bits flipped, others the sign bit set; -0 sorts just below +0.
+ * sky_key_float is its inverse. */
+static inline SKY_HOST_DEVICE uint32_t
+sky_float_key (float v)
+{
+  SkyFloatBits b;
+
+  b.f = v;
+  return b.u ^ ((uint32_t) ((int32_t) b.u >> 31) | 0x80000000u);
+}
+
+static inline SKY_HOST_DEVICE float
+sky_key_float (uint32_t k)
+{
+  SkyFloatBits b;
+
+  b.u = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
+  return b.f;
+}
 
 /* ------------------------------------------------------------- convolution */
 
@@ -430,6 +555,25 @@ typedef enum {
   SKY_CONVOLVE_VALID,
 } SkyConvolveMode;
 
+/* Which way to convolve, on either backend: the separable path (rows then
+ * columns) is taken automatically when the kernel is of rank 1
+ * (sky_kernel_separate at SKY_KERNEL_RANK1_TOLERANCE), the direct one
+ * otherwise. */
+typedef enum {
+  SKY_CONVOLVE_AUTO,
+  SKY_CONVOLVE_DIRECT,
+  SKY_CONVOLVE_SEPARABLE,
+} SkyConvolvePath;
+
+/* "auto", "direct" or "separable". */
+const char *sky_convolve_path_name (SkyConvolvePath path);
+
+/* A kernel counts as rank 1 when its outer-product factors reproduce every
+ * element to this fraction of its largest: the lesson's Gaussian, built
+ * through a square root, is rank 1 to about 1e-16. Both backends use it, so
+ * they take the same path for the same kernel. */
+#define SKY_KERNEL_RANK1_TOLERANCE 1e-12
+
 /* The lesson's kernel: exp(-r^2 / 2) on a 15 x 15 grid spanning -2..2 in
  * both axes (np.linspace (-2, 2, 15)), not normalised. */
 int sky_kernel_lesson (SkyKernel *k);
@@ -443,6 +587,20 @@ int sky_kernel_box (SkyKernel *k, int size);
 
 /* "lesson", "gauss:SIGMA[:SIZE]" or "box:SIZE"; a message names the spec. */
 int sky_kernel_parse (SkyKernel *k, const char *spec);
+
+/* The image's beam on its pixel grid: Gaussian sigmas of the major and
+ * minor axes in pixels, and the major axis's angle from +x towards +y in
+ * radians. SKY_ERR_ARGUMENT where the header has no beam or no celestial
+ * WCS (sky_last_error says which). */
+int sky_image_beam_pixels (const SkyImage *img, double *sigma_major, double *sigma_minor,
+                           double *angle);
+
+/* The image's beam as a kernel, for a matched filter: an elliptical
+ * Gaussian of FWHM BMAJ by BMIN at position angle BPA (north through
+ * east), in pixels by the WCS's pixel scale, out to 4 sigma of the major
+ * axis; not normalised. SKY_ERR_ARGUMENT where the header has no beam or
+ * no celestial WCS. */
+int sky_kernel_beam (SkyKernel *k, const SkyImage *img);
 
 /* Copies ny x nx values (row-major, double) into a new kernel. */
 int sky_kernel_from_values (SkyKernel *k, int nx, int ny, const double *values);
@@ -472,6 +630,81 @@ int sky_write_bytes (const char *path, const void *data, size_t size);
 /* Parses "full", "same" or "valid". */
 int sky_convolve_mode_parse (const char *text, SkyConvolveMode *mode);
 
+/* "full", "same" or "valid". */
+const char *sky_convolve_mode_name (SkyConvolveMode mode);
+
+/* numpy.allclose (a, b) with its defaults: element by element
+ * |a - b| <= SKY_ALLCLOSE_ATOL + SKY_ALLCLOSE_RTOL * |b| (b is the
+ * reference; equal infinities are close, NaN never), over n values of
+ * double where f64, else float. Returns 1 when every pair is close, else 0;
+ * *first_far (if not NULL) gets the index of the first pair that is not
+ * (-1 when none), *max_abs_diff (if not NULL) the largest |a - b|. */
+#define SKY_ALLCLOSE_RTOL 1e-5
+#define SKY_ALLCLOSE_ATOL 1e-8
+int sky_allclose (const void *a, const void *b, int64_t n, int f64, int64_t *first_far,
+                  double *max_abs_diff);
+
+/* The lesson's convolution demo: an N x N image of zeros with a one at
+ * every [FIRST::STEP, FIRST::STEP] convolved in 2D with a kernel (the
+ * lesson's 15 x 15 Gaussian in the CLI), and the raveled image convolved
+ * in 1D with the kernel's diagonal. The CLI and the app run the same demo:
+ * sky_convolution_demo_init() makes the inputs, sky_cpu_convolution_demo()
+ * (sky-cpu.h) the CPU's part, and the GPU's part is either
+ * sky_gpu_convolution_demo() (sky-gpu.h) or a caller's own GPU run that
+ * fills gpu_2d and gpu_1d, checked by sky_convolution_demo_check_gpu(). */
+#define SKY_CONVOLUTION_DEMO_N 2048
+#define SKY_CONVOLUTION_DEMO_FIRST 8
+#define SKY_CONVOLUTION_DEMO_STEP 16
+
+typedef struct SkyConvolutionDemo {
+  int f64;                     /* elements are double, else float */
+  SkyConvolveMode mode;
+  SkyKernel kernel;            /* a copy, owned */
+  int64_t n;                   /* the input is n x n */
+  int64_t out_nx, out_ny;      /* the 2D output's size */
+  int64_t x0, y0;              /* where it starts in the full convolution */
+  void *deltas;                /* the input, n * n elements */
+  void *diag;                  /* the kernel's diagonal, ndiag elements */
+  int ndiag;
+  int64_t n1d;                 /* the 1D output's length, n * n + ndiag - 1 */
+
+  /* The CPU's part. Times in ms, the best of the repeats. */
+  SkyConvolvePath cpu_path;    /* the path the first 2D run took */
+  void *cpu_2d;                /* that run's output */
+  void *cpu_2d_direct;         /* the direct path's output */
+  void *cpu_1d;                /* the 1D output, on every thread */
+  double cpu_2d_ms, cpu_2d_direct_ms, cpu_1d_ms;
+  double diff_2d;              /* max |diff| of the 2D outputs */
+  double diff_1d;              /* max |diff| of the 1D output against one thread's */
+  int agree_2d, agree_1d;      /* sky_allclose of the same pairs */
+
+  /* The GPU's part, where gpu_ran. Times in ms: the kernel alone, and
+   * with the transfers (total = upload + kernel + download). */
+  int gpu_ran;
+  void *gpu_2d, *gpu_1d;       /* the outputs, as large as the CPU's */
+  SkyConvolvePath gpu_path;
+  double gpu_2d_ms, gpu_2d_total_ms, gpu_2d_upload_ms, gpu_2d_download_ms;
+  double gpu_1d_ms, gpu_1d_total_ms;
+  double gpu_diff_2d, gpu_diff_1d;  /* max |diff| against the CPU's outputs */
+  int gpu_agree_2d, gpu_agree_1d;   /* sky_allclose against them */
+} SkyConvolutionDemo;
+
+/* Makes the demo's input for kernel k (copied), mode and element type,
+ * and allocates the CPU's outputs, and the GPU's where with_gpu (else
+ * gpu_2d and gpu_1d stay NULL). SKY_ERR_MEMORY, or as
+ * sky_convolve_geometry() says; clear d in any case. */
+int sky_convolution_demo_init (SkyConvolutionDemo *d, const SkyKernel *k, SkyConvolveMode mode,
+                               int f64, int with_gpu);
+
+/* Compares gpu_2d and gpu_1d with the CPU's outputs (sky_allclose), sets
+ * gpu_ran and the GPU's diffs and agreement. */
+void sky_convolution_demo_check_gpu (SkyConvolutionDemo *d);
+
+/* Whether every check that ran agrees. */
+int sky_convolution_demo_agree (const SkyConvolutionDemo *d);
+
+void sky_convolution_demo_clear (SkyConvolutionDemo *d);
+
 /* Writes an nx x ny plane as a FITS image, float32 (BITPIX -32, data is
  * float) or float64 (BITPIX -64, data is double), atomically. */
 int sky_fits_write_plane (const char *path, int64_t nx, int64_t ny, int bitpix,
@@ -482,6 +715,44 @@ int sky_fits_write_plane (const char *path, int64_t nx, int64_t ny, int bitpix,
  * original layout are left out), atomically: a map made from like, such as
  * its background or rms. */
 int sky_fits_write_map (const char *path, const SkyImage *like, const float *data);
+
+/* One keyword to add: text, or else value (a number). */
+typedef struct SkyFitsKey {
+  const char *name;
+  const char *text;     /* NULL: the key is the number value */
+  double value;
+  const char *comment;
+} SkyFitsKey;
+
+/* The header a derived plane carries from its source image. */
+typedef struct SkyPlaneHeader {
+  const char *cards;        /* the source's cards (80 characters each, as
+                             * sky_fits_read_header gives them); NULL: none */
+  int ncards;
+  int source_naxis;         /* the source's NAXIS: above 2, WCSAXES keeps
+                             * the further axes' WCS (the plane's position) */
+  double crpix_shift[2];    /* added to CRPIX1 and CRPIX2 (every alternate
+                             * WCS): where the source's pixel grid lies on
+                             * the new one */
+  int drop_unit;            /* leave out BUNIT, BMAJ, BMIN and BPA */
+  const SkyFitsKey *keys;   /* keys to add or replace */
+  int nkeys;
+  const char *const *history; /* HISTORY lines */
+  int nhistory;
+} SkyPlaneHeader;
+
+/* sky_fits_write_plane with the source's header: every card but the
+ * structure (SIMPLE, BITPIX, NAXISn, EXTEND...), the scaling (BSCALE,
+ * BZERO, BLANK) and what the new data makes untrue (DATAMIN, DATAMAX,
+ * CHECKSUM, DATASUM), CRPIXn moved by crpix_shift, then keys and history.
+ * header NULL: a bare header. */
+int sky_fits_write_plane_with_header (const char *path, int64_t nx, int64_t ny, int bitpix,
+                                      const void *data, const SkyPlaneHeader *header);
+
+/* The header of the HDU the loader would read from path (the first with
+ * image data): *cards is ncards cards of 80 characters, free()d by the
+ * caller; *hdu the 1-based HDU, *naxis its NAXIS. */
+int sky_fits_read_header (const char *path, char **cards, int *ncards, int *hdu, int *naxis);
 
 /* Reads the first image plane of a FITS file in double precision (for
  * float64 convolution), with the loader's HDU and shape rules. *data is

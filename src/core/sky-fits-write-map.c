@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Writing a map of an image (its background, its rms) as FITS: the plane
  * in float32 under the image's own header cards, so that the map carries
  * the image's WCS, unit and beam. Built in memory by cfitsio and written

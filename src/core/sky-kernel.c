@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Convolution kernels and the geometry of a convolution's output. */
 #include "sky-core.h"
 
@@ -178,6 +179,20 @@ sky_convolve_mode_parse (const char *text, SkyConvolveMode *mode)
   else
     return sky_fail (SKY_ERR_ARGUMENT, "mode '%s': expected full, same or valid", text);
   return SKY_OK;
+}
+
+const char *
+sky_convolve_mode_name (SkyConvolveMode mode)
+{
+  return mode == SKY_CONVOLVE_FULL ? "full" : mode == SKY_CONVOLVE_SAME ? "same" : "valid";
+}
+
+const char *
+sky_convolve_path_name (SkyConvolvePath path)
+{
+  return path == SKY_CONVOLVE_SEPARABLE ? "separable"
+         : path == SKY_CONVOLVE_DIRECT  ? "direct"
+                                        : "auto";
 }
 
 int

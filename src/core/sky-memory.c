@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Large buffers (image, mask, labels) on transparent huge pages where the
  * kernel offers them: a 16 MiB label image then costs 8 page faults instead
  * of 4096, which is a visible share of a millisecond-scale pipeline. */

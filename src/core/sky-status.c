@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Status codes and the per-thread message that says what went wrong. */
 #include "sky-core.h"
 

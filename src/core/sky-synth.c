@@ -1,22 +1,22 @@
-/* A synthetic stand-in for the lesson's GMRT 150 MHz Galactic Center image,
- * the field that ../shared/tools/make_gc_like.py describes, made fast enough
- * for 8192^2 scaling runs: every compact component is evaluated only in its
- * box, row bands run in parallel, and the noise of each row comes from its
- * own random stream so that the image does not depend on the thread count.
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* A synthetic stand-in for the lesson's GMRT 150 MHz Galactic Center image
+ * (beam-correlated noise, a bright extended centre, a diffuse band, shells,
+ * blobs and a power-law population of point sources, as the test data's
+ * make_gc_like.py draws them), made fast enough for 8192^2 scaling runs:
+ * every compact component is evaluated only in its box, row bands run in
+ * parallel, and the noise of each row comes from its own random stream so
+ * that the image does not depend on the thread count.
  * The random draws differ from NumPy's; the statistics of the field do not. */
 #include "sky-core.h"
+#include "sky-output-private.h"
 
 #include <fitsio.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define BAND_ROWS 64          /* fixed, so band sums add up the same way on any thread count */
@@ -413,58 +413,14 @@ median_of (float *v, int64_t n)
 
 /* ------------------------------------------------------------- writing */
 
-/* Creates path.tmpXXXXXXXX beside path, so that rename() stays on one file
- * system. Not mkstemp: its files are 0600, and a catalogue should get the
- * umask's usual mode like any other. Returns the descriptor, or -1 with
- * errno set and *tmp NULL. */
-static int
-make_temp (const char *path, char **tmp)
+/* The injected sources as CSV. */
+static void
+write_truth (FILE *f, const Blob *b, size_t nblobs)
 {
-  static atomic_uint_fast64_t counter;
-  size_t size = strlen (path) + sizeof ".tmpXXXXXXXX";
-  struct timespec now;
-  int fd = -1;
-
-  *tmp = malloc (size);
-  if (*tmp == NULL)
-    return -1;
-  clock_gettime (CLOCK_REALTIME, &now);
-  for (int attempt = 0; attempt < 100 && fd < 0; attempt++)
-    {
-      uint64_t x = ((uint64_t) getpid () << 40) ^ (uint64_t) now.tv_nsec
-                   ^ ((uint64_t) now.tv_sec << 20) ^ atomic_fetch_add (&counter, 1);
-      snprintf (*tmp, size, "%s.tmp%08" PRIx64, path, splitmix64 (&x) & 0xFFFFFFFF);
-      fd = open (*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd < 0 && errno != EEXIST)
-        break;
-    }
-  if (fd < 0)
-    {
-      int saved = errno;
-      free (*tmp);
-      *tmp = NULL;
-      errno = saved;
-    }
-  return fd;
-}
-
-static int
-write_truth (int fd, const Blob *b, size_t nblobs)
-{
-  FILE *f = fdopen (fd, "w");
-  int ok;
-
-  if (f == NULL)
-    {
-      close (fd);
-      return 0;
-    }
   fputs ("x_pix0,y_pix0,peak_jy_per_beam,kind\n", f);
   for (size_t i = 0; i < nblobs; i++)
     if (b[i].kind != NULL)
       fprintf (f, "%.3f,%.3f,%.5f,%s\n", b[i].x, b[i].y, b[i].truth_peak, b[i].kind);
-  ok = !ferror (f);
-  return (fclose (f) == 0) && ok;
 }
 
 /* A double in the fewest digits that read back exactly. */
@@ -571,8 +527,8 @@ sky_synth_write (const char *path, const char *truth_path, const SkySynthOptions
 {
   SkySynthOptions defaults;
   Synth s = { 0 };
-  char *fits_tmp = NULL, *truth_tmp = NULL;
-  int ret = SKY_OK, fd, fstatus;
+  SkyOutput fits, truth;
+  int ret = SKY_OK, fstatus, fits_open = 0, truth_open = 0;
   size_t npix;
 
   if (opts == NULL)
@@ -599,19 +555,17 @@ sky_synth_write (const char *path, const char *truth_path, const SkySynthOptions
     }
 
   /* The truth is known before the pixels, and a bad directory fails here,
-   * before seconds of work. */
-  if (truth_path != NULL
-      && ((fd = make_temp (truth_path, &truth_tmp)) < 0 || !write_truth (fd, s.blobs, s.nblobs)))
+   * before seconds of work; it is renamed into place after the image. */
+  if (truth_path != NULL)
     {
-      ret = sky_fail (SKY_ERR_IO, "%s: %s", truth_path, strerror (errno));
-      goto exit;
+      if ((ret = sky_output_open (&truth, truth_path)) != SKY_OK)
+        goto exit;
+      truth_open = 1;
+      write_truth (truth.fp, s.blobs, s.nblobs);
     }
-  if ((fd = make_temp (path, &fits_tmp)) < 0)
-    {
-      ret = sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (errno));
-      goto exit;
-    }
-  close (fd);
+  if ((ret = sky_output_open_named (&fits, path)) != SKY_OK)
+    goto exit;
+  fits_open = 1;
 
   s.sky = malloc (npix * sizeof (float));
   s.noise = malloc (npix * sizeof (float));
@@ -627,30 +581,26 @@ sky_synth_write (const char *path, const char *truth_path, const SkySynthOptions
   /* Only the sky goes to disk: give the rest back before cfitsio buffers. */
   free (s.noise), s.noise = NULL;
   free (s.work), s.work = NULL;
-  if ((fstatus = write_fits (fits_tmp, s.sky, s.n, s.seed)) != 0)
+  if ((fstatus = write_fits (fits.tmp_path, s.sky, s.n, s.seed)) != 0)
     {
       char why[FLEN_STATUS];
       fits_get_errstatus (fstatus, why);
       ret = sky_fail (SKY_ERR_IO, "%s: cannot write FITS (%s)", path, why);
       goto exit;
     }
-  if (rename (fits_tmp, path) != 0)
-    {
-      ret = sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (errno));
-      goto exit;
-    }
-  free (fits_tmp), fits_tmp = NULL;
+  fits_open = 0;
+  if ((ret = sky_output_close (&fits)) != SKY_OK)
+    goto exit;
   /* Should this last step fail, the image stays: it is complete. */
-  if (truth_tmp != NULL && rename (truth_tmp, truth_path) != 0)
-    ret = sky_fail (SKY_ERR_IO, "%s: %s", truth_path, strerror (errno));
+  truth_open = 0;
+  if (truth_path != NULL)
+    ret = sky_output_close (&truth);
 
 exit:
-  if (fits_tmp != NULL)
-    unlink (fits_tmp);
-  if (truth_tmp != NULL && ret != SKY_OK)
-    unlink (truth_tmp);
-  free (fits_tmp);
-  free (truth_tmp);
+  if (fits_open)
+    sky_output_abort (&fits, ret);
+  if (truth_open)
+    sky_output_abort (&truth, ret);
   free (s.sky);
   free (s.noise);
   free (s.work);

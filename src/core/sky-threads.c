@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A minimal fork-join helper: the stages split their work into row bands and
  * run them on plain POSIX threads. Threads are started per call; at tens of
  * microseconds that is far below the cost of any stage worth splitting. */

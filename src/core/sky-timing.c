@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Wall-clock timing of the pipeline steps. */
 #include "sky-core.h"
 

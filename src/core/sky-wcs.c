@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* World coordinates of an image through wcslib: the header's WCS (any
  * projection wcslib knows), the celestial system it names, pixel to sky,
  * the pixel's solid angle, and sexagesimal text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Catalogue and run-summary writers. Regular files are written beside their
  * final name and renamed into place, so a reader never sees half a file and
  * a failure leaves whatever was there before. Special files (a terminal,
@@ -13,40 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int
-sky_write_catalogue_csv (const char *path, const SkyCatalogue *cat)
-{
-  /* The pixel columns of the one CSV writer: an export without an image. */
-  SkyResult res = { 0 };
-  SkyRunInfo info = { 0 };
-  SkyExport ex;
-  int ret;
-
-  res.catalogue = *cat;
-  res.nsources = cat->n;
-  sky_export_init (&ex, &info, &res);
-  ret = sky_export_csv (path, &ex);
-  sky_export_clear (&ex);
-  return ret;
-}
-
-static void
-json_string (FILE *fp, const char *s)
-{
-  fputc ('"', fp);
-  for (; s != NULL && *s; s++)
-    {
-      unsigned char c = (unsigned char) *s;
-      if (c == '"' || c == '\\')
-        fprintf (fp, "\\%c", c);
-      else if (c < 0x20)
-        fprintf (fp, "\\u%04x", c);
-      else
-        fputc (c, fp);
-    }
-  fputc ('"', fp);
-}
 
 static void
 json_number (FILE *fp, double v)
@@ -92,13 +59,13 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   if (ret != SKY_OK)
     return ret;
   fputs ("{\n  \"image\": ", out.fp);
-  json_string (out.fp, img->path);
+  sky_put_quoted (out.fp, img->path);
   fprintf (out.fp, ",\n  \"hdu\": %d,\n  \"plane\": %lld,\n", img->hdu, (long long) img->plane);
   fprintf (out.fp, "  \"shape\": [%lld, %lld],\n", (long long) img->ny, (long long) img->nx);
   fprintf (out.fp, "  \"nblank\": %lld,\n  \"bunit\": ", (long long) img->nblank);
-  json_string (out.fp, img->bunit);
+  sky_put_quoted (out.fp, img->bunit);
   fprintf (out.fp, ",\n  \"backend\": ");
-  json_string (out.fp, info->backend);
+  sky_put_quoted (out.fp, info->backend);
   fprintf (out.fp, ",\n  \"params\": {\"clip_kappa\": ");
   json_number (out.fp, p->clip_kappa);
   fprintf (out.fp, ", \"max_iter\": %d, \"threshold_sigma\": ", p->max_iter);
@@ -106,10 +73,29 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   fprintf (out.fp, ", \"relative\": %s, \"connectivity\": %d, \"smooth\": ",
            p->relative ? "true" : "false", p->connectivity);
   if (info->smooth != NULL)
-    json_string (out.fp, info->smooth);
+    sky_put_quoted (out.fp, info->smooth);
   else
     fputs ("null", out.fp);
   fputs ("},\n", out.fp);
+  if (res->method == SKY_METHOD_LOCAL)
+    {
+      /* The local method's own parameters and counts; the clipped block
+       * below stays for the format's sake and is empty. */
+      fprintf (out.fp, "  \"method\": \"local\",\n  \"local\": {\"bkg_box\": %d, \"bkg_filter\": %d, "
+               "\"seed_sigma\": ", p->bkg_box, p->bkg_filter);
+      json_number (out.fp, p->seed_sigma);
+      fputs (", \"flood_sigma\": ", out.fp);
+      json_number (out.fp, p->flood_sigma);
+      fprintf (out.fp, ", \"min_area\": %lld, \"deblend_nthresh\": %d, \"deblend_mincont\": ",
+               (long long) p->min_area, p->deblend_nthresh);
+      json_number (out.fp, p->deblend_mincont);
+      fputs (", \"deblend_sigma\": ", out.fp);
+      json_number (out.fp, p->deblend_sigma);
+      fputs (", \"noise_scale\": ", out.fp);
+      json_number (out.fp, res->noise_scale);
+      fprintf (out.fp, ", \"nislands\": %lld, \"ndeblended\": %lld},\n",
+               (long long) res->nislands, (long long) res->ndeblended);
+    }
   fputs ("  \"clipped\": {\"median\": ", out.fp);
   json_number (out.fp, s->median);
   fputs (", \"std\": ", out.fp);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-cpu-background-private.h: pieces of the background mesh that the
  * unit tests check on their own. Not part of the CPU backend's API. */
 #ifndef SKY_CPU_BACKGROUND_PRIVATE_H

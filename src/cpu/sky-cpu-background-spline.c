@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The background maps from a finished mesh: SExtractor's bicubic spline,
  * natural cubic splines down each column of boxes (their second
  * derivatives come with the mesh), then, for each row of pixels, along the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The background mesh: each box's statistics, the blank boxes filled in,
  * the median filter and the global figures, as SExtractor defines them
  * (Bertin & Arnouts 1996, section 3.1) and SEP computes them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Kappa-sigma clipping without a sort per pass, and without a sort at all.
  *
  * Every clipping pass keeps the pixels strictly inside an interval, and each
@@ -54,22 +55,10 @@ typedef struct {
   int nchunks;
 } Buckets;
 
-/* Order-preserving map of a finite float to uint32, branch-free: negative
- * floats have all bits flipped, positive ones the sign bit set. -0 sorts just
- * below +0; clip_bounds() keeps the bounds on the right side of that pair. */
-static inline uint32_t
-float_key (float v)
-{
-  uint32_t u;
-
-  memcpy (&u, &v, sizeof u);
-  return u ^ ((uint32_t) ((int32_t) u >> 31) | 0x80000000u);
-}
-
 static inline int
 bucket_of_value (double v)
 {
-  return (int) (float_key ((float) v) >> BUCKET_SHIFT);
+  return (int) (sky_float_key ((float) v) >> BUCKET_SHIFT);
 }
 
 static void
@@ -93,7 +82,7 @@ count_task (void *ctx, int task)
       float v = b->pixels[i];
       if (!isnan (v))
         {
-          Moments *k = &m[(i & (LANES - 1)) * NBUCKETS + (float_key (v) >> BUCKET_SHIFT)];
+          Moments *k = &m[(i & (LANES - 1)) * NBUCKETS + (sky_float_key (v) >> BUCKET_SHIFT)];
           double d = (double) v - shift;
           k->count++;
           k->sum += d;
@@ -117,7 +106,7 @@ fetch_task (void *ctx, int task)
       int k;
       if (isnan (v))
         continue;
-      k = (int) (float_key (v) >> BUCKET_SHIFT);
+      k = (int) (sky_float_key (v) >> BUCKET_SHIFT);
       if (wanted[k])
         b->values[k][cursor[k]++] = v;
     }
@@ -200,7 +189,7 @@ sort_bucket (float *v, int64_t n)
         {
           float x = v[i];
           int64_t j = i;
-          for (; j > 0 && float_key (v[j - 1]) > float_key (x); j--)
+          for (; j > 0 && sky_float_key (v[j - 1]) > sky_float_key (x); j--)
             v[j] = v[j - 1];
           v[j] = x;
         }
@@ -213,11 +202,11 @@ sort_bucket (float *v, int64_t n)
     {
       int64_t count[257] = { 0 };
       for (int64_t i = 0; i < n; i++)
-        count[((float_key (v[i]) >> shift) & 0xff) + 1]++;
+        count[((sky_float_key (v[i]) >> shift) & 0xff) + 1]++;
       for (int d = 0; d < 256; d++)
         count[d + 1] += count[d];
       for (int64_t i = 0; i < n; i++)
-        tmp[count[(float_key (v[i]) >> shift) & 0xff]++] = v[i];
+        tmp[count[(sky_float_key (v[i]) >> shift) & 0xff]++] = v[i];
       memcpy (v, tmp, (size_t) n * sizeof *v);
     }
   free (tmp);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The convolution loops for one element type, included by
  * sky-cpu-convolve.c once with T = float and once with T = double. Every
  * inner loop is an axpy over a contiguous row (out[j] += w * in[j - l]),
@@ -166,7 +167,7 @@ FN (convolve2d) (const T *in, int64_t nx, int64_t ny, const SkyKernel *kernel,
       ret = sky_fail (SKY_ERR_MEMORY, "convolve: out of memory");
       goto exit;
     }
-  separable = sky_kernel_separate (k, SEPARABLE_TOLERANCE, col, row);
+  separable = sky_kernel_separate (k, SKY_KERNEL_RANK1_TOLERANCE, col, row);
   if (path == SKY_CONVOLVE_SEPARABLE && !separable)
     {
       ret = sky_fail (SKY_ERR_ARGUMENT, "convolve: the %d x %d kernel is not separable "

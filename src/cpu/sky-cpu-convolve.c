@@ -1,14 +1,10 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* 2D and 1D convolution with zero fill, in float and in double. */
 #include "sky-cpu.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A kernel counts as rank 1 when its outer-product factors reproduce every
- * element to this fraction of its largest: the lesson's Gaussian, built
- * through a square root, is rank 1 to about 1e-16. */
-#define SEPARABLE_TOLERANCE 1e-12
 
 /* The convolution loops are pure multiply-adds: on x86-64 they are built
  * twice, for the baseline and for AVX2 with FMA, and the loader picks one

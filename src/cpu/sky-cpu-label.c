@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Connected-component labelling over runs of the mask, in four phases:
  *
  *  1. scan (one band of rows per thread): each row is packed to one bit per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Source measurement in one pass over the source pixels.
  *
  * Each thread takes a band of rows. Labels are numbered in raster order of

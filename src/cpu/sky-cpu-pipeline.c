@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The four steps in a row, each timed on its own. */
 #include "sky-cpu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Segmentation: the pixels above the threshold. */
 #include "sky-cpu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-cpu.h: the CPU backend, the reference every other backend is checked
  * against. Each step takes the previous step's result; all of them split
  * their work over row bands on nthreads threads (0: every online core). */
@@ -52,13 +53,6 @@ int sky_cpu_run_detect (const SkyImage *img, const SkyImage *detect, const SkyPa
  * allocated; SKY_ERR_ARGUMENT if k sums to 0. */
 int sky_cpu_smooth (const SkyImage *img, const SkyKernel *k, int nthreads, SkyImage *out);
 
-/* Which way to convolve: the separable path (rows then columns) is taken
- * automatically when the kernel is of rank 1, the direct one otherwise. */
-typedef enum {
-  SKY_CONVOLVE_AUTO,
-  SKY_CONVOLVE_DIRECT,
-  SKY_CONVOLVE_SEPARABLE,
-} SkyConvolvePath;
 
 /* 2D convolution of an nx x ny image (row-major) with zero fill, as
  * scipy.signal.convolve2d in the given mode (sky_convolve_geometry gives the
@@ -79,6 +73,100 @@ int sky_cpu_convolve1d_f32 (const float *a, int64_t n, const float *v, int64_t m
 int sky_cpu_convolve1d_f64 (const double *a, int64_t n, const double *v, int64_t m,
                             int nthreads, double *out);
 
+/* ------------------------------------------------------- the local method */
+
+/* Per island k (1..n; index 0 unused): its peak in rms, pixel count,
+ * box (xmin, xmax, ymin, ymax at 4 k) and first pixel in raster order. */
+typedef struct SkyIslands {
+  int64_t n;
+  float *peak;
+  int64_t *area;
+  int32_t *box;
+  int64_t *first;
+} SkyIslands;
+
+void sky_islands_clear (SkyIslands *islands);
+
+/* Seed-and-flood islands of a detection image in units of its rms (snr,
+ * nx * ny, NaN where there is none): the connected pixels (4 or 8) with
+ * snr > flood_sigma that hold a pixel with snr > seed_sigma and at least
+ * min_area pixels. mask gets 1 on island pixels; labels 1..nislands in
+ * raster order of each island's first pixel, 0 elsewhere; islands (if
+ * not NULL) their measures, cleared with sky_islands_clear. */
+int sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, double flood_sigma,
+                   int64_t min_area, int connectivity, int nthreads, uint8_t *mask,
+                   int32_t *labels, int64_t *nislands, SkyIslands *islands);
+
+/* Multi-threshold deblending of the islands in labels (as sky_cpu_flood
+ * gave them, with their measures) on the detection image snr: params->deblend_nthresh levels spaced exponentially
+ * from params->flood_sigma to each island's peak; a split needs two parts
+ * each with more than params->deblend_mincont of the island's summed snr
+ * and params->min_area pixels, each rising params->deblend_sigma above
+ * the level. Labels are renumbered in raster order of
+ * first pixels, *nlabels becomes the source count, *nsplit the islands
+ * that split, and *deblended (allocated, *nlabels + 1 bytes, by label) 1
+ * for each source that came from a split. nthresh 0 or 1 splits nothing. */
+int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *params,
+                     const SkyIslands *islands, int32_t *labels, int64_t *nlabels,
+                     int64_t *nsplit, uint8_t **deblended);
+
+/* Fills the local method's columns of cat (measured already by
+ * sky_cpu_measure on residual = img - background): background and rms at
+ * the peak, peak_err (the rms there), sum_err (the root of the summed rms^2
+ * over the source: exact for uncorrelated noise), the windowed centroid
+ * (SExtractor's XWIN: a Gaussian window from the peak of window_sigma
+ * pixels, or where that is 0 from the area of the pixels above 0.7 of the
+ * peak that connect to it: the source's compact core) and the
+ * SKY_FLAG_* bits (img gives the blanks, snr and seed_sigma the
+ * truncation); deblended (by label) may be NULL. */
+int sky_cpu_measure_local (const SkyImage *img, const float *residual, const float *background,
+                           const float *rms, const float *snr, const int32_t *labels,
+                           double seed_sigma, double window_sigma, const uint8_t *deblended,
+                           SkyCatalogue *cat, int nthreads);
+
+/* The local method's steps one by one (the runner calls them as entries
+ * of its step list; sky_cpu_run_local below runs them in a row). What a
+ * step leaves for the next besides res: */
+typedef struct SkyLocalState {
+  SkyImage residual;    /* image - background (pixels only, no header) */
+  float *snr;           /* the detection image in units of its noise */
+  SkyIslands islands;   /* from the flood, for the deblending */
+  uint8_t *deblended;   /* by label: split by the deblending */
+} SkyLocalState;
+
+void sky_local_state_clear (SkyLocalState *ls);
+
+/* background: res->background and res->rms, computed with
+ * sky_cpu_background unless both are set already (given maps). */
+int sky_cpu_local_background (const SkyImage *img, const SkyParams *params, SkyResult *res);
+/* detect: ls->residual and ls->snr (through filter when not NULL, with
+ * res->noise_scale measured). */
+int sky_cpu_local_detect (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
+                          SkyResult *res, SkyLocalState *ls);
+/* flood: res->mask, res->labels (allocated by the caller), res->nislands,
+ * ls->islands. */
+int sky_cpu_local_flood (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                         SkyLocalState *ls);
+/* deblend: res->labels renumbered, res->nsources, res->ndeblended. */
+int sky_cpu_local_deblend (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                           SkyLocalState *ls);
+/* measure: res->catalogue on the residual, with the local columns. */
+int sky_cpu_local_measure (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                           const SkyLocalState *ls);
+
+/* The local method on img against background and rms maps (nx * ny each,
+ * malloc'ed; res owns them from the call on, whatever it returns; both
+ * NULL: sky_cpu_background computes them, timed as times.background): the
+ * detection image is img - background, convolved with filter when it is
+ * not NULL (a matched filter: its noise over the map's is measured as the
+ * clipped sigma of filtered / rms, and res->noise_scale keeps it), divided
+ * by rms; then islands, deblending, and measurement on img - background.
+ * Each step is a per-pixel map, the labelling, or a per-island or
+ * per-source reduction (see each), the shapes a tiled run with halos needs.
+ * res is cleared first; its times are by step (SKY_STEP_BACKGROUND...).
+ * The caller frees res with sky_result_clear. */
+int sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
+                       float *background, float *rms, SkyResult *res);
 /* ------------------------------------------------------------- background */
 
 /* The background and its rms on a mesh, SExtractor's way as SEP implements
@@ -145,6 +233,15 @@ int sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t 
  * (either may be NULL). nthreads 0: every online core. */
 int sky_cpu_background (const SkyImage *img, const SkyParams *params, int nthreads,
                         float *background, float *rms);
+
+/* The CPU's part of the lesson's convolution demo (sky-core.h) on d, made
+ * by sky_convolution_demo_init(): the 2D convolution on path (direct asks
+ * for auto here, as the direct path always runs second), then on the
+ * direct path, then the 1D convolution, each repeat times (the best time
+ * kept); the 2D outputs are compared, and the 1D output with one thread's.
+ * nthreads 0: every core. */
+int sky_cpu_convolution_demo (SkyConvolutionDemo *d, SkyConvolvePath path, int repeat,
+                              int nthreads);
 
 #ifdef __cplusplus
 }

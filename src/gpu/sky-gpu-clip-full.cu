@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The clip's full path, which runs only when the plan missed (the loop set
  * st->fallback) and otherwise returns at once: every value partitioned by
  * the top 8 key bits, then scattered by bucket, summed, and the same loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-clip-keys.cuh: what the clip's phase files (sky-gpu-clip-*.cu)
  * share: the bucket geometry and the launch shapes, each named with its
  * reason; the map of a value to its bucket and of a sorted position to its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The clip's loop phase: the clipping loop (sky-gpu-clip-loop.cuh) as one
  * block, over the gathered values or, on the full path, all of them. */
 #include "sky-gpu-clip-loop.cuh"

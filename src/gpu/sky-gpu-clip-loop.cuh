@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-clip-loop.cuh: the clipping loop as device code, for the loop's
  * kernel (sky-gpu-clip-loop.cu) and the full path's (sky-gpu-clip-full.cu).
  *
@@ -557,15 +558,7 @@ loop_body (const float *__restrict__ values, const uint32_t *__restrict__ offs,
         t = params->relative ? median + params->threshold * sigma : params->threshold * sigma;
       st->threshold_value = t;
       st->has_bound = !isnan (t);
-      if (!isnan (t))
-        {
-          float f = __double2float_rn (t);
-          if ((double) f > t)
-            f = nextafterf (f, -INFINITY);
-          st->bound = f;
-        }
-      else
-        st->bound = 0;
+      st->bound = isnan (t) ? 0 : sky_threshold_bound (t);
     }
 }
 

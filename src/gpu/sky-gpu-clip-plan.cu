@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The clip's plan phases (sky-gpu-clip.cu lists every phase in order):
  *
  *   histogram  each block counts its chunk of the image by bucket in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Kappa-sigma clipping on the device, by the CPU's method (sky-cpu-clip.c).
  *
  * Every pass keeps the pixels strictly inside an interval nested in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The device: whether there is a usable one and why not, the context that
  * owns a stream, events and buffers, and CUDA errors as statuses. */
 #include "sky-gpu-private.h"

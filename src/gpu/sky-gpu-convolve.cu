@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-convolve.cu: 2D convolution with zero fill (full, same, valid as
  * scipy.signal.convolve2d) and 1D full convolution (np.convolve) on the
  * device, float32 and float64, accumulating in the element type as the CPU
@@ -437,7 +438,7 @@ struct ConvBuffers {
 };
 
 int
-fill_times (const ConvBuffers &b, SkyGpuConvolveTimes *times, int path)
+fill_times (const ConvBuffers &b, SkyGpuConvolveTimes *times, SkyConvolvePath path)
 {
   float up = 0, kern = 0, down = 0;
 
@@ -458,7 +459,7 @@ fill_times (const ConvBuffers &b, SkyGpuConvolveTimes *times, int path)
 template <typename T>
 int
 convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *kernel,
-            SkyConvolveMode mode, int path, T *out, SkyGpuConvolveTimes *times)
+            SkyConvolveMode mode, SkyConvolvePath path, T *out, SkyGpuConvolveTimes *times)
 {
   int64_t onx, ony, x0, y0;
   int swapped, ret;
@@ -486,15 +487,15 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
       free (h_k);
       return sky_fail (SKY_ERR_MEMORY, "GPU convolution: out of host memory");
     }
-  int rank1 = sky_kernel_separate (kernel, 1e-12 /* as the CPU */, col, col + ky);
-  if (path == SKY_GPU_CONVOLVE_SEPARABLE && !rank1)
+  int rank1 = sky_kernel_separate (kernel, SKY_KERNEL_RANK1_TOLERANCE, col, col + ky);
+  if (path == SKY_CONVOLVE_SEPARABLE && !rank1)
     {
       free (col);
       free (h_k);
       return sky_fail (SKY_ERR_ARGUMENT, "GPU convolution: the separable path needs a "
                                          "kernel of rank 1");
     }
-  int use_sep = rank1 && path != SKY_GPU_CONVOLVE_DIRECT;
+  int use_sep = rank1 && path != SKY_CONVOLVE_DIRECT;
   size_t smem_sep = ((size_t) kx + ky + (size_t) (CONV_TY + ky - 1) * (CONV_TX + kx - 1)
                      + (size_t) (CONV_TY + ky - 1) * CONV_TX) * es;
   size_t smem_dir = ((size_t) kn + (size_t) (CONV_TY + ky - 1) * (CONV_TX + kx - 1)) * es;
@@ -617,8 +618,8 @@ convolve2d (SkyGpu *gpu, const T *in, int64_t nx, int64_t ny, const SkyKernel *k
   SKY_CUDA (cudaMemcpyAsync (out, d_out, out_bytes, cudaMemcpyDeviceToHost, gpu->stream));
   SKY_CUDA (cudaEventRecord (b.ev[3], gpu->stream));
   SKY_CUDA (cudaStreamSynchronize (gpu->stream));
-  if ((ret = fill_times (b, times, kind == 0 ? SKY_GPU_CONVOLVE_SEPARABLE
-                                             : SKY_GPU_CONVOLVE_DIRECT)) != SKY_OK)
+  if ((ret = fill_times (b, times, kind == 0 ? SKY_CONVOLVE_SEPARABLE
+                                             : SKY_CONVOLVE_DIRECT)) != SKY_OK)
     return ret;
   /* Only a complete output is offered to a display. */
   gpu->conv_nx = onx;
@@ -694,7 +695,7 @@ convolve1d (SkyGpu *gpu, const T *a, int64_t n, const T *v, int64_t m, T *out,
                              gpu->stream));
   SKY_CUDA (cudaEventRecord (b.ev[3], gpu->stream));
   SKY_CUDA (cudaStreamSynchronize (gpu->stream));
-  return fill_times (b, times, SKY_GPU_CONVOLVE_DIRECT);
+  return fill_times (b, times, SKY_CONVOLVE_DIRECT);
 }
 
 __global__ void
@@ -757,16 +758,16 @@ sky_gpu_convolve_output_f32 (SkyGpu *gpu, const float **out)
 
 extern "C" int
 sky_gpu_convolve2d_f32 (SkyGpu *gpu, const float *in, int64_t nx, int64_t ny,
-                        const SkyKernel *kernel, SkyConvolveMode mode, int path, float *out,
-                        SkyGpuConvolveTimes *times)
+                        const SkyKernel *kernel, SkyConvolveMode mode, SkyConvolvePath path,
+                        float *out, SkyGpuConvolveTimes *times)
 {
   return convolve2d<float> (gpu, in, nx, ny, kernel, mode, path, out, times);
 }
 
 extern "C" int
 sky_gpu_convolve2d_f64 (SkyGpu *gpu, const double *in, int64_t nx, int64_t ny,
-                        const SkyKernel *kernel, SkyConvolveMode mode, int path, double *out,
-                        SkyGpuConvolveTimes *times)
+                        const SkyKernel *kernel, SkyConvolveMode mode, SkyConvolvePath path,
+                        double *out, SkyGpuConvolveTimes *times)
 {
   return convolve2d<double> (gpu, in, nx, ny, kernel, mode, path, out, times);
 }

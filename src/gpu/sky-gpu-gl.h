@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-gl.h: CUDA/OpenGL interop for the display: GL textures and
  * buffer objects registered with CUDA and written from device memory, so that a
  * result already on the device reaches the screen without crossing the bus.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CUDA/OpenGL interop (sky-gpu-gl.h): registering GL objects, writing them
  * from device memory between a map and an unmap, and the display's colour
  * mapping as a kernel. */

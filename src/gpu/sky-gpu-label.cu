@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Connected-component labelling on the device, numbered exactly as the CPU
  * (and scipy.ndimage.label) numbers: 1..n in raster order of each
  * component's first pixel. Union-find over pixel indices in d_work, where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Source measurement on the device: per label the pixel count, the sum and
  * the intensity-weighted centroid (sums in double), the peak (the first in
  * raster order on ties, as the CPU) and the bounding box.

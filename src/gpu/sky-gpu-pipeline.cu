@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* One run of the four steps on the device: upload, the steps back to back
  * on one stream with an event between each, then the results home. The
  * host waits twice: once for the header (statistics and source count, to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-private.h: what the .cu files of the CUDA backend share: the
  * context, the device-side state of a run, the error check, and each step's
  * host interface. C++ (nvcc) only. */
@@ -122,26 +123,9 @@ typedef struct SkyGpuState {
   int overflow;              /* more sources than the measure buffers hold */
 } SkyGpuState;
 
-#ifdef __CUDACC__
-/* Order-preserving map of a float to uint32, as on the CPU: negative floats
- * have all bits flipped, others the sign bit set; -0 sorts just below +0.
- * The clip buckets values by it; the measure orders peaks by it. */
-__device__ __forceinline__ uint32_t
-sky_float_key (float v)
-{
-  uint32_t u = __float_as_uint (v);
-  return u ^ ((uint32_t) ((int32_t) u >> 31) | 0x80000000u);
-}
-
-__device__ __forceinline__ float
-sky_key_float (uint32_t k)
-{
-  return __uint_as_float ((k & 0x80000000u) ? (k ^ 0x80000000u) : ~k);
-}
-#endif
 
 /* Clip tables: buckets by the top SKY_CLIP_BUCKET_BITS of a value's
- * order-preserving key (sky_float_key). */
+ * order-preserving key (sky_float_key, sky-core.h, as on the CPU). */
 enum {
   SKY_CLIP_BUCKET_BITS = 15,
   SKY_CLIP_BUCKETS = 1 << SKY_CLIP_BUCKET_BITS,

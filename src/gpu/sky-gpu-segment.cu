@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Segmentation on the device: mask = pixel > bound, where the clip kernel
  * left bound = the largest float not above the threshold (as the CPU's
  * sky_threshold_bound), so the float comparison is exact. NaN compares

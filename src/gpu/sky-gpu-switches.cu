@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The environment's switches of the CUDA backend, read once when a context
  * is made: nothing else in the backend calls getenv (but for the memory
  * limit, read where it is checked; see sky-gpu-private.h).

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu.h: the CUDA backend, with the CPU backend's contract (sky-cpu.h):
  * the same statistics, the same label numbers, the same catalogue, checked
- * as ../shared/ARCHITECTURE.md says.
+ * as docs/contract.md says (sky_result_compare, sky-core.h).
  *
  * Plain C: the kernels live in .cu files behind this header, and nothing
  * here needs CUDA's headers. The image goes up once; clip, segment, label
@@ -78,17 +79,6 @@ void sky_gpu_unpin (const SkyImage *img);
 /* Keeps, field by field, the smaller of best and t (best of N repeats). */
 void sky_gpu_times_min (SkyGpuTimes *best, const SkyGpuTimes *t);
 
-/* Checks res against the reference ref (the CPU's) as the contract says:
- * statistics to 1e-6 relative with the same iteration and pixel counts,
- * the same sources and label numbers (the label images when both have
- * them), centroids within 1e-4 pixel, sums within 1e-6 relative, peaks,
- * peak positions and boxes exact. Returns the number of failed checks; what
- * (if not NULL) gets "agree" or the failed checks, each with its first
- * difference, and says when a pixel lies exactly on the threshold, the one
- * allowed source of difference. img is the image both ran on. */
-int sky_gpu_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
-                     size_t what_size);
-
 /* The device buffers of the context's last run, for a display that reads
  * them where they are (sky-gpu-gl.h): the float image, the mask (one byte a
  * pixel) and the label image (int32), each nx * ny values in rows of nx,
@@ -107,21 +97,12 @@ int sky_gpu_device_buffers (const SkyGpu *gpu, SkyGpuDeviceBuffers *out);
 
 /* ------------------------------------------------------------- convolution */
 
-/* Which way sky_gpu_convolve2d_*() convolves; the values match the CPU's
- * SkyConvolvePath (sky-cpu.h): auto takes the separable path for a kernel
- * of rank 1 (sky_kernel_separate), the direct one otherwise. */
-enum {
-  SKY_GPU_CONVOLVE_AUTO = 0,
-  SKY_GPU_CONVOLVE_DIRECT = 1,
-  SKY_GPU_CONVOLVE_SEPARABLE = 2,
-};
-
 /* One convolution's times in milliseconds, from CUDA events on the
  * context's stream: the upload of the input (and kernel values), the
  * kernel, the download of the output, and their sum. path: which ran. */
 typedef struct SkyGpuConvolveTimes {
   double upload_ms, kernel_ms, download_ms, total_ms;
-  int path;
+  SkyConvolvePath path;
 } SkyGpuConvolveTimes;
 
 /* 2D convolution with zero fill as scipy.signal.convolve2d in mode (and as
@@ -131,13 +112,14 @@ typedef struct SkyGpuConvolveTimes {
  * and freed per call (outside the timed span); the output's stays with the
  * context, holding this output after the download (sky_gpu_convolve_output
  * below), and is reused by the next call while large enough.
+ * path as SkyConvolvePath (sky-core.h) says, as on the CPU.
  * SKY_ERR_ARGUMENT as sky_convolve_geometry() says, or for a separable path
  * asked of a kernel of higher rank; times may be NULL. */
 int sky_gpu_convolve2d_f32 (SkyGpu *gpu, const float *in, int64_t nx, int64_t ny,
-                            const SkyKernel *kernel, SkyConvolveMode mode, int path, float *out,
-                            SkyGpuConvolveTimes *times);
+                            const SkyKernel *kernel, SkyConvolveMode mode, SkyConvolvePath path,
+                            float *out, SkyGpuConvolveTimes *times);
 int sky_gpu_convolve2d_f64 (SkyGpu *gpu, const double *in, int64_t nx, int64_t ny,
-                            const SkyKernel *kernel, SkyConvolveMode mode, int path,
+                            const SkyKernel *kernel, SkyConvolveMode mode, SkyConvolvePath path,
                             double *out, SkyGpuConvolveTimes *times);
 
 /* The output of the context's last successful 2D convolution, still on
@@ -162,6 +144,14 @@ int sky_gpu_convolve1d_f32 (SkyGpu *gpu, const float *a, int64_t n, const float 
                             float *out, SkyGpuConvolveTimes *times);
 int sky_gpu_convolve1d_f64 (SkyGpu *gpu, const double *a, int64_t n, const double *v,
                             int64_t m, double *out, SkyGpuConvolveTimes *times);
+
+/* The GPU's part of the lesson's convolution demo (sky-core.h) on d, made
+ * by sky_convolution_demo_init() with_gpu after the CPU's part ran: the 2D
+ * convolution on path and the 1D one, once to warm up (the first call
+ * loads the module), then repeat times, keeping each time's best; then
+ * sky_convolution_demo_check_gpu(). */
+int sky_gpu_convolution_demo (SkyGpu *gpu, SkyConvolutionDemo *d, SkyConvolvePath path,
+                              int repeat);
 
 #ifdef __cplusplus
 }

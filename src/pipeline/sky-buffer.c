@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Large buffers shared by reference, and the pool they return to. */
 #include "sky-runner.h"
 

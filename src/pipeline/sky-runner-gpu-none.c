@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The runner's GPU in a build without the GPU backend: it only says why. */
 #include "sky-runner.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The runner's default GPU: src/gpu with one process-wide context, made on
  * first use and used by one run at a time. */
 #include "sky-runner.h"
@@ -54,7 +55,7 @@ default_compare (void *data, const SkyImage *img, const SkyResult *ref, const Sk
                  char *what, size_t what_size)
 {
   (void) data;
-  return sky_gpu_compare (img, ref, res, what, what_size);
+  return sky_result_compare (img, ref, res, what, what_size);
 }
 
 static const SkyGpuBackend default_backend = {

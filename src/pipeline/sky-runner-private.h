@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The runner's table of steps (sky-runner-steps.c), read by sky-runner.c. */
 #ifndef SKY_RUNNER_PRIVATE_H
 #define SKY_RUNNER_PRIVATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-application.h: the GtkApplication io.github.skysift.SkySift, whose
  * actions (open, backend, run, threshold, export-catalog, export-view,
  * quit) drive the window from the toolbar and from D-Bus alike. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-clip-histogram.h: the clip step's picture: the pixel values around
  * the background, with the median, the clipping bounds and the threshold. */
 #pragma once
@@ -14,5 +15,8 @@ G_DECLARE_FINAL_TYPE (SkyClipHistogram, sky_clip_histogram, SKY, CLIP_HISTOGRAM,
 GtkWidget *sky_clip_histogram_new (void);
 /* Shows run's histogram (NULL, or a run before clip: empty). */
 void sky_clip_histogram_set_run (SkyClipHistogram *self, SkyRun *run);
+
+/* What the count axis says: a log scale, its ticks and its top. */
+char *sky_clip_histogram_axis_text (const SkyRun *run);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-color-bar.h: the colour scale of an image view, labelled in the
  * image's unit. */
 #pragma once

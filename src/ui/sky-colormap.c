@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Stretches and colour maps, the CPU twin of resources/shaders/image.frag. */
 #include "sky-colormap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-colormap.h: the display's stretches and colour maps on the CPU side.
  *
  * The fragment shader does the same arithmetic per pixel; this is what the

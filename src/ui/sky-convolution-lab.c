@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The Convolution lab: the lesson's demo computed on a worker (GTask) with
  * the CPU backend, shown in two SkyImageViews that share one zoom. */
 #include "sky-convolution-lab.h"
@@ -6,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sky-color-bar.h"
 #include "sky-colormap.h"
 #include "sky-cpu.h"
 #include "sky-pipeline-gpu.h"
@@ -20,6 +22,7 @@ struct _SkyConvolutionLab {
   GtkWidget *deltas_box, *result_box;
   SkyImageView *deltas_view, *result_view;
   GtkLabel *status_label;
+  GtkLabel *readout_label;  /* the value under the pointer, either view */
   GtkLabel *timings_label;
 
   GCancellable *cancellable;
@@ -55,10 +58,11 @@ typedef struct {
   char *kernel_spec;
   /* out */
   SkyImageData *deltas, *result;
+  int64_t result_nx, result_ny;
   int offset;
   double sep_ms, direct_ms, cpu1d_ms;
   double max_diff;       /* separable against direct */
-  gboolean agree;
+  gboolean agree;        /* allclose, and the 1D output as on one thread */
   gboolean has_gpu;
   double gpu_ms[4];      /* 2D kernel, 2D with transfers, 1D kernel, 1D with transfers */
   double gpu_max_diff;   /* GPU against the CPU, 2D and 1D */
@@ -100,176 +104,102 @@ image_data_new (float *pixels, int64_t nx, int64_t ny, const char *name, GError 
   return g_steal_pointer (&data);
 }
 
+/* The demo's output as the view shows it: float pixels, malloc'd. */
+static float *
+to_float_pixels (const void *values, int f64, size_t n)
+{
+  float *px = malloc (n * sizeof *px);
+
+  if (px != NULL && f64)
+    for (size_t i = 0; i < n; i++)
+      px[i] = (float) ((const double *) values)[i];
+  else if (px != NULL)
+    memcpy (px, values, n * sizeof *px);
+  return px;
+}
+
+/* The GPU's part of the demo through the app's one GPU context, which
+ * keeps the 2D output on the device for the view. */
+static void
+lab_gpu (Work *w, SkyConvolutionDemo *d)
+{
+  GError *gerr = NULL;
+  double times[4];
+
+  d->gpu_2d = malloc ((size_t) (d->out_nx * d->out_ny) * (d->f64 ? sizeof (double)
+                                                                  : sizeof (float)));
+  d->gpu_1d = malloc ((size_t) d->n1d * (d->f64 ? sizeof (double) : sizeof (float)));
+  if (d->gpu_2d == NULL || d->gpu_1d == NULL)
+    {
+      w->gpu_reason = g_strdup ("out of memory");
+      return;
+    }
+  w->has_gpu = sky_pipeline_gpu_convolve (d->f64, d->deltas, d->n, d->n, &d->kernel, d->mode,
+                                          d->gpu_2d, d->diag, d->ndiag, d->gpu_1d, times,
+                                          &w->on_device, &gerr);
+  if (!w->has_gpu)
+    {
+      w->gpu_reason = g_strdup (gerr->message);
+      w->on_device = 0;
+      g_clear_error (&gerr);
+      return;
+    }
+  d->gpu_2d_ms = times[0];
+  d->gpu_2d_total_ms = times[1];
+  d->gpu_1d_ms = times[2];
+  d->gpu_1d_total_ms = times[3];
+  sky_convolution_demo_check_gpu (d);
+}
+
 static void
 lab_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   Work *w = task_data;
-  const int64_t n = SKY_CONVOLUTION_DEMO_N;
+  SkyConvolutionDemo d = { 0 };
   SkyKernel k = { 0 };
-  int64_t onx, ony, x0, y0;
-  int swapped, ret = SKY_OK;
   GError *error = NULL;
-  float *deltas_px, *result_px;
-  double t0;
+  float *deltas_px = NULL, *result_px = NULL;
+  int ret;
 
-  if (sky_kernel_parse (&k, w->kernel_spec) != SKY_OK
-      || sky_convolve_geometry (n, n, &k, w->mode, &onx, &ony, &x0, &y0, &swapped) != SKY_OK)
+  ret = sky_kernel_parse (&k, w->kernel_spec);
+  if (ret == SKY_OK)
+    ret = sky_convolution_demo_init (&d, &k, w->mode, w->f64, FALSE);
+  sky_kernel_clear (&k);
+  if (ret == SKY_OK)
+    ret = sky_cpu_convolution_demo (&d, SKY_CONVOLVE_SEPARABLE, 1, 0);
+  if (ret != SKY_OK)
     {
-      g_task_return_new_error (task, SKY_UI_ERROR, SKY_ERR_ARGUMENT, "%s", sky_last_error ());
-      sky_kernel_clear (&k);
+      g_task_return_new_error (task, SKY_UI_ERROR, ret, "%s", sky_last_error ());
+      sky_convolution_demo_clear (&d);
       return;
     }
   /* In the full output a delta at i lands centred at i + (kx - 1) / 2; the
    * kept part starts at x0, so the result's centre is i + (kx - 1) / 2 - x0. */
-  w->offset = (k.nx - 1) / 2 - (int) x0;
-
-  deltas_px = calloc ((size_t) (n * n), sizeof *deltas_px);
-  result_px = malloc ((size_t) (onx * ony) * sizeof *result_px);
+  w->offset = (d.kernel.nx - 1) / 2 - (int) d.x0;
+  w->result_nx = d.out_nx;
+  w->result_ny = d.out_ny;
+  w->sep_ms = d.cpu_2d_ms;
+  w->direct_ms = d.cpu_2d_direct_ms;
+  w->cpu1d_ms = d.cpu_1d_ms;
+  w->max_diff = d.diff_2d;
+  w->agree = d.agree_2d && d.agree_1d;
+  lab_gpu (w, &d);
+  if (w->has_gpu)
+    {
+      w->gpu_max_diff = MAX (d.gpu_diff_2d, d.gpu_diff_1d);
+      w->gpu_agree = d.gpu_agree_2d && d.gpu_agree_1d;
+    }
+  /* The GPU's output is shown where it ran (the device keeps it, so the
+   * view may take it from there); the CPU's checks it. */
+  deltas_px = to_float_pixels (d.deltas, d.f64, (size_t) (d.n * d.n));
+  result_px = to_float_pixels (w->has_gpu ? d.gpu_2d : d.cpu_2d, d.f64,
+                               (size_t) (d.out_nx * d.out_ny));
+  sky_convolution_demo_clear (&d);
   if (deltas_px == NULL || result_px == NULL)
     {
       free (deltas_px);
       free (result_px);
-      sky_kernel_clear (&k);
       g_task_return_new_error (task, SKY_UI_ERROR, SKY_ERR_MEMORY, "out of memory");
-      return;
-    }
-  for (int64_t y = SKY_CONVOLUTION_DEMO_FIRST; y < n; y += SKY_CONVOLUTION_DEMO_STEP)
-    for (int64_t x = SKY_CONVOLUTION_DEMO_FIRST; x < n; x += SKY_CONVOLUTION_DEMO_STEP)
-      deltas_px[y * n + x] = 1;
-
-  {
-    size_t nout = (size_t) (onx * ony), n1 = (size_t) (n * n + k.nx - 1);
-    double *diag = g_new (double, k.nx);
-
-    /* The lesson's 1D case: the raveled image with the kernel's diagonal. */
-    for (int i = 0; i < k.nx && i < k.ny; i++)
-      diag[i] = k.values[(size_t) i * k.nx + i];
-    if (w->f64)
-      {
-        double *in = g_new0 (double, (size_t) (n * n));
-        double *sep = g_new (double, nout), *dir = g_new (double, nout);
-        double *o1 = g_new (double, n1);
-        for (size_t i = 0; i < (size_t) (n * n); i++)
-          in[i] = deltas_px[i];
-        t0 = sky_now_ms ();
-        ret = sky_cpu_convolve2d_f64 (in, n, n, &k, w->mode, SKY_CONVOLVE_SEPARABLE, 0, sep, NULL);
-        w->sep_ms = sky_now_ms () - t0;
-        t0 = sky_now_ms ();
-        if (ret == SKY_OK)
-          ret = sky_cpu_convolve2d_f64 (in, n, n, &k, w->mode, SKY_CONVOLVE_DIRECT, 0, dir, NULL);
-        w->direct_ms = sky_now_ms () - t0;
-        t0 = sky_now_ms ();
-        if (ret == SKY_OK)
-          ret = sky_cpu_convolve1d_f64 (in, n * n, diag, MIN (k.nx, k.ny), 0, o1);
-        w->cpu1d_ms = sky_now_ms () - t0;
-        for (size_t i = 0; i < nout; i++)
-          {
-            w->max_diff = MAX (w->max_diff, fabs (sep[i] - dir[i]));
-            result_px[i] = (float) sep[i];
-          }
-        if (ret == SKY_OK)
-          {
-            double *g2 = g_new (double, nout), *g1 = g_new (double, n1);
-            GError *gerr = NULL;
-            w->has_gpu = sky_pipeline_gpu_convolve (TRUE, in, n, n, &k, w->mode, g2, diag,
-                                                    MIN (k.nx, k.ny), g1, w->gpu_ms,
-                                                    &w->on_device, &gerr);
-            if (w->has_gpu)
-              {
-                /* The GPU's output is shown (the device keeps it, so the
-                 * view may take it from there); the CPU's checks it. */
-                for (size_t i = 0; i < nout; i++)
-                  result_px[i] = (float) g2[i];
-                w->gpu_agree = TRUE;
-                for (size_t i = 0; i < nout; i++)
-                  {
-                    w->gpu_max_diff = MAX (w->gpu_max_diff, fabs (g2[i] - sep[i]));
-                    w->gpu_agree &= fabs (g2[i] - sep[i]) <= 1e-8 + 1e-5 * fabs (sep[i]);
-                  }
-                for (size_t i = 0; i < n1; i++)
-                  {
-                    w->gpu_max_diff = MAX (w->gpu_max_diff, fabs (g1[i] - o1[i]));
-                    w->gpu_agree &= fabs (g1[i] - o1[i]) <= 1e-8 + 1e-5 * fabs (o1[i]);
-                  }
-              }
-            else
-              {
-                w->gpu_reason = g_strdup (gerr->message);
-                w->on_device = 0;
-              }
-            g_clear_error (&gerr);
-            g_free (g2), g_free (g1);
-          }
-        g_free (in), g_free (sep), g_free (dir), g_free (o1);
-      }
-    else
-      {
-        float *sep = g_new (float, nout), *dir = g_new (float, nout);
-        float *o1 = g_new (float, n1), *diag32 = g_new (float, k.nx);
-        for (int i = 0; i < k.nx; i++)
-          diag32[i] = (float) diag[i];
-        t0 = sky_now_ms ();
-        ret = sky_cpu_convolve2d_f32 (deltas_px, n, n, &k, w->mode, SKY_CONVOLVE_SEPARABLE, 0,
-                                      sep, NULL);
-        w->sep_ms = sky_now_ms () - t0;
-        t0 = sky_now_ms ();
-        if (ret == SKY_OK)
-          ret = sky_cpu_convolve2d_f32 (deltas_px, n, n, &k, w->mode, SKY_CONVOLVE_DIRECT, 0,
-                                        dir, NULL);
-        w->direct_ms = sky_now_ms () - t0;
-        t0 = sky_now_ms ();
-        if (ret == SKY_OK)
-          ret = sky_cpu_convolve1d_f32 (deltas_px, n * n, diag32, MIN (k.nx, k.ny), 0, o1);
-        w->cpu1d_ms = sky_now_ms () - t0;
-        for (size_t i = 0; i < nout; i++)
-          {
-            w->max_diff = MAX (w->max_diff, fabs ((double) sep[i] - dir[i]));
-            result_px[i] = sep[i];
-          }
-        if (ret == SKY_OK)
-          {
-            float *g2 = g_new (float, nout), *g1 = g_new (float, n1);
-            GError *gerr = NULL;
-            w->has_gpu = sky_pipeline_gpu_convolve (FALSE, deltas_px, n, n, &k, w->mode, g2,
-                                                    diag32, MIN (k.nx, k.ny), g1, w->gpu_ms,
-                                                    &w->on_device, &gerr);
-            if (w->has_gpu)
-              {
-                memcpy (result_px, g2, nout * sizeof *g2);   /* shown, as in float64 */
-                w->gpu_agree = TRUE;
-                for (size_t i = 0; i < nout; i++)
-                  {
-                    double d = fabs ((double) g2[i] - sep[i]);
-                    w->gpu_max_diff = MAX (w->gpu_max_diff, d);
-                    w->gpu_agree &= d <= 1e-8 + 1e-5 * fabs (sep[i]);
-                  }
-                for (size_t i = 0; i < n1; i++)
-                  {
-                    double d = fabs ((double) g1[i] - o1[i]);
-                    w->gpu_max_diff = MAX (w->gpu_max_diff, d);
-                    w->gpu_agree &= d <= 1e-8 + 1e-5 * fabs (o1[i]);
-                  }
-              }
-            else
-              {
-                w->gpu_reason = g_strdup (gerr->message);
-                w->on_device = 0;
-              }
-            g_clear_error (&gerr);
-            g_free (g2), g_free (g1);
-          }
-        g_free (sep), g_free (dir), g_free (o1), g_free (diag32);
-      }
-    g_free (diag);
-  }
-  sky_kernel_clear (&k);
-  /* allclose's atol 1e-8 plus rtol 1e-5 of values at most the kernel's peak. */
-  w->agree = w->max_diff <= (w->f64 ? 1e-8 + 1e-5 : 1e-5);
-  if (ret != SKY_OK)
-    {
-      free (deltas_px);
-      free (result_px);
-      g_task_return_new_error (task, SKY_UI_ERROR, ret, "%s", sky_last_error ());
       return;
     }
   if (g_task_return_error_if_cancelled (task))
@@ -278,8 +208,10 @@ lab_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
       free (result_px);
       return;
     }
-  if ((w->deltas = image_data_new (deltas_px, n, n, "deltas", &error)) == NULL
-      || (w->result = image_data_new (result_px, onx, ony, "convolved", &error)) == NULL)
+  if ((w->deltas = image_data_new (deltas_px, SKY_CONVOLUTION_DEMO_N, SKY_CONVOLUTION_DEMO_N,
+                                   "deltas", &error)) == NULL
+      || (w->result = image_data_new (result_px, w->result_nx, w->result_ny, "convolved",
+                                      &error)) == NULL)
     {
       if (w->deltas == NULL)
         free (result_px);
@@ -466,18 +398,45 @@ labelled_dropdown (GtkWidget *bar, const char *label, const char *const *names, 
   return d;
 }
 
+/* The pixel under the pointer in either view, as the main window's readout
+ * has it: FITS pixels counted from 1, and the value, enough digits to read
+ * the blurred Gaussian's fall-off at 16x. */
+static void
+on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y,
+                  SkyConvolutionLab *self)
+{
+  SkyImageData *data = sky_image_view_get_image (view);
+  const SkyImage *img = data ? &data->image : NULL;
+  gint64 ix = (gint64) floor (x), iy = (gint64) floor (y);
+  g_autofree char *text = NULL;
+
+  if (!inside || img == NULL || ix < 0 || iy < 0 || ix >= img->nx || iy >= img->ny)
+    {
+      gtk_label_set_text (self->readout_label, "");
+      return;
+    }
+  text = g_strdup_printf ("%s  x %5" G_GINT64_FORMAT "  y %5" G_GINT64_FORMAT
+                          " (FITS, from 1)  %.6g", view == self->deltas_view ? "deltas" : "result",
+                          ix + 1, iy + 1, img->pixels[iy * img->nx + ix]);
+  gtk_label_set_text (self->readout_label, text);
+}
+
 static GtkWidget *
 view_column (const char *title, SkyImageView **view)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
   GtkWidget *label = gtk_label_new (title);
   GtkWidget *v = sky_image_view_new ();
+  GtkWidget *bar = sky_color_bar_new ();
 
   gtk_widget_add_css_class (label, "heading");
   gtk_widget_set_hexpand (v, TRUE);
   gtk_widget_set_vexpand (v, TRUE);
   gtk_box_append (GTK_BOX (box), label);
   gtk_box_append (GTK_BOX (box), v);
+  /* Which value each grey is. */
+  g_object_set (bar, "view", v, NULL);
+  gtk_box_append (GTK_BOX (box), bar);
   gtk_widget_set_hexpand (box, TRUE);
   *view = SKY_IMAGE_VIEW (v);
   /* Plain values: a one is white, zero black, the blobs grey levels. */
@@ -530,6 +489,11 @@ sky_convolution_lab_class_init (SkyConvolutionLabClass *klass)
   object_class->dispose = sky_convolution_lab_dispose;
   object_class->finalize = sky_convolution_lab_finalize;
   object_class->get_property = sky_convolution_lab_get_property;
+  /* Escape and Ctrl+W close the lab, as they close a dialog. */
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_Escape, 0,
+                                       "window.close", NULL);
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_w, GDK_CONTROL_MASK,
+                                       "window.close", NULL);
   /* The timings of the result shown, "" before the first. */
   properties[PROP_TIMINGS] =
     g_param_spec_string ("timings", NULL, NULL, "",
@@ -580,6 +544,13 @@ sky_convolution_lab_init (SkyConvolutionLab *self)
   g_object_bind_property (self->deltas_view, "zoom", self->result_view, "zoom",
                           G_BINDING_BIDIRECTIONAL);
 
+  self->readout_label = GTK_LABEL (gtk_label_new (""));
+  gtk_label_set_xalign (self->readout_label, 0);
+  gtk_label_set_width_chars (self->readout_label, 56);
+  gtk_widget_add_css_class (GTK_WIDGET (self->readout_label), "readout");
+  g_signal_connect (self->deltas_view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
+  g_signal_connect (self->result_view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
+
   self->timings_label = GTK_LABEL (gtk_label_new (""));
   gtk_label_set_xalign (self->timings_label, 0);
   gtk_label_set_selectable (self->timings_label, TRUE);
@@ -591,6 +562,7 @@ sky_convolution_lab_init (SkyConvolutionLab *self)
   gtk_widget_set_margin_bottom (outer, 6);
   gtk_box_append (GTK_BOX (outer), bar);
   gtk_box_append (GTK_BOX (outer), views);
+  gtk_box_append (GTK_BOX (outer), GTK_WIDGET (self->readout_label));
   gtk_box_append (GTK_BOX (outer), GTK_WIDGET (self->timings_label));
   gtk_window_set_child (GTK_WINDOW (self), outer);
 

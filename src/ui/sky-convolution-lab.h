@@ -1,22 +1,19 @@
-/* sky-convolution-lab.h: the Convolution lab (issue 7): the lesson's grid of
- * deltas and its convolution with a kernel, side by side or one at a time,
- * in two image views that share one zoom, with the CPU timings. */
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* sky-convolution-lab.h: the Convolution lab: the lesson's grid of deltas
+ * (SKY_CONVOLUTION_DEMO_*, sky-core.h) and its convolution with a kernel,
+ * side by side or one at a time, in two image views that share one zoom,
+ * with the CPU's and the GPU's timings. */
 #pragma once
 
 #include <gtk/gtk.h>
 
+#include "sky-core.h"
 #include "sky-image-view.h"
 
 G_BEGIN_DECLS
 
 #define SKY_TYPE_CONVOLUTION_LAB (sky_convolution_lab_get_type ())
 G_DECLARE_FINAL_TYPE (SkyConvolutionLab, sky_convolution_lab, SKY, CONVOLUTION_LAB, GtkWindow)
-
-/* The lesson's demo: a DEMO_N x DEMO_N image of zeros with a one at every
- * [DEMO_FIRST::DEMO_STEP, DEMO_FIRST::DEMO_STEP]. */
-#define SKY_CONVOLUTION_DEMO_N 2048
-#define SKY_CONVOLUTION_DEMO_FIRST 8
-#define SKY_CONVOLUTION_DEMO_STEP 16
 
 GtkWidget *sky_convolution_lab_new (GtkApplication *app);
 

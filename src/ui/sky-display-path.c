@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The display path's choice and its process-wide line (sky-display-path.h). */
 #include "sky-display-path.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-display-path.h: how the image view's textures are filled, and why.
  *
  * Where the GPU backend has left a run's mask and labels in device memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Display limits, equalisation, the zoom-out pyramid and the orientation. */
 #include "sky-display-stats.h"
 #include "sky-colormap.h"
@@ -21,24 +22,6 @@ sky_limits_from_name (const char *name)
     if (strcmp (name, limits_names[i]) == 0)
       return i;
   return -1;
-}
-
-/* Float bits to a key that sorts as the floats do (negatives reversed). */
-static inline uint32_t
-float_key (float f)
-{
-  uint32_t u;
-  memcpy (&u, &f, sizeof u);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-static inline float
-key_float (uint32_t k)
-{
-  uint32_t u = (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
-  float f;
-  memcpy (&f, &u, sizeof f);
-  return f;
 }
 
 /* ------------------------------------------------------------- histogram */
@@ -67,7 +50,7 @@ hist_band (void *ctx, int band)
       float v = p[i];
       if (isnan (v))
         continue;
-      h[float_key (v) >> 16]++;
+      h[sky_float_key (v) >> 16]++;
       mn = v < mn ? v : mn;
       mx = v > mx ? v : mx;
       n++;
@@ -155,7 +138,7 @@ sky_display_stats_clear (SkyDisplayStats *st)
 static void
 bucket_range (const SkyDisplayStats *st, int b, double *lo, double *hi)
 {
-  double a = key_float ((uint32_t) b << 16), z = key_float (((uint32_t) b << 16) | 0xffffu);
+  double a = sky_key_float ((uint32_t) b << 16), z = sky_key_float (((uint32_t) b << 16) | 0xffffu);
   *lo = a < st->min ? st->min : a;
   *hi = z > st->max ? st->max : z;
   if (*hi < *lo)
@@ -199,7 +182,7 @@ sky_display_stats_cdf (const SkyDisplayStats *st, double x)
     return 0;
   if (x >= st->max)
     return 1;
-  b = (int) (float_key ((float) x) >> 16);
+  b = (int) (sky_float_key ((float) x) >> 16);
   bucket_range (st, b, &lo, &hi);
   frac = hi > lo ? (x - lo) / (hi - lo) : 1;
   frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
@@ -446,5 +429,5 @@ sky_header_flip_x (const char *header, int ncards, int *has_wcs)
       return cdelt * pc > 0;
     }
   *has_wcs = 0;
-  return 1;
+  return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The view's textures from device memory (sky-gl-interop.h). */
 #include "sky-gl-interop.h"
 #include "sky-display-path.h"

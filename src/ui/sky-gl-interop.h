@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gl-interop.h: the image view's mask and label textures written from
  * the GPU backend's device buffers through CUDA/OpenGL interop, where the
  * choice in sky-display-path.h allows it. All on the main thread with the

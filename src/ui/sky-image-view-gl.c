@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyImageView's OpenGL side: one program, the image uploaded once as an
  * R32F texture (its zoom-out pyramid as mipmap levels), the results as
  * integer data (buffer textures on desktop GL, 2D textures on GLES or for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyImageView's markers and label numbers, drawn with cairo on top of the
  * GL image. Numbers that would overlap an earlier one are left out, the
  * brightest sources placed first, so a crowded field stays readable. */
@@ -130,6 +131,13 @@ show_crowd_note (cairo_t *cr, guint in_view, guint ringed)
   cairo_set_source_rgb (cr, 1, 1, 1);
   cairo_move_to (cr, 10, 9 - ext.y_bearing);
   cairo_show_text (cr, text);
+}
+
+gint64
+sky_image_view_get_selected (SkyImageView *self)
+{
+  g_return_val_if_fail (SKY_IS_IMAGE_VIEW (self), -1);
+  return self->selected;
 }
 
 GskRenderNode *

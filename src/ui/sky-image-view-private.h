@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-image-view-private.h: SkyImageView's instance, shared by the files that
  * split it by concern: sky-image-view.c (state, input), sky-image-view-gl.c
  * (textures and the shader), sky-image-view-overlay.c (markers, numbers). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyImageView drawn on the CPU (sky-raster.h): a worker draws the picture
  * for the current state; until it is done, the last picture is shown moved
  * and scaled to where the new state puts it, so that panning and zooming

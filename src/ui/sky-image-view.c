@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyImageView: display settings, zoom and pan, pointer and keys. */
 #include "sky-image-view-private.h"
 #include "sky-raster.h"

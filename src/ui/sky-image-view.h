@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-image-view.h: the image with its display settings and the pipeline's
  * results on top: an OpenGL area for the pixels, cairo for the markers. */
 #pragma once
@@ -52,6 +53,8 @@ void sky_image_view_center_on (SkyImageView *self, double x, double y);
 
 /* The catalogue index (label - 1) of the highlighted source, or -1. */
 void sky_image_view_set_selected (SkyImageView *self, gint64 index);
+/* The selected source's catalogue index, -1 for none. */
+gint64 sky_image_view_get_selected (SkyImageView *self);
 
 /* The view's "limits" property takes SKY_N_LIMITS for limits typed by the
  * user: these, in the image's unit (lo < hi). Setting them selects them. */

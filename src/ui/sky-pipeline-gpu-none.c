@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The GPU bridge of a build without the GPU backend: it only says why. */
 #include "sky-pipeline-gpu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The GPU bridge: src/gpu's context, kept for the whole process and used by
  * one worker at a time, shared by the runner's runs (as their
  * SkyGpuBackend), the Convolution lab and the view's CUDA/GL interop. */
@@ -98,7 +99,7 @@ static int
 bridge_compare (void *data, const SkyImage *img, const SkyResult *ref, const SkyResult *res,
                 char *what, size_t what_size)
 {
-  return sky_gpu_compare (img, ref, res, what, what_size);
+  return sky_result_compare (img, ref, res, what, what_size);
 }
 
 const SkyGpuBackend *
@@ -132,9 +133,9 @@ sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
     ret = sky_gpu_new (&gpu_context);
   if (ret == SKY_OK)
     ret = f64 ? sky_gpu_convolve2d_f64 (gpu_context, in, nx, ny, kernel, mode,
-                                        SKY_GPU_CONVOLVE_AUTO, out2d, &t2)
+                                        SKY_CONVOLVE_AUTO, out2d, &t2)
               : sky_gpu_convolve2d_f32 (gpu_context, in, nx, ny, kernel, mode,
-                                        SKY_GPU_CONVOLVE_AUTO, out2d, &t2);
+                                        SKY_CONVOLVE_AUTO, out2d, &t2);
   /* The output the context now keeps (or none), told to the view under
    * the lock, as a run's results are; the 1D convolution leaves it. */
   if (gpu_context != NULL)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-pipeline-gpu.h: the app's bridge to the GPU backend (src/gpu). Built
  * from sky-pipeline-gpu.c where meson found that backend, and from
  * sky-pipeline-gpu-none.c, which says why there is none, elsewhere. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The runner's runs on a worker thread, for the app. */
 #include "sky-pipeline.h"
 #include "sky-pipeline-gpu.h"

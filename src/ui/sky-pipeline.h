@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-pipeline.h: the app's runs of the steps, on a worker thread.
  *
  * A SkyRun is the immutable outcome of running the steps up to one of them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The image view on the CPU: the arithmetic of resources/shaders/image.frag
  * (keep them in step), one band of rows per thread. */
 #include "sky-raster.h"

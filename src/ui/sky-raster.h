@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-raster.h: the image view drawn on the CPU, pixel for pixel what
  * resources/shaders/image.frag draws on the GPU.
  *

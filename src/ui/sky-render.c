@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Rendering widgets to textures and textures to PNG files. */
 #include "sky-render.h"
 #include "sky-image-data.h"

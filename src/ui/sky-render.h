@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-render.h: pictures of widgets as the screen shows them, and PNG files
  * of them written off the main thread. */
 #pragma once

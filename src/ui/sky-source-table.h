@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-source-table.h: the catalogue as a sortable table. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkyTimingsPanel: a grid of times in milliseconds and a bar chart. */
 #include "sky-timings-panel.h"
 #include "sky-display-path.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-timings-panel.h: each step's time on each backend, side by side, with
  * the speedup, whether the backends agree, and a bar chart of the same. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* libFuzzer harness: any bytes as a FITS file, through the loader and, when
  * it loads, the whole CPU pipeline. The loader takes a path (cfitsio reads
  * files), so each input goes through one temporary file. */
@@ -9,6 +10,9 @@
 
 /* Keeps each run small: the fuzzer looks for crashes, not for big images. */
 #define MAX_PIXELS (1 << 20)
+
+/* libFuzzer's entry point, which no header declares. */
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

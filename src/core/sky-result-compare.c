@@ -1,7 +1,8 @@
-/* Whether two backends' results agree, check by check, as the contract in
- * ../shared/ARCHITECTURE.md words it. Plain C: skysift-cli --backend both
- * and the GPU parity tests share it. */
-#include "sky-gpu.h"
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Whether two backends' results agree, check by check, as docs/contract.md
+ * words it: skysift-cli --backend both, the app and the GPU parity tests
+ * share it. */
+#include "sky-core.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -145,8 +146,8 @@ compare_catalogue (const SkyCatalogue *c, const SkyCatalogue *d, Report *r)
 }
 
 int
-sky_gpu_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
-                 size_t what_size)
+sky_result_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
+                    size_t what_size)
 {
   Report r = { what, what_size, 0, 0 };
 

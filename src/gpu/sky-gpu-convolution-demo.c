@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The GPU's part of the lesson's convolution demo (sky-core.h). */
+#include "sky-gpu.h"
+
+#include <math.h>
+
+int
+sky_gpu_convolution_demo (SkyGpu *gpu, SkyConvolutionDemo *d, SkyConvolvePath path, int repeat)
+{
+  SkyGpuConvolveTimes t;
+
+  d->gpu_ran = 0;
+  d->gpu_2d_ms = d->gpu_2d_total_ms = d->gpu_1d_ms = d->gpu_1d_total_ms = INFINITY;
+  for (int r = 0; r <= repeat; r++)
+    {
+      int ret = d->f64 ? sky_gpu_convolve2d_f64 (gpu, d->deltas, d->n, d->n, &d->kernel,
+                                                 d->mode, path, d->gpu_2d, &t)
+                       : sky_gpu_convolve2d_f32 (gpu, d->deltas, d->n, d->n, &d->kernel,
+                                                 d->mode, path, d->gpu_2d, &t);
+      if (ret != SKY_OK)
+        return ret;
+      if (r > 0 || repeat == 0)
+        {
+          if (t.kernel_ms < d->gpu_2d_ms)
+            d->gpu_2d_ms = t.kernel_ms;
+          if (t.total_ms < d->gpu_2d_total_ms)
+            {
+              d->gpu_2d_total_ms = t.total_ms;
+              d->gpu_2d_upload_ms = t.upload_ms;
+              d->gpu_2d_download_ms = t.download_ms;
+            }
+        }
+      d->gpu_path = t.path;
+      ret = d->f64 ? sky_gpu_convolve1d_f64 (gpu, d->deltas, d->n * d->n, d->diag, d->ndiag,
+                                             d->gpu_1d, &t)
+                   : sky_gpu_convolve1d_f32 (gpu, d->deltas, d->n * d->n, d->diag, d->ndiag,
+                                             d->gpu_1d, &t);
+      if (ret != SKY_OK)
+        return ret;
+      if (r > 0)
+        {
+          d->gpu_1d_ms = t.kernel_ms < d->gpu_1d_ms ? t.kernel_ms : d->gpu_1d_ms;
+          d->gpu_1d_total_ms = t.total_ms < d->gpu_1d_total_ms ? t.total_ms : d->gpu_1d_total_ms;
+        }
+    }
+  sky_convolution_demo_check_gpu (d);
+  return SKY_OK;
+}
