@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unusable boxes (under half their pixels usable) take the mean of the
  * usable boxes nearest to them: every one at the least distance, summed in
  * raster order as SEP sums them; with none at all, background 0 and rms 1.
