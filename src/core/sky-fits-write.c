@@ -3,7 +3,6 @@
  * the atomic output writes it out, so a FITS file is never half-written
  * either, and special files (/dev/stdout) work as for the catalogues. */
 #include "sky-core.h"
-#include "sky-fits-write-private.h"
 #include "sky-output-private.h"
 
 #include <fitsio.h>
@@ -95,8 +94,13 @@ write_header (fitsfile *f, const SkyPlaneHeader *h, int *status)
   return *status;
 }
 
-int
-sky_fits_memfile_write (fitsfile *f, void **buffer, size_t *size, int status, const char *path)
+/* Ends a FITS file that cfitsio built in memory (fits_create_memfile on
+ * *buffer and *size) with status its status so far: flushes and closes it,
+ * and writes it to path through the atomic output, so that nothing is left
+ * half-written. Frees *buffer on every path. SKY_OK, or SKY_ERR_IO with a
+ * message naming path and cfitsio's reason. */
+static int
+memfile_write (fitsfile *f, void **buffer, size_t *size, int status, const char *path)
 {
   LONGLONG header_start, data_start, data_end = 0;
   SkyOutput out;
@@ -155,7 +159,7 @@ sky_fits_write_plane_with_header (const char *path, int64_t nx, int64_t ny, int 
       && (header == NULL || write_header (f, header, &status) == 0))
     fits_write_img (f, bitpix == FLOAT_IMG ? TFLOAT : TDOUBLE, 1, nx * ny, (void *) data,
                     &status);
-  return sky_fits_memfile_write (f, &buffer, &size, status, path);
+  return memfile_write (f, &buffer, &size, status, path);
 }
 
 int
