@@ -20,26 +20,23 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Where each column of pixels falls: its interval (left node) and offset. */
-typedef struct {
-  int64_t *start;   /* nbx + 1 entries: first column of each interval */
-  float *dx, *cdx;  /* offset from the left node, and 1 - offset */
-  float *ax, *bx;   /* cdx^2 - 1 and dx^2 - 1 */
-} Columns;
+typedef SkyBackgroundInterp Columns;
 
-static void
-columns_clear (Columns *c)
+void
+sky_background_interp_clear (SkyBackgroundInterp *c)
 {
   free (c->start);
   free (c->dx);
   free (c->cdx);
   free (c->ax);
   free (c->bx);
+  memset (c, 0, sizeof *c);
 }
 
-static int
-columns_init (Columns *c, const SkyBackgroundMesh *m)
+int
+sky_background_interp_init (SkyBackgroundInterp *c, const SkyBackgroundMesh *m)
 {
   const int box = m->box;
   const float xstep = (float) (1.0 / box);
@@ -48,6 +45,7 @@ columns_init (Columns *c, const SkyBackgroundMesh *m)
   float dx = (xstep - 1) / 2;
   int64_t node = 0, xbox = 0, i = 0;
 
+  memset (c, 0, sizeof *c);
   c->start = calloc ((size_t) m->nbx + 1, sizeof *c->start);
   c->dx = malloc ((size_t) m->nx * sizeof (float));
   c->cdx = malloc ((size_t) m->nx * sizeof (float));
@@ -55,7 +53,7 @@ columns_init (Columns *c, const SkyBackgroundMesh *m)
   c->bx = malloc ((size_t) m->nx * sizeof (float));
   if (!c->start || !c->dx || !c->cdx || !c->ax || !c->bx)
     {
-      columns_clear (c);
+      sky_background_interp_clear (c);
       return sky_fail (SKY_ERR_MEMORY, "no memory for the background spline of %lld columns",
                        (long long) m->nx);
     }
@@ -80,6 +78,7 @@ columns_init (Columns *c, const SkyBackgroundMesh *m)
     }
   for (int64_t k = node + 1; k <= m->nbx; k++)
     c->start[k] = m->nx;
+  c->mesh = m;
   return SKY_OK;
 }
 
@@ -92,15 +91,16 @@ typedef struct {
   atomic_int failed;
 } Render;
 
-/* One row of one map: values and second derivatives of the mesh at this
- * row (node, dnode), then the row's spline evaluated column by column. */
+/* Columns x0 .. x1 - 1 of row y of one map into line: values and second
+ * derivatives of the mesh at this row (node, dnode), then the row's spline
+ * evaluated column by column. Any range gives the same values as the
+ * whole row: each column depends only on its own interval. */
 static void
-render_row (const Render *r, const float *values, const float *dvalues, int64_t y, float *node,
-            float *dnode, float *u, float *line)
+render_row (const Columns *c, const float *values, const float *dvalues, int64_t y,
+            int64_t x0, int64_t x1, float *node, float *dnode, float *u, float *line)
 {
-  const SkyBackgroundMesh *m = r->mesh;
+  const SkyBackgroundMesh *m = c->mesh;
   const int64_t nbx = m->nbx, nby = m->nby;
-  const Columns *c = r->cols;
 
   if (nby > 1)
     {
@@ -143,8 +143,8 @@ render_row (const Render *r, const float *values, const float *dvalues, int64_t 
 
   if (nbx < 2)
     {
-      for (int64_t p = 0; p < m->nx; p++)
-        line[p] = node[0];
+      for (int64_t p = x0; p < x1; p++)
+        line[p - x0] = node[0];
       return;
     }
   for (int64_t k = 0; k + 1 < nbx; k++)
@@ -152,10 +152,26 @@ render_row (const Render *r, const float *values, const float *dvalues, int64_t 
       const float n0 = node[k], n1 = node[k + 1], d0 = dnode[k], d1 = dnode[k + 1];
       const float *restrict dx = c->dx, *restrict cdx = c->cdx;
       const float *restrict ax = c->ax, *restrict bx = c->bx;
-      float *restrict out = line;
-      for (int64_t p = c->start[k]; p < c->start[k + 1]; p++)
+      float *restrict out = line - x0;
+      int64_t p0 = c->start[k] > x0 ? c->start[k] : x0;
+      int64_t p1 = c->start[k + 1] < x1 ? c->start[k + 1] : x1;
+      for (int64_t p = p0; p < p1; p++)
         out[p] = cdx[p] * (n0 + ax[p] * d0) + dx[p] * (n1 + bx[p] * d1);
     }
+}
+
+void
+sky_background_interp_row (const SkyBackgroundInterp *bi, int64_t y, int64_t x0, int64_t x1,
+                           float *scratch, float *background, float *rms)
+{
+  const SkyBackgroundMesh *m = bi->mesh;
+
+  if (background != NULL)
+    render_row (bi, m->back, m->dback, y, x0, x1, scratch, scratch + m->nbx,
+                scratch + 2 * m->nbx, background);
+  if (rms != NULL)
+    render_row (bi, m->rms, m->drms, y, x0, x1, scratch, scratch + m->nbx,
+                scratch + 2 * m->nbx, rms);
 }
 
 static void
@@ -173,12 +189,9 @@ render_task (void *ctx, int task)
     }
   for (int64_t y = start; y < end; y++)
     {
-      if (r->maps[0] != NULL)
-        render_row (r, m->back, m->dback, r->y0 + y, buf, buf + m->nbx, buf + 2 * m->nbx,
-                    r->maps[0] + y * m->nx);
-      if (r->maps[1] != NULL)
-        render_row (r, m->rms, m->drms, r->y0 + y, buf, buf + m->nbx, buf + 2 * m->nbx,
-                    r->maps[1] + y * m->nx);
+      sky_background_interp_row (r->cols, r->y0 + y, 0, m->nx, buf,
+                                 r->maps[0] != NULL ? r->maps[0] + y * m->nx : NULL,
+                                 r->maps[1] != NULL ? r->maps[1] + y * m->nx : NULL);
     }
   free (buf);
 }
@@ -197,14 +210,14 @@ sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrow
                      (long long) y0, (long long) (y0 + nrows - 1), (long long) mesh->ny);
   if (nrows == 0 || (background == NULL && rms == NULL))
     return SKY_OK;
-  if ((ret = columns_init (&cols, mesh)) != SKY_OK)
+  if ((ret = sky_background_interp_init (&cols, mesh)) != SKY_OK)
     return ret;
   r.ntasks = nthreads <= 0 ? sky_default_threads () : nthreads;
   r.ntasks *= 4; /* bands small enough to even out the threads' loads */
   if (r.ntasks > nrows)
     r.ntasks = (int) nrows;
   sky_parallel_for (r.ntasks, nthreads, render_task, &r);
-  columns_clear (&cols);
+  sky_background_interp_clear (&cols);
   if (atomic_load (&r.failed))
     return sky_fail (SKY_ERR_MEMORY, "no memory to interpolate the background mesh");
   return SKY_OK;

@@ -229,6 +229,26 @@ int sky_cpu_background_mesh (const SkyImage *img, const SkyParams *params, int n
 int sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrows,
                              int nthreads, float *background, float *rms);
 
+/* A finished mesh's maps at any pixels without the whole maps: where each
+ * column falls between the nodes, worked out once; each row then costs a
+ * spline through one row of nodes and one cubic per pixel asked for. */
+typedef struct SkyBackgroundInterp {
+  const SkyBackgroundMesh *mesh;  /* borrowed; outlives the interpolator */
+  int64_t *start;                 /* nbx + 1: first column of each interval */
+  float *dx, *cdx;                /* per column: offset from its left node, 1 - offset */
+  float *ax, *bx;                 /* cdx^2 - 1 and dx^2 - 1 */
+} SkyBackgroundInterp;
+
+int sky_background_interp_init (SkyBackgroundInterp *bi, const SkyBackgroundMesh *mesh);
+void sky_background_interp_clear (SkyBackgroundInterp *bi);
+
+/* Columns x0 .. x1 - 1 of row y of the maps into background and rms
+ * (x1 - x0 floats each; either may be NULL), the values
+ * sky_cpu_background_rows gives there to the bit; scratch holds
+ * 3 * mesh->nbx floats. Any number of threads at once, each its scratch. */
+void sky_background_interp_row (const SkyBackgroundInterp *bi, int64_t y, int64_t x0,
+                                int64_t x1, float *scratch, float *background, float *rms);
+
 /* The background and rms maps of img, nx * ny floats each, caller-allocated
  * (either may be NULL). nthreads 0: every online core. */
 int sky_cpu_background (const SkyImage *img, const SkyParams *params, int nthreads,
