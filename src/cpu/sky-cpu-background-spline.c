@@ -24,6 +24,9 @@
 
 typedef SkyBackgroundInterp Columns;
 
+static void row_nodes (const SkyBackgroundMesh *m, const float *values, const float *dvalues,
+                       int64_t y, float *node, float *dnode, float *u);
+
 void
 sky_background_interp_clear (SkyBackgroundInterp *c)
 {
@@ -32,11 +35,12 @@ sky_background_interp_clear (SkyBackgroundInterp *c)
   free (c->cdx);
   free (c->ax);
   free (c->bx);
+  free (c->nodes);
   memset (c, 0, sizeof *c);
 }
 
-int
-sky_background_interp_init (SkyBackgroundInterp *c, const SkyBackgroundMesh *m)
+static int
+columns_init (SkyBackgroundInterp *c, const SkyBackgroundMesh *m)
 {
   const int box = m->box;
   const float xstep = (float) (1.0 / box);
@@ -82,6 +86,34 @@ sky_background_interp_init (SkyBackgroundInterp *c, const SkyBackgroundMesh *m)
   return SKY_OK;
 }
 
+int
+sky_background_interp_init (SkyBackgroundInterp *c, const SkyBackgroundMesh *m)
+{
+  const int64_t nbx = m->nbx;
+  float *u;
+  int ret = columns_init (c, m);
+
+  if (ret != SKY_OK)
+    return ret;
+  c->nodes = malloc ((size_t) (4 * nbx * m->ny) * sizeof *c->nodes);
+  u = malloc ((size_t) nbx * sizeof *u);
+  if (c->nodes == NULL || u == NULL)
+    {
+      free (u);
+      sky_background_interp_clear (c);
+      return sky_fail (SKY_ERR_MEMORY, "no memory for the background spline of %lld rows",
+                       (long long) m->ny);
+    }
+  for (int64_t y = 0; y < m->ny; y++)
+    {
+      float *nodes = c->nodes + 4 * nbx * y;
+      row_nodes (m, m->back, m->dback, y, nodes, nodes + nbx, u);
+      row_nodes (m, m->rms, m->drms, y, nodes + 2 * nbx, nodes + 3 * nbx, u);
+    }
+  free (u);
+  return SKY_OK;
+}
+
 typedef struct {
   const SkyBackgroundMesh *mesh;
   const Columns *cols;
@@ -91,55 +123,61 @@ typedef struct {
   atomic_int failed;
 } Render;
 
-/* Columns x0 .. x1 - 1 of row y of one map into line: values and second
- * derivatives of the mesh at this row (node, dnode), then the row's spline
- * evaluated column by column. Any range gives the same values as the
- * whole row: each column depends only on its own interval. */
+/* The values and second derivatives of one map's spline along row y:
+ * the column splines evaluated at the row (node), then the natural spline
+ * through them (dnode); u is scratch. All nbx floats. */
 static void
-render_row (const Columns *c, const float *values, const float *dvalues, int64_t y,
-            int64_t x0, int64_t x1, float *node, float *dnode, float *u, float *line)
+row_nodes (const SkyBackgroundMesh *m, const float *values, const float *dvalues, int64_t y,
+           float *node, float *dnode, float *u)
 {
-  const SkyBackgroundMesh *m = c->mesh;
   const int64_t nbx = m->nbx, nby = m->nby;
 
-  if (nby > 1)
-    {
-      float dy = (float) y / (float) m->box - 0.5;
-      int64_t yl = (int64_t) dy;
-      dy -= (float) yl;
-      if (yl >= nby - 1)
-        {
-          yl = nby - 2;
-          dy += 1.0f;
-        }
-      const float cdy = 1 - dy, dy3 = dy * dy * dy - dy, cdy3 = cdy * cdy * cdy - cdy;
-      const float *blo = values + yl * nbx, *bhi = blo + nbx;
-      const float *dblo = dvalues + yl * nbx, *dbhi = dblo + nbx;
-      for (int64_t x = 0; x < nbx; x++)
-        node[x] = cdy * blo[x] + dy * bhi[x] + cdy3 * dblo[x] + dy3 * dbhi[x];
-
-      dnode[0] = 0.0f;
-      if (nbx > 1)
-        {
-          u[0] = 0.0f;
-          for (int64_t x = 1; x < nbx - 1; x++)
-            {
-              float t = -1.0f / (dnode[x - 1] + 4.0f);
-              dnode[x] = t;
-              t *= u[x - 1] - 6.0f * (node[x + 1] + node[x - 1] - 2.0f * node[x]);
-              u[x] = t;
-            }
-          dnode[nbx - 1] = 0.0f;
-          for (int64_t x = nbx - 2; x >= 1; x--)
-            dnode[x] = (float) ((dnode[x] * dnode[x + 1] + u[x]) / 6.0);
-        }
-    }
-  else
+  if (nby < 2)
     {
       /* One row of boxes: the mesh itself, and no curvature along the row. */
-      node = (float *) values;
-      dnode = (float *) dvalues;
+      memcpy (node, values, (size_t) nbx * sizeof *node);
+      memcpy (dnode, dvalues, (size_t) nbx * sizeof *dnode);
+      return;
     }
+  float dy = (float) y / (float) m->box - 0.5;
+  int64_t yl = (int64_t) dy;
+  dy -= (float) yl;
+  if (yl >= nby - 1)
+    {
+      yl = nby - 2;
+      dy += 1.0f;
+    }
+  const float cdy = 1 - dy, dy3 = dy * dy * dy - dy, cdy3 = cdy * cdy * cdy - cdy;
+  const float *blo = values + yl * nbx, *bhi = blo + nbx;
+  const float *dblo = dvalues + yl * nbx, *dbhi = dblo + nbx;
+  for (int64_t x = 0; x < nbx; x++)
+    node[x] = cdy * blo[x] + dy * bhi[x] + cdy3 * dblo[x] + dy3 * dbhi[x];
+
+  dnode[0] = 0.0f;
+  if (nbx > 1)
+    {
+      u[0] = 0.0f;
+      for (int64_t x = 1; x < nbx - 1; x++)
+        {
+          float t = -1.0f / (dnode[x - 1] + 4.0f);
+          dnode[x] = t;
+          t *= u[x - 1] - 6.0f * (node[x + 1] + node[x - 1] - 2.0f * node[x]);
+          u[x] = t;
+        }
+      dnode[nbx - 1] = 0.0f;
+      for (int64_t x = nbx - 2; x >= 1; x--)
+        dnode[x] = (float) ((dnode[x] * dnode[x + 1] + u[x]) / 6.0);
+    }
+}
+
+/* Columns x0 .. x1 - 1 of a row from its nodes into line. Any range gives
+ * the same values as the whole row: each column depends only on its own
+ * interval. */
+static void
+row_eval (const Columns *c, const float *node, const float *dnode, int64_t x0, int64_t x1,
+          float *line)
+{
+  const int64_t nbx = c->mesh->nbx;
 
   if (nbx < 2)
     {
@@ -147,7 +185,7 @@ render_row (const Columns *c, const float *values, const float *dvalues, int64_t
         line[p - x0] = node[0];
       return;
     }
-  for (int64_t k = 0; k + 1 < nbx; k++)
+  for (int64_t k = 0; k + 1 < nbx && c->start[k] < x1; k++)
     {
       const float n0 = node[k], n1 = node[k + 1], d0 = dnode[k], d1 = dnode[k + 1];
       const float *restrict dx = c->dx, *restrict cdx = c->cdx;
@@ -162,16 +200,15 @@ render_row (const Columns *c, const float *values, const float *dvalues, int64_t
 
 void
 sky_background_interp_row (const SkyBackgroundInterp *bi, int64_t y, int64_t x0, int64_t x1,
-                           float *scratch, float *background, float *rms)
+                           float *background, float *rms)
 {
-  const SkyBackgroundMesh *m = bi->mesh;
+  const int64_t nbx = bi->mesh->nbx;
+  const float *nodes = bi->nodes + 4 * nbx * y;
 
   if (background != NULL)
-    render_row (bi, m->back, m->dback, y, x0, x1, scratch, scratch + m->nbx,
-                scratch + 2 * m->nbx, background);
+    row_eval (bi, nodes, nodes + nbx, x0, x1, background);
   if (rms != NULL)
-    render_row (bi, m->rms, m->drms, y, x0, x1, scratch, scratch + m->nbx,
-                scratch + 2 * m->nbx, rms);
+    row_eval (bi, nodes + 2 * nbx, nodes + 3 * nbx, x0, x1, rms);
 }
 
 static void
@@ -189,9 +226,13 @@ render_task (void *ctx, int task)
     }
   for (int64_t y = start; y < end; y++)
     {
-      sky_background_interp_row (r->cols, r->y0 + y, 0, m->nx, buf,
-                                 r->maps[0] != NULL ? r->maps[0] + y * m->nx : NULL,
-                                 r->maps[1] != NULL ? r->maps[1] + y * m->nx : NULL);
+      for (int map = 0; map < 2; map++)
+        if (r->maps[map] != NULL)
+          {
+            row_nodes (m, map == 0 ? m->back : m->rms, map == 0 ? m->dback : m->drms,
+                       r->y0 + y, buf, buf + m->nbx, buf + 2 * m->nbx);
+            row_eval (r->cols, buf, buf + m->nbx, 0, m->nx, r->maps[map] + y * m->nx);
+          }
     }
   free (buf);
 }
@@ -210,7 +251,7 @@ sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrow
                      (long long) y0, (long long) (y0 + nrows - 1), (long long) mesh->ny);
   if (nrows == 0 || (background == NULL && rms == NULL))
     return SKY_OK;
-  if ((ret = sky_background_interp_init (&cols, mesh)) != SKY_OK)
+  if ((ret = columns_init (&cols, mesh)) != SKY_OK)
     return ret;
   r.ntasks = nthreads <= 0 ? sky_default_threads () : nthreads;
   r.ntasks *= 4; /* bands small enough to even out the threads' loads */
