@@ -34,7 +34,7 @@ typedef struct {
 } Split;
 
 typedef struct {
-  const float *snr;
+  const SkySnrSource *src;
   int64_t nx, ny;
   int32_t *labels;
   int connectivity;
@@ -243,6 +243,7 @@ island_task (void *ctx, int task)
   double peak = d->islands->peak[k], *levels = NULL;
   int32_t *set = NULL;
   int64_t *pixels = NULL;
+  float *row = NULL;
 
   is.npix = d->islands->area[k];
   d->nsub[k - 1] = 1;
@@ -264,8 +265,9 @@ island_task (void *ctx, int task)
   set = malloc ((size_t) is.npix * sizeof *set);
   pixels = malloc ((size_t) is.npix * sizeof *pixels);
   levels = malloc ((size_t) d->nthresh * sizeof *levels);
+  row = malloc ((size_t) (3 * is.w) * sizeof *row);
   if (!is.at || !is.where || !is.val || !is.owner || !is.mark || !is.seen || !is.queue || !set
-      || !pixels || !levels)
+      || !pixels || !levels || !row)
     {
       atomic_store (&d->failed, 1);
       goto exit;
@@ -273,22 +275,26 @@ island_task (void *ctx, int task)
   /* The island's pixels from its box, in raster order. */
   int32_t j = 0;
   for (int64_t y = box[2]; y <= box[3]; y++)
-    for (int64_t x = box[0]; x <= box[1]; x++)
-      {
-        int64_t i = y * d->nx + x, b = (y - box[2]) * is.w + (x - box[0]);
-        if (d->labels[i] != (int32_t) k || j >= is.npix)
-          {
-            is.at[b] = -1;
-            continue;
-          }
-        is.at[b] = j;
-        is.where[j] = (int32_t) b;
-        is.val[j] = d->snr[i];
-        is.total += d->snr[i];
-        pixels[j] = i;
-        set[j] = j;
-        j++;
-      }
+    {
+      sky_snr_row (d->src, y, box[0], box[1] + 1, row + is.w, row);
+      for (int64_t x = box[0]; x <= box[1]; x++)
+        {
+          int64_t i = y * d->nx + x, b = (y - box[2]) * is.w + (x - box[0]);
+          float v = row[x - box[0]];
+          if (d->labels[i] != (int32_t) k || j >= is.npix)
+            {
+              is.at[b] = -1;
+              continue;
+            }
+          is.at[b] = j;
+          is.where[j] = (int32_t) b;
+          is.val[j] = v;
+          is.total += v;
+          pixels[j] = i;
+          set[j] = j;
+          j++;
+        }
+    }
   for (int l = 1; l < d->nthresh; l++)
     levels[l - 1] = d->flood * pow (peak / d->flood, (double) l / d->nthresh);
   is.levels = levels;
@@ -320,6 +326,7 @@ exit:
   free (set);
   free (pixels);
   free (levels);
+  free (row);
 }
 
 /* A final source: the raster index of its first pixel, and which island
@@ -362,6 +369,17 @@ sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *para
                  const SkyIslands *islands, int32_t *labels, int64_t *nlabels, int64_t *nsplit,
                  uint8_t **deblended)
 {
+  SkySnrSource src = { nx, snr, NULL, NULL };
+
+  return sky_cpu_deblend_source (&src, nx, ny, params, islands, labels, nlabels, nsplit,
+                                 deblended);
+}
+
+int
+sky_cpu_deblend_source (const SkySnrSource *src, int64_t nx, int64_t ny,
+                        const SkyParams *params, const SkyIslands *islands, int32_t *labels,
+                        int64_t *nlabels, int64_t *nsplit, uint8_t **deblended)
+{
   Deblend d = { 0 };
   int64_t n = islands->n, nout = 0;
   int32_t *renumber = NULL;
@@ -376,7 +394,7 @@ sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *para
   d.split = calloc ((size_t) (n > 0 ? n : 1), sizeof *d.split);
   if (d.nsub == NULL || d.split == NULL)
     goto oom;
-  d.snr = snr;
+  d.src = src;
   d.nx = nx;
   d.ny = ny;
   d.labels = labels;

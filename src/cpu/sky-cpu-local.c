@@ -41,6 +41,27 @@ sky_local_maps_window (const SkyLocalMaps *maps, int64_t x0, int64_t y0, int64_t
     }
 }
 
+void
+sky_snr_row (const SkySnrSource *src, int64_t y, int64_t x0, int64_t x1, float *buf,
+             float *out)
+{
+  int64_t w = x1 - x0;
+  const float *pix, *bkg = buf, *rms = buf + w;
+
+  if (src->snr != NULL)
+    {
+      memcpy (out, src->snr + y * src->nx + x0, (size_t) w * sizeof *out);
+      return;
+    }
+  sky_local_maps_window (src->maps, x0, y, x1, y + 1, buf, buf + w);
+  pix = src->img->pixels + y * src->nx + x0;
+  for (int64_t x = 0; x < w; x++)
+    {
+      float r = pix[x] - bkg[x];
+      out[x] = rms[x] > 0 ? r / rms[x] : NAN;
+    }
+}
+
 typedef struct {
   const SkyImage *img;
   SkyLocalMaps maps;
@@ -79,32 +100,6 @@ residual_task (void *ctx, int task)
       sky_local_maps_window (&m->maps, 0, y, nx, y + 1, bkg, NULL);
       for (int64_t x = 0; x < nx; x++)
         out[x] = pix[x] - bkg[x];
-    }
-  free (bkg);
-}
-
-/* The snr in one pass from the image, where there is no filter: the
- * residual itself is not kept. */
-static void
-residual_snr_task (void *ctx, int task)
-{
-  Maps *m = ctx;
-  int64_t nx = m->img->nx, r0 = (int64_t) task * ROWS_PER_TASK;
-  int64_t r1 = r0 + ROWS_PER_TASK < m->img->ny ? r0 + ROWS_PER_TASK : m->img->ny;
-  float *bkg = row_buffers (m), *rms = bkg + nx;
-
-  if (bkg == NULL)
-    return;
-  for (int64_t y = r0; y < r1; y++)
-    {
-      const float *pix = m->img->pixels + y * nx;
-      float *snr = m->snr + y * nx;
-      sky_local_maps_window (&m->maps, 0, y, nx, y + 1, bkg, rms);
-      for (int64_t x = 0; x < nx; x++)
-        {
-          float r = pix[x] - bkg[x];
-          snr[x] = rms[x] > 0 ? r / rms[x] : NAN;
-        }
     }
   free (bkg);
 }
@@ -221,10 +216,13 @@ sky_cpu_local_detect (const SkyImage *img, const SkyParams *params, const SkyKer
   free (ls->residual.pixels);
   free (ls->snr);
   ls->residual = (SkyImage) { .nx = img->nx, .ny = img->ny, .nblank = img->nblank };
-  if (filter != NULL)
-    ls->residual.pixels = sky_alloc_large ((size_t) npixels * sizeof (float));
+  ls->snr = NULL;
+  res->noise_scale = 1.0;
+  if (filter == NULL)
+    return SKY_OK; /* the snr is made where it is read */
+  ls->residual.pixels = sky_alloc_large ((size_t) npixels * sizeof (float));
   ls->snr = sky_alloc_large ((size_t) npixels * sizeof *ls->snr);
-  if ((filter != NULL && ls->residual.pixels == NULL) || ls->snr == NULL)
+  if (ls->residual.pixels == NULL || ls->snr == NULL)
     return sky_fail (SKY_ERR_MEMORY, "no memory for the detection image of %lld pixels",
                      (long long) npixels);
   m.img = img;
@@ -234,26 +232,21 @@ sky_cpu_local_detect (const SkyImage *img, const SkyParams *params, const SkyKer
   m.detect = ls->residual.pixels;
   m.scale = 1.0;
   atomic_init (&m.failed, 0);
-  if (filter == NULL)
-    sky_parallel_for (ntasks, params->nthreads, residual_snr_task, &m);
-  else
+  sky_parallel_for (ntasks, params->nthreads, residual_task, &m);
+  ret = atomic_load (&m.failed) ? SKY_ERR_MEMORY : SKY_OK;
+  if (ret == SKY_OK)
+    ret = sky_cpu_smooth (&ls->residual, filter, params->nthreads, &filtered);
+  if (ret == SKY_OK)
     {
-      sky_parallel_for (ntasks, params->nthreads, residual_task, &m);
-      ret = atomic_load (&m.failed) ? SKY_ERR_MEMORY : SKY_OK;
-      if (ret == SKY_OK)
-        ret = sky_cpu_smooth (&ls->residual, filter, params->nthreads, &filtered);
-      if (ret == SKY_OK)
-        {
-          m.detect = filtered.pixels;
-          ret = filtered_noise_scale (&m, params, ntasks, &scale);
-        }
-      if (ret == SKY_OK)
-        {
-          m.scale = scale;
-          sky_parallel_for (ntasks, params->nthreads, snr_task, &m);
-        }
-      sky_image_clear (&filtered);
+      m.detect = filtered.pixels;
+      ret = filtered_noise_scale (&m, params, ntasks, &scale);
     }
+  if (ret == SKY_OK)
+    {
+      m.scale = scale;
+      sky_parallel_for (ntasks, params->nthreads, snr_task, &m);
+    }
+  sky_image_clear (&filtered);
   if (atomic_load (&m.failed))
     return sky_fail (SKY_ERR_MEMORY, "no memory for the detection image's rows");
   res->noise_scale = scale;
@@ -264,21 +257,27 @@ int
 sky_cpu_local_flood (const SkyImage *img, const SkyParams *params, SkyResult *res,
                      SkyLocalState *ls)
 {
+  SkyLocalMaps maps = sky_local_maps (res, ls);
+  SkySnrSource src = { img->nx, ls->snr, img, &maps };
+
   sky_islands_clear (&ls->islands);
-  return sky_cpu_flood (ls->snr, img->nx, img->ny, params->seed_sigma, params->flood_sigma,
-                        params->min_area, params->connectivity, params->nthreads, res->mask,
-                        res->labels, &res->nislands, &ls->islands);
+  return sky_cpu_flood_source (&src, img->nx, img->ny, params->seed_sigma, params->flood_sigma,
+                               params->min_area, params->connectivity, params->nthreads,
+                               res->mask, res->labels, &res->nislands, &ls->islands);
 }
 
 int
 sky_cpu_local_deblend (const SkyImage *img, const SkyParams *params, SkyResult *res,
                        SkyLocalState *ls)
 {
+  SkyLocalMaps maps = sky_local_maps (res, ls);
+  SkySnrSource src = { img->nx, ls->snr, img, &maps };
+
   free (ls->deblended);
   ls->deblended = NULL;
   res->nsources = res->nislands;
-  return sky_cpu_deblend (ls->snr, img->nx, img->ny, params, &ls->islands, res->labels,
-                          &res->nsources, &res->ndeblended, &ls->deblended);
+  return sky_cpu_deblend_source (&src, img->nx, img->ny, params, &ls->islands, res->labels,
+                                 &res->nsources, &res->ndeblended, &ls->deblended);
 }
 
 typedef struct {

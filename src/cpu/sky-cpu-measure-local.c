@@ -172,6 +172,16 @@ typedef struct {
 #define SOURCES_PER_TASK 64
 
 /* Source k's sums and flags from its own box, then its window. */
+/* The detection image at pixel i: stored, or (img - background) / rms
+ * from the pixel's residual r and its rms, as the detection made it. */
+static inline float
+snr_at (const MeasureLocal *m, int64_t i, float r, float rms)
+{
+  if (m->snr != NULL)
+    return m->snr[i];
+  return rms > 0 ? r / rms : NAN;
+}
+
 /* The maps are made over the source's box, then image - background over
  * the box grown by the window's reach: the most the window can read. */
 static int
@@ -206,8 +216,8 @@ measure_one (MeasureLocal *m, int64_t k, int64_t *queue, uint8_t *seen)
   for (int64_t y = cat->ymin[k]; y <= cat->ymax[k]; y++)
     for (int64_t x = cat->xmin[k]; x <= cat->xmax[k]; x++)
       {
-        int64_t i = y * nx + x;
-        float rms = box_rms[(y - by0) * bw + (x - bx0)];
+        int64_t i = y * nx + x, b = (y - by0) * bw + (x - bx0);
+        float rms = box_rms[b];
         uint32_t f = 0;
         if (m->labels[i] != label)
           continue;
@@ -221,7 +231,7 @@ measure_one (MeasureLocal *m, int64_t k, int64_t *queue, uint8_t *seen)
                 || is_blank (m->img->pixels, nx, ny, x, y - 1)
                 || is_blank (m->img->pixels, nx, ny, x, y + 1)))
           f |= SKY_FLAG_BLANK;
-        if (f != 0 && m->snr[i] > m->seed_sigma)
+        if (f != 0 && snr_at (m, i, box_residual[b], rms) > m->seed_sigma)
           f |= SKY_FLAG_TRUNCATED;
         flags |= f;
       }

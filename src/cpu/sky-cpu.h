@@ -97,6 +97,21 @@ typedef struct SkyIslands {
 
 void sky_islands_clear (SkyIslands *islands);
 
+/* The detection image where a step reads it: stored whole (snr), or, where
+ * it is the image over the maps unfiltered, made from them where asked:
+ * (img - background) / rms, NaN where rms <= 0, the same floats. */
+typedef struct SkySnrSource {
+  int64_t nx;
+  const float *snr;                  /* nx * ny, or NULL */
+  const SkyImage *img;               /* with maps, where snr is NULL */
+  const struct SkyLocalMaps *maps;
+} SkySnrSource;
+
+/* Columns x0 .. x1 - 1 of row y of the detection image into out; buf holds
+ * 2 (x1 - x0) floats of scratch. */
+void sky_snr_row (const SkySnrSource *src, int64_t y, int64_t x0, int64_t x1, float *buf,
+                  float *out);
+
 /* Seed-and-flood islands of a detection image in units of its rms (snr,
  * nx * ny, NaN where there is none): the connected pixels (4 or 8) with
  * snr > flood_sigma that hold a pixel with snr > seed_sigma and at least
@@ -106,6 +121,11 @@ void sky_islands_clear (SkyIslands *islands);
 int sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, double flood_sigma,
                    int64_t min_area, int connectivity, int nthreads, uint8_t *mask,
                    int32_t *labels, int64_t *nislands, SkyIslands *islands);
+/* The same on a detection image made where it is read. */
+int sky_cpu_flood_source (const SkySnrSource *src, int64_t nx, int64_t ny, double seed_sigma,
+                          double flood_sigma, int64_t min_area, int connectivity, int nthreads,
+                          uint8_t *mask, int32_t *labels, int64_t *nislands,
+                          SkyIslands *islands);
 
 /* Multi-threshold deblending of the islands in labels (as sky_cpu_flood
  * gave them, with their measures) on the detection image snr: params->deblend_nthresh levels spaced exponentially
@@ -119,6 +139,10 @@ int sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, 
 int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *params,
                      const SkyIslands *islands, int32_t *labels, int64_t *nlabels,
                      int64_t *nsplit, uint8_t **deblended);
+/* The same on a detection image made where it is read. */
+int sky_cpu_deblend_source (const SkySnrSource *src, int64_t nx, int64_t ny,
+                            const SkyParams *params, const SkyIslands *islands, int32_t *labels,
+                            int64_t *nlabels, int64_t *nsplit, uint8_t **deblended);
 
 /* Fills the local method's columns of cat (measured already by
  * sky_cpu_measure_rows on residual = img - background, the maps from
@@ -129,7 +153,8 @@ int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *
  * pixels, or where that is 0 from the area of the pixels above 0.7 of the
  * peak that connect to it: the source's compact core) and the
  * SKY_FLAG_* bits (img gives the blanks, snr and seed_sigma the
- * truncation); deblended (by label) may be NULL. */
+ * truncation; snr NULL: (img - background) / rms); deblended (by label)
+ * may be NULL. */
 struct SkyLocalMaps;
 int sky_cpu_measure_local (const SkyImage *img, const struct SkyLocalMaps *maps,
                            const float *snr, const int32_t *labels, double seed_sigma,
@@ -146,7 +171,8 @@ typedef struct SkyLocalState {
   struct SkyBackgroundMesh *mesh;
   struct SkyBackgroundInterp *interp;
   SkyImage residual;    /* image - background, for the matched filter only */
-  float *snr;           /* the detection image in units of its noise */
+  float *snr;           /* the filtered detection image in units of its
+                         * noise; NULL unfiltered: made where it is read */
   SkyIslands islands;   /* from the flood, for the deblending */
   uint8_t *deblended;   /* by label: split by the deblending */
 } SkyLocalState;
@@ -157,8 +183,9 @@ void sky_local_state_clear (SkyLocalState *ls);
  * are set already (given maps). */
 int sky_cpu_local_background (const SkyImage *img, const SkyParams *params, SkyResult *res,
                               SkyLocalState *ls);
-/* detect: ls->snr (through filter when not NULL, with res->noise_scale
- * measured, and ls->residual its input). */
+/* detect: with a filter, ls->snr (res->noise_scale measured, and
+ * ls->residual its input); without, nothing to store: the later steps
+ * make the snr from the image and the maps where they read it. */
 int sky_cpu_local_detect (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
                           SkyResult *res, SkyLocalState *ls);
 /* flood: res->mask, res->labels (allocated by the caller), res->nislands,
