@@ -185,7 +185,18 @@ row_eval (const Columns *c, const float *node, const float *dnode, int64_t x0, i
         line[p - x0] = node[0];
       return;
     }
-  for (int64_t k = 0; k + 1 < nbx && c->start[k] < x1; k++)
+  /* The interval that holds x0, by bisection: a short range costs its
+   * own columns, not a walk along the row. */
+  int64_t k = 0, hi = nbx - 1;
+  while (hi - k > 1)
+    {
+      int64_t mid = (k + hi) / 2;
+      if (c->start[mid] <= x0)
+        k = mid;
+      else
+        hi = mid;
+    }
+  for (; k + 1 < nbx && c->start[k] < x1; k++)
     {
       const float n0 = node[k], n1 = node[k + 1], d0 = dnode[k], d1 = dnode[k + 1];
       const float *restrict dx = c->dx, *restrict cdx = c->cdx;

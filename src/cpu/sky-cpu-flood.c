@@ -127,17 +127,20 @@ reduce_task (void *ctx, int band)
       return;
     }
   for (int64_t y = r0; y < r1; y++)
-    for (int64_t x = 0, have_row = 0; x < f->nx; x++)
+    for (int64_t x = 0, run_end = 0; x < f->nx; x++)
       {
         int64_t i = y * f->nx + x;
         int32_t l = f->labels[i];
         int32_t *b;
         if (l == 0)
           continue;
-        if (!have_row)
+        /* The snr of each run of island pixels: a few in a hundred pixels
+         * at the flood level, where it is made rather than stored. */
+        if (x >= run_end)
           {
-            sky_snr_row (f->src, y, 0, f->nx, row + f->nx, row);
-            have_row = 1;
+            for (run_end = x + 1; run_end < f->nx && f->labels[i + run_end - x] != 0; run_end++)
+              ;
+            sky_snr_row (f->src, y, x, run_end, row + f->nx, row + x);
           }
         b = is->box + 4 * l;
         if (is->area[l]++ == 0)

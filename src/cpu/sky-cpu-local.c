@@ -283,20 +283,33 @@ sky_cpu_local_deblend (const SkyImage *img, const SkyParams *params, SkyResult *
 typedef struct {
   const SkyImage *img;
   SkyLocalMaps maps;
+  const int32_t *labels;
 } ResidualRows;
 
-/* A row of image - background, made where a source pixel asks for it. */
+/* A row of image - background where a source pixel asks for it, made on
+ * the row's runs of source pixels only (the measure reads no other). */
 static const float *
 residual_row (void *ctx, int64_t y, float *buf)
 {
   const ResidualRows *r = ctx;
   int64_t nx = r->img->nx;
   const float *pix = r->img->pixels + y * nx;
+  const int32_t *labels = r->labels + y * nx;
   float *bkg = buf + nx;
 
-  sky_local_maps_window (&r->maps, 0, y, nx, y + 1, bkg, NULL);
-  for (int64_t x = 0; x < nx; x++)
-    buf[x] = pix[x] - bkg[x];
+  for (int64_t x = 0, end; x < nx; x = end)
+    {
+      if (labels[x] == 0)
+        {
+          end = x + 1;
+          continue;
+        }
+      for (end = x + 1; end < nx && labels[end] != 0; end++)
+        ;
+      sky_local_maps_window (&r->maps, x, y, end, y + 1, bkg + x, NULL);
+      for (int64_t p = x; p < end; p++)
+        buf[p] = pix[p] - bkg[p];
+    }
   return buf;
 }
 
@@ -306,7 +319,7 @@ sky_cpu_local_measure (const SkyImage *img, const SkyParams *params, SkyResult *
 {
   int ret;
 
-  ResidualRows rows = { img, sky_local_maps (res, ls) };
+  ResidualRows rows = { img, sky_local_maps (res, ls), res->labels };
   int64_t buf_floats = 2 * img->nx;
 
   sky_catalogue_clear (&res->catalogue);
