@@ -233,6 +233,29 @@ watershed (Island *is)
     }
 }
 
+/* Pixels no lower than any of their island neighbours and at least top:
+ * a part that splits off has its own such pixel (its brightest), so an
+ * island with fewer than two above flood + prominence cannot split. Plateau
+ * pixels all count: the count can only be too high, never too low. */
+static int64_t
+local_maxima (const Island *is, double top)
+{
+  int32_t nb[8];
+  int64_t count = 0;
+
+  for (int32_t j = 0; j < is->npix && count < 2; j++)
+    {
+      int m, highest = 1;
+      if (!(is->val[j] >= top))
+        continue;
+      m = neighbours (is, j, nb);
+      for (int q = 0; q < m && highest; q++)
+        highest = is->val[nb[q]] <= is->val[j];
+      count += highest;
+    }
+  return count;
+}
+
 static void
 island_task (void *ctx, int task)
 {
@@ -295,6 +318,10 @@ island_task (void *ctx, int task)
           j++;
         }
     }
+  /* Every level lies above the flood level, so a part rises above
+   * flood + prominence (by far more than rounding). */
+  if (local_maxima (&is, d->flood + d->prominence) < 2)
+    goto exit;
   for (int l = 1; l < d->nthresh; l++)
     levels[l - 1] = d->flood * pow (peak / d->flood, (double) l / d->nthresh);
   is.levels = levels;
