@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A run's catalogue as NumPy columns, and as an astropy Table with the
+units and metadata of the core's ECSV writer (the file the CLI writes),
+so that the two never disagree."""
+import ctypes
+import os
+import tempfile
+
+import numpy as np
+
+from ._lib import Result, check, lib
+
+# The CSV's pixel columns, in its order, and the result fields they come from.
+PIXEL_COLUMNS = [("x_centroid", "x", np.float64), ("y_centroid", "y", np.float64),
+                 ("sum_flux", "sum", np.float64), ("npix", "npix", np.int64),
+                 ("peak_flux", "peak", np.float32), ("peak_x", "peak_x", np.int32),
+                 ("peak_y", "peak_y", np.int32), ("xmin", "xmin", np.int32),
+                 ("xmax", "xmax", np.int32), ("ymin", "ymin", np.int32),
+                 ("ymax", "ymax", np.int32)]
+
+
+def result_of(run):
+    res = Result()
+    check(lib.sky_api_run_result(run, ctypes.byref(res)))
+    return res
+
+
+def columns(res):
+    """The catalogue's columns as NumPy arrays (copies: the run is freed)."""
+    n = res.nsources
+    cols = {"source_id": np.arange(1, n + 1, dtype=np.int64)}
+    for name, field, dtype in PIXEL_COLUMNS:
+        ptr = getattr(res, field)
+        if n == 0 or not ptr:
+            cols[name] = np.empty(0, dtype=dtype)
+        else:
+            cols[name] = np.ctypeslib.as_array(ptr, shape=(n,)).astype(dtype, copy=True)
+    return cols
+
+
+def write(run, fmt, path):
+    check(lib.sky_api_run_write(run, fmt.encode(), os.fsencode(path)))
+
+
+def astropy_table(run):
+    """The run's catalogue as the ECSV writer writes it, read back by
+    astropy: the CSV's columns (sky columns where the header has a WCS),
+    their units and descriptions, and the run's provenance in meta."""
+    from astropy.table import Table
+    with tempfile.TemporaryDirectory(prefix="skysift-") as tmp:
+        path = os.path.join(tmp, "catalogue.ecsv")
+        write(run, "ecsv", path)
+        return Table.read(path, format="ascii.ecsv")
