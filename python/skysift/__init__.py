@@ -21,7 +21,7 @@ import numpy as np
 from . import _arrays, _lib, _table
 from ._lib import SkysiftError, SkysiftIOError, SkysiftUnavailable, SkysiftValueError
 
-__all__ = ["find", "write_csv", "clip", "segment", "label", "measure", "convolve2d",
+__all__ = ["find", "write_csv", "read_image", "clip", "segment", "label", "measure", "convolve2d",
            "convolve", "gpu_available", "SkysiftError", "SkysiftIOError",
            "SkysiftValueError", "SkysiftUnavailable", "__version__"]
 
@@ -225,6 +225,26 @@ def write_csv(image, path, header=None, **kwargs):
             return _table.result_of(run).nsources
         finally:
             _lib.lib.sky_api_run_free(run)
+    finally:
+        img.close()
+
+
+def read_image(path, hdu=0, plane=0):
+    """Reads an image plane of a FITS file as skysift does (cfitsio:
+    BSCALE/BZERO applied, tile-compressed HDUs, degenerate axes dropped,
+    blanks and infinities as NaN), without astropy.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32, (ny, nx).
+    """
+    img = _arrays.load_path(path, hdu, plane)
+    try:
+        nx, ny = ctypes.c_int64(), ctypes.c_int64()
+        ptr = _lib.lib.sky_api_image_pixels(img.handle, ctypes.byref(nx), ctypes.byref(ny))
+        buf = (ctypes.c_float * (nx.value * ny.value)).from_address(ptr)
+        return np.frombuffer(buf, dtype=np.float32).reshape(ny.value, nx.value).copy()
     finally:
         img.close()
 

@@ -231,3 +231,10 @@ def test_import_needs_numpy_alone(tmp_path):
     proc = subprocess.run([os.sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("dict")
+
+
+def test_read_image_is_astropys_data(gc_path):
+    fits = pytest.importorskip("astropy.io.fits")
+    np.testing.assert_array_equal(skysift.read_image(gc_path), fits.getdata(gc_path))
+    with pytest.raises(skysift.SkysiftIOError, match="nonesuch.fits"):
+        skysift.read_image("nonesuch.fits")
