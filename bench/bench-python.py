@@ -91,24 +91,59 @@ def bench_cpu(args, data, tmp):
     return out
 
 
+def cli_gpu_best(cli, image, tmp, repeat):
+    out = os.path.join(tmp, "best.json")
+    subprocess.run([cli, "find", image, "--quiet", "--repeat", str(repeat), "--backend", "gpu",
+                    "--json", out], check=True)
+    with open(out) as f:
+        return json.load(f)["times_ms"]["gpu"]
+
+
 def bench_gpu(args, data, tmp):
+    """find on a CuPy array against the GPU's kernel time. The CLI starts a
+    process per run (a cold context: module load, first launches), so its
+    median is taken per process and its best over --warm runs of one
+    process; find's own device events give the warm kernel median of the
+    very calls timed, the fair reference for what the call adds."""
     import cupy
     d = cupy.asarray(data)
     for _ in range(5):
         skysift.find(d, table=False)
-    calls = [wall_ms(lambda: skysift.find(d, table=False)) for _ in range(args.warm)]
-    kernels = [cli_times(args.cli, args.image, tmp, "gpu")["gpu"]["kernels"]
-               for _ in range(args.cli_gpu_rounds)]
-    out = {"find_cupy_median_ms": statistics.median(calls),
-           "cli_gpu_kernels_median_ms": statistics.median(kernels)}
-    out["excess_ms"] = out["find_cupy_median_ms"] - out["cli_gpu_kernels_median_ms"]
-    out["within"] = out["excess_ms"] <= 0.05
+    calls, kernels, totals = [], [], []
+    for _ in range(args.warm):
+        t0 = time.perf_counter()
+        r = skysift.find(d, table=False)
+        calls.append((time.perf_counter() - t0) * 1e3)
+        kernels.append(r["meta"]["gpu_kernels_ms"])
+        totals.append(r["meta"]["gpu_total_ms"])
+    cli_cold = [cli_times(args.cli, args.image, tmp, "gpu")["gpu"]["kernels"]
+                for _ in range(args.cli_gpu_rounds)]
+    best = cli_gpu_best(args.cli, args.image, tmp, args.warm)
+    out = {"find_cupy_median_ms": statistics.median(calls), "find_cupy_min_ms": min(calls),
+           "find_kernels_median_ms": statistics.median(kernels),
+           "find_device_total_median_ms": statistics.median(totals),
+           "cli_gpu_kernels_median_per_process_ms": statistics.median(cli_cold),
+           "cli_gpu_kernels_best_of_warm_ms": best["kernels"],
+           "cli_gpu_total_best_of_warm_ms": best["total"]}
+    out["excess_over_warm_kernels_ms"] = out["find_cupy_median_ms"] - out["find_kernels_median_ms"]
+    out["excess_over_cli_median_ms"] = (out["find_cupy_median_ms"]
+                                        - out["cli_gpu_kernels_median_per_process_ms"])
+    out["within_warm"] = out["excess_over_warm_kernels_ms"] <= 0.05
+    out["within_cli_median"] = out["excess_over_cli_median_ms"] <= 0.05
     print(f"GPU, {args.warm} warm calls on {os.path.basename(args.image)}:")
-    print(f"  find(cupy_array, table=False), median {out['find_cupy_median_ms']:8.3f} ms")
-    print(f"  skysift-cli --backend gpu kernels, median of {args.cli_gpu_rounds} "
-          f"{out['cli_gpu_kernels_median_ms']:8.3f} ms")
-    print(f"  excess {out['excess_ms']:+.3f} ms, allowed +0.050 ms: "
-          f"{'within' if out['within'] else 'OVER'}")
+    print(f"  find(cupy_array, table=False), median      {out['find_cupy_median_ms']:8.3f} ms "
+          f"(min {out['find_cupy_min_ms']:.3f})")
+    print(f"    its kernels (device events), median       {out['find_kernels_median_ms']:8.3f} ms")
+    print(f"    its device time with the downloads        "
+          f"{out['find_device_total_median_ms']:8.3f} ms")
+    print(f"  skysift-cli --backend gpu kernels, median of {args.cli_gpu_rounds} processes "
+          f"{out['cli_gpu_kernels_median_per_process_ms']:8.3f} ms")
+    print(f"  skysift-cli --backend gpu --repeat {args.warm}: best kernels "
+          f"{best['kernels']:.3f} ms, best with transfers {best['total']:.3f} ms")
+    print(f"  excess over the warm kernel median {out['excess_over_warm_kernels_ms']:+.3f} ms "
+          f"({'within' if out['within_warm'] else 'OVER'} +0.050); over the CLI's per-process "
+          f"median {out['excess_over_cli_median_ms']:+.3f} ms "
+          f"({'within' if out['within_cli_median'] else 'OVER'})")
     return out
 
 

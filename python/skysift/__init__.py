@@ -53,6 +53,7 @@ def _result_dict(res, cols):
                    "flat": bool(res.flat), "threshold_value": res.threshold_value,
                    "nsources": res.nsources, "backend": res.backend.decode(),
                    "times_ms": list(res.step_ms[:4]) + [res.total_ms],
+                   "gpu_kernels_ms": res.gpu_kernels_ms, "gpu_total_ms": res.gpu_total_ms,
                    "gpu_fault": res.gpu_fault.decode()}
     return out
 

@@ -25,16 +25,25 @@ def result_of(run):
     return res
 
 
+class _CArray:
+    """n values of dtype at a C address, for NumPy to copy through the
+    array interface (much cheaper per call than a ctypes array type)."""
+
+    def __init__(self, address, n, dtype):
+        self.__array_interface__ = {"data": (address, True), "shape": (n,),
+                                    "typestr": np.dtype(dtype).str, "version": 3}
+
+
 def columns(res):
     """The catalogue's columns as NumPy arrays (copies: the run is freed)."""
     n = res.nsources
     cols = {"source_id": np.arange(1, n + 1, dtype=np.int64)}
     for name, field, dtype in PIXEL_COLUMNS:
-        ptr = getattr(res, field)
-        if n == 0 or not ptr:
+        address = ctypes.cast(getattr(res, field), ctypes.c_void_p).value
+        if n == 0 or not address:
             cols[name] = np.empty(0, dtype=dtype)
         else:
-            cols[name] = np.ctypeslib.as_array(ptr, shape=(n,)).astype(dtype, copy=True)
+            cols[name] = np.array(_CArray(address, n, dtype), copy=True)
     return cols
 
 

@@ -54,10 +54,12 @@ sky_api_image_load (const char *path, int hdu, int64_t plane, SkyApiImage **out)
   return SKY_OK;
 }
 
+#define SKY_API_COUNT_THREADS 4
+
 typedef struct {
   const float *pixels;
   int64_t n, chunk;
-  int64_t nblank[64], ninf[64];
+  int64_t nblank[SKY_API_COUNT_THREADS], ninf[SKY_API_COUNT_THREADS];
 } BlankCount;
 
 static void
@@ -138,13 +140,14 @@ sky_api_image_wrap (const float *pixels, int64_t nx, int64_t ny, const char *hea
       return sky_fail (SKY_ERR_MEMORY, "%s: out of memory", path);
     }
 
-  /* The blanks, counted in parallel: a single pass over a large image
-   * would add its own milliseconds to every call. */
+  /* The blanks, counted in one pass that a few threads share: memory
+   * bound, so more threads would only add their start-up (this pass is
+   * the one cost a call on an array has over the CLI's steps). */
   count.pixels = pixels;
   count.n = nx * ny;
-  ntasks = count.n < (1 << 20) ? 1 : 64;
+  ntasks = count.n < (1 << 20) ? 1 : SKY_API_COUNT_THREADS;
   count.chunk = (count.n + ntasks - 1) / ntasks;
-  sky_parallel_for (ntasks, 0, count_chunk, &count);
+  sky_parallel_for (ntasks, ntasks, count_chunk, &count);
   for (int t = 0; t < ntasks; t++)
     {
       img->image.nblank += count.nblank[t];
