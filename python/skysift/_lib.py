@@ -8,7 +8,7 @@ import ctypes
 import glob
 import os
 
-API_VERSION = 1
+API_VERSION = 2
 
 # Statuses of sky-core.h, in order from SKY_OK.
 _STATUS_NAMES = ["ok", "io", "format", "no_image", "size", "memory", "empty", "argument",
@@ -46,7 +46,11 @@ _ERRORS = {"io": SkysiftIOError, "format": SkysiftValueError, "no_image": Skysif
 class Params(ctypes.Structure):
     _fields_ = [("clip_kappa", ctypes.c_double), ("max_iter", ctypes.c_int32),
                 ("threshold", ctypes.c_double), ("relative", ctypes.c_int32),
-                ("connectivity", ctypes.c_int32), ("nthreads", ctypes.c_int32)]
+                ("connectivity", ctypes.c_int32), ("nthreads", ctypes.c_int32),
+                ("bkg_box", ctypes.c_int32), ("bkg_filter", ctypes.c_int32),
+                ("seed_sigma", ctypes.c_double), ("flood_sigma", ctypes.c_double),
+                ("min_area", ctypes.c_int64), ("deblend_nthresh", ctypes.c_int32),
+                ("deblend_mincont", ctypes.c_double), ("deblend_sigma", ctypes.c_double)]
 
 
 _dp = ctypes.POINTER(ctypes.c_double)
@@ -65,7 +69,11 @@ class Result(ctypes.Structure):
                 ("threshold_value", ctypes.c_double), ("nsources", ctypes.c_int64),
                 ("x", _dp), ("y", _dp), ("sum", _dp), ("npix", _i64p), ("peak", _fp),
                 ("peak_x", _i32p), ("peak_y", _i32p), ("xmin", _i32p), ("xmax", _i32p),
-                ("ymin", _i32p), ("ymax", _i32p), ("mask", _u8p), ("labels", _i32p),
+                ("ymin", _i32p), ("ymax", _i32p),
+                ("background", _fp), ("rms", _fp), ("sum_err", _dp), ("peak_err", _dp),
+                ("x_win", _dp), ("y_win", _dp), ("flags", ctypes.POINTER(ctypes.c_uint32)),
+                ("nislands", ctypes.c_int64), ("mask", _u8p), ("labels", _i32p),
+                ("nsteps", ctypes.c_int32), ("step_name", ctypes.c_char_p * 8),
                 ("step_ms", ctypes.c_double * 8), ("total_ms", ctypes.c_double),
                 ("gpu_ran", ctypes.c_int32), ("gpu_kernels_ms", ctypes.c_double),
                 ("gpu_total_ms", ctypes.c_double), ("backend", ctypes.c_char_p),
@@ -101,8 +109,9 @@ def _load():
         "sky_api_image_pixels": (vp, [vp, _i64p, _i64p]),
         "sky_api_image_free": (None, [vp]),
         "sky_api_params_init": (None, [c.POINTER(Params)]),
-        "sky_api_run": (c.c_int, [vp, c.POINTER(Params), c.c_char_p, c.c_char_p,
-                                  c.POINTER(vp)]),
+        "sky_api_run": (c.c_int, [vp, c.POINTER(Params), c.c_char_p, c.c_char_p, c.c_char_p,
+                                  vp, vp, c.POINTER(vp)]),
+        "sky_api_background": (c.c_int, [vp, c.POINTER(Params), vp, vp]),
         "sky_api_gpu_run_device": (c.c_int, [vp, c.c_int64, c.c_int64, c.POINTER(Params),
                                              c.POINTER(vp)]),
         "sky_api_gpu_buffers": (c.c_int, [c.POINTER(vp), c.POINTER(vp)]),
@@ -147,13 +156,15 @@ def check(status):
     raise _ERRORS.get(name, SkysiftError)(name, message)
 
 
-def params(clip_kappa, max_iter, threshold, relative, connectivity, nthreads):
-    p = Params()
-    lib.sky_api_params_init(ctypes.byref(p))
-    p.clip_kappa = float(clip_kappa)
-    p.max_iter = int(max_iter)
-    p.threshold = float(threshold)
-    p.relative = 1 if relative else 0
-    p.connectivity = int(connectivity)
-    p.nthreads = int(nthreads)
+# The parameters' defaults as the C core sets them (sky_params_init).
+DEFAULTS = Params()
+lib.sky_api_params_init(ctypes.byref(DEFAULTS))
+
+
+def params(**kw):
+    """The core's parameters: its defaults, then kw by field name."""
+    p = Params.from_buffer_copy(DEFAULTS)
+    for name, value in kw.items():
+        if value is not None:
+            setattr(p, name, type(getattr(DEFAULTS, name))(value))
     return p

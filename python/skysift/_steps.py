@@ -33,7 +33,7 @@ def clip(data, *, clip_kappa=3.0, max_iter=0, threads=0):
         Passes made (the last one clipped nothing).
     """
     img = _arrays.host_image(data)
-    p = _lib.params(clip_kappa, max_iter, 5.0, False, 4, threads)
+    p = _lib.params(clip_kappa=clip_kappa, max_iter=max_iter, nthreads=threads)
     median, sigma = ctypes.c_double(), ctypes.c_double()
     n, iterations = ctypes.c_int64(), ctypes.c_int32()
     try:
@@ -97,6 +97,39 @@ def label(mask, connectivity=4, *, threads=0):
     _lib.check(_lib.lib.sky_api_label(m.ctypes.data, m.shape[1], m.shape[0], int(connectivity),
                                       int(threads), labels.ctypes.data, ctypes.byref(n)))
     return labels, n.value
+
+
+def background(data, *, bkg_box=64, bkg_filter=3, threads=0):
+    """The background and its rms on a mesh, SExtractor's way as SEP
+    implements it: ``sep.Background(data, bw=bkg_box, bh=bkg_box,
+    fw=bkg_filter, fh=bkg_filter)`` with ``.back()`` and ``.rms()``.
+
+    Parameters
+    ----------
+    data : array_like or str
+        A 2-D image (or a FITS path); NaN and infinities are blank and take
+        no part.
+    bkg_box : int
+        Mesh boxes of bkg_box pixels a side (the CLI's --bkg-box).
+    bkg_filter : int
+        Median filter of bkg_filter x bkg_filter boxes, odd; 1 for none
+        (--bkg-filter).
+
+    Returns
+    -------
+    background, rms : numpy.ndarray
+        float32 maps of data's shape, finite everywhere.
+    """
+    img = _arrays.host_image(data)
+    p = _lib.params(bkg_box=bkg_box, bkg_filter=bkg_filter, nthreads=threads)
+    try:
+        back = np.empty(img.shape, dtype=np.float32)
+        rms = np.empty(img.shape, dtype=np.float32)
+        _lib.check(_lib.lib.sky_api_background(img.handle, ctypes.byref(p), back.ctypes.data,
+                                               rms.ctypes.data))
+    finally:
+        img.close()
+    return back, rms
 
 
 def measure(data, labels, *, threads=0, table=True):

@@ -19,6 +19,14 @@ PIXEL_COLUMNS = [("x_centroid", "x", np.float64), ("y_centroid", "y", np.float64
                  ("ymax", "ymax", np.int32)]
 
 
+# The local method's columns (sky-core.h's SkyCatalogue), in the CSV's order.
+LOCAL_COLUMNS = [("background", "background", np.float32), ("local_rms", "rms", np.float32),
+                 ("sum_flux_err", "sum_err", np.float64),
+                 ("peak_flux_err", "peak_err", np.float64),
+                 ("x_win", "x_win", np.float64), ("y_win", "y_win", np.float64),
+                 ("flags", "flags", np.uint32)]
+
+
 def result_of(run):
     res = Result()
     check(lib.sky_api_run_result(run, ctypes.byref(res)))
@@ -34,11 +42,12 @@ class _CArray:
                                     "typestr": np.dtype(dtype).str, "version": 3}
 
 
-def columns(res):
-    """The catalogue's columns as NumPy arrays (copies: the run is freed)."""
+def columns(res, local=False):
+    """The catalogue's columns as NumPy arrays (copies: the run is freed);
+    with the local method's where local."""
     n = res.nsources
     cols = {"source_id": np.arange(1, n + 1, dtype=np.int64)}
-    for name, field, dtype in PIXEL_COLUMNS:
+    for name, field, dtype in PIXEL_COLUMNS + (LOCAL_COLUMNS if local else []):
         address = ctypes.cast(getattr(res, field), ctypes.c_void_p).value
         if n == 0 or not address:
             cols[name] = np.empty(0, dtype=dtype)

@@ -192,6 +192,14 @@ sky_api_params_init (SkyApiParams *p)
   p->relative = d.relative;
   p->connectivity = d.connectivity;
   p->nthreads = d.nthreads;
+  p->bkg_box = d.bkg_box;
+  p->bkg_filter = d.bkg_filter;
+  p->seed_sigma = d.seed_sigma;
+  p->flood_sigma = d.flood_sigma;
+  p->min_area = d.min_area;
+  p->deblend_nthresh = d.deblend_nthresh;
+  p->deblend_mincont = d.deblend_mincont;
+  p->deblend_sigma = d.deblend_sigma;
 }
 
 static int
@@ -204,6 +212,14 @@ core_params (const SkyApiParams *p, SkyParams *out)
   out->relative = p->relative;
   out->connectivity = p->connectivity;
   out->nthreads = p->nthreads;
+  out->bkg_box = p->bkg_box;
+  out->bkg_filter = p->bkg_filter;
+  out->seed_sigma = p->seed_sigma;
+  out->flood_sigma = p->flood_sigma;
+  out->min_area = p->min_area;
+  out->deblend_nthresh = p->deblend_nthresh;
+  out->deblend_mincont = p->deblend_mincont;
+  out->deblend_sigma = p->deblend_sigma;
   return sky_params_check (out);
 }
 
@@ -213,16 +229,34 @@ run_new (void)
   return calloc (1, sizeof (SkyApiRun));
 }
 
+static int
+method_from_name (const char *name)
+{
+  for (int m = 0; name != NULL && m < SKY_METHOD_COUNT; m++)
+    if (strcmp (name, sky_method_name ((SkyMethod) m)) == 0)
+      return m;
+  return -1;
+}
+
 int
-sky_api_run (const SkyApiImage *img, const SkyApiParams *params, const char *backend,
-             const char *until, SkyApiRun **out)
+sky_api_run (const SkyApiImage *img, const SkyApiParams *params, const char *method,
+             const char *backend, const char *until, const float *background,
+             const float *rms, SkyApiRun **out)
 {
   SkyRunRequest req = { 0 };
   SkyApiRun *run;
-  int b = sky_backend_from_name (backend), ret;
+  int b = sky_backend_from_name (backend), m = method_from_name (method), ret;
   SkyStep step = sky_step_from_name (until ? until : "all");
 
   *out = NULL;
+  if (m < 0)
+    return sky_fail (SKY_ERR_ARGUMENT, "method: \"%s\" is not lesson or local",
+                     method ? method : "");
+  if ((background == NULL) != (rms == NULL))
+    return sky_fail (SKY_ERR_ARGUMENT, "background and rms maps go together: give both or "
+                     "neither");
+  if (background != NULL && m != SKY_METHOD_LOCAL)
+    return sky_fail (SKY_ERR_ARGUMENT, "background and rms maps are the local method's");
   if (b < 0)
     return sky_fail (SKY_ERR_ARGUMENT, "backend: \"%s\" is not cpu, gpu or both",
                      backend ? backend : "");
@@ -240,9 +274,11 @@ sky_api_run (const SkyApiImage *img, const SkyApiParams *params, const char *bac
   run->uses_stages = 1;
   req.image = &img->image;
   req.params = &run->params;
-  req.method = SKY_METHOD_LESSON;
+  req.method = (SkyMethod) m;
   req.backend = (SkyBackend) b;
   req.until = step;
+  req.background = background;
+  req.rms = rms;
   if ((ret = sky_run (&req, &run->stages)) != SKY_OK)
     {
       sky_api_run_free (run);
@@ -293,9 +329,20 @@ sky_api_run_result (const SkyApiRun *run, SkyApiResult *out)
   out->xmax = cat->xmax;
   out->ymin = cat->ymin;
   out->ymax = cat->ymax;
+  out->background = cat->background;
+  out->rms = cat->rms;
+  out->sum_err = cat->sum_err;
+  out->peak_err = cat->peak_err;
+  out->x_win = cat->x_win;
+  out->y_win = cat->y_win;
+  out->flags = cat->flags;
+  out->nislands = res->nislands;
   out->mask = res->mask;
   out->labels = res->labels;
-  for (int k = 0; k < nsteps && k < 8; k++)
+  out->nsteps = nsteps < 8 ? nsteps : 8;
+  for (int k = 0; k < out->nsteps; k++)
+    out->step_name[k] = sky_step_name (steps[k]);
+  for (int k = 0; k < out->nsteps; k++)
     out->step_ms[k] = run->gpu_ran && run->uses_stages ? run->stages.gpu_kernel.ms[steps[k]]
                                                        : res->times.ms[steps[k]];
   out->total_ms = run->gpu_ran && run->uses_stages ? run->stages.gpu_kernel.total
@@ -389,6 +436,18 @@ sky_api_label (const uint8_t *mask, int64_t nx, int64_t ny, int32_t connectivity
   if (connectivity != 4 && connectivity != 8)
     return sky_fail (SKY_ERR_ARGUMENT, "connectivity: %d is not 4 or 8", connectivity);
   return sky_cpu_label (mask, nx, ny, connectivity, nthreads, labels, nlabels);
+}
+
+int
+sky_api_background (const SkyApiImage *img, const SkyApiParams *params, float *background,
+                    float *rms)
+{
+  SkyParams p;
+  int ret;
+
+  if ((ret = core_params (params, &p)) != SKY_OK)
+    return ret;
+  return sky_cpu_background (&img->image, &p, p.nthreads, background, rms);
 }
 
 int

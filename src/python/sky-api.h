@@ -23,7 +23,7 @@ extern "C" {
 
 /* Bumped whenever a struct or signature below changes; the Python side
  * refuses a library of another version. */
-#define SKY_API_VERSION 1
+#define SKY_API_VERSION 2
 
 int sky_api_version (void);
 
@@ -51,7 +51,9 @@ void sky_api_image_free (SkyApiImage *img);
 
 /* ----------------------------------------------------------------- runs */
 
-/* The pipeline's parameters with the CLI's names and defaults. */
+/* The pipeline's parameters with the CLI's names and defaults
+ * (sky_api_params_init fills them; SkyParams in sky-core.h says what each
+ * means). */
 typedef struct SkyApiParams {
   double clip_kappa;    /* 3 */
   int32_t max_iter;     /* 0: until stable */
@@ -59,6 +61,14 @@ typedef struct SkyApiParams {
   int32_t relative;     /* 0 */
   int32_t connectivity; /* 4 */
   int32_t nthreads;     /* 0: every core */
+  int32_t bkg_box;      /* local, background: mesh box, pixels a side; 64 */
+  int32_t bkg_filter;   /* local, background: median filter, boxes a side; 3 */
+  double seed_sigma;    /* local: 4.6 */
+  double flood_sigma;   /* local: 2.5 */
+  int64_t min_area;     /* local: 1 */
+  int32_t deblend_nthresh;  /* local: 32 */
+  double deblend_mincont;   /* local: 0.005 */
+  double deblend_sigma;     /* local: 5 */
 } SkyApiParams;
 
 void sky_api_params_init (SkyApiParams *params);
@@ -77,10 +87,17 @@ typedef struct SkyApiResult {
   const int64_t *npix;
   const float *peak;
   const int32_t *peak_x, *peak_y, *xmin, *xmax, *ymin, *ymax;
+  /* The local method's columns, NULL for the lesson's. */
+  const float *background, *rms;
+  const double *sum_err, *peak_err, *x_win, *y_win;
+  const uint32_t *flags;
+  int64_t nislands;              /* local: islands before deblending */
   const uint8_t *mask;           /* nx * ny, NULL when not kept */
   const int32_t *labels;
-  double step_ms[8];             /* clip, segment, label, measure: CPU times,
-                                  * or the GPU's kernels when it ran */
+  int32_t nsteps;                /* the method's steps, in order: */
+  const char *step_name[8];      /* "clip", "segment"... */
+  double step_ms[8];             /* their CPU times, or the GPU's kernels when
+                                  * it ran */
   double total_ms;               /* the steps together */
   int32_t gpu_ran;               /* the GPU ran the steps */
   double gpu_kernels_ms, gpu_total_ms; /* device events: kernels; all with transfers */
@@ -88,11 +105,14 @@ typedef struct SkyApiResult {
   const char *gpu_fault;         /* why the GPU failed and the CPU finished, or "" */
 } SkyApiResult;
 
-/* Runs the lesson's method on img through the runner: backend is
- * "cpu", "gpu" (falls back to the CPU, saying why in gpu_fault) or "both";
- * until is a step's name ("all"). */
-int sky_api_run (const SkyApiImage *img, const SkyApiParams *params, const char *backend,
-                 const char *until, SkyApiRun **out);
+/* Runs a method ("lesson" or "local") on img through the runner: backend
+ * is "cpu", "gpu" (falls back to the CPU, saying why in gpu_fault) or
+ * "both"; until is a step's name ("all"). The local method takes
+ * background and rms maps (float32, nx * ny each, borrowed for the call)
+ * in place of the ones it computes, or NULL. */
+int sky_api_run (const SkyApiImage *img, const SkyApiParams *params, const char *method,
+                 const char *backend, const char *until, const float *background,
+                 const float *rms, SkyApiRun **out);
 
 /* Runs every step on the device, on pixels in the device's memory (a
  * CuPy array's): nx * ny float32 in rows of nx. No host copy; the mask
@@ -128,6 +148,12 @@ int sky_api_clip (const SkyApiImage *img, const SkyApiParams *params, double *me
 int sky_api_segment (const SkyApiImage *img, double level, int32_t nthreads, uint8_t *mask);
 int sky_api_label (const uint8_t *mask, int64_t nx, int64_t ny, int32_t connectivity,
                    int32_t nthreads, int32_t *labels, int64_t *nlabels);
+
+/* The background and rms maps on a mesh of bkg_box pixels, median
+ * filtered over bkg_filter boxes (sky_cpu_background: SEP's way), into
+ * background and rms (nx * ny float32 each). */
+int sky_api_background (const SkyApiImage *img, const SkyApiParams *params, float *background,
+                        float *rms);
 
 /* Measures the sources of labels (1..nlabels) on img into a run whose
  * result holds the catalogue alone. */
