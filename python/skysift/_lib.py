@@ -67,11 +67,12 @@ class Result(ctypes.Structure):
                 ("iterations", ctypes.c_int32), ("converged", ctypes.c_int32),
                 ("flat", ctypes.c_int32), ("connectivity", ctypes.c_int32),
                 ("threshold_value", ctypes.c_double), ("nsources", ctypes.c_int64),
-                ("x", _dp), ("y", _dp), ("sum", _dp), ("npix", _i64p), ("peak", _fp),
-                ("peak_x", _i32p), ("peak_y", _i32p), ("xmin", _i32p), ("xmax", _i32p),
-                ("ymin", _i32p), ("ymax", _i32p),
-                ("background", _fp), ("rms", _fp), ("sum_err", _dp), ("peak_err", _dp),
-                ("x_win", _dp), ("y_win", _dp), ("flags", ctypes.POINTER(ctypes.c_uint32)),
+                # The catalogue's columns as addresses (their types are in
+                # _table.py): an int per field, read cheaply.
+                *[(name, ctypes.c_void_p) for name in (
+                    "x", "y", "sum", "npix", "peak", "peak_x", "peak_y", "xmin", "xmax", "ymin",
+                    "ymax", "background", "rms", "sum_err", "peak_err", "x_win", "y_win",
+                    "flags")],
                 ("nislands", ctypes.c_int64), ("mask", _u8p), ("labels", _i32p),
                 ("nsteps", ctypes.c_int32), ("step_name", ctypes.c_char_p * 8),
                 ("step_ms", ctypes.c_double * 8), ("total_ms", ctypes.c_double),

@@ -33,26 +33,17 @@ def result_of(run):
     return res
 
 
-class _CArray:
-    """n values of dtype at a C address, for NumPy to copy through the
-    array interface (much cheaper per call than a ctypes array type)."""
-
-    def __init__(self, address, n, dtype):
-        self.__array_interface__ = {"data": (address, True), "shape": (n,),
-                                    "typestr": np.dtype(dtype).str, "version": 3}
-
-
 def columns(res, local=False):
     """The catalogue's columns as NumPy arrays (copies: the run is freed);
     with the local method's where local."""
     n = res.nsources
     cols = {"source_id": np.arange(1, n + 1, dtype=np.int64)}
     for name, field, dtype in PIXEL_COLUMNS + (LOCAL_COLUMNS if local else []):
-        address = ctypes.cast(getattr(res, field), ctypes.c_void_p).value
-        if n == 0 or not address:
-            cols[name] = np.empty(0, dtype=dtype)
-        else:
-            cols[name] = np.array(_CArray(address, n, dtype), copy=True)
+        address = getattr(res, field)
+        col = np.empty(n if address else 0, dtype=dtype)
+        if n and address:
+            ctypes.memmove(col.ctypes.data, address, col.nbytes)
+        cols[name] = col
     return cols
 
 
