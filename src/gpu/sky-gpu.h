@@ -58,7 +58,9 @@ enum {
  * res->times gets each step's kernel time; times (if not NULL) also gets
  * the transfers. The upload is a DMA from pinned memory: from the image
  * itself after sky_gpu_pin(), else through a pinned staging buffer that
- * the pixels are first copied into (host time outside the events).
+ * the pixels are first copied into (host time outside the events). Pixels
+ * already in the device's memory (a caller's device array) are copied on
+ * the device, with no host copy.
  * Images up to 2^31 - 1 pixels. */
 int sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
                     SkyResult *res, SkyGpuTimes *times);
