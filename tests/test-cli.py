@@ -207,6 +207,9 @@ FUZZ_FINDINGS = [
     ("compressed header", "compressed-header-leak.fits"),
     # ZTILE2 = 0 made cfitsio divide by zero on reaching the HDU.
     ("zero tile size", "compressed-zero-tile.fits"),
+    # The same, gzipped: smaller on disk than its first HDU, it looked as if
+    # it had no extensions and skipped the guarded walk of the headers.
+    ("zero tile size, gzipped", "compressed-zero-tile.fits.gz"),
     # A header made cfitsio ask for an impossible allocation.
     ("impossible allocation", "impossible-allocation.fits"),
 ]

@@ -886,6 +886,73 @@ test_bad_lying_header (void)
   assert_load_fails (path, NULL, SKY_ERR_FORMAT);
 }
 
+/* path gzipped by gzip, as an archive's download is, into gz_name. */
+static char *
+gzip_copy (const char *path, const char *gz_name)
+{
+  char *gz = sky_test_tmp_path (gz_name);
+  g_autofree char *quoted_in = g_shell_quote (path);
+  g_autofree char *quoted_out = g_shell_quote (gz);
+  g_autofree char *cmd = g_strdup_printf ("gzip -c -n %s > %s", quoted_in, quoted_out);
+  const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+  g_autoptr (GError) error = NULL;
+  int wait_status = 0;
+
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, 0, NULL, NULL, NULL, NULL,
+                               &wait_status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (wait_status, &error));
+  return gz;
+}
+
+/* A gzipped file is smaller on disk than its data: it loads, pixel for
+ * pixel the plain file's (the size check was made against the compressed
+ * size, and refused every .fits.gz as truncated). */
+static void
+test_gzip_whole_file (void)
+{
+  g_autofree char *path = fixture_gradient ("plain.fits", 300, 200);
+  g_autofree char *gz = gzip_copy (path, "plain.fits.gz");
+  SkyImage plain, zipped;
+  GStatBuf st;
+
+  g_assert_cmpint (g_stat (gz, &st), ==, 0);
+  g_assert_cmpint (st.st_size, <, 300 * 200 * 4);
+  load_ok (path, NULL, &plain);
+  load_ok (gz, NULL, &zipped);
+  g_assert_cmpint (zipped.nx, ==, 300);
+  g_assert_cmpint (zipped.ny, ==, 200);
+  g_assert_cmpmem (zipped.pixels, 300 * 200 * sizeof (float), plain.pixels,
+                   300 * 200 * sizeof (float));
+  sky_image_clear (&plain);
+  sky_image_clear (&zipped);
+}
+
+/* The header's promise is checked against the decompressed data. */
+static void
+test_gzip_lying_header (void)
+{
+  g_autofree char *path = fixture_gradient ("lying-gz.fits", 64, 64);
+  g_autofree char *gz = NULL;
+
+  patch_card (path, "NAXIS2", "128");
+  gz = gzip_copy (path, "lying.fits.gz");
+  assert_load_fails (gz, NULL, SKY_ERR_FORMAT);
+  g_assert_nonnull (strstr (sky_last_error (), "decompressed"));
+}
+
+/* The name is taken literally: a plain file named .gz is read as it is. */
+static void
+test_plain_named_gz (void)
+{
+  g_autofree char *path = fixture_gradient ("named.fits.gz", 16, 8);
+  SkyImage img;
+
+  load_ok (path, NULL, &img);
+  g_assert_cmpfloat (img.pixels[16 * 7 + 3], ==, 73.0f);
+  sky_image_clear (&img);
+}
+
 /* Plane 0 is in the file, but the header promises a million more. */
 static void
 test_bad_lying_cube (void)
@@ -1112,6 +1179,9 @@ main (int argc, char **argv)
   g_test_add_func ("/fits/hdu/option", test_hdu_option);
   g_test_add_func ("/fits/hdu/zero-size-primary", test_hdu_zero_size_primary);
   g_test_add_func ("/fits/hdu/tables-only", test_tables_only);
+  g_test_add_func ("/fits/compressed/gzip-whole-file", test_gzip_whole_file);
+  g_test_add_func ("/fits/compressed/gzip-lying-header", test_gzip_lying_header);
+  g_test_add_func ("/fits/compressed/plain-named-gz", test_plain_named_gz);
   g_test_add_func ("/fits/compressed/rice-integer", test_compressed_rice_integer);
   g_test_add_func ("/fits/compressed/gzip-float", test_compressed_gzip_float);
   g_test_add_func ("/fits/compressed/rice-float-quantized", test_compressed_rice_float_quantized);

@@ -12,6 +12,7 @@
 #include "sky-pipeline.h"
 #include "sky-raster.h"
 #include "sky-test-util.h"
+#include "sky-ticks.h"
 
 /* ------------------------------------------------------------ colour maps */
 
@@ -233,10 +234,10 @@ test_header_flip (void)
   g_assert_true (sky_header_flip_x (b, 2, &wcs));
   g_assert_true (sky_header_flip_x (c, 2, &wcs));   /* CD wins over CDELT */
   g_assert_true (sky_header_flip_x (d, 2, &wcs));   /* CDELT1 * PC1_1 > 0 */
-  /* No WCS: the lesson's np.fliplr. */
-  g_assert_true (sky_header_flip_x (e, 2, &wcs));
+  /* No WCS: x increases to the right, as DS9 shows it. */
+  g_assert_false (sky_header_flip_x (e, 2, &wcs));
   g_assert_false (wcs);
-  g_assert_true (sky_header_flip_x (NULL, 0, &wcs));
+  g_assert_false (sky_header_flip_x (NULL, 0, &wcs));
   g_assert_false (wcs);
 }
 
@@ -614,6 +615,73 @@ test_pipeline_gpu_fault (void)
     }
 }
 
+/* Every tick is a round value, as its label says, in the bar's one
+ * notation, left to right, its label clear of its neighbours': on a linear
+ * bar evenly spaced multiples of 1, 2 or 5 times a power of ten, on the
+ * others zero or one digit times a power of ten. */
+static int
+check_ticks (SkyStretch stretch, double lo, double hi, gboolean scientific, SkyTick *ticks)
+{
+  const double width = 600, char_px = 6.5;
+  int n = sky_ticks_choose (stretch, lo, hi, NULL, width, char_px, ticks, 9);
+  GString *all = g_string_new (NULL);
+
+  for (int k = 0; k < n; k++)
+    {
+      double mant = ticks[k].value == 0 ? 0
+                    : ticks[k].value / pow (10, floor (log10 (fabs (ticks[k].value))));
+      g_string_append_printf (all, " %s", ticks[k].label);
+      if (stretch != SKY_STRETCH_LINEAR)
+        g_assert_cmpfloat (fabs (mant - round (mant)), <, 1e-9);
+      else if (k >= 2)
+        g_assert_cmpfloat (fabs ((ticks[k].value - ticks[k - 1].value)
+                                 - (ticks[1].value - ticks[0].value)), <,
+                           1e-9 * fabs (ticks[1].value - ticks[0].value));
+      g_assert_cmpfloat (g_ascii_strtod (ticks[k].label, NULL), ==, ticks[k].value);
+      g_assert_true ((strchr (ticks[k].label, 'e') != NULL) == (scientific && ticks[k].value != 0));
+      g_assert_cmpfloat (ticks[k].value, >=, lo);
+      g_assert_cmpfloat (ticks[k].value, <=, hi);
+      if (k > 0)
+        {
+          double gap = (ticks[k].t - ticks[k - 1].t) * width;
+          g_assert_cmpfloat (gap, >=, (strlen (ticks[k].label) + strlen (ticks[k - 1].label))
+                                      * char_px / 2);
+        }
+    }
+  g_test_message ("%s %g..%g:%s", sky_stretch_name (stretch), lo, hi, all->str);
+  g_string_free (all, TRUE);
+  return n;
+}
+
+static void
+test_color_bar_ticks (void)
+{
+  SkyTick ticks[9];
+  int n;
+
+  /* gc_like_2048.fits's min-max, linear: 0, 1 and 2 among them. */
+  n = check_ticks (SKY_STRETCH_LINEAR, -0.0704, 2.52, FALSE, ticks);
+  g_assert_cmpint (n, >=, 3);
+  for (double want = 0; want <= 2; want++)
+    {
+      gboolean found = FALSE;
+      for (int k = 0; k < n; k++)
+        found |= ticks[k].value == want;
+      g_assert_true (found);
+    }
+  /* The same limits in log: more ticks towards the faint end. */
+  n = check_ticks (SKY_STRETCH_LOG, -0.0704, 2.52, FALSE, ticks);
+  g_assert_cmpint (n, >=, 4);
+  g_assert_cmpfloat (ticks[1].value, <, 0.2);
+  check_ticks (SKY_STRETCH_ASINH, -3.94, 400.4, FALSE, ticks);
+  check_ticks (SKY_STRETCH_SQRT, 0.001, 0.0042, FALSE, ticks);
+  /* Junk pixels' range: powers of ten, every label. */
+  n = check_ticks (SKY_STRETCH_LINEAR, -3e38, 3e38, TRUE, ticks);
+  g_assert_cmpint (n, >=, 3);
+  /* A flat or empty range has none. */
+  g_assert_cmpint (sky_ticks_choose (SKY_STRETCH_LINEAR, 1, 1, NULL, 600, 6.5, ticks, 9), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -622,6 +690,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/ui/colormap/ends", test_colormap_ends);
   g_test_add_func ("/ui/stretch/inverse", test_stretch_inverse);
+  g_test_add_func ("/ui/colorbar/round-ticks", test_color_bar_ticks);
   g_test_add_func ("/ui/display/quantiles", test_display_quantiles);
   g_test_add_func ("/ui/display/negative-and-flat", test_display_negative_and_flat);
   g_test_add_func ("/ui/display/zscale", test_zscale);

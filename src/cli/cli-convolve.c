@@ -31,7 +31,9 @@ static const char convolve_usage[] =
   "  --path auto|direct|separable  (default auto: separable for rank-1 kernels)\n"
   "  --kernel SPEC           lesson, gauss:SIGMA[:SIZE] or box:SIZE\n"
   "  --kernel-file K.fits    any kernel, as a FITS image\n"
-  "  --out OUT.fits          where to write the (2D) result (BITPIX -32 or -64)\n"
+  "  --out OUT.fits          where to write the (2D) result (BITPIX -32 or -64); of\n"
+  "                          an image, with its header: the WCS moved to the new\n"
+  "                          pixels, the kernel and mode recorded, BUNIT where true\n"
   "  --out-1d OUT.fits       with --demo: where to write the 1D result (one row)\n"
   "  --repeat N              run N times, report the best time\n"
   "  --threads N             worker threads (default: every core)\n"
@@ -364,6 +366,101 @@ load_kernel (const ConvolveArgs *a, SkyKernel *k)
   return ret;
 }
 
+static const char *
+mode_name (SkyConvolveMode mode)
+{
+  return mode == SKY_CONVOLVE_FULL ? "full" : mode == SKY_CONVOLVE_SAME ? "same" : "valid";
+}
+
+/* The text of keyword key among the header's cards, without its quotes
+ * and trailing blanks; "" if it is absent. */
+static void
+card_text (const char *cards, int ncards, const char *key, char *out, size_t size)
+{
+  size_t len = strlen (key);
+
+  out[0] = '\0';
+  for (int i = 0; i < ncards; i++)
+    {
+      const char *card = cards + 80 * (size_t) i, *q, *e;
+      if (strncmp (card, key, len) != 0 || card[len] != ' ' || strncmp (card + 8, "= ", 2))
+        continue;
+      q = memchr (card + 10, '\'', 70);
+      e = q != NULL ? memchr (q + 1, '\'', (size_t) (card + 80 - q - 1)) : NULL;
+      if (e == NULL)
+        continue;
+      snprintf (out, size, "%.*s", (int) (e - q - 1), q + 1);
+      for (len = strlen (out); len > 0 && out[len - 1] == ' '; len--)
+        out[len - 1] = '\0';
+      return;
+    }
+}
+
+/* Writes out with the input's header: its WCS moved to the new pixel grid,
+ * a BUNIT that is still true, and what was done. Output pixel i (0-based)
+ * holds the kernel centred on input pixel i + x0 - (k - 1) / 2, so CRPIX
+ * moves by (k - 1) / 2 - x0: by (k - 1) / 2 in full mode. A kernel of unit
+ * sum keeps the image's unit and the sum of every source, so BUNIT and the
+ * beam that defines a per-beam unit stay; any other scales the values by
+ * its sum, and no FITS unit says that: BUNIT and the beam go, and HISTORY
+ * says why. */
+static int
+write_convolved (const ConvolveArgs *a, const SkyKernel *k, int64_t out_nx, int64_t out_ny,
+                 int64_t x0, int64_t y0, const void *out)
+{
+  char *cards = NULL, history[3][160], bunit[72] = "";
+  const char *lines[3];
+  int ncards = 0, hdu = 1, naxis = 2, nhistory = 0, ret;
+  double ksum = 0;
+  SkyPlaneHeader h = { 0 };
+
+  for (int i = 0; i < k->nx * k->ny; i++)
+    ksum += k->values[i];
+  ret = sky_fits_read_header (a->image, &cards, &ncards, &hdu, &naxis);
+  if (ret != SKY_OK)
+    return ret;
+  card_text (cards, ncards, "BUNIT", bunit, sizeof bunit);
+  {
+    SkyFitsKey keys[] = {
+      { "SKYKERN", a->kernel_spec ? a->kernel_spec : a->kernel_file, 0,
+        a->kernel_spec ? "convolved with this kernel (skysift-cli)" : "kernel file" },
+      { "SKYKNX", NULL, k->nx, "kernel width in pixels" },
+      { "SKYKNY", NULL, k->ny, "kernel height in pixels" },
+      { "SKYKSUM", NULL, ksum, "sum of the kernel's values" },
+      { "SKYMODE", mode_name (a->mode), 0, "convolution mode, as scipy.signal.convolve2d" },
+      { "SKYSRC", a->image, 0, "the input image" },
+      { "SKYHDU", NULL, hdu, "its HDU (1-based)" },
+      { "SKYPLANE", NULL, 0, "its plane (0-based)" },
+    };
+    int unit_sum = fabs (ksum - 1.0) <= 1e-6;
+
+    snprintf (history[nhistory++], sizeof history[0], "skysift convolve: %s mode, %d x %d kernel",
+              mode_name (a->mode), k->nx, k->ny);
+    if (!unit_sum && bunit[0])
+      snprintf (history[nhistory++], sizeof history[0],
+                "BUNIT '%.20s' and the beam left out: the kernel sums to %.6g", bunit, ksum);
+    else if (bunit[0])
+      snprintf (history[nhistory++], sizeof history[0],
+                "BUNIT kept: the kernel sums to 1; the beam keys still define it");
+    for (int i = 0; i < nhistory; i++)
+      lines[i] = history[i];
+    h.cards = cards;
+    h.ncards = ncards;
+    h.source_naxis = naxis;
+    h.crpix_shift[0] = (k->nx - 1) / 2.0 - (double) x0;
+    h.crpix_shift[1] = (k->ny - 1) / 2.0 - (double) y0;
+    h.drop_unit = !unit_sum;
+    h.keys = keys;
+    h.nkeys = (int) (sizeof keys / sizeof keys[0]);
+    h.history = lines;
+    h.nhistory = nhistory;
+    ret = sky_fits_write_plane_with_header (a->out, out_nx, out_ny, a->f64 ? -64 : -32, out,
+                                            &h);
+  }
+  free (cards);
+  return ret;
+}
+
 static int
 run_image (const ConvolveArgs *a)
 {
@@ -394,7 +491,7 @@ run_image (const ConvolveArgs *a)
       goto exit;
     }
   if (time_2d (a, data, nx, ny, &k, a->path, out, &ms, &used) != SKY_OK
-      || sky_fits_write_plane (a->out, out_nx, out_ny, a->f64 ? -64 : -32, out) != SKY_OK)
+      || write_convolved (a, &k, out_nx, out_ny, x0, y0, out) != SKY_OK)
     {
       cli_error ("%s", sky_last_error ());
       goto exit;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* skysift-cli find: load an image, run the four steps, report and export. */
-#include "cli.h"
+#include "cli-find.h"
 #include "sky-cpu.h"
 #include "sky-runner.h"
 #ifdef SKYSIFT_HAVE_CUDA
@@ -37,9 +37,28 @@ static const char find_usage[] =
   "  --json FILE          write the run summary as JSON\n"
   "  --repeat N           run N times, report each step's best time\n"
   "  --threads N          worker threads (default: every core)\n"
-  "  --smooth KERNEL      clip and segment a copy smoothed by KERNEL (lesson,\n"
-  "                       gauss:SIGMA[:SIZE] or box:SIZE, scaled to unit sum): a\n"
-  "                       matched filter; sources are measured on the image itself\n"
+  "  --smooth KERNEL      clip and segment a copy smoothed by KERNEL (beam: the\n"
+  "                       header's BMAJ, BMIN, BPA; lesson, gauss:SIGMA[:SIZE] or\n"
+  "                       box:SIZE; scaled to unit sum): a matched filter; sources\n"
+  "                       are measured on the image itself\n"
+  "                       (local: image - background is filtered, and the levels\n"
+  "                       are in units of its own noise, measured)\n"
+  "\n"
+  "  --method M           global (default): the lesson's one clipped threshold;\n"
+  "                       local: subtract a background map and find islands\n"
+  "                       against an rms map (CPU backend; the options below)\n"
+  "  --seed-sigma S       local: an island needs a pixel above S rms (default 4.6)\n"
+  "  --flood-sigma F      local: islands grow down to F rms (default 2.5)\n"
+  "  --min-area N         local: islands and deblended parts have at least N\n"
+  "                       pixels (default 1)\n"
+  "  --deblend N,C        local: N levels, a part needs C of its island's flux\n"
+  "                       (default 32,0.005; 0 for no deblending)\n"
+  "  --deblend-sigma P    local: a deblended part rises P rms above the level it\n"
+  "                       splits at (default 5)\n"
+  "  --bkg-box N          local: background mesh of N pixels a side (default 64)\n"
+  "  --bkg-filter N       local: median filter of N x N boxes, odd (default 3)\n"
+  "  --bkg FILE --rms FILE  local: FITS maps of the image's size replacing the\n"
+  "                       computed background and rms\n"
   "  --quiet              print nothing but errors\n";
 
 typedef struct {
@@ -48,6 +67,8 @@ typedef struct {
   const char *image, *csv, *json, *backend;
   const char *ecsv, *regions, *votable; /* catalogue files besides the CSV */
   const char *smooth;   /* kernel of the detection image, NULL for none */
+  const char *bkg, *rms; /* the local method's given maps, NULL for none */
+  SkyMethod method;
   double smooth_ms;
   int repeat, quiet;
 } FindArgs;
@@ -56,7 +77,9 @@ static int
 parse_find_args (int argc, char **argv, FindArgs *a)
 {
   enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN, O_HDU, O_PLANE,
-         O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_SMOOTH, O_HELP };
+         O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_REPEAT, O_THREADS, O_QUIET, O_SMOOTH, O_HELP,
+         O_METHOD, O_SEED, O_FLOOD, O_MIN_AREA, O_DEBLEND, O_DEBLEND_SIGMA, O_BKG, O_RMS,
+         O_BKG_BOX, O_BKG_FILTER };
   static const struct option options[] = {
     { "backend", required_argument, NULL, O_BACKEND },
     { "clip-kappa", required_argument, NULL, O_KAPPA },
@@ -76,6 +99,16 @@ parse_find_args (int argc, char **argv, FindArgs *a)
     { "quiet", no_argument, NULL, O_QUIET },
     { "smooth", required_argument, NULL, O_SMOOTH },
     { "help", no_argument, NULL, O_HELP },
+    { "method", required_argument, NULL, O_METHOD },
+    { "seed-sigma", required_argument, NULL, O_SEED },
+    { "flood-sigma", required_argument, NULL, O_FLOOD },
+    { "min-area", required_argument, NULL, O_MIN_AREA },
+    { "deblend", required_argument, NULL, O_DEBLEND },
+    { "deblend-sigma", required_argument, NULL, O_DEBLEND_SIGMA },
+    { "bkg", required_argument, NULL, O_BKG },
+    { "bkg-box", required_argument, NULL, O_BKG_BOX },
+    { "bkg-filter", required_argument, NULL, O_BKG_FILTER },
+    { "rms", required_argument, NULL, O_RMS },
     { NULL, 0, NULL, 0 },
   };
   int64_t v;
@@ -97,16 +130,48 @@ parse_find_args (int argc, char **argv, FindArgs *a)
         case O_QUIET: a->quiet = 1; break;
         case O_SMOOTH:
           {
-            SkyKernel k;
-            if (sky_kernel_parse (&k, optarg) != SKY_OK)
+            SkyKernel k = { 0 };
+            /* "beam" needs the image's header: checked once it is loaded. */
+            if (strcmp (optarg, "beam") != 0 && sky_kernel_parse (&k, optarg) != SKY_OK)
               {
-                cli_error ("--smooth: %s", sky_last_error ());
+                cli_error ("--smooth: %s, or beam", sky_last_error ());
                 ret = CLI_EXIT_USAGE;
               }
             sky_kernel_clear (&k);
             a->smooth = optarg;
           }
           break;
+        case O_METHOD:
+          /* "global" names the lesson's method by what it does. */
+          if (strcmp (optarg, "global") == 0 || strcmp (optarg, "lesson") == 0)
+            a->method = SKY_METHOD_LESSON;
+          else if (strcmp (optarg, "local") == 0)
+            a->method = SKY_METHOD_LOCAL;
+          else
+            {
+              cli_error ("--method: '%s' is not one of global (or lesson), local", optarg);
+              ret = CLI_EXIT_USAGE;
+            }
+          break;
+        case O_SEED: ret = cli_parse_double ("--seed-sigma", optarg, &a->params.seed_sigma); break;
+        case O_FLOOD:
+          ret = cli_parse_double ("--flood-sigma", optarg, &a->params.flood_sigma);
+          break;
+        case O_MIN_AREA: ret = cli_parse_int ("--min-area", optarg, 1, INT64_MAX, &a->params.min_area); break;
+        case O_DEBLEND: ret = cli_parse_deblend (optarg, &a->params); break;
+        case O_DEBLEND_SIGMA:
+          ret = cli_parse_double ("--deblend-sigma", optarg, &a->params.deblend_sigma);
+          break;
+        case O_BKG: a->bkg = optarg; break;
+        case O_BKG_BOX:
+          if ((ret = cli_parse_int ("--bkg-box", optarg, 1, 65536, &v)) == 0)
+            a->params.bkg_box = (int) v;
+          break;
+        case O_BKG_FILTER:
+          if ((ret = cli_parse_int ("--bkg-filter", optarg, 1, 1023, &v)) == 0)
+            a->params.bkg_filter = (int) v;
+          break;
+        case O_RMS: a->rms = optarg; break;
         case O_CSV: a->csv = optarg; break;
         case O_ECSV: a->ecsv = optarg; break;
         case O_REGIONS: a->regions = optarg; break;
@@ -173,6 +238,16 @@ parse_find_args (int argc, char **argv, FindArgs *a)
       cli_error ("--backend: '%s' is not one of cpu, gpu, both", a->backend);
       return CLI_EXIT_USAGE;
     }
+  if (a->method == SKY_METHOD_LOCAL && strcmp (a->backend, "cpu") != 0)
+    {
+      cli_error ("--method local: runs on the CPU backend only");
+      return CLI_EXIT_USAGE;
+    }
+  if (a->method != SKY_METHOD_LOCAL && (a->bkg != NULL || a->rms != NULL))
+    {
+      cli_error ("--bkg, --rms: maps for the local method; add --method local");
+      return CLI_EXIT_USAGE;
+    }
   if (a->smooth != NULL && strcmp (a->backend, "cpu") != 0)
     {
       cli_error ("--smooth: detection on a smoothed image runs on the CPU backend only");
@@ -199,6 +274,12 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
   if (img->ninf > 0)
     printf (" (%lld of them infinite)", (long long) img->ninf);
   printf ("\n");
+  if (a->method == SKY_METHOD_LOCAL)
+    {
+      CliLocalArgs la = { a->bkg, a->rms, a->smooth, a->repeat };
+      cli_print_local (&la, &a->params, res);
+      goto top;
+    }
   if (a->smooth != NULL)
     printf ("smoothed   detection on the image convolved with %s (unit sum), %.2f ms; "
             "sources measured on the image\n", a->smooth, a->smooth_ms);
@@ -216,6 +297,7 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
             a->params.threshold, res->threshold_value);
   printf ("sources    %lld (%d-connected)\n", (long long) res->nsources, a->params.connectivity);
 
+top:
   /* The ten largest summed fluxes, largest first, as the lesson prints them. */
   ntop = sky_catalogue_top_sums (&res->catalogue, order, 10);
   if (ntop > 0)
@@ -228,7 +310,7 @@ print_summary (const FindArgs *a, const SkyImage *img, const SkyResult *res, dou
   nsteps = sky_method_steps (res->method, &steps);
   for (int k = 0; k < nsteps; k++)
     printf (", %s %.2f", sky_step_name (steps[k]), res->times.ms[steps[k]]);
-  printf (", four steps %.2f\n", res->times.total);
+  printf (", %s steps %.2f\n", nsteps == 4 ? "four" : "all", res->times.total);
 }
 
 /* Writes the catalogue files asked for (CSV, ECSV, regions, VOTable) from
@@ -256,6 +338,7 @@ write_catalogues (const FindArgs *a, const SkyImage *img, const SkyResult *res,
   info.image = img;
   info.params = &a->params;
   info.backend = backend;
+  info.smooth = a->smooth;
   if (sky_export_init (&ex, &info, res) != SKY_OK)
     {
       cli_error ("%s", sky_last_error ());
@@ -298,7 +381,8 @@ write_catalogues (const FindArgs *a, const SkyImage *img, const SkyResult *res,
  * reuses no step), but its buffers come back from the runner's pool. 0, or
  * CLI_EXIT_FAILURE with the error printed. */
 static int
-run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect, SkyStages *st)
+run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
+         const CliLocalInputs *local, SkyStages *st)
 {
   SkyRunRequest req = { 0 };
   SkyStepTimes best = { 0 };
@@ -306,7 +390,13 @@ run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect, SkyStag
   req.image = img;
   req.detect = detect;
   req.params = &a->params;
-  req.method = SKY_METHOD_LESSON;
+  req.method = a->method;
+  if (local != NULL)
+    {
+      req.background = local->background;
+      req.rms = local->rms;
+      req.filter = local->has_filter ? &local->filter : NULL;
+    }
   req.backend = SKY_BACKEND_CPU;
   req.until = SKY_STEP_MEASURE;
   for (int r = 0; r < a->repeat; r++)
@@ -333,6 +423,7 @@ cli_find (int argc, char **argv)
   SkyImage img, smoothed = { 0 };
   const SkyImage *detect = &img;
   SkyStages cpu = { 0 };
+  CliLocalInputs local = { 0 };
   const SkyResult *res = &cpu.result;
   double t0, load_ms;
   int ret = parse_find_args (argc, argv, &a);
@@ -370,11 +461,20 @@ cli_find (int argc, char **argv)
   load_ms = sky_now_ms () - t0;
 
   ret = CLI_EXIT_FAILURE;
-  if (a.smooth != NULL)
+  if (a.method == SKY_METHOD_LOCAL)
+    {
+      /* The filter goes on image - background: the runner's detect step. */
+      CliLocalArgs la = { a.bkg, a.rms, a.smooth, a.repeat };
+      ret = cli_local_inputs (&la, &img, &local);
+      if (ret != 0)
+        goto exit;
+      ret = CLI_EXIT_FAILURE;
+    }
+  else if (a.smooth != NULL)
     {
       SkyKernel k;
       t0 = sky_now_ms ();
-      if (sky_kernel_parse (&k, a.smooth) != SKY_OK
+      if (cli_find_kernel (&img, a.smooth, &k) != SKY_OK
           || sky_cpu_smooth (&img, &k, a.params.nthreads, &smoothed) != SKY_OK)
         {
           cli_error ("%s: --smooth %s: %s", a.image, a.smooth, sky_last_error ());
@@ -385,8 +485,10 @@ cli_find (int argc, char **argv)
       a.smooth_ms = sky_now_ms () - t0;
       detect = &smoothed;
     }
-  if (want_cpu && run_cpu (&a, &img, detect, &cpu) != 0)
+  if (want_cpu && run_cpu (&a, &img, detect, &local, &cpu) != 0)
     goto exit;
+  if (a.method == SKY_METHOD_LESSON && want_cpu)
+    cli_warn_global (&a.params, &img, res);
 
 #ifdef SKYSIFT_HAVE_CUDA
   if (gpu_ok && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
@@ -399,7 +501,7 @@ cli_find (int argc, char **argv)
                want_cpu ? "the results are the CPU's" : "finishing on the CPU");
       gpu_ok = 0;
       cli_gpu_clear (&gpu_run);
-      if (!want_cpu && run_cpu (&a, &img, detect, &cpu) != 0)
+      if (!want_cpu && run_cpu (&a, &img, detect, &local, &cpu) != 0)
         goto exit;
       want_cpu = 1;
     }
@@ -451,6 +553,7 @@ exit:
   cli_gpu_clear (&gpu_run);
 #endif
   sky_stages_clear (&cpu);
+  cli_local_inputs_clear (&local);
   sky_image_clear (&smoothed);
   sky_image_clear (&img);
   return ret;

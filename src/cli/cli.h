@@ -12,6 +12,7 @@ enum { CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
 int cli_find (int argc, char **argv);
 int cli_synth (int argc, char **argv);
 int cli_convolve (int argc, char **argv);
+int cli_background (int argc, char **argv);
 
 /* Strict number parsing for options: the whole text must be a number in
  * range, else a message naming the option and the exit status 2. */

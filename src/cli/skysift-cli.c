@@ -21,6 +21,7 @@ static const char usage_text[] =
   "  find IMAGE.fits   find sources: kappa-sigma clip, segment, label, measure\n"
   "  synth OUT.fits    write a synthetic GC-like radio field and its true sources\n"
   "  convolve --demo   the lesson's convolution demo (or convolve an image)\n"
+  "  background IMAGE  background and rms maps on a mesh (SExtractor's, as SEP)\n"
   "\n"
   "Run 'skysift-cli COMMAND --help' for a command's options.\n";
 
@@ -110,6 +111,8 @@ main (int argc, char **argv)
     return cli_synth (argc - 1, argv + 1);
   if (strcmp (argv[1], "convolve") == 0)
     return cli_convolve (argc - 1, argv + 1);
+  if (strcmp (argv[1], "background") == 0)
+    return cli_background (argc - 1, argv + 1);
 
   cli_error ("unknown command '%s'", argv[1]);
   fputs (usage_text, stderr);

@@ -61,7 +61,10 @@ sky_export_ecsv (const char *path, const SkyExport *ex)
         }
       fprintf (out.fp, ", datatype: %s, description: ", ecsv_datatype (cols[c].type));
       sky_put_quoted (out.fp, cols[c].description);
-      fputs ("}\n", out.fp);
+      /* astropy keeps a VOTable's UCD as the column's meta["ucd"]. */
+      fputs (", meta: {ucd: ", out.fp);
+      sky_put_quoted (out.fp, cols[c].ucd);
+      fputs ("}}\n", out.fp);
     }
 
   /* Flat keys, so that t.meta["clip_kappa"] reads as it looks; the unit
@@ -79,6 +82,6 @@ sky_export_ecsv (const char *path, const SkyExport *ex)
   fputs ("# schema: astropy-2.0\n", out.fp);
 
   /* A missing value is "" (read back as masked). */
-  sky_export_put_table (ex, cols, ncols, out.fp, ' ', " \t\"", 1);
+  sky_export_put_table (ex, cols, ncols, out.fp, ' ', " \t\"", 1, "");
   return sky_output_close (&out);
 }

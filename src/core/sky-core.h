@@ -103,7 +103,20 @@ typedef struct SkyParams {
   int relative;         /* 1: > median + threshold * sigma; default 0 */
   int connectivity;     /* 4 (default) or 8 */
   int nthreads;         /* worker threads; 0 (default): every online core */
+  int bkg_box;          /* background mesh box, pixels a side (1..16384); default 64 */
+  int bkg_filter;       /* median filter of the mesh, boxes a side (odd); default 3,
+                         * 1 for none */
+
+  /* The local method's parameters (sky-cpu-local.c). */
+  double seed_sigma;    /* local: islands need a pixel above this many rms; 4.6 */
+  double flood_sigma;   /* local: islands hold the pixels above this many rms; 2.5 */
+  int64_t min_area;     /* local: islands of fewer pixels are dropped; default 1 */
+  int deblend_nthresh;  /* local: deblending levels; 32; 0 or 1: no deblending */
+  double deblend_mincont; /* local: a branch's share of its island's flux; 0.005 */
+  double deblend_sigma; /* local: a branch's peak rises this many rms above the
+                         * level it splits at; default 5 */
 } SkyParams;
+
 
 /* The lesson's defaults: kappa 3 until stable, 5 sigma absolute, 4-connected. */
 void sky_params_init (SkyParams *params);
@@ -146,7 +159,28 @@ typedef struct SkyCatalogue {
   float *peak;          /* brightest pixel value */
   int32_t *peak_x, *peak_y;
   int32_t *xmin, *xmax, *ymin, *ymax; /* bounding box, inclusive */
+
+  /* The local method's measures (NULL for the global method): the
+   * background and rms maps at the peak, the errors the rms map gives, and
+   * SKY_FLAG_* bits. */
+  float *background, *rms;
+  double *sum_err;      /* sqrt (sum of rms^2 over the source's pixels) */
+  double *peak_err;     /* the rms at the peak */
+  double *x_win, *y_win; /* windowed centroid (SExtractor's XWIN, YWIN) */
+  uint32_t *flags;
 } SkyCatalogue;
+
+enum {
+  SKY_FLAG_EDGE = 1,       /* a pixel on the image's edge */
+  SKY_FLAG_BLANK = 2,      /* a pixel next to a blank pixel */
+  SKY_FLAG_DEBLENDED = 4,  /* split from a larger island by deblending */
+  SKY_FLAG_TRUNCATED = 8,  /* the flood was cut above the seed level by the
+                            * edge or by blank pixels: the bright part of
+                            * the source may be missing */
+};
+
+/* Allocates the local method's columns of an allocated catalogue. */
+int sky_catalogue_alloc_local (SkyCatalogue *cat);
 
 int sky_catalogue_alloc (SkyCatalogue *cat, int64_t n);
 void sky_catalogue_clear (SkyCatalogue *cat);
@@ -168,6 +202,10 @@ typedef enum SkyStep {
   SKY_STEP_SEGMENT,       /* the mask of pixels above the threshold */
   SKY_STEP_LABEL,         /* connected components of the mask */
   SKY_STEP_MEASURE,       /* the catalogue of the labelled sources */
+  SKY_STEP_BACKGROUND,    /* local: background and rms maps on a mesh */
+  SKY_STEP_DETECT,        /* local: (image - background) / rms, filtered or not */
+  SKY_STEP_FLOOD,         /* local: seed-and-flood islands */
+  SKY_STEP_DEBLEND,       /* local: islands split by multi-threshold deblending */
   SKY_STEP_COUNT
 } SkyStep;
 
@@ -179,17 +217,20 @@ const char *sky_step_name (SkyStep step);
 SkyStep sky_step_from_name (const char *name);
 
 /* A way to find sources: an ordered list of steps, each reading what the
- * ones before it left. The lesson's method is clip, segment, label,
+ * ones before it left. The lesson's method (the global one: one clipped
+ * sigma, one threshold) is clip, segment, label, measure; the local one
+ * (against background and rms maps) background, detect, flood, deblend,
  * measure. */
 typedef enum SkyMethod {
   SKY_METHOD_LESSON,
+  SKY_METHOD_LOCAL,
   SKY_METHOD_COUNT
 } SkyMethod;
 
 /* The method's steps in the order they run; returns how many. */
 int sky_method_steps (SkyMethod method, const SkyStep **steps);
 
-/* "lesson"; "" for an unknown method. */
+/* "lesson", "local"; "" for an unknown method. */
 const char *sky_method_name (SkyMethod method);
 
 /* ------------------------------------------------------------------ timing */
@@ -239,6 +280,13 @@ typedef struct SkyResult {
   int64_t nsources;
   SkyCatalogue catalogue;
   SkyStepTimes times;
+
+  /* The local method (NULL for the lesson's): the background and rms
+   * maps the sources were found against, nx * ny each, owned. */
+  float *background, *rms;
+  double noise_scale;      /* the matched filter's noise over the map's; 1 unfiltered */
+  int64_t nislands;        /* islands before deblending */
+  int64_t ndeblended;      /* islands that deblending split */
 } SkyResult;
 
 void sky_result_clear (SkyResult *res);
@@ -361,6 +409,7 @@ typedef struct SkyExport {
   const SkyParams *params;      /* NULL gives the pixel columns only */
   const SkyResult *result;
   const char *backend;          /* "cpu", "gpu"... from the run info */
+  const char *smooth;           /* the matched filter, from the run info */
   char device[160];             /* what ran the steps; set for the CPU backend,
                                  * others fill it in; "" when unknown */
 
@@ -375,7 +424,10 @@ typedef struct SkyExport {
                                  * header has no beam, no pixel scale, or a
                                  * unit that is not per beam (flux_note) */
   char unit[72];                /* the image unit as unit-aware formats write
-                                 * it ("Jy/beam" for JY/BEAM); "" when none */
+                                 * it ("Jy/beam" for JY/BEAM); "" when none or
+                                 * when BUNIT is not a unit (unit_note) */
+  char unit_note[512];          /* how BUNIT was respelled or why it was
+                                 * left out, or "" */
   char sky_note[512];           /* why there are no sky positions, or "" */
   char flux_note[512];          /* why int_flux is empty, or "" */
 } SkyExport;
@@ -399,7 +451,8 @@ void sky_export_clear (SkyExport *ex);
  * xmax, ymin, ymax; then, with a celestial WCS, the centroid's two world
  * coordinates named after the system (ra, dec, ra_str, dec_str for
  * equatorial; glon, glat for galactic...); then int_flux, local_rms, snr.
- * Pixel coordinates are 0-based. Missing values are empty fields.
+ * Pixel coordinates are 0-based. A missing number is NaN (a typed
+ * value every CSV reader reads as a float), a missing text an empty field.
  *
  * ECSV: the same table as ECSV 1.0 (astropy's Table.read reads it), with
  * a unit and a description per column and the provenance in its metadata.
@@ -415,6 +468,21 @@ int sky_export_csv (const char *path, const SkyExport *ex);
 int sky_export_ecsv (const char *path, const SkyExport *ex);
 int sky_export_regions (const char *path, const SkyExport *ex);
 int sky_export_votable (const char *path, const SkyExport *ex);
+
+/* The catalogue formats, and the one a file name asks for by its
+ * extension: .ecsv, .xml/.vot/.votable, .reg, anything else CSV (case
+ * ignored). sky_export_write writes ex in format f with that writer. */
+typedef enum {
+  SKY_CATALOGUE_CSV,
+  SKY_CATALOGUE_ECSV,
+  SKY_CATALOGUE_VOTABLE,
+  SKY_CATALOGUE_REGIONS,
+} SkyCatalogueFormat;
+
+SkyCatalogueFormat sky_catalogue_format_for_path (const char *path);
+int sky_catalogue_format_known (const char *path); /* 1 if its extension names a format */
+const char *sky_catalogue_format_extension (SkyCatalogueFormat f); /* "csv", "ecsv", "xml", "reg" */
+int sky_export_write (const char *path, SkyCatalogueFormat f, const SkyExport *ex);
 
 /* "0.1.0": the version the files record as their software. */
 const char *sky_version (void);
@@ -526,6 +594,20 @@ int sky_kernel_box (SkyKernel *k, int size);
 /* "lesson", "gauss:SIGMA[:SIZE]" or "box:SIZE"; a message names the spec. */
 int sky_kernel_parse (SkyKernel *k, const char *spec);
 
+/* The image's beam on its pixel grid: Gaussian sigmas of the major and
+ * minor axes in pixels, and the major axis's angle from +x towards +y in
+ * radians. SKY_ERR_ARGUMENT where the header has no beam or no celestial
+ * WCS (sky_last_error says which). */
+int sky_image_beam_pixels (const SkyImage *img, double *sigma_major, double *sigma_minor,
+                           double *angle);
+
+/* The image's beam as a kernel, for a matched filter: an elliptical
+ * Gaussian of FWHM BMAJ by BMIN at position angle BPA (north through
+ * east), in pixels by the WCS's pixel scale, out to 4 sigma of the major
+ * axis; not normalised. SKY_ERR_ARGUMENT where the header has no beam or
+ * no celestial WCS. */
+int sky_kernel_beam (SkyKernel *k, const SkyImage *img);
+
 /* Copies ny x nx values (row-major, double) into a new kernel. */
 int sky_kernel_from_values (SkyKernel *k, int nx, int ny, const double *values);
 
@@ -633,6 +715,50 @@ void sky_convolution_demo_clear (SkyConvolutionDemo *d);
  * float) or float64 (BITPIX -64, data is double), atomically. */
 int sky_fits_write_plane (const char *path, int64_t nx, int64_t ny, int bitpix,
                           const void *data);
+
+/* Writes data (like->nx x like->ny floats) as a float32 FITS image under
+ * like's header cards (its WCS, unit, beam...; the cards that describe the
+ * original layout are left out), atomically: a map made from like, such as
+ * its background or rms. */
+int sky_fits_write_map (const char *path, const SkyImage *like, const float *data);
+
+/* One keyword to add: text, or else value (a number). */
+typedef struct SkyFitsKey {
+  const char *name;
+  const char *text;     /* NULL: the key is the number value */
+  double value;
+  const char *comment;
+} SkyFitsKey;
+
+/* The header a derived plane carries from its source image. */
+typedef struct SkyPlaneHeader {
+  const char *cards;        /* the source's cards (80 characters each, as
+                             * sky_fits_read_header gives them); NULL: none */
+  int ncards;
+  int source_naxis;         /* the source's NAXIS: above 2, WCSAXES keeps
+                             * the further axes' WCS (the plane's position) */
+  double crpix_shift[2];    /* added to CRPIX1 and CRPIX2 (every alternate
+                             * WCS): where the source's pixel grid lies on
+                             * the new one */
+  int drop_unit;            /* leave out BUNIT, BMAJ, BMIN and BPA */
+  const SkyFitsKey *keys;   /* keys to add or replace */
+  int nkeys;
+  const char *const *history; /* HISTORY lines */
+  int nhistory;
+} SkyPlaneHeader;
+
+/* sky_fits_write_plane with the source's header: every card but the
+ * structure (SIMPLE, BITPIX, NAXISn, EXTEND...), the scaling (BSCALE,
+ * BZERO, BLANK) and what the new data makes untrue (DATAMIN, DATAMAX,
+ * CHECKSUM, DATASUM), CRPIXn moved by crpix_shift, then keys and history.
+ * header NULL: a bare header. */
+int sky_fits_write_plane_with_header (const char *path, int64_t nx, int64_t ny, int bitpix,
+                                      const void *data, const SkyPlaneHeader *header);
+
+/* The header of the HDU the loader would read from path (the first with
+ * image data): *cards is ncards cards of 80 characters, free()d by the
+ * caller; *hdu the 1-based HDU, *naxis its NAXIS. */
+int sky_fits_read_header (const char *path, char **cards, int *ncards, int *hdu, int *naxis);
 
 /* Reads the first image plane of a FITS file in double precision (for
  * float64 convolution), with the loader's HDU and shape rules. *data is

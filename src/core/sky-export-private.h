@@ -19,6 +19,8 @@ typedef enum {
   SKY_COL_LNG, SKY_COL_LAT,         /* named after the system: ra/dec, glon/glat... */
   SKY_COL_LNG_STR, SKY_COL_LAT_STR, /* equatorial only: ra_str, dec_str */
   SKY_COL_INT_FLUX, SKY_COL_LOCAL_RMS, SKY_COL_SNR,
+  SKY_COL_BACKGROUND, SKY_COL_SUM_ERR, SKY_COL_PEAK_ERR, SKY_COL_X_WIN, SKY_COL_Y_WIN,
+  SKY_COL_FLAGS, /* local method */
 } SkyColumnId;
 
 typedef enum { SKY_TYPE_INT, SKY_TYPE_DOUBLE, SKY_TYPE_STRING } SkyValueType;
@@ -32,12 +34,14 @@ typedef struct {
   char description[200];
 } SkyColumn;
 
-#define SKY_MAX_COLUMNS 24
+#define SKY_MAX_COLUMNS 32
 
 /* The columns ex has (cols holds SKY_MAX_COLUMNS), in file order: the
  * twelve pixel columns always, then the sky columns where there is a
  * celestial WCS, then int_flux, local_rms and snr where the image is
- * known. Returns the count. */
+ * known, then background, sum_flux_err, peak_flux_err, x_win, y_win and
+ * flags for the local
+ * method. Returns the count. */
 int sky_export_columns (const SkyExport *ex, SkyColumn *cols);
 
 /* The text of column col for source index i (label i + 1) into buf. Returns
@@ -49,9 +53,12 @@ int sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char 
  * line per source in label order, fields joined by separator. The format's
  * quoting: a field that holds a character of special, or is empty where
  * quote_empty, is written in double quotes with its quotes doubled (CSV:
- * RFC 4180's ",\"\r\n"; ECSV: " \t\"" and "" for a missing value). */
+ * RFC 4180's ",\"\r\n"; ECSV: " \t\"" and "" for a missing value). A
+ * missing value of a floating-point column is written missing_double ("" or
+ * "NaN"). */
 void sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FILE *fp,
-                           char separator, const char *special, int quote_empty);
+                           char separator, const char *special, int quote_empty,
+                           const char *missing_double);
 
 /* One item of the run's provenance, as ECSV metadata or a VOTable PARAM. */
 typedef struct {
@@ -69,6 +76,12 @@ typedef struct {
  * backend, device, software version, WCS and beam, and the notes on what
  * was left out. Items that do not apply are left out. Returns the count. */
 int sky_export_meta (const SkyExport *ex, SkyMeta *meta);
+
+/* text (a BUNIT) as a unit that FITS, VOUnit and astropy all read, into
+ * out: "Jy/beam" for JY/BEAM, "W/(m2.sr)" for W/m^2-sr, "" for an empty
+ * text. Returns 0, with out "", where text is not a product of known
+ * symbols with integer powers. */
+int sky_unit_normalise (const char *text, char *out, size_t size);
 
 /* The shortest text that reads back as v ("%.17g" at most). */
 void sky_format_double (double v, char *buf, size_t size);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #ifndef SKYSIFT_VERSION
@@ -54,32 +53,16 @@ describe_cpu (char *buf, size_t size, int nthreads)
             nthreads == 1 ? "" : "s");
 }
 
-/* The unit as astropy and VOUnit parse it. FITS writers often upper-case
- * Jy/beam (JY/BEAM, Jy/Beam); anything else stays as the header has it. */
-static void
-normalise_unit (const char *bunit, char *out, size_t size)
-{
-  if (strcasecmp (bunit, "jy/beam") == 0)
-    snprintf (out, size, "Jy/beam");
-  else if (strcasecmp (bunit, "jy/pixel") == 0)
-    snprintf (out, size, "Jy/pixel");
-  else if (strcasecmp (bunit, "jy") == 0)
-    snprintf (out, size, "Jy");
-  else
-    snprintf (out, size, "%s", bunit);
-}
-
-/* Jy per unit of a per-beam image unit, or 0 when the unit is not a flux
- * density per beam. Case is only ignored for plain Jy/beam: "MJY/BEAM"
- * could be mega or milli. */
+/* Jy per unit of a per-beam image unit (as sky_unit_normalise writes it),
+ * or 0 when the unit is not a flux density per beam. */
 static double
-jy_per_beam_scale (const char *bunit)
+jy_per_beam_scale (const char *unit)
 {
-  if (strcasecmp (bunit, "jy/beam") == 0)
+  if (strcmp (unit, "Jy/beam") == 0)
     return 1.0;
-  if (strcmp (bunit, "mJy/beam") == 0)
+  if (strcmp (unit, "mJy/beam") == 0)
     return 1e-3;
-  if (strcmp (bunit, "uJy/beam") == 0 || strcmp (bunit, "\xc2\xb5Jy/beam") == 0)
+  if (strcmp (unit, "uJy/beam") == 0)
     return 1e-6;
   return 0.0;
 }
@@ -111,7 +94,7 @@ static int
 convert_fluxes (SkyExport *ex, const SkyCatalogue *cat)
 {
   const SkyImage *img = ex->image;
-  double scale = jy_per_beam_scale (img->bunit);
+  double scale = jy_per_beam_scale (ex->unit);
   double pixel_area = ex->wcs != NULL ? sky_wcs_pixel_area (ex->wcs) : NAN;
 
   if (img->has_beam && isfinite (pixel_area))
@@ -162,6 +145,7 @@ sky_export_init (SkyExport *ex, const SkyRunInfo *info, const SkyResult *res)
   ex->params = info->params;
   ex->result = res;
   ex->backend = info->backend;
+  ex->smooth = info->smooth;
   ex->beam_area = NAN;
   if (ex->image == NULL || ex->params == NULL)
     {
@@ -170,7 +154,13 @@ sky_export_init (SkyExport *ex, const SkyRunInfo *info, const SkyResult *res)
     }
   if (info->backend != NULL && strcmp (info->backend, "cpu") == 0)
     describe_cpu (ex->device, sizeof ex->device, info->params->nthreads);
-  normalise_unit (ex->image->bunit, ex->unit, sizeof ex->unit);
+  if (!sky_unit_normalise (ex->image->bunit, ex->unit, sizeof ex->unit))
+    snprintf (ex->unit_note, sizeof ex->unit_note,
+              "%s: BUNIT '%s' is not a unit astropy or VOUnit can read, so the columns in "
+              "the image unit carry none", image_name (ex->image), ex->image->bunit);
+  else if (strcmp (ex->unit, ex->image->bunit) != 0 && ex->unit[0])
+    snprintf (ex->unit_note, sizeof ex->unit_note, "BUNIT '%s' is written %s, as astropy "
+              "and VOUnit spell it", ex->image->bunit, ex->unit);
 
   ret = sky_wcs_new (ex->image, &ex->wcs);
   if (ret == SKY_ERR_MEMORY)
@@ -248,10 +238,83 @@ frame_text (const SkyWcs *wcs, char *buf, size_t size)
     snprintf (buf, size, "%s", sky_wcs_frame (wcs));
 }
 
+/* UCDs of the columns in the image unit, by what that unit says the
+ * pixels hold. A sum of per-beam (or per-solid-angle) values is that
+ * quantity not yet divided by the beam (or the pixel's solid angle):
+ * stat.uncalib says so. An image whose unit says nothing gets stat.value:
+ * no more is known. */
+typedef struct {
+  const char *sum, *peak, *rms, *sum_err, *peak_err;
+} PixelUcds;
+
+static PixelUcds
+pixel_value_ucds (const char *unit)
+{
+  static const PixelUcds per_beam = { "phot.flux.density;stat.uncalib",
+                                      "phot.flux.density;stat.max",
+                                      "stat.stdev;phot.flux.density",
+                                      "stat.error;phot.flux.density;stat.uncalib",
+                                      "stat.error;phot.flux.density" };
+  static const PixelUcds density_sb = { "phot.flux.density.sb;stat.uncalib",
+                                        "phot.flux.density.sb;stat.max",
+                                        "stat.stdev;phot.flux.density.sb",
+                                        "stat.error;phot.flux.density.sb;stat.uncalib",
+                                        "stat.error;phot.flux.density.sb" };
+  static const PixelUcds flux_sb = { "phot.flux.sb;stat.uncalib", "phot.flux.sb;stat.max",
+                                     "stat.stdev;phot.flux.sb",
+                                     "stat.error;phot.flux.sb;stat.uncalib",
+                                     "stat.error;phot.flux.sb" };
+  static const PixelUcds counts = { "phot.count", "phot.count;stat.max",
+                                    "stat.stdev;phot.count", "stat.error;phot.count",
+                                    "stat.error;phot.count" };
+  static const PixelUcds other = { "stat.value", "stat.value;stat.max", "stat.stdev",
+                                   "stat.error", "stat.error" };
+  const char *slash = strchr (unit, '/');
+  size_t len = strlen (unit);
+
+  if (len > 5 && strcmp (unit + len - 5, "/beam") == 0 && strstr (unit, "Jy") != NULL)
+    return per_beam;
+  if (slash != NULL && (strstr (slash, "sr") != NULL || strstr (slash, "arcsec2") != NULL))
+    return strstr (unit, "Jy") != NULL ? density_sb : flux_sb;
+  if (strcmp (unit, "count") == 0 || strcmp (unit, "adu") == 0 || strcmp (unit, "photon") == 0)
+    return counts;
+  return other;
+}
+
+/* The local method's noise columns: the same names, its own meaning. */
+static int
+local_columns (SkyColumn *cols, int n, const char *unit, PixelUcds ucds)
+{
+  add_column (cols, &n, SKY_COL_LOCAL_RMS, "local_rms", SKY_TYPE_DOUBLE, unit, ucds.rms,
+              "Background noise: the rms map at the peak pixel (local method)");
+  add_column (cols, &n, SKY_COL_SNR, "snr", SKY_TYPE_DOUBLE, NULL, "stat.snr",
+              "Signal to noise: peak_flux (background subtracted) / local_rms");
+  add_column (cols, &n, SKY_COL_BACKGROUND, "background", SKY_TYPE_DOUBLE, unit,
+              "instr.skyLevel",
+              "The background map at the peak pixel, subtracted from every measure");
+  add_column (cols, &n, SKY_COL_SUM_ERR, "sum_flux_err", SKY_TYPE_DOUBLE, unit,
+              ucds.sum_err,
+              "Error of sum_flux: root of the summed rms map squared over the source's pixels "
+              "(uncorrelated noise; beam-correlated noise makes it larger)");
+  add_column (cols, &n, SKY_COL_PEAK_ERR, "peak_flux_err", SKY_TYPE_DOUBLE, unit,
+              ucds.peak_err, "Error of peak_flux: the rms map at the peak");
+  add_column (cols, &n, SKY_COL_X_WIN, "x_win", SKY_TYPE_DOUBLE, "pix",
+              "pos.cartesian.x;instr.pixel",
+              "Windowed centroid (SExtractor's XWIN), 0-based column: the position of the "
+              "source's compact part around its peak");
+  add_column (cols, &n, SKY_COL_Y_WIN, "y_win", SKY_TYPE_DOUBLE, "pix",
+              "pos.cartesian.y;instr.pixel", "Windowed centroid, 0-based row");
+  add_column (cols, &n, SKY_COL_FLAGS, "flags", SKY_TYPE_INT, NULL, "meta.code",
+              "Bits: 1 a pixel on the image edge, 2 next to blank pixels, 4 split from a "
+              "larger island by deblending, 8 cut by the edge or blanks above the seed level");
+  return n;
+}
+
 int
 sky_export_columns (const SkyExport *ex, SkyColumn *cols)
 {
   const char *unit = ex->unit[0] ? ex->unit : NULL;
+  PixelUcds ucds = pixel_value_ucds (ex->unit);
   int n = 0;
 
   add_column (cols, &n, SKY_COL_SOURCE_ID, "source_id", SKY_TYPE_INT, NULL, "meta.id;meta.main",
@@ -263,13 +326,13 @@ sky_export_columns (const SkyExport *ex, SkyColumn *cols)
   add_column (cols, &n, SKY_COL_Y, "y_centroid", SKY_TYPE_DOUBLE, "pix",
               "pos.cartesian.y;instr.pixel",
               "Intensity-weighted centroid, 0-based row (FITS pixel y - 1)");
-  add_column (cols, &n, SKY_COL_SUM, "sum_flux", SKY_TYPE_DOUBLE, unit, "phot.flux;arith.sum",
+  add_column (cols, &n, SKY_COL_SUM, "sum_flux", SKY_TYPE_DOUBLE, unit, ucds.sum,
               "Sum of the source's pixel values, in the image unit (the lesson's "
               "integrated flux, not divided by the beam area)");
   add_column (cols, &n, SKY_COL_NPIX, "npix", SKY_TYPE_INT, NULL, "meta.number;instr.pixel",
               "Number of pixels in the source");
-  add_column (cols, &n, SKY_COL_PEAK, "peak_flux", SKY_TYPE_DOUBLE, unit,
-              "phot.flux.density;stat.max", "Brightest pixel value of the source");
+  add_column (cols, &n, SKY_COL_PEAK, "peak_flux", SKY_TYPE_DOUBLE, unit, ucds.peak,
+              "Brightest pixel value of the source");
   add_column (cols, &n, SKY_COL_PEAK_X, "peak_x", SKY_TYPE_INT, "pix",
               "pos.cartesian.x;instr.pixel;stat.max",
               "0-based column of the brightest pixel (the first in raster order on ties)");
@@ -328,8 +391,9 @@ sky_export_columns (const SkyExport *ex, SkyColumn *cols)
   add_column (cols, &n, SKY_COL_INT_FLUX, "int_flux", SKY_TYPE_DOUBLE, "Jy", "phot.flux.density",
               "Integrated flux density: sum_flux / beam area in pixels, the beam area being "
               "pi BMAJ BMIN / (4 ln 2) / pixel area; empty without a beam");
-  add_column (cols, &n, SKY_COL_LOCAL_RMS, "local_rms", SKY_TYPE_DOUBLE, unit,
-              "stat.stdev;phot.flux.density",
+  if (ex->result->method == SKY_METHOD_LOCAL)
+    return local_columns (cols, n, unit, ucds);
+  add_column (cols, &n, SKY_COL_LOCAL_RMS, "local_rms", SKY_TYPE_DOUBLE, unit, ucds.rms,
               "Background noise: the kappa-sigma clipped sigma of the image");
   add_column (cols, &n, SKY_COL_SNR, "snr", SKY_TYPE_DOUBLE, NULL, "stat.snr",
               "Signal to noise: peak_flux / local_rms");
@@ -341,6 +405,10 @@ sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char *buf
 {
   const SkyCatalogue *cat = &ex->result->catalogue;
   double sigma = ex->result->stats.sigma, v;
+
+  /* The local method's noise is the rms map at each source's peak. */
+  if (cat->rms != NULL)
+    sigma = cat->rms[i];
 
   switch (col->id)
     {
@@ -383,6 +451,32 @@ sky_export_cell (const SkyExport *ex, const SkyColumn *col, int64_t i, char *buf
         break;
       snprintf (buf, size, "%.6g", cat->peak[i] / sigma);
       return 1;
+    case SKY_COL_BACKGROUND:
+      if (cat->background == NULL || !isfinite (cat->background[i]))
+        break;
+      snprintf (buf, size, "%.9g", (double) cat->background[i]);
+      return 1;
+    case SKY_COL_SUM_ERR:
+      if (cat->sum_err == NULL || !isfinite (cat->sum_err[i]))
+        break;
+      snprintf (buf, size, "%.6g", cat->sum_err[i]);
+      return 1;
+    case SKY_COL_PEAK_ERR:
+      if (cat->peak_err == NULL || !isfinite (cat->peak_err[i]))
+        break;
+      snprintf (buf, size, "%.6g", cat->peak_err[i]);
+      return 1;
+    case SKY_COL_X_WIN:
+    case SKY_COL_Y_WIN:
+      if (cat->x_win == NULL)
+        break;
+      snprintf (buf, size, "%.6f", col->id == SKY_COL_X_WIN ? cat->x_win[i] : cat->y_win[i]);
+      return 1;
+    case SKY_COL_FLAGS:
+      if (cat->flags == NULL)
+        break;
+      snprintf (buf, size, "%u", (unsigned) cat->flags[i]);
+      return 1;
     }
   snprintf (buf, size, "%s", "");
   return 0;
@@ -408,7 +502,8 @@ put_field (FILE *fp, const char *s, const char *special, int quote_empty)
 
 void
 sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FILE *fp,
-                      char separator, const char *special, int quote_empty)
+                      char separator, const char *special, int quote_empty,
+                      const char *missing_double)
 {
   char cell[128];
 
@@ -423,7 +518,9 @@ sky_export_put_table (const SkyExport *ex, const SkyColumn *cols, int ncols, FIL
     {
       for (int c = 0; c < ncols; c++)
         {
-          sky_export_cell (ex, &cols[c], i, cell, sizeof cell);
+          if (!sky_export_cell (ex, &cols[c], i, cell, sizeof cell)
+              && cols[c].type == SKY_TYPE_DOUBLE)
+            snprintf (cell, sizeof cell, "%s", missing_double);
           if (c > 0)
             fputc (separator, fp);
           put_field (fp, cell, special, quote_empty);
@@ -496,6 +593,39 @@ meta_double (SkyMeta *meta, int *n, const char *key, double value, const char *u
                        sizeof meta->text);
 }
 
+/* The local method's provenance; the clipping items do not apply. */
+static int
+local_meta (const SkyExport *ex, SkyMeta *meta, int n)
+{
+  const SkyParams *p = ex->params;
+  const SkyResult *res = ex->result;
+
+  meta_string (meta, &n, "method", "local",
+               "Detection method: local (image - background map, islands against an rms map)");
+  meta_int (meta, &n, "bkg_box", p->bkg_box, "Background mesh box, pixels a side");
+  meta_int (meta, &n, "bkg_filter", p->bkg_filter, "Median filter of the mesh, boxes a side");
+  meta_double (meta, &n, "seed_sigma", p->seed_sigma, NULL,
+               "An island holds a pixel above this many rms");
+  meta_double (meta, &n, "flood_sigma", p->flood_sigma, NULL,
+               "Islands hold the connected pixels above this many rms");
+  meta_int (meta, &n, "min_area", p->min_area, "Fewest pixels of an island or deblended part");
+  meta_int (meta, &n, "deblend_nthresh", p->deblend_nthresh,
+            "Deblending levels (0 or 1: no deblending)");
+  meta_double (meta, &n, "deblend_mincont", p->deblend_mincont, NULL,
+               "A deblended part holds more than this fraction of its island's flux");
+  meta_double (meta, &n, "deblend_sigma", p->deblend_sigma, NULL,
+               "A deblended part rises this many rms above the level it splits at");
+  meta_int (meta, &n, "connectivity", p->connectivity, "4 or 8-connected pixels");
+  meta_string (meta, &n, "smooth", ex->smooth,
+               "Matched filter of the detection image (beam: the header's beam)");
+  meta_double (meta, &n, "noise_scale", res->noise_scale, NULL,
+               "Noise of the detection image over the rms map's (the matched filter's; 1 "
+               "without one)");
+  meta_int (meta, &n, "nislands", res->nislands, "Islands before deblending");
+  meta_int (meta, &n, "ndeblended", res->ndeblended, "Islands that deblending split");
+  return n;
+}
+
 int
 sky_export_meta (const SkyExport *ex, SkyMeta *meta)
 {
@@ -522,7 +652,9 @@ sky_export_meta (const SkyExport *ex, SkyMeta *meta)
     }
   meta_string (meta, &n, "backend", ex->backend, "Where the four steps ran");
   meta_string (meta, &n, "device", ex->device, "What ran them");
-  if (p != NULL)
+  if (p != NULL && res->method == SKY_METHOD_LOCAL)
+    n = local_meta (ex, meta, n);
+  else if (p != NULL)
     {
       meta_double (meta, &n, "clip_kappa", p->clip_kappa, NULL,
                    "Kappa-sigma clipping keeps median - kappa sigma < x < median + kappa sigma");
@@ -533,14 +665,18 @@ sky_export_meta (const SkyExport *ex, SkyMeta *meta)
                  "True: the threshold is median + threshold_sigma sigma");
       meta_int (meta, &n, "connectivity", p->connectivity, "4 or 8-connected pixels");
     }
-  meta_double (meta, &n, "threshold", res->threshold_value, ex->unit[0] ? ex->unit : NULL,
-               "The pixel value a source pixel exceeds");
-  meta_double (meta, &n, "clip_median", res->stats.median, ex->unit[0] ? ex->unit : NULL,
-               "Median of the clipped background");
-  meta_double (meta, &n, "clip_sigma", res->stats.sigma, ex->unit[0] ? ex->unit : NULL,
-               "Population standard deviation of the clipped background");
-  meta_int (meta, &n, "clip_pixels", res->stats.n, "Background pixels left after clipping");
-  meta_int (meta, &n, "clip_iterations", res->stats.iterations, "Clipping passes");
+  if (res->method != SKY_METHOD_LOCAL)
+    {
+      const char *unit = ex->unit[0] ? ex->unit : NULL;
+      meta_double (meta, &n, "threshold", res->threshold_value, unit,
+                   "The pixel value a source pixel exceeds");
+      meta_double (meta, &n, "clip_median", res->stats.median, unit,
+                   "Median of the clipped background");
+      meta_double (meta, &n, "clip_sigma", res->stats.sigma, unit,
+                   "Population standard deviation of the clipped background");
+      meta_int (meta, &n, "clip_pixels", res->stats.n, "Background pixels left after clipping");
+      meta_int (meta, &n, "clip_iterations", res->stats.iterations, "Clipping passes");
+    }
   meta_int (meta, &n, "nsources", res->nsources, "Sources in the catalogue");
   if (img == NULL)
     return n;
@@ -567,6 +703,8 @@ sky_export_meta (const SkyExport *ex, SkyMeta *meta)
                "Beam solid angle in pixels: pi BMAJ BMIN / (4 ln 2) / pixel_area");
   meta_string (meta, &n, "note_positions", ex->sky_note, "Why sky positions are missing");
   meta_string (meta, &n, "note_int_flux", ex->flux_note, "Why int_flux is empty");
+  meta_string (meta, &n, "note_unit", ex->unit_note,
+               "How the image unit was written, or why it was left out");
   return n;
 }
 

@@ -160,6 +160,42 @@ check_shape (const char *path, const HduShape *shape, int64_t plane,
   return SKY_OK;
 }
 
+/* Whether the file on disk is a compressed stream (gzip, bzip2, Unix
+ * compress, pack, pkzip): the magic numbers cfitsio's file driver looks
+ * for before it decompresses the whole file into memory. Judged by the
+ * bytes, not the name, so the name is still taken literally. */
+static int
+is_compressed_stream (const char *path)
+{
+  unsigned char magic[4] = { 0 };
+  FILE *fp = fopen (path, "rb");
+  size_t got = 0;
+
+  if (fp == NULL)
+    return 0;
+  got = fread (magic, 1, sizeof magic, fp);
+  fclose (fp);
+  if (got < 2)
+    return 0;
+  if (magic[0] == 0x1f && (magic[1] == 0x8b || magic[1] == 0x9d || magic[1] == 0x1e
+                           || magic[1] == 0xa0))
+    return 1;
+  if (got >= 3 && memcmp (magic, "BZh", 3) == 0)
+    return 1;
+  return got == 4 && memcmp (magic, "PK\x03\x04", 4) == 0;
+}
+
+/* The bytes of FITS the open file holds: its size on disk, or for a
+ * gzipped (bzip2...) file the size cfitsio decompressed it to. Compared with
+ * the compressed size, every .fits.gz would look truncated, and its
+ * extensions would go unseen. */
+static long long
+fits_bytes (fitsfile *fptr, const char *path, const struct stat *st)
+{
+  return is_compressed_stream (path) ? (long long) fptr->Fptr->logfilesize
+                                     : (long long) st->st_size;
+}
+
 /* Refuses an image that cannot fit in memory, or whose data the file does
  * not hold, before anything large is allocated. */
 static int
@@ -185,15 +221,17 @@ check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx,
   if (stat (path, &st) == 0 && S_ISREG (st.st_mode))
     {
       long double need = (long double) data_start;
+      long long held = fits_bytes (fptr, path, &st);
       long double pixels = 1;
       for (int i = 0; i < shape->naxis; i++)
         pixels *= shape->naxes[i];
       need += pixels * (abs (shape->bitpix) / 8);
-      if (need > (long double) st.st_size)
+      if (need > (long double) held)
         return sky_fail (SKY_ERR_FORMAT,
                          "%s: the header describes %.0Lf bytes of data but the file ends "
-                         "after %lld: it is truncated or its header is wrong",
-                         path, need - data_start, (long long) (st.st_size - data_start));
+                         "after %lld%s: it is truncated or its header is wrong",
+                         path, need - data_start, held - (long long) data_start,
+                         held != (long long) st.st_size ? " (decompressed)" : "");
     }
   return SKY_OK;
 }
@@ -340,14 +378,14 @@ read_compressed_plane (fitsfile *fptr, const char *path, long long first_pixel[]
 /* Whether anything follows the primary HDU: only extensions can be
  * tile-compressed images, and only those need the guarded walk below. */
 static int
-has_extensions (fitsfile *fptr, const struct stat *st)
+has_extensions (fitsfile *fptr, const char *path, const struct stat *st)
 {
   LONGLONG header_start, data_start, data_end;
   int status = 0;
 
   if (fits_get_hduaddrll (fptr, &header_start, &data_start, &data_end, &status))
     return 1;
-  return !S_ISREG (st->st_mode) || data_end < (LONGLONG) st->st_size;
+  return !S_ISREG (st->st_mode) || data_end < fits_bytes (fptr, path, st);
 }
 
 /* Walks the headers in a child process first. cfitsio parses a compressed
@@ -414,7 +452,7 @@ open_plane (const char *path, const SkyLoadOptions *opts, fitsfile **fptr, HduSh
     }
   /* The child must not share this handle (its reads would move the file
    * offset under it), so the file is closed around the walk. */
-  if (has_extensions (*fptr, &st))
+  if (has_extensions (*fptr, path, &st))
     {
       fits_close_file (*fptr, &status);
       *fptr = NULL;
@@ -550,4 +588,33 @@ sky_fits_read_plane_f64 (const char *path, int64_t *nx, int64_t *ny, double **da
       *data = NULL;
     }
   return ret;
+}
+
+int
+sky_fits_read_header (const char *path, char **cards, int *ncards, int *hdu, int *naxis)
+{
+  SkyLoadOptions opts = { 0, 0 };
+  SkyImage img;
+  fitsfile *fptr = NULL;
+  HduShape shape;
+  long long first_pixel[SKY_MAX_AXES];
+  int64_t nx, ny, nplanes;
+  int status = 0, ret;
+
+  *cards = NULL;
+  *ncards = 0;
+  ret = open_plane (path, &opts, &fptr, &shape, hdu, &nx, &ny, &nplanes, first_pixel);
+  if (ret != SKY_OK)
+    return ret;
+  memset (&img, 0, sizeof img);
+  read_header_values (fptr, &img);
+  fits_close_file (fptr, &status);
+  fits_clear_errmsg ();
+  if (img.header == NULL)
+    return sky_fail (SKY_ERR_FORMAT, "%s: cannot read the header of HDU %d", path, *hdu);
+  /* cfitsio allocates it with malloc (sky_image_clear frees it so too). */
+  *cards = img.header;
+  *ncards = img.nheader_cards;
+  *naxis = shape.naxis;
+  return SKY_OK;
 }

@@ -13,6 +13,14 @@ sky_params_init (SkyParams *params)
   params->relative = 0;
   params->connectivity = 4;
   params->nthreads = 0;
+  params->seed_sigma = 4.6;
+  params->flood_sigma = 2.5;
+  params->min_area = 1;
+  params->deblend_nthresh = 32;
+  params->deblend_mincont = 0.005;
+  params->deblend_sigma = 5.0;
+  params->bkg_box = 64;
+  params->bkg_filter = 3;
 }
 
 int
@@ -33,6 +41,35 @@ sky_params_check (const SkyParams *params)
   if (params->nthreads < 0)
     return sky_fail (SKY_ERR_ARGUMENT, "thread count must be 0 (all cores) or positive (got %d)",
                      params->nthreads);
+  if (!(isfinite (params->flood_sigma) && params->flood_sigma > 0))
+    return sky_fail (SKY_ERR_ARGUMENT, "the flood level must be a positive number of rms (got %g)",
+                     params->flood_sigma);
+  if (!(isfinite (params->seed_sigma) && params->seed_sigma >= params->flood_sigma))
+    return sky_fail (SKY_ERR_ARGUMENT,
+                     "the seed level must be a number of rms at least the flood level %g (got %g)",
+                     params->flood_sigma, params->seed_sigma);
+  if (params->min_area < 1)
+    return sky_fail (SKY_ERR_ARGUMENT, "the minimum area must be at least 1 pixel (got %lld)",
+                     (long long) params->min_area);
+  if (params->deblend_nthresh < 0 || params->deblend_nthresh > 1024)
+    return sky_fail (SKY_ERR_ARGUMENT, "deblending levels must be 0 to 1024 (got %d)",
+                     params->deblend_nthresh);
+  if (!(params->deblend_mincont >= 0 && params->deblend_mincont <= 1))
+    return sky_fail (SKY_ERR_ARGUMENT,
+                     "the deblending contrast must be a fraction from 0 to 1 (got %g)",
+                     params->deblend_mincont);
+  if (!(isfinite (params->deblend_sigma) && params->deblend_sigma >= 0))
+    return sky_fail (SKY_ERR_ARGUMENT,
+                     "the deblending height must be 0 or a positive number of rms (got %g)",
+                     params->deblend_sigma);
+  /* A box of at most 2^28 pixels keeps every histogram sum exact in double. */
+  if (params->bkg_box < 1 || params->bkg_box > 16384)
+    return sky_fail (SKY_ERR_ARGUMENT, "background box must be 1 to 16384 pixels (got %d)",
+                     params->bkg_box);
+  if (params->bkg_filter < 1 || params->bkg_filter > 1023 || params->bkg_filter % 2 == 0)
+    return sky_fail (SKY_ERR_ARGUMENT,
+                     "background filter must be an odd number of boxes, 1 to 1023 (got %d)",
+                     params->bkg_filter);
   return SKY_OK;
 }
 

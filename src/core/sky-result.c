@@ -88,6 +88,13 @@ sky_catalogue_clear (SkyCatalogue *cat)
   free (cat->xmax);
   free (cat->ymin);
   free (cat->ymax);
+  free (cat->background);
+  free (cat->rms);
+  free (cat->sum_err);
+  free (cat->peak_err);
+  free (cat->x_win);
+  free (cat->y_win);
+  free (cat->flags);
   memset (cat, 0, sizeof *cat);
 }
 
@@ -121,6 +128,27 @@ sky_result_clear (SkyResult *res)
 {
   free (res->mask);
   free (res->labels);
+  free (res->background);
+  free (res->rms);
   sky_catalogue_clear (&res->catalogue);
   memset (res, 0, sizeof *res);
+}
+
+int
+sky_catalogue_alloc_local (SkyCatalogue *cat)
+{
+  size_t count = cat->n > 0 ? (size_t) cat->n : 1;
+
+  cat->background = calloc (count, sizeof *cat->background);
+  cat->rms = calloc (count, sizeof *cat->rms);
+  cat->sum_err = calloc (count, sizeof *cat->sum_err);
+  cat->peak_err = calloc (count, sizeof *cat->peak_err);
+  cat->x_win = calloc (count, sizeof *cat->x_win);
+  cat->y_win = calloc (count, sizeof *cat->y_win);
+  cat->flags = calloc (count, sizeof *cat->flags);
+  if (!cat->background || !cat->rms || !cat->sum_err || !cat->peak_err || !cat->x_win
+      || !cat->y_win || !cat->flags)
+    return sky_fail (SKY_ERR_MEMORY, "no memory for the measures of %lld sources",
+                     (long long) cat->n);
+  return SKY_OK;
 }

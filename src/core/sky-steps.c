@@ -10,10 +10,18 @@ static const char *const step_names[SKY_STEP_COUNT] = {
   [SKY_STEP_SEGMENT] = "segment",
   [SKY_STEP_LABEL] = "label",
   [SKY_STEP_MEASURE] = "measure",
+  [SKY_STEP_BACKGROUND] = "background",
+  [SKY_STEP_DETECT] = "detect",
+  [SKY_STEP_FLOOD] = "flood",
+  [SKY_STEP_DEBLEND] = "deblend",
 };
 
 static const SkyStep lesson_steps[] = {
   SKY_STEP_CLIP, SKY_STEP_SEGMENT, SKY_STEP_LABEL, SKY_STEP_MEASURE,
+};
+
+static const SkyStep local_steps[] = {
+  SKY_STEP_BACKGROUND, SKY_STEP_DETECT, SKY_STEP_FLOOD, SKY_STEP_DEBLEND, SKY_STEP_MEASURE,
 };
 
 static const struct {
@@ -22,6 +30,7 @@ static const struct {
   int nsteps;
 } methods[SKY_METHOD_COUNT] = {
   [SKY_METHOD_LESSON] = { "lesson", lesson_steps, sizeof lesson_steps / sizeof lesson_steps[0] },
+  [SKY_METHOD_LOCAL] = { "local", local_steps, sizeof local_steps / sizeof local_steps[0] },
 };
 
 const char *

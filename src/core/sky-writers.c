@@ -77,6 +77,25 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   else
     fputs ("null", out.fp);
   fputs ("},\n", out.fp);
+  if (res->method == SKY_METHOD_LOCAL)
+    {
+      /* The local method's own parameters and counts; the clipped block
+       * below stays for the format's sake and is empty. */
+      fprintf (out.fp, "  \"method\": \"local\",\n  \"local\": {\"bkg_box\": %d, \"bkg_filter\": %d, "
+               "\"seed_sigma\": ", p->bkg_box, p->bkg_filter);
+      json_number (out.fp, p->seed_sigma);
+      fputs (", \"flood_sigma\": ", out.fp);
+      json_number (out.fp, p->flood_sigma);
+      fprintf (out.fp, ", \"min_area\": %lld, \"deblend_nthresh\": %d, \"deblend_mincont\": ",
+               (long long) p->min_area, p->deblend_nthresh);
+      json_number (out.fp, p->deblend_mincont);
+      fputs (", \"deblend_sigma\": ", out.fp);
+      json_number (out.fp, p->deblend_sigma);
+      fputs (", \"noise_scale\": ", out.fp);
+      json_number (out.fp, res->noise_scale);
+      fprintf (out.fp, ", \"nislands\": %lld, \"ndeblended\": %lld},\n",
+               (long long) res->nislands, (long long) res->ndeblended);
+    }
   fputs ("  \"clipped\": {\"median\": ", out.fp);
   json_number (out.fp, s->median);
   fputs (", \"std\": ", out.fp);

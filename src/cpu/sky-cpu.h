@@ -73,6 +73,167 @@ int sky_cpu_convolve1d_f32 (const float *a, int64_t n, const float *v, int64_t m
 int sky_cpu_convolve1d_f64 (const double *a, int64_t n, const double *v, int64_t m,
                             int nthreads, double *out);
 
+/* ------------------------------------------------------- the local method */
+
+/* Per island k (1..n; index 0 unused): its peak in rms, pixel count,
+ * box (xmin, xmax, ymin, ymax at 4 k) and first pixel in raster order. */
+typedef struct SkyIslands {
+  int64_t n;
+  float *peak;
+  int64_t *area;
+  int32_t *box;
+  int64_t *first;
+} SkyIslands;
+
+void sky_islands_clear (SkyIslands *islands);
+
+/* Seed-and-flood islands of a detection image in units of its rms (snr,
+ * nx * ny, NaN where there is none): the connected pixels (4 or 8) with
+ * snr > flood_sigma that hold a pixel with snr > seed_sigma and at least
+ * min_area pixels. mask gets 1 on island pixels; labels 1..nislands in
+ * raster order of each island's first pixel, 0 elsewhere; islands (if
+ * not NULL) their measures, cleared with sky_islands_clear. */
+int sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, double flood_sigma,
+                   int64_t min_area, int connectivity, int nthreads, uint8_t *mask,
+                   int32_t *labels, int64_t *nislands, SkyIslands *islands);
+
+/* Multi-threshold deblending of the islands in labels (as sky_cpu_flood
+ * gave them, with their measures) on the detection image snr: params->deblend_nthresh levels spaced exponentially
+ * from params->flood_sigma to each island's peak; a split needs two parts
+ * each with more than params->deblend_mincont of the island's summed snr
+ * and params->min_area pixels, each rising params->deblend_sigma above
+ * the level. Labels are renumbered in raster order of
+ * first pixels, *nlabels becomes the source count, *nsplit the islands
+ * that split, and *deblended (allocated, *nlabels + 1 bytes, by label) 1
+ * for each source that came from a split. nthresh 0 or 1 splits nothing. */
+int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *params,
+                     const SkyIslands *islands, int32_t *labels, int64_t *nlabels,
+                     int64_t *nsplit, uint8_t **deblended);
+
+/* Fills the local method's columns of cat (measured already by
+ * sky_cpu_measure on residual = img - background): background and rms at
+ * the peak, peak_err (the rms there), sum_err (the root of the summed rms^2
+ * over the source: exact for uncorrelated noise), the windowed centroid
+ * (SExtractor's XWIN: a Gaussian window from the peak of window_sigma
+ * pixels, or where that is 0 from the area of the pixels above 0.7 of the
+ * peak that connect to it: the source's compact core) and the
+ * SKY_FLAG_* bits (img gives the blanks, snr and seed_sigma the
+ * truncation); deblended (by label) may be NULL. */
+int sky_cpu_measure_local (const SkyImage *img, const float *residual, const float *background,
+                           const float *rms, const float *snr, const int32_t *labels,
+                           double seed_sigma, double window_sigma, const uint8_t *deblended,
+                           SkyCatalogue *cat, int nthreads);
+
+/* The local method's steps one by one (the runner calls them as entries
+ * of its step list; sky_cpu_run_local below runs them in a row). What a
+ * step leaves for the next besides res: */
+typedef struct SkyLocalState {
+  SkyImage residual;    /* image - background (pixels only, no header) */
+  float *snr;           /* the detection image in units of its noise */
+  SkyIslands islands;   /* from the flood, for the deblending */
+  uint8_t *deblended;   /* by label: split by the deblending */
+} SkyLocalState;
+
+void sky_local_state_clear (SkyLocalState *ls);
+
+/* background: res->background and res->rms, computed with
+ * sky_cpu_background unless both are set already (given maps). */
+int sky_cpu_local_background (const SkyImage *img, const SkyParams *params, SkyResult *res);
+/* detect: ls->residual and ls->snr (through filter when not NULL, with
+ * res->noise_scale measured). */
+int sky_cpu_local_detect (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
+                          SkyResult *res, SkyLocalState *ls);
+/* flood: res->mask, res->labels (allocated by the caller), res->nislands,
+ * ls->islands. */
+int sky_cpu_local_flood (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                         SkyLocalState *ls);
+/* deblend: res->labels renumbered, res->nsources, res->ndeblended. */
+int sky_cpu_local_deblend (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                           SkyLocalState *ls);
+/* measure: res->catalogue on the residual, with the local columns. */
+int sky_cpu_local_measure (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                           const SkyLocalState *ls);
+
+/* The local method on img against background and rms maps (nx * ny each,
+ * malloc'ed; res owns them from the call on, whatever it returns; both
+ * NULL: sky_cpu_background computes them, timed as times.background): the
+ * detection image is img - background, convolved with filter when it is
+ * not NULL (a matched filter: its noise over the map's is measured as the
+ * clipped sigma of filtered / rms, and res->noise_scale keeps it), divided
+ * by rms; then islands, deblending, and measurement on img - background.
+ * Each step is a per-pixel map, the labelling, or a per-island or
+ * per-source reduction (see each), the shapes a tiled run with halos needs.
+ * res is cleared first; its times are by step (SKY_STEP_BACKGROUND...).
+ * The caller frees res with sky_result_clear. */
+int sky_cpu_run_local (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
+                       float *background, float *rms, SkyResult *res);
+/* ------------------------------------------------------------- background */
+
+/* The background and its rms on a mesh, SExtractor's way as SEP implements
+ * it (sep.Background with bw = bh = box, fw = fh = filter, fthresh 0):
+ * boxes of box x box pixels from the top-left corner (the last column and
+ * row of boxes take what is left), each box clipped at 2 sigma around its
+ * mean, its pixels binned into a histogram that is clipped at 3 sigma around
+ * its median until sigma settles, its background the mode estimate
+ * 2.5 median - 1.5 mean (the median where |mean - median| >= 0.3 sigma: a
+ * crowded box) and its rms the clipped sigma. A box with under half of its
+ * pixels non-blank takes the mean of its nearest usable boxes. The mesh is
+ * median-filtered over filter x filter boxes and interpolated to every pixel
+ * with natural bicubic splines through the box centres. Blank pixels take no
+ * part anywhere, and every pixel of the maps is finite. Like SEP's, the
+ * rms map can ring below zero between crowded boxes (the spline overshoots
+ * where neighbouring boxes differ a lot): a step that divides by it must
+ * guard against rms <= 0.
+ *
+ * Work in tiles: a box's statistics depend only on its own pixels
+ * (sky_cpu_background_box_row, one row of boxes at a time), the filter and
+ * the splines only on the small mesh (sky_background_mesh_finish), and any
+ * band of rows of the maps only on the finished mesh
+ * (sky_cpu_background_rows), so a tiled run is the whole-image run. */
+typedef struct SkyBackgroundMesh {
+  int64_t nx, ny;             /* the image, in pixels */
+  int box;                    /* box side in pixels */
+  int filter;                 /* median filter side in boxes */
+  int64_t nbx, nby;           /* boxes across and down */
+  float *back, *rms;          /* nbx * nby, row-major; after the filter once finished */
+  float *dback, *drms;        /* the splines' second derivatives down each column */
+  int64_t nbad;               /* boxes filled in from their neighbours */
+  float global_back;          /* median of the finished mesh (SEP's globalback) */
+  float global_rms;           /* median of its rms (SEP's globalrms) */
+} SkyBackgroundMesh;
+
+/* Allocates an unfinished mesh for an nx x ny image (params->bkg_box,
+ * params->bkg_filter); clear it with sky_background_mesh_clear. */
+int sky_background_mesh_init (SkyBackgroundMesh *mesh, int64_t nx, int64_t ny,
+                              const SkyParams *params);
+void sky_background_mesh_clear (SkyBackgroundMesh *mesh);
+
+/* The raw statistics of box row by (0-based) from its pixels: rows holds
+ * the image rows by * box .. by * box + h - 1 (h = box, fewer for the last
+ * row of boxes), mesh->nx floats each, NaN where blank. Fills row by of
+ * mesh->back and mesh->rms, -1e30 for a box with under half its pixels
+ * usable. Any number of rows may run at the same time. */
+void sky_cpu_background_box_row (SkyBackgroundMesh *mesh, int64_t by, const float *rows);
+
+/* Fills unusable boxes from their nearest neighbours, median-filters the
+ * mesh (rows of boxes on nthreads threads), takes the global figures and
+ * the splines' derivatives. */
+int sky_background_mesh_finish (SkyBackgroundMesh *mesh, int nthreads);
+
+/* The whole mesh of img: every box row on nthreads threads, then finished. */
+int sky_cpu_background_mesh (const SkyImage *img, const SkyParams *params, int nthreads,
+                             SkyBackgroundMesh *mesh);
+
+/* Rows y0 .. y0 + nrows - 1 of the maps from a finished mesh, into
+ * background and rms (nrows * mesh->nx floats each; either may be NULL). */
+int sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrows,
+                             int nthreads, float *background, float *rms);
+
+/* The background and rms maps of img, nx * ny floats each, caller-allocated
+ * (either may be NULL). nthreads 0: every online core. */
+int sky_cpu_background (const SkyImage *img, const SkyParams *params, int nthreads,
+                        float *background, float *rms);
+
 /* The CPU's part of the lesson's convolution demo (sky-core.h) on d, made
  * by sky_convolution_demo_init(): the 2D convolution on path (direct asks
  * for auto here, as the direct path always runs second), then on the

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static size_t
@@ -176,6 +177,8 @@ measure_params_differ (const SkyParams *a, const SkyParams *b)
 static int
 measure_cpu (SkyStages *st)
 {
+  if (st->method == SKY_METHOD_LOCAL)
+    return sky_cpu_local_measure (st->image, &st->params, &st->result, st->local);
   return sky_cpu_measure (st->image, st->result.labels, st->result.nsources, st->params.nthreads,
                           &st->result.catalogue);
 }
@@ -193,6 +196,61 @@ measure_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *b
   return agree;
 }
 
+/* ----------------------------------------------------- the local method */
+
+/* The local method is computed anew on every run: its steps say that
+ * their parameters always differ, so nothing of an earlier run is kept. */
+static int
+local_params_differ (const SkyParams *a, const SkyParams *b)
+{
+  (void) a;
+  (void) b;
+  return 1;
+}
+
+static int
+background_cpu (SkyStages *st)
+{
+  size_t n = npixels (st);
+
+  if (st->local == NULL && (st->local = calloc (1, sizeof *st->local)) == NULL)
+    return sky_fail (SKY_ERR_MEMORY, "no memory for the local method");
+  if (st->given_background != NULL)
+    {
+      st->result.background = sky_alloc_large (n * sizeof (float));
+      st->result.rms = sky_alloc_large (n * sizeof (float));
+      if (st->result.background == NULL || st->result.rms == NULL)
+        return sky_fail (SKY_ERR_MEMORY, "no memory for the background maps");
+      memcpy (st->result.background, st->given_background, n * sizeof (float));
+      memcpy (st->result.rms, st->given_rms, n * sizeof (float));
+    }
+  return sky_cpu_local_background (st->image, &st->params, &st->result);
+}
+
+static int
+detect_cpu (SkyStages *st)
+{
+  return sky_cpu_local_detect (st->image, &st->params, st->filter, &st->result, st->local);
+}
+
+static int
+flood_cpu (SkyStages *st)
+{
+  st->mask_buffer = sky_buffer_new (npixels (st));
+  st->labels_buffer = sky_buffer_new (npixels (st) * sizeof (int32_t));
+  if (st->mask_buffer == NULL || st->labels_buffer == NULL)
+    return sky_fail (SKY_ERR_MEMORY, "no memory for the mask and labels");
+  st->result.mask = sky_buffer_data (st->mask_buffer);
+  st->result.labels = sky_buffer_data (st->labels_buffer);
+  return sky_cpu_local_flood (st->image, &st->params, &st->result, st->local);
+}
+
+static int
+deblend_cpu (SkyStages *st)
+{
+  return sky_cpu_local_deblend (st->image, &st->params, &st->result, st->local);
+}
+
 /* ------------------------------------------------------------------ list */
 
 const SkyStepDef sky_step_defs[SKY_STEP_COUNT] = {
@@ -202,4 +260,9 @@ const SkyStepDef sky_step_defs[SKY_STEP_COUNT] = {
   /* The catalogue is made anew each time: it is cheap next to labelling,
    * and a run that keeps every step is the earlier run itself. */
   [SKY_STEP_MEASURE] = { measure_params_differ, measure_cpu, NULL, measure_agree },
+  /* The local method runs on the CPU only: nothing to check against. */
+  [SKY_STEP_BACKGROUND] = { local_params_differ, background_cpu, NULL, NULL },
+  [SKY_STEP_DETECT] = { local_params_differ, detect_cpu, NULL, NULL },
+  [SKY_STEP_FLOOD] = { local_params_differ, flood_cpu, NULL, NULL },
+  [SKY_STEP_DEBLEND] = { local_params_differ, deblend_cpu, NULL, NULL },
 };

@@ -2,6 +2,7 @@
 /* The runner: a method's steps up to one of them, reusing an earlier run,
  * on the CPU, the GPU or both, with the GPU's failures finished on the CPU. */
 #include "sky-runner-private.h"
+#include "sky-cpu.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -85,6 +86,11 @@ sky_stages_clear (SkyStages *st)
   sky_buffer_unref (st->mask_buffer);
   sky_buffer_unref (st->labels_buffer);
   sky_catalogue_clear (&st->result.catalogue);
+  free (st->result.background);
+  free (st->result.rms);
+  if (st->local != NULL)
+    sky_local_state_clear (st->local);
+  free (st->local);
   free (st->gpu_note);
   free (st->gpu_fault);
   memset (st, 0, sizeof *st);
@@ -224,6 +230,10 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
   st->backend = req->backend;
   st->done = st->kept = SKY_STEP_NONE;
   st->result.method = req->method;
+  st->filter = req->filter;
+  st->given_background = req->background;
+  st->given_rms = req->rms;
+  st->result.noise_scale = 1.0;
   st->result.nx = req->image->nx;
   st->result.ny = req->image->ny;
   st->result.threshold_value = NAN;
@@ -237,6 +247,10 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     return sky_fail (SKY_ERR_ARGUMENT, "the detection image is %lld x %lld, the image %lld x %lld",
                      (long long) st->detect->nx, (long long) st->detect->ny,
                      (long long) st->image->nx, (long long) st->image->ny);
+  if (req->backend != SKY_BACKEND_CPU && req->method == SKY_METHOD_LOCAL)
+    return sky_fail (SKY_ERR_ARGUMENT, "the local method runs on the CPU only");
+  if ((req->background == NULL) != (req->rms == NULL))
+    return sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
   if (req->backend != SKY_BACKEND_CPU && st->detect != st->image)
     return sky_fail (SKY_ERR_ARGUMENT, "detection on a smoothed image runs on the CPU only");
 

@@ -98,6 +98,12 @@ typedef struct SkyStages {
 
   SkyResult result;          /* statistics, threshold, mask, labels, catalogue */
   SkyBuffer *mask_buffer, *labels_buffer;
+  /* The local method: its matched filter (borrowed, NULL for none), the
+   * maps given in place of the computed ones (borrowed, copied by its
+   * background step), and what its steps hand on (sky-cpu.h). */
+  const SkyKernel *filter;
+  const float *given_background, *given_rms;
+  struct SkyLocalState *local;
 
   int has_gpu;               /* the GPU times below are valid */
   SkyStepTimes gpu_kernel;   /* ms, the kernels alone */
@@ -124,6 +130,8 @@ typedef struct SkyRunRequest {
   SkyMethod method;          /* 0: the lesson's */
   SkyBackend backend;
   SkyStep until;             /* the last step to run */
+  const SkyKernel *filter;   /* local: the matched filter, or NULL */
+  const float *background, *rms; /* local: given maps (nx * ny), or NULL */
   const SkyStages *previous; /* an earlier run to reuse, or NULL */
   const SkyGpuBackend *gpu;  /* NULL: sky_gpu_backend_default () */
   int gpu_repeat;            /* the GPU's timed runs after its warm-up;

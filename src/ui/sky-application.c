@@ -83,6 +83,11 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "backend", g_variant_new_string (sky_backend_name (sky_window_get_backend (window))));
   set_state (self, "run", g_variant_new_string (sky_step_name (step)));
   set_state (self, "threshold", g_variant_new_double (sky_window_get_threshold (window)));
+  set_state (self, "kappa", g_variant_new_double (sky_window_get_params (window)->clip_kappa));
+  set_state (self, "connectivity",
+             g_variant_new_int32 (sky_window_get_params (window)->connectivity));
+  set_state (self, "relative", g_variant_new_boolean (sky_window_get_params (window)->relative));
+  set_state (self, "plane", g_variant_new_int64 (sky_window_get_plane (window)));
   set_state (self, "export-catalog", g_variant_new_string (sky_window_get_catalogue_path (window)));
   set_state (self, "export-view", g_variant_new_string (sky_window_get_view_path (window)));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
@@ -197,6 +202,40 @@ action_threshold (GSimpleAction *action, GVariant *param, gpointer data)
 {
   SkyApplication *self = data;
   sky_window_set_threshold (main_window (self), g_variant_get_double (param));
+}
+
+static void
+action_kappa (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_kappa (main_window (data), g_variant_get_double (param));
+}
+
+static void
+action_connectivity (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_connectivity (main_window (data), g_variant_get_int32 (param));
+}
+
+static void
+action_relative (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_relative (main_window (data), g_variant_get_boolean (param));
+}
+
+static void
+action_plane (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_plane (main_window (data), g_variant_get_int64 (param));
+}
+
+/* (x, y): FITS image pixel, counted from 1. */
+static void
+action_pan (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  double x, y;
+
+  g_variant_get (param, "(dd)", &x, &y);
+  sky_window_pan (main_window (data), x, y);
 }
 
 static void
@@ -330,7 +369,7 @@ action_display (GSimpleAction *action, GVariant *param, gpointer data)
 
   if (g_strv_length (parts) != 2 || !sky_window_set_display (main_window (data), parts[0], parts[1]))
     g_warning ("app.display: “%s” is not stretch=, limits=, colormap=, mask=, labels=, "
-               "markers= or flip= with a known value", text);
+               "markers=, flip= or panels= with a known value", text);
 }
 
 static void
@@ -354,6 +393,42 @@ action_quit (GSimpleAction *action, GVariant *param, gpointer data)
   g_list_free_full (held, g_object_unref);
 }
 
+/* The about dialog shows the system information in a text view that does
+ * not wrap, as wide as the dialog: long lines (the display path's reason)
+ * were cut at its right edge. Each line is wrapped at spaces to at most
+ * width characters (a word longer than that is broken). */
+static char *
+wrap_lines (const char *text, int width)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; lines[i]; i++)
+    {
+      const char *rest = lines[i];
+      if (i > 0)
+        g_string_append_c (out, '\n');
+      while (g_utf8_strlen (rest, -1) > width)
+        {
+          const char *cut = g_utf8_offset_to_pointer (rest, width), *space = NULL;
+          for (const char *p = rest; p < cut; p = g_utf8_next_char (p))
+            if (*p == ' ')
+              space = p;
+          if (*cut == ' ')
+            space = cut;
+          if (space == NULL || space == rest)
+            space = cut;
+          g_string_append_len (out, rest, space - rest);
+          g_string_append_c (out, '\n');
+          rest = *space == ' ' ? space + 1 : space;
+        }
+      g_string_append (out, rest);
+    }
+  return g_string_free (out, FALSE);
+}
+
+#define ABOUT_LINE_CHARS 64
+
 static void
 action_about (GSimpleAction *action, GVariant *param, gpointer data)
 {
@@ -367,19 +442,39 @@ action_about (GSimpleAction *action, GVariant *param, gpointer data)
                                              sky_default_threads (), gtk_get_major_version (),
                                              gtk_get_minor_version (), gtk_get_micro_version ());
   const char *authors[] = { "The skysift authors", NULL };
+  const char *method[] = {
+    "The Carpentries lesson “Using your GPU with CuPy” "
+      "https://carpentries-incubator.github.io/lesson-gpu-programming/cupy.html",
+    "SciPy (ndimage), the reference it is checked against https://scipy.org",
+    NULL };
+  const char *built_on[] = {
+    "cfitsio (NASA HEASARC) https://heasarc.gsfc.nasa.gov/fitsio/",
+    "wcslib (Mark Calabretta) https://www.atnf.csiro.au/people/mcalabre/WCS/",
+    "GTK https://gtk.org",
+    "libepoxy https://github.com/anholt/libepoxy",
+    "CUDA (NVIDIA), for the GPU backend https://developer.nvidia.com/cuda-toolkit",
+    NULL };
+  g_autofree char *wrapped = wrap_lines (system, ABOUT_LINE_CHARS);
+  GtkAboutDialog *about;
 
-  gtk_show_about_dialog (GTK_WINDOW (window),
-                         "program-name", "skysift",
-                         "logo-icon-name", SKY_APPLICATION_ID,
-                         "version", SKYSIFT_VERSION,
-                         "comments", "Find and measure the sources in a radio image: "
-                                     "kappa-sigma clip, segment, label, measure — on the CPU "
-                                     "and on the GPU, side by side.",
-                         "website", "https://github.com/skysift/skysift",
-                         "license-type", GTK_LICENSE_GPL_3_0,
-                         "authors", authors,
-                         "system-information", system,
-                         NULL);
+  about = GTK_ABOUT_DIALOG (gtk_about_dialog_new ());
+  gtk_window_set_transient_for (GTK_WINDOW (about), GTK_WINDOW (window));
+  gtk_window_set_destroy_with_parent (GTK_WINDOW (about), TRUE);
+  gtk_about_dialog_add_credit_section (about, "The method", method);
+  gtk_about_dialog_add_credit_section (about, "Built on", built_on);
+  g_object_set (about,
+                "program-name", "skysift",
+                "logo-icon-name", SKY_APPLICATION_ID,
+                "version", SKYSIFT_VERSION,
+                "comments", "Find and measure the sources in a radio image: "
+                            "kappa-sigma clip, segment, label, measure — on the CPU "
+                            "and on the GPU, side by side.",
+                "website", "https://github.com/skysift/skysift",
+                "license-type", GTK_LICENSE_GPL_3_0,
+                "authors", authors,
+                "system-information", wrapped,
+                NULL);
+  gtk_window_present (GTK_WINDOW (about));
 }
 
 static void
@@ -436,6 +531,11 @@ static const GActionEntry app_actions[] = {
   { "backend", action_backend, "s", "'cpu'", NULL },
   { "run", action_run, "s", "'none'", NULL },
   { "threshold", action_threshold, "d", "5.0", NULL },
+  { "kappa", action_kappa, "d", "3.0", NULL },
+  { "connectivity", action_connectivity, "i", "4", NULL },
+  { "relative", action_relative, "b", "false", NULL },
+  { "plane", action_plane, "x", "int64 0", NULL },
+  { "pan", action_pan, "(dd)", NULL, NULL },
   { "export-catalog", action_export_catalog, "s", "''", NULL },
   { "export-view", action_export_view, "s", "''", NULL },
   { "screenshot", action_screenshot, "s", NULL, NULL },

@@ -49,6 +49,16 @@ vline (cairo_t *cr, double x, double top, double bottom, const char *label, doub
     }
 }
 
+char *
+sky_clip_histogram_axis_text (const SkyRun *run)
+{
+  guint32 most = 0;
+
+  for (int i = 0; i < SKY_CLIP_HIST_BINS; i++)
+    most = MAX (most, run->hist[i]);
+  return g_strdup_printf ("pixels per bin, log scale (ticks at powers of 10, top %u)", most);
+}
+
 static void
 sky_clip_histogram_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
@@ -96,6 +106,27 @@ sky_clip_histogram_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   cairo_move_to (cr, left, top + ph + 0.5);
   cairo_line_to (cr, left + pw, top + ph + 0.5);
   cairo_stroke (cr);
+
+  /* The count axis: log(1 + count), from none at the base to the tallest
+   * bin's count at the top, with ticks at the powers of ten between. */
+  {
+    g_autofree char *axis = sky_clip_histogram_axis_text (run);
+    cairo_text_extents_t ext;
+    guint32 most = 0;
+
+    for (int i = 0; i < SKY_CLIP_HIST_BINS; i++)
+      most = MAX (most, run->hist[i]);
+    for (double c = 10; c <= most; c *= 10)
+      {
+        double y = floor (top + ph - log10 (1.0 + c) / lmax * ph) + 0.5;
+        cairo_move_to (cr, left, y);
+        cairo_line_to (cr, left + 4, y);
+      }
+    cairo_stroke (cr);
+    cairo_text_extents (cr, axis, &ext);
+    cairo_move_to (cr, left + pw - ext.x_advance, top - 4);
+    cairo_show_text (cr, axis);
+  }
 
 #define XOF(v) (left + ((v) - run->hist_lo) / range * pw)
   med = run->stats.median;

@@ -16,4 +16,7 @@ GtkWidget *sky_clip_histogram_new (void);
 /* Shows run's histogram (NULL, or a run before clip: empty). */
 void sky_clip_histogram_set_run (SkyClipHistogram *self, SkyRun *run);
 
+/* What the count axis says: a log scale, its ticks and its top. */
+char *sky_clip_histogram_axis_text (const SkyRun *run);
+
 G_END_DECLS

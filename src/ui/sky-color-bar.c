@@ -3,6 +3,7 @@
  * data values at five evenly spaced stretched positions. */
 #include "sky-color-bar.h"
 #include "sky-colormap.h"
+#include "sky-ticks.h"
 
 #include <math.h>
 
@@ -18,7 +19,7 @@ enum { PROP_0, PROP_VIEW, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 #define BAR_HEIGHT 12
-#define N_TICKS 5
+#define MAX_TICKS 9   /* at most; fewer where their labels would touch */
 
 GtkWidget *
 sky_color_bar_new (void)
@@ -118,24 +119,28 @@ sky_color_bar_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   cairo_rectangle (cr, bar_x - 0.5, 1.5, bar_w + 1, BAR_HEIGHT + 1);
   cairo_stroke (cr);
 
-  /* Ticks at even steps of the stretched scale, labelled in data values. */
-  for (int k = 0; k < N_TICKS; k++)
-    {
-      double t = k / (double) (N_TICKS - 1);
-      double v = lo + sky_stretch_invert (stretch, t, eq) * (hi - lo);
-      double x = bar_x + t * bar_w;
-      char text[32];
-      cairo_text_extents_t ext;
+  /* Ticks at round values, where the stretch puts them. */
+  {
+    cairo_text_extents_t digit;
+    SkyTick ticks[MAX_TICKS];
+    int n;
 
-      cairo_move_to (cr, floor (x) + 0.5, BAR_HEIGHT + 3);
-      cairo_line_to (cr, floor (x) + 0.5, BAR_HEIGHT + 6);
-      cairo_stroke (cr);
-      g_snprintf (text, sizeof text, "%.3g", v);
-      cairo_text_extents (cr, text, &ext);
-      x = CLAMP (x - ext.x_advance / 2, 0, w - unit_w - ext.x_advance);
-      cairo_move_to (cr, x, BAR_HEIGHT + 17);
-      cairo_show_text (cr, text);
-    }
+    cairo_text_extents (cr, "0", &digit);
+    n = sky_ticks_choose (stretch, lo, hi, eq, bar_w, digit.x_advance, ticks, MAX_TICKS);
+    for (int k = 0; k < n; k++)
+      {
+        double x = bar_x + ticks[k].t * bar_w;
+        cairo_text_extents_t ext;
+
+        cairo_move_to (cr, floor (x) + 0.5, BAR_HEIGHT + 3);
+        cairo_line_to (cr, floor (x) + 0.5, BAR_HEIGHT + 6);
+        cairo_stroke (cr);
+        cairo_text_extents (cr, ticks[k].label, &ext);
+        x = CLAMP (x - ext.x_advance / 2, 0, w - unit_w - ext.x_advance);
+        cairo_move_to (cr, x, BAR_HEIGHT + 17);
+        cairo_show_text (cr, ticks[k].label);
+      }
+  }
   if (unit_w)
     {
       cairo_move_to (cr, w - unit_w + 6, BAR_HEIGHT);

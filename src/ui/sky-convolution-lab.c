@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sky-color-bar.h"
 #include "sky-colormap.h"
 #include "sky-cpu.h"
 #include "sky-pipeline-gpu.h"
@@ -21,6 +22,7 @@ struct _SkyConvolutionLab {
   GtkWidget *deltas_box, *result_box;
   SkyImageView *deltas_view, *result_view;
   GtkLabel *status_label;
+  GtkLabel *readout_label;  /* the value under the pointer, either view */
   GtkLabel *timings_label;
 
   GCancellable *cancellable;
@@ -399,18 +401,45 @@ labelled_dropdown (GtkWidget *bar, const char *label, const char *const *names, 
   return d;
 }
 
+/* The pixel under the pointer in either view, as the main window's readout
+ * has it: FITS pixels counted from 1, and the value, enough digits to read
+ * the blurred Gaussian's fall-off at 16x. */
+static void
+on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y,
+                  SkyConvolutionLab *self)
+{
+  SkyImageData *data = sky_image_view_get_image (view);
+  const SkyImage *img = data ? &data->image : NULL;
+  gint64 ix = (gint64) floor (x), iy = (gint64) floor (y);
+  g_autofree char *text = NULL;
+
+  if (!inside || img == NULL || ix < 0 || iy < 0 || ix >= img->nx || iy >= img->ny)
+    {
+      gtk_label_set_text (self->readout_label, "");
+      return;
+    }
+  text = g_strdup_printf ("%s  x %5" G_GINT64_FORMAT "  y %5" G_GINT64_FORMAT
+                          " (FITS, from 1)  %.6g", view == self->deltas_view ? "deltas" : "result",
+                          ix + 1, iy + 1, img->pixels[iy * img->nx + ix]);
+  gtk_label_set_text (self->readout_label, text);
+}
+
 static GtkWidget *
 view_column (const char *title, SkyImageView **view)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
   GtkWidget *label = gtk_label_new (title);
   GtkWidget *v = sky_image_view_new ();
+  GtkWidget *bar = sky_color_bar_new ();
 
   gtk_widget_add_css_class (label, "heading");
   gtk_widget_set_hexpand (v, TRUE);
   gtk_widget_set_vexpand (v, TRUE);
   gtk_box_append (GTK_BOX (box), label);
   gtk_box_append (GTK_BOX (box), v);
+  /* Which value each grey is. */
+  g_object_set (bar, "view", v, NULL);
+  gtk_box_append (GTK_BOX (box), bar);
   gtk_widget_set_hexpand (box, TRUE);
   *view = SKY_IMAGE_VIEW (v);
   /* Plain values: a one is white, zero black, the blobs grey levels. */
@@ -463,6 +492,11 @@ sky_convolution_lab_class_init (SkyConvolutionLabClass *klass)
   object_class->dispose = sky_convolution_lab_dispose;
   object_class->finalize = sky_convolution_lab_finalize;
   object_class->get_property = sky_convolution_lab_get_property;
+  /* Escape and Ctrl+W close the lab, as they close a dialog. */
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_Escape, 0,
+                                       "window.close", NULL);
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_w, GDK_CONTROL_MASK,
+                                       "window.close", NULL);
   /* The timings of the result shown, "" before the first. */
   properties[PROP_TIMINGS] =
     g_param_spec_string ("timings", NULL, NULL, "",
@@ -513,6 +547,13 @@ sky_convolution_lab_init (SkyConvolutionLab *self)
   g_object_bind_property (self->deltas_view, "zoom", self->result_view, "zoom",
                           G_BINDING_BIDIRECTIONAL);
 
+  self->readout_label = GTK_LABEL (gtk_label_new (""));
+  gtk_label_set_xalign (self->readout_label, 0);
+  gtk_label_set_width_chars (self->readout_label, 56);
+  gtk_widget_add_css_class (GTK_WIDGET (self->readout_label), "readout");
+  g_signal_connect (self->deltas_view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
+  g_signal_connect (self->result_view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
+
   self->timings_label = GTK_LABEL (gtk_label_new (""));
   gtk_label_set_xalign (self->timings_label, 0);
   gtk_label_set_selectable (self->timings_label, TRUE);
@@ -524,6 +565,7 @@ sky_convolution_lab_init (SkyConvolutionLab *self)
   gtk_widget_set_margin_bottom (outer, 6);
   gtk_box_append (GTK_BOX (outer), bar);
   gtk_box_append (GTK_BOX (outer), views);
+  gtk_box_append (GTK_BOX (outer), GTK_WIDGET (self->readout_label));
   gtk_box_append (GTK_BOX (outer), GTK_WIDGET (self->timings_label));
   gtk_window_set_child (GTK_WINDOW (self), outer);
 

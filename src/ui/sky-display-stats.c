@@ -429,5 +429,5 @@ sky_header_flip_x (const char *header, int ncards, int *has_wcs)
       return cdelt * pc > 0;
     }
   *has_wcs = 0;
-  return 1;
+  return 0;
 }

@@ -72,8 +72,10 @@ void sky_pyramid_clear (SkyPyramid *pyr);
 
 /* Whether the display must mirror the image left-right to show the first
  * sky axis (RA, or longitude) increasing to the left: true when the header's
- * CD1_1, or CDELT1 times PC1_1, is positive. Without those cards (no WCS)
- * it returns true, the lesson's np.fliplr; *has_wcs says which case it was. */
+ * CD1_1, or CDELT1 times PC1_1, is positive. Without those cards it returns
+ * false: x increases to the right, as DS9 shows an image with no WCS;
+ * *has_wcs says which case it was. Only a celestial WCS says which way RA
+ * runs: the caller mirrors only where it has one. */
 int sky_header_flip_x (const char *header, int ncards, int *has_wcs);
 
 #endif /* SKY_DISPLAY_STATS_H */

@@ -55,12 +55,33 @@ core_error (int status)
   return g_error_new_literal (SKY_UI_ERROR, status, sky_last_error ());
 }
 
+/* Min-max limits set by a few wild pixels: where the central 99.99% of the
+ * pixels span less than a thousandth of the range from the least to the
+ * greatest, the min-max view puts nearly all of them in one colour (a
+ * black frame). Returns how many pixels lie that far out then (more than
+ * ten times the central span beyond it), 0 otherwise. */
+static gint64
+count_minmax_outliers (const SkyImage *img, const SkyDisplayStats *st)
+{
+  double lo = sky_display_stats_quantile (st, 0.00005);
+  double hi = sky_display_stats_quantile (st, 0.99995);
+  double far_lo = lo - 10 * (hi - lo), far_hi = hi + 10 * (hi - lo);
+  gint64 n = 0;
+
+  if (!(st->max > st->min) || (hi - lo) * 1000 >= st->max - st->min)
+    return 0;
+  for (gint64 i = 0; i < img->nx * img->ny; i++)
+    n += img->pixels[i] < far_lo || img->pixels[i] > far_hi;
+  return n;
+}
+
 static void
 load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   LoadInput *in = task_data;
   g_autoptr (SkyImageData) data = g_atomic_rc_box_new0 (SkyImageData);
   double t0;
+  int header_has_cdelt;
   int ret;
 
   if (in->make_demo && !g_file_test (in->path, G_FILE_TEST_EXISTS))
@@ -104,11 +125,16 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
                                sky_last_error ());
       return;
     }
-  data->flip_x = sky_header_flip_x (data->image.header, data->image.nheader_cards,
-                                    &data->has_wcs);
   /* No celestial WCS is no failure: the readout then shows pixels only. */
   if (sky_wcs_new (&data->image, &data->wcs) != SKY_OK)
     data->wcs = NULL;
+  /* RA increases to the left where a celestial WCS says which way it runs;
+   * elsewhere x increases to the right, as DS9 shows it. */
+  data->has_wcs = data->wcs != NULL;
+  data->flip_x = data->has_wcs
+                 && sky_header_flip_x (data->image.header, data->image.nheader_cards,
+                                       &header_has_cdelt);
+  data->minmax_outliers = count_minmax_outliers (&data->image, &data->stats);
   data->display_name = g_filename_display_basename (in->path);
   data->prepare_ms = sky_now_ms () - t0;
 

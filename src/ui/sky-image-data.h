@@ -17,11 +17,15 @@ typedef struct _SkyImageData {
   SkyDisplayStats stats;
   SkyPyramid pyramid;
   char *display_name;     /* the file's name for titles and messages */
-  gboolean has_wcs;
+  gboolean has_wcs;       /* a celestial WCS: wcs is set */
   gboolean flip_x;        /* mirror to show RA increasing to the left */
   SkyWcs *wcs;            /* the celestial WCS, or NULL; main thread only
                            * (wcslib keeps scratch state in it) */
   gboolean is_demo;
+  /* Pixels far outside the central 99.99% when such pixels stretch the
+   * min-max range a thousandfold over it (junk values such as ±3e38), else
+   * 0: the window then shows 99.9% limits, not min-max, and says why. */
+  gint64 minmax_outliers;
   double load_ms;         /* reading the file */
   double prepare_ms;      /* limits, histogram and pyramid */
 } SkyImageData;

@@ -133,6 +133,13 @@ show_crowd_note (cairo_t *cr, guint in_view, guint ringed)
   cairo_show_text (cr, text);
 }
 
+gint64
+sky_image_view_get_selected (SkyImageView *self)
+{
+  g_return_val_if_fail (SKY_IS_IMAGE_VIEW (self), -1);
+  return self->selected;
+}
+
 GskRenderNode *
 sky_image_view_overlay_node (SkyImageView *self)
 {

@@ -53,6 +53,8 @@ void sky_image_view_center_on (SkyImageView *self, double x, double y);
 
 /* The catalogue index (label - 1) of the highlighted source, or -1. */
 void sky_image_view_set_selected (SkyImageView *self, gint64 index);
+/* The selected source's catalogue index, -1 for none. */
+gint64 sky_image_view_get_selected (SkyImageView *self);
 
 /* The view's "limits" property takes SKY_N_LIMITS for limits typed by the
  * user: these, in the image's unit (lo < hi). Setting them selects them. */

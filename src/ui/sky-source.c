@@ -10,6 +10,7 @@ struct _SkySource {
   gint64 index;
   double x, y, peak, sum;
   gint64 npix;
+  double int_flux, snr, local_rms;  /* NaN where unknown */
   double lng, lat;          /* degrees, NaN without a sky position */
   gboolean equatorial;
 };
@@ -17,11 +18,11 @@ struct _SkySource {
 G_DEFINE_FINAL_TYPE (SkySource, sky_source, G_TYPE_OBJECT)
 
 enum { PROP_0, PROP_ID, PROP_X, PROP_Y, PROP_PEAK, PROP_SUM, PROP_NPIX, PROP_LNG, PROP_LAT,
-       N_PROPS };
+       PROP_INT_FLUX, PROP_SNR, PROP_LOCAL_RMS, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 SkySource *
-sky_source_new (SkyRun *run, gint64 index, SkyWcs *wcs)
+sky_source_new (SkyRun *run, gint64 index, const SkyExport *ex)
 {
   const SkyCatalogue *cat = &run->catalogue;
   SkySource *self;
@@ -34,12 +35,12 @@ sky_source_new (SkyRun *run, gint64 index, SkyWcs *wcs)
   self->peak = cat->peak[index];
   self->sum = cat->sum[index];
   self->npix = cat->npix[index];
-  self->lng = self->lat = NAN;
-  if (wcs != NULL)
-    {
-      sky_wcs_pix2world (wcs, self->x, self->y, &self->lng, &self->lat);
-      self->equatorial = sky_wcs_system (wcs) == SKY_COORD_EQUATORIAL;
-    }
+  self->lng = ex->lng ? ex->lng[index] : NAN;
+  self->lat = ex->lat ? ex->lat[index] : NAN;
+  self->equatorial = ex->wcs != NULL && sky_wcs_system (ex->wcs) == SKY_COORD_EQUATORIAL;
+  self->int_flux = ex->int_flux ? ex->int_flux[index] : NAN;
+  self->local_rms = run->stats.sigma > 0 ? run->stats.sigma : NAN;
+  self->snr = self->peak / self->local_rms;
   return self;
 }
 
@@ -102,6 +103,15 @@ sky_source_get_property (GObject *object, guint prop_id, GValue *value, GParamSp
     case PROP_LAT:
       g_value_set_double (value, self->lat);
       break;
+    case PROP_INT_FLUX:
+      g_value_set_double (value, self->int_flux);
+      break;
+    case PROP_SNR:
+      g_value_set_double (value, self->snr);
+      break;
+    case PROP_LOCAL_RMS:
+      g_value_set_double (value, self->local_rms);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -125,6 +135,12 @@ sky_source_class_init (SkySourceClass *klass)
   /* Degrees in the WCS's own system (RA/Dec, or galactic...), NaN without. */
   properties[PROP_LNG] = g_param_spec_double ("lng", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
   properties[PROP_LAT] = g_param_spec_double ("lat", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
+  /* As the catalogue's columns of those names; NaN where unknown. */
+  properties[PROP_INT_FLUX] =
+    g_param_spec_double ("int-flux", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
+  properties[PROP_SNR] = g_param_spec_double ("snr", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
+  properties[PROP_LOCAL_RMS] =
+    g_param_spec_double ("local-rms", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0, flags);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 

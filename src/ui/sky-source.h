@@ -16,8 +16,10 @@ G_DECLARE_FINAL_TYPE (SkySource, sky_source, SKY, SOURCE, GObject)
 char *sky_source_count_text (gint64 n);
 
 /* The source at catalogue index `index` of run (label index + 1), with
- * its centroid's sky position from wcs (NULL: none). */
-SkySource *sky_source_new (SkyRun *run, gint64 index, SkyWcs *wcs);
+ * what the export of the run gives it (sky_export_init): the centroid's
+ * sky position and int_flux where the header allows; local_rms and snr as
+ * the exported columns have them (the clipped σ, the peak over it). */
+SkySource *sky_source_new (SkyRun *run, gint64 index, const SkyExport *ex);
 gint64 sky_source_get_index (SkySource *self);
 
 /* The sky position as the table shows it: sexagesimal for RA and Dec,

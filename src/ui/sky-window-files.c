@@ -7,9 +7,18 @@
 
 #define MAX_RECENT 8
 
+/* cfitsio reads gzip, bzip2 and tile-compressed (fpack) files as they are. */
 static const char *const fits_patterns[] = {
-  "*.fits", "*.fit", "*.fts", "*.fits.gz", "*.fits.fz", "*.fz", "*.FITS", "*.FIT", "*.FTS", NULL,
+  "*.fits", "*.fit", "*.fts", "*.fits.gz", "*.fit.gz", "*.fts.gz", "*.fits.bz2", "*.fits.fz",
+  "*.fz", "*.FITS", "*.FIT", "*.FTS", "*.FITS.gz", "*.FITS.GZ", NULL,
 };
+
+/* The catalogue formats of the export dialog, in the order it offers them. */
+static const char *format_ids[] = { "csv", "ecsv", "xml", "reg", NULL };
+static const char *format_labels[] = { "CSV (spreadsheets, pandas)",
+                                       "ECSV (astropy, with units and provenance)",
+                                       "VOTable (TOPCAT, CARTA, astropy)",
+                                       "DS9 regions (DS9, CARTA)", NULL };
 
 static const char *hdu_ids[] = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", NULL };
 static const char *hdu_labels[] = { "the first image", "1", "2", "3", "4", "5", "6", "7", "8",
@@ -84,7 +93,18 @@ on_export_response (GtkNativeDialog *dialog, int response, SkyWindow *self)
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
       if (path && csv)
-        sky_window_export_catalogue (self, path);
+        {
+          /* A name with a catalogue extension says the format; any other
+           * gets the chosen format's extension. */
+          const char *format = gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (dialog), "format");
+          if (!sky_catalogue_format_known (path) && format != NULL)
+            {
+              char *named = g_strdup_printf ("%s.%s", path, format);
+              g_free (path);
+              path = named;
+            }
+          sky_window_export_catalogue (self, path);
+        }
       else if (path)
         sky_window_export_view (self, path);
     }
@@ -109,8 +129,33 @@ export_dialog (SkyWindow *self, gboolean csv)
         *dot = '\0';
       stem = g_strdup (base);
     }
-  name = g_strdup_printf ("%s_%s", stem ? stem : "skysift", csv ? "sources.csv" : "view.png");
+  name = g_strdup_printf ("%s_%s", stem ? stem : "skysift", csv ? "sources" : "view.png");
+  /* Beside the image, not in the working directory the app started in;
+   * the demo's folder is a cache, so it keeps the chooser's own choice. */
+  if (self->image_path && !(self->image && self->image->is_demo))
+    {
+      g_autoptr (GFile) image = g_file_new_for_path (self->image_path);
+      g_autoptr (GFile) folder = g_file_get_parent (image);
+      if (folder)
+        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), folder, NULL);
+    }
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
+  if (csv)
+    {
+      /* The folder lists the catalogues already there, of any format. */
+      g_autoptr (GtkFileFilter) catalogues = gtk_file_filter_new ();
+      gtk_file_filter_set_name (catalogues, "Catalogues");
+      for (int i = 0; format_ids[i]; i++)
+        {
+          g_autofree char *pattern = g_strdup_printf ("*.%s", format_ids[i]);
+          gtk_file_filter_add_pattern (catalogues, pattern);
+        }
+      gtk_file_filter_add_pattern (catalogues, "*.vot");
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), catalogues);
+      gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (dialog), "format", "Format", format_ids,
+                                   format_labels);
+      gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (dialog), "format", "csv");
+    }
   g_object_set_data (G_OBJECT (dialog), "csv", GINT_TO_POINTER (csv));
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);

@@ -35,18 +35,37 @@ on_error_response (GtkDialog *dialog, int response, gpointer data)
   gtk_window_destroy (GTK_WINDOW (dialog));
 }
 
+/* One error dialog at a time, titled, not modal: a script's failed opens
+ * one after the other show the latest error in it and count the others,
+ * rather than stacking a dialog each. */
 void
 sky_window_show_error (SkyWindow *self, const char *primary, const char *detail)
 {
-  GtkWidget *dialog;
+  GtkWidget *dialog = self->error_dialog;
+  g_autofree char *title = g_strdup_printf ("skysift: %s", primary);
 
   g_free (self->last_error);
   self->last_error = g_strdup_printf ("%s: %s", primary, detail);
   g_debug ("%s", self->last_error);
-  dialog = gtk_message_dialog_new (GTK_WINDOW (self), GTK_DIALOG_DESTROY_WITH_PARENT,
-                                   GTK_MESSAGE_ERROR, GTK_BUTTONS_CLOSE, "%s", primary);
-  gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog), "%s", detail);
-  g_signal_connect (dialog, "response", G_CALLBACK (on_error_response), NULL);
+  if (dialog == NULL)
+    {
+      dialog = gtk_message_dialog_new (GTK_WINDOW (self), GTK_DIALOG_DESTROY_WITH_PARENT,
+                                       GTK_MESSAGE_ERROR, GTK_BUTTONS_CLOSE, "%s", primary);
+      gtk_window_set_modal (GTK_WINDOW (dialog), FALSE);
+      g_signal_connect (dialog, "response", G_CALLBACK (on_error_response), NULL);
+      self->error_dialog = dialog;
+      g_object_add_weak_pointer (G_OBJECT (dialog), (gpointer *) &self->error_dialog);
+      self->errors_in_dialog = 0;
+    }
+  self->errors_in_dialog++;
+  g_object_set (dialog, "text", primary, NULL);
+  if (self->errors_in_dialog > 1)
+    gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog),
+                                              "%s\n\n(The latest of %d errors.)", detail,
+                                              self->errors_in_dialog);
+  else
+    gtk_message_dialog_format_secondary_text (GTK_MESSAGE_DIALOG (dialog), "%s", detail);
+  gtk_window_set_title (GTK_WINDOW (dialog), title);
   gtk_window_present (GTK_WINDOW (dialog));
   sky_window_set_status (self, primary);
   sky_window_changed (self);
@@ -421,6 +440,53 @@ on_run_drawn (gpointer data, gpointer unused)
   job_context_free (ctx);
 }
 
+/* "a, b and c" of the steps from index `from` to `to` (exclusive). */
+static void
+append_step_names (GString *out, const SkyStep *steps, int from, int to)
+{
+  for (int k = from; k < to; k++)
+    g_string_append_printf (out, "%s%s", k == from ? "" : k == to - 1 ? " and " : ", ",
+                            sky_step_name (steps[k]));
+}
+
+/* What ran on the CPU and how long it took, counting only the steps that
+ * ran: those an earlier run lent (a threshold move keeps the clip) keep
+ * the times they took then, which are not this run's. E.g. "segment,
+ * label and measure took 12.3 ms on the CPU (clip reused)". A run that
+ * was already shown (its steps asked for again) ran nothing now. */
+char *
+sky_window_ran_text (const SkyRun *run, gboolean already_shown)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (run->stages.method, &steps), first = 0, last = nsteps;
+  GString *out = g_string_new (NULL);
+  double ms = 0;
+
+  for (int k = 0; k < nsteps; k++)
+    {
+      if (steps[k] == run->stages.kept)
+        first = k + 1;
+      if (steps[k] == run->done)
+        last = k + 1;
+    }
+  for (int k = first; k < last; k++)
+    ms += run->cpu.ms[steps[k]];
+  if (already_shown || first >= last)
+    {
+      g_string_append (out, "nothing ran: the results were there");
+      return g_string_free (out, FALSE);
+    }
+  append_step_names (out, steps, first, last);
+  g_string_append_printf (out, " took %.1f ms on the CPU", ms);
+  if (first > 0)
+    {
+      g_string_append (out, " (");
+      append_step_names (out, steps, 0, first);
+      g_string_append (out, " reused)");
+    }
+  return g_string_free (out, FALSE);
+}
+
 static void
 on_run_done (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -448,20 +514,19 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer data)
     {
       g_autofree char *status = NULL;
       g_autofree char *found = sky_source_count_text (run->nsources);
+      g_autofree char *ran = sky_window_ran_text (run, run == self->run);
       sky_window_apply_run (self, run, ctx->step);
       if (run->done >= SKY_STEP_MEASURE && run->gpu_fault != NULL)
-        status = g_strdup_printf ("%s; the GPU failed and the four steps took %.1f ms on the CPU",
-                                  found, run->cpu.total);
+        status = g_strdup_printf ("%s; the GPU failed and %s", found, ran);
       else if (run->done >= SKY_STEP_MEASURE && run->backend == SKY_BACKEND_GPU)
         status = g_strdup_printf ("%s; the four steps took %.2f ms on the GPU, %.2f ms with the "
                                   "transfers", found, run->gpu_kernel.total, run->gpu_total.total);
       else if (run->done >= SKY_STEP_MEASURE && run->has_gpu)
-        status = g_strdup_printf ("%s; CPU %.1f ms, GPU %.2f ms with the transfers; %s", found,
-                                  run->cpu.total, run->gpu_total.total,
+        status = g_strdup_printf ("%s; %s, the GPU %.2f ms with the transfers; %s", found, ran,
+                                  run->gpu_total.total,
                                   run->gpu_note ? "the results DIFFER (Timings)" : "same results");
       else if (run->done >= SKY_STEP_MEASURE)
-        status = g_strdup_printf ("%s; the four steps took %.1f ms on the CPU", found,
-                                  run->cpu.total);
+        status = g_strdup_printf ("%s; %s", found, ran);
       else if (run->done >= SKY_STEP_LABEL)
         status = g_strdup_printf ("%s labelled", found);
       else if (run->done >= SKY_STEP_CLIP)
@@ -526,9 +591,10 @@ start_run (SkyWindow *self, SkyJob *job)
 
 /* ---------------------------------------------------------------- export */
 
-/* The CLI's writer with the CLI's inputs, so that the file is the one
- * `skysift-cli find --csv` writes for the same image and parameters: the
- * pixel columns, then sky positions and fluxes where the header has them. */
+/* The CLI's writers with the CLI's inputs, so that the file is the one
+ * `skysift-cli find --csv` (--ecsv, --votable, --regions: the name's
+ * extension chooses) writes for the same image and parameters: the pixel
+ * columns, then sky positions and fluxes where the header has them. */
 static void
 csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
@@ -556,7 +622,7 @@ csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   info.backend = run->backend == SKY_BACKEND_GPU && run->gpu_fault == NULL ? "gpu" : "cpu";
   ret = sky_export_init (&ex, &info, &res);
   if (ret == SKY_OK)
-    ret = sky_export_csv (ctx->path, &ex);
+    ret = sky_export_write (ctx->path, sky_catalogue_format_for_path (ctx->path), &ex);
   sky_export_clear (&ex);
   if (ret != SKY_OK)
     g_task_return_new_error (task, SKY_UI_ERROR, ret, "%s", sky_last_error ());

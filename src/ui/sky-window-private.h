@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-window-private.h: SkyWindow's instance, shared by the files that split
  * it by concern: sky-window.c (the class, panels, readout),
+ * sky-window-controls.c (the parameter and limit controls, typed input),
+ * sky-window-layout.c (where the panels are), sky-window-state.c (the state
+ * for scripts),
  * sky-window-jobs.c (the queue: load, run, export), sky-window-files.c
  * (file dialogs, drag and drop, recent files). */
 #pragma once
@@ -59,10 +62,18 @@ struct _SkyWindow {
   SkyImageView *view;
   SkyColorBar *color_bar;
   GtkLabel *readout_label;
+  GtkPaned *paned;              /* the image and the panels */
   GtkWidget *side_panel;
   GtkStack *panels;
-  GtkAdjustment *threshold_adjustment;
+  GtkAdjustment *threshold_adjustment;         /* the threshold, as its number field */
+  GtkAdjustment *threshold_slider_adjustment;  /* the slider's usual range */
+  GtkScale *threshold_scale;
+  GtkSpinButton *threshold_spin;
   GtkAdjustment *kappa_adjustment;
+  GtkSpinButton *kappa_spin;
+  GtkLabel *limits_note;         /* why the limits are not min-max */
+  gboolean limits_automatic;     /* the app chose them for this image */
+  gboolean choosing_limits;
   GtkWidget *plane_box;          /* a cube's plane: shown for cubes only */
   GtkSpinButton *plane_spin;
   GtkLabel *plane_range_label;
@@ -108,6 +119,10 @@ struct _SkyWindow {
   double max_gap_ms;      /* longest main loop stall while a step ran */
   double run_max_gap_ms;  /* ... during the last run */
   char *last_error;
+  GtkWidget *error_dialog;          /* the one error dialog, while shown */
+  int errors_in_dialog;             /* errors it has shown since it opened */
+  GtkWidget *input_error_control;   /* whose typed text the status line refuses */
+  char *input_error;
   gboolean disposed;
 };
 
@@ -118,11 +133,26 @@ void sky_window_push_job (SkyWindow *self, SkyJobKind kind, const char *path, Sk
                           gboolean is_demo);
 void sky_window_jobs_clear (SkyWindow *self);
 void sky_window_set_status (SkyWindow *self, const char *text);
+char *sky_window_ran_text (const SkyRun *run, gboolean already_shown);
 
 /* sky-window.c */
 void sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path);
 void sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown);
 void sky_window_changed (SkyWindow *self);   /* describe () would say something new */
+
+/* sky-window-layout.c */
+void sky_window_layout_init (SkyWindow *self);
+gboolean sky_window_set_panels (SkyWindow *self, const char *where);
+void sky_window_keep_panel_width (SkyWindow *self);
+
+/* sky-window-controls.c */
+void sky_window_controls_init (SkyWindow *self);
+void sky_window_show_plane_control (SkyWindow *self, const SkyImage *img);
+void sky_window_set_input_error (SkyWindow *self, GtkWidget *control, const char *text);
+void sky_window_clear_input_error (SkyWindow *self, GtkWidget *control);
+gboolean sky_window_set_threshold_checked (SkyWindow *self, double threshold, GError **error);
+void sky_window_set_typed_limits (SkyWindow *self, double lo, double hi);
+void sky_window_choose_limits (SkyWindow *self, SkyImageData *image);
 
 /* sky-window-files.c */
 void sky_window_files_init (SkyWindow *self);

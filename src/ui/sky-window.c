@@ -4,8 +4,6 @@
 #include "sky-resources.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "sky-colormap.h"
@@ -106,8 +104,13 @@ sky_window_set_backend (SkyWindow *self, SkyBackend backend, GError **error)
 void
 sky_window_set_threshold (SkyWindow *self, double threshold)
 {
+  g_autoptr (GError) error = NULL;
+
   g_return_if_fail (SKY_IS_WINDOW (self));
-  gtk_adjustment_set_value (self->threshold_adjustment, threshold);
+  /* A script's app.threshold: out of the control's range is refused with
+   * a message, not clamped. */
+  if (!sky_window_set_threshold_checked (self, threshold, &error))
+    sky_window_show_error (self, "That is not a threshold", error->message);
 }
 
 gboolean
@@ -143,6 +146,7 @@ sky_window_select_source (SkyWindow *self, gint64 id)
   if (index >= 0)
     sky_image_view_center_on (self->view, self->run->catalogue.x[index],
                               self->run->catalogue.y[index]);
+  sky_window_changed (self);
 }
 
 gboolean
@@ -158,6 +162,9 @@ gboolean
 sky_window_set_display (SkyWindow *self, const char *setting, const char *value)
 {
   int v = -1;
+
+  if (g_str_equal (setting, "panels"))
+    return sky_window_set_panels (self, value);
 
   if (g_str_equal (setting, "mask") || g_str_equal (setting, "labels")
       || g_str_equal (setting, "markers"))
@@ -187,7 +194,7 @@ sky_window_set_display (SkyWindow *self, const char *setting, const char *value)
       hi = g_ascii_strtod (end + 1, &end);
       if (*end || !(hi > lo))
         return FALSE;
-      sky_image_view_set_typed_limits (self->view, lo, hi);
+      sky_window_set_typed_limits (self, lo, hi);
       return TRUE;
     }
   else if (g_str_equal (setting, "limits"))
@@ -243,13 +250,6 @@ sky_window_get_gl_info (SkyWindow *self)
 }
 
 static void
-rerun (SkyWindow *self)
-{
-  if (self->run != NULL && !self->restoring_params)
-    sky_window_push_job (self, SKY_JOB_RERUN, NULL, SKY_STEP_NONE, FALSE);
-}
-
-static void
 on_backend_toggled (GtkToggleButton *button, SkyWindow *self)
 {
   SkyBackend backend = button == self->gpu_button ? SKY_BACKEND_GPU
@@ -275,63 +275,6 @@ sync_backend_buttons (SkyWindow *self)
     gtk_toggle_button_set_active (button, TRUE);
 }
 
-static void
-on_threshold_changed (GtkAdjustment *adjustment, SkyWindow *self)
-{
-  self->params.threshold = gtk_adjustment_get_value (adjustment);
-  sky_window_changed (self);
-  rerun (self);
-}
-
-static void
-on_kappa_changed (GtkAdjustment *adjustment, SkyWindow *self)
-{
-  self->params.clip_kappa = gtk_adjustment_get_value (adjustment);
-  rerun (self);
-}
-
-static void
-on_connectivity_changed (GtkDropDown *dropdown, GParamSpec *pspec, SkyWindow *self)
-{
-  self->params.connectivity = gtk_drop_down_get_selected (dropdown) == 1 ? 8 : 4;
-  rerun (self);
-}
-
-/* The plane control of a cube: its range and the plane shown, set without
- * reopening (the signal is for the user's changes). */
-static void
-show_plane_control (SkyWindow *self, const SkyImage *img)
-{
-  g_autofree char *range = g_strdup_printf ("of 0–%" G_GINT64_FORMAT, img->nplanes - 1);
-
-  gtk_widget_set_visible (self->plane_box, img->nplanes > 1);
-  g_signal_handlers_block_matched (self->plane_spin, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, self);
-  gtk_spin_button_set_range (self->plane_spin, 0, MAX (img->nplanes - 1, 0));
-  gtk_spin_button_set_increments (self->plane_spin, 1, 10);
-  gtk_spin_button_set_value (self->plane_spin, (double) img->plane);
-  g_signal_handlers_unblock_matched (self->plane_spin, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL,
-                                     self);
-  gtk_label_set_text (self->plane_range_label, range);
-}
-
-/* Another plane of the same cube: opened like any image, through the
- * queue, from the same file and HDU. */
-static void
-on_plane_changed (GtkSpinButton *spin, SkyWindow *self)
-{
-  if (self->image == NULL)
-    return;
-  sky_window_open_plane (self, self->image_path, self->image->image.hdu,
-                         (gint64) gtk_spin_button_get_value (spin));
-}
-
-static void
-on_relative_toggled (GtkCheckButton *check, SkyWindow *self)
-{
-  self->params.relative = gtk_check_button_get_active (check);
-  rerun (self);
-}
-
 /* ----------------------------------------------------------- applying */
 
 void
@@ -348,6 +291,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
   self->shown_step = SKY_STEP_NONE;
 
   sky_image_view_set_image (self->view, image);
+  sky_window_choose_limits (self, image);
   sky_clip_histogram_set_run (self->histogram, NULL);
   sky_timings_panel_set_run (self->timings, NULL);
   sky_source_table_set_run (self->sources, NULL);
@@ -362,18 +306,18 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
       : g_strdup ("");
     subtitle = g_strdup_printf ("%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "%s%s, HDU %d%s%s%s",
                                 img->nx, img->ny, img->bunit[0] ? ", " : "", img->bunit,
-                                img->hdu, plane, image->has_wcs ? "" : ", no WCS",
+                                img->hdu, plane, image->has_wcs ? "" : ", no celestial WCS",
                                 image->is_demo ? " (demo)" : "");
   }
   gtk_label_set_text (self->subtitle_label, subtitle);
-  show_plane_control (self, img);
+  sky_window_show_plane_control (self, img);
   gtk_window_set_title (GTK_WINDOW (self), image->display_name);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->flip_button),
                                image->has_wcs
                                ? "Mirror left-right. It starts where RA (the first axis) "
                                  "increases to the left, from the sign of CDELT1 or CD1_1."
-                               : "Mirror left-right. This image has no WCS: it starts "
-                                 "mirrored, as the lesson shows it (np.fliplr).");
+                               : "Mirror left-right. This image has no celestial WCS: it "
+                                 "starts with x increasing to the right, as DS9 shows it.");
   gtk_widget_grab_focus (GTK_WIDGET (self->view));
   sky_window_changed (self);
 }
@@ -469,47 +413,9 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
   sky_timings_panel_set_run (self->timings, run);
   sky_source_table_set_run (self->sources, run);
   update_stats_label (self);
+  sky_window_keep_panel_width (self);
   sky_window_changed (self);
   g_debug ("run applied in %.1f ms", (g_get_monotonic_time () - t0) / 1000.0);
-}
-
-/* -------------------------------------------------------- typed limits */
-
-static void
-on_limits_changed (SkyImageView *view, GParamSpec *pspec, SkyWindow *self)
-{
-  guint limits;
-  gboolean typed;
-
-  g_object_get (view, "limits", &limits, NULL);
-  typed = limits == SKY_LIMITS_TYPED;
-  gtk_widget_set_visible (GTK_WIDGET (self->lo_entry), typed);
-  gtk_widget_set_visible (GTK_WIDGET (self->hi_entry), typed);
-  if (typed)
-    {
-      double lo, hi;
-      char text[G_ASCII_DTOSTR_BUF_SIZE];
-      sky_image_view_get_scale (view, &lo, &hi, NULL);
-      gtk_editable_set_text (GTK_EDITABLE (self->lo_entry), g_ascii_formatd (text, sizeof text, "%.6g", lo));
-      gtk_editable_set_text (GTK_EDITABLE (self->hi_entry), g_ascii_formatd (text, sizeof text, "%.6g", hi));
-    }
-}
-
-static void
-on_limit_entered (GtkEntry *entry, SkyWindow *self)
-{
-  const char *a = gtk_editable_get_text (GTK_EDITABLE (self->lo_entry));
-  const char *b = gtk_editable_get_text (GTK_EDITABLE (self->hi_entry));
-  char *end_a, *end_b;
-  double lo = g_ascii_strtod (a, &end_a), hi = g_ascii_strtod (b, &end_b);
-
-  if (end_a == a || *end_a || end_b == b || *end_b || !(hi > lo))
-    {
-      sky_window_set_status (self, "Display limits: two numbers, the lower first");
-      gtk_widget_error_bell (GTK_WIDGET (entry));
-      return;
-    }
-  sky_image_view_set_typed_limits (self->view, lo, hi);
 }
 
 /* ------------------------------------------------------------- readout */
@@ -535,12 +441,13 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWi
       gtk_label_set_text (self->readout_label, "");
       return;
     }
-  /* Two lines, so that the readout fits beside the display controls at
-   * any window width: the pixel and its value, then where it is on the sky
-   * and the source it belongs to (each line is cut on its own). */
+  /* Two lines: the pixel and its value, then where it is on the sky and
+   * the source it belongs to. The pixel is counted as FITS counts it, and
+   * DS9 and CARTA, from 1 (the files keep 0-based columns). */
   text = g_string_new (NULL);
   v = img->pixels[iy * img->nx + ix];
-  g_string_append_printf (text, "x %5" G_GINT64_FORMAT "  y %5" G_GINT64_FORMAT "  ", ix, iy);
+  g_string_append_printf (text, "x %5" G_GINT64_FORMAT "  y %5" G_GINT64_FORMAT
+                          " (FITS, from 1)  ", ix + 1, iy + 1);
   if (isnan (v))
     g_string_append (text, "blank");
   else
@@ -579,6 +486,7 @@ on_source_selected (SkySourceTable *table, gint64 index, SkyWindow *self)
   if (index >= 0 && self->run)
     sky_image_view_center_on (self->view, self->run->catalogue.x[index],
                               self->run->catalogue.y[index]);
+  sky_window_changed (self);
 }
 
 static void
@@ -587,154 +495,7 @@ on_source_activated (SkyImageView *view, gint64 index, SkyWindow *self)
   sky_image_view_set_selected (self->view, index);
   gtk_stack_set_visible_child_name (self->panels, "sources");
   sky_source_table_select (self->sources, index);
-}
-
-/* ------------------------------------------------------------- describe */
-
-/* s as a JSON string, quoted as the CLI's JSON quotes it. */
-static void
-json_string (GString *out, const char *s)
-{
-  char *text = NULL;
-  size_t size = 0;
-  FILE *fp = open_memstream (&text, &size);
-
-  if (fp != NULL)
-    {
-      sky_put_quoted (fp, s);
-      fclose (fp);
-    }
-  g_string_append (out, text != NULL ? text : "null");
-  free (text);
-}
-
-static void
-json_number (GString *out, double v)
-{
-  if (isfinite (v))
-    g_string_append_printf (out, "%.17g", v);
-  else
-    g_string_append (out, "null");
-}
-
-char *
-sky_window_describe (SkyWindow *self)
-{
-  GString *out = g_string_new ("{");
-  SkyRun *run = self->run;
-
-  g_string_append (out, "\"image\": ");
-  json_string (out, self->image_path);
-  if (self->image)
-    g_string_append_printf (out, ", \"hdu\": %d, \"plane\": %" G_GINT64_FORMAT
-                            ", \"nplanes\": %" G_GINT64_FORMAT ", \"shape\": [%" G_GINT64_FORMAT
-                            ", %" G_GINT64_FORMAT "]", self->image->image.hdu,
-                            self->image->image.plane, self->image->image.nplanes,
-                            self->image->image.ny, self->image->image.nx);
-  g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
-                          self->current || !g_queue_is_empty (&self->jobs) ? "true" : "false",
-                          g_queue_get_length (&self->jobs));
-  g_string_append (out, ", \"backend\": ");
-  json_string (out, sky_backend_name (self->backend));
-  g_string_append (out, ", \"gpu_banner\": ");
-  json_string (out, gtk_revealer_get_reveal_child (self->gpu_banner)
-                      ? gtk_label_get_text (self->gpu_banner_label) : NULL);
-  g_string_append (out, ", \"shown_step\": ");
-  json_string (out, sky_step_name (self->shown_step));
-  g_string_append (out, ", \"done\": ");
-  json_string (out, sky_step_name (run ? run->done : SKY_STEP_NONE));
-  g_string_append (out, ", \"threshold\": ");
-  json_number (out, self->params.threshold);
-  g_string_append (out, ", \"clip_kappa\": ");
-  json_number (out, self->params.clip_kappa);
-  g_string_append_printf (out, ", \"relative\": %s, \"connectivity\": %d",
-                          self->params.relative ? "true" : "false", self->params.connectivity);
-  g_string_append_printf (out, ", \"nsources\": %" G_GINT64_FORMAT,
-                          run && run->done >= SKY_STEP_LABEL ? run->nsources : -1);
-  if (run && run->done >= SKY_STEP_CLIP)
-    {
-      g_string_append (out, ", \"median\": ");
-      json_number (out, run->stats.median);
-      g_string_append (out, ", \"sigma\": ");
-      json_number (out, run->stats.sigma);
-      const SkyStep *steps;
-      int nsteps = sky_method_steps (run->stages.method, &steps);
-
-      g_string_append (out, ", \"times_ms\": {");
-      for (int k = 0; k < nsteps; k++)
-        {
-          g_string_append_printf (out, "%s\"%s\": ", k ? ", " : "", sky_step_name (steps[k]));
-          json_number (out, run->cpu.ms[steps[k]]);
-        }
-      g_string_append (out, "}");
-      if (run->has_gpu)
-        {
-          /* The timings panel's GPU figures, and what they include. */
-          const SkyStepTimes *gpu_times[2] = { &run->gpu_kernel, &run->gpu_total };
-
-          for (int t = 0; t < 2; t++)
-            {
-              g_string_append (out, t == 0 ? ", \"gpu_kernels_ms\": {"
-                                           : ", \"gpu_with_transfers_ms\": {");
-              for (int k = 0; k < nsteps; k++)
-                {
-                  g_string_append_printf (out, "\"%s\": ", sky_step_name (steps[k]));
-                  json_number (out, gpu_times[t]->ms[steps[k]]);
-                  g_string_append (out, ", ");
-                }
-              g_string_append (out, "\"total\": ");
-              json_number (out, gpu_times[t]->total);
-              g_string_append (out, "}");
-            }
-          g_string_append_printf (out, ", \"gpu_runs\": %d, \"gpu_outputs_ms\": ",
-                                  run->stages.gpu_times.runs);
-          json_number (out, run->stages.gpu_times.outputs);
-        }
-    }
-  g_string_append (out, ", \"open_to_frame_ms\": ");
-  json_number (out, self->open_to_frame_ms);
-  g_string_append (out, ", \"startup_to_frame_ms\": ");
-  json_number (out, self->startup_to_frame_ms);
-  g_string_append (out, ", \"threshold_redraw_ms\": ");
-  json_number (out, self->last_threshold_redraw_ms);
-  g_string_append (out, ", \"threshold_redraw_max_ms\": ");
-  json_number (out, self->max_threshold_redraw_ms);
-  g_string_append_printf (out, ", \"threshold_redraws\": %d", self->threshold_redraws);
-  g_string_append (out, ", \"max_gap_ms\": ");
-  json_number (out, self->max_gap_ms);
-  g_string_append (out, ", \"run_max_gap_ms\": ");
-  json_number (out, self->run_max_gap_ms);
-  g_string_append (out, ", \"zoom\": ");
-  json_number (out, sky_image_view_get_zoom (self->view));
-  {
-    guint stretch, limits, colormap;
-    gboolean flip;
-    double lo, hi;
-    g_object_get (self->view, "stretch", &stretch, "limits", &limits, "colormap", &colormap,
-                  "flip-x", &flip, NULL);
-    sky_image_view_get_scale (self->view, &lo, &hi, NULL);
-    g_string_append (out, ", \"stretch\": ");
-    json_string (out, sky_stretch_name (stretch));
-    g_string_append (out, ", \"limits\": ");
-    json_string (out, limits == SKY_LIMITS_TYPED ? "typed" : sky_limits_name (limits));
-    g_string_append (out, ", \"scale\": [");
-    json_number (out, lo);
-    g_string_append (out, ", ");
-    json_number (out, hi);
-    g_string_append (out, "], \"colormap\": ");
-    json_string (out, sky_colormap_name (colormap));
-    g_string_append_printf (out, ", \"flip\": %s", flip ? "true" : "false");
-  }
-  g_string_append (out, ", \"catalogue\": ");
-  json_string (out, self->catalogue_path);
-  g_string_append (out, ", \"view\": ");
-  json_string (out, self->view_path);
-  g_string_append (out, ", \"gl\": ");
-  json_string (out, sky_image_view_get_gl_info (self->view));
-  g_string_append (out, ", \"last_error\": ");
-  json_string (out, self->last_error);
-  g_string_append (out, "}");
-  return g_string_free (out, FALSE);
+  sky_window_changed (self);
 }
 
 /* At once, so that a script that asked for something and then reads the
@@ -854,6 +615,13 @@ sky_window_dispose (GObject *object)
   g_clear_handle_id (&self->gap_timer, g_source_remove);
   g_clear_handle_id (&self->pulse_timer, g_source_remove);
   g_clear_handle_id (&self->busy_timer, g_source_remove);
+  if (self->error_dialog != NULL)
+    {
+      GtkWidget *dialog = self->error_dialog;
+      g_object_remove_weak_pointer (G_OBJECT (dialog), (gpointer *) &self->error_dialog);
+      self->error_dialog = NULL;
+      gtk_window_destroy (GTK_WINDOW (dialog));
+    }
   gtk_widget_dispose_template (GTK_WIDGET (self), SKY_TYPE_WINDOW);
   G_OBJECT_CLASS (sky_window_parent_class)->dispose (object);
 }
@@ -870,6 +638,7 @@ sky_window_finalize (GObject *object)
   g_free (self->catalogue_path);
   g_free (self->view_path);
   g_free (self->last_error);
+  g_free (self->input_error);
   G_OBJECT_CLASS (sky_window_parent_class)->finalize (object);
 }
 
@@ -917,10 +686,16 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, view);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, color_bar);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, readout_label);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, paned);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, side_panel);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, panels);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_slider_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_scale);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, threshold_spin);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, kappa_spin);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, limits_note);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_box);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_spin);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, plane_range_label);
@@ -951,12 +726,15 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
                                        "win.export-view", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.cancel", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_w, GDK_CONTROL_MASK, "window.close",
+                                       NULL);
 }
 
 static void
 sky_window_init (SkyWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  sky_window_layout_init (self);
   g_queue_init (&self->jobs);
   self->started_us = g_get_monotonic_time ();
   sky_params_init (&self->params);
@@ -979,27 +757,16 @@ sky_window_init (SkyWindow *self)
   g_object_bind_property (self->view, "show-markers", self->show_markers_check, "active",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
 
-  gtk_adjustment_set_value (self->threshold_adjustment, self->params.threshold);
-  gtk_adjustment_set_value (self->kappa_adjustment, self->params.clip_kappa);
-  g_signal_connect (self->threshold_adjustment, "value-changed",
-                    G_CALLBACK (on_threshold_changed), self);
-  g_signal_connect (self->kappa_adjustment, "value-changed", G_CALLBACK (on_kappa_changed), self);
-  g_signal_connect (self->plane_spin, "value-changed", G_CALLBACK (on_plane_changed), self);
-  g_signal_connect (self->connectivity_dropdown, "notify::selected",
-                    G_CALLBACK (on_connectivity_changed), self);
-  g_signal_connect (self->relative_check, "toggled", G_CALLBACK (on_relative_toggled), self);
+  sky_window_controls_init (self);
 
   g_signal_connect (self->gpu_banner_close, "clicked", G_CALLBACK (on_gpu_banner_close), self);
   g_signal_connect (self->cpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
   g_signal_connect (self->gpu_button, "toggled", G_CALLBACK (on_backend_toggled), self);
   g_signal_connect (self->both_button, "toggled", G_CALLBACK (on_backend_toggled), self);
-  g_signal_connect (self->view, "notify::limits", G_CALLBACK (on_limits_changed), self);
   /* The view's settings are in describe (): keep the actions' state fresh. */
   g_signal_connect_swapped (self->view, "display-changed", G_CALLBACK (sky_window_changed), self);
   g_signal_connect_swapped (self->view, "notify::flip-x", G_CALLBACK (sky_window_changed), self);
   g_signal_connect_swapped (self->view, "notify::zoom", G_CALLBACK (sky_window_changed), self);
-  g_signal_connect (self->lo_entry, "activate", G_CALLBACK (on_limit_entered), self);
-  g_signal_connect (self->hi_entry, "activate", G_CALLBACK (on_limit_entered), self);
   g_signal_connect (self->view, "pointer-moved", G_CALLBACK (on_pointer_moved), self);
   g_signal_connect (self->view, "source-activated", G_CALLBACK (on_source_activated), self);
   g_signal_connect (self->sources, "source-selected", G_CALLBACK (on_source_selected), self);

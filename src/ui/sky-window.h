@@ -45,6 +45,19 @@ void sky_window_cancel (SkyWindow *self);
 gboolean sky_window_set_backend (SkyWindow *self, SkyBackend backend, GError **error);
 void sky_window_set_threshold (SkyWindow *self, double threshold);
 
+/* The other parameters and the plane, for scripts, as their controls set
+ * them: clip κ (2 to 10), connectivity (4 or 8), the relative threshold,
+ * a cube's plane (0-based; opens it). A value the control cannot take is
+ * refused with an error dialog and last_error, not clamped. */
+void sky_window_set_kappa (SkyWindow *self, double kappa);
+void sky_window_set_connectivity (SkyWindow *self, int connectivity);
+void sky_window_set_relative (SkyWindow *self, gboolean relative);
+void sky_window_set_plane (SkyWindow *self, gint64 plane);
+
+/* Centres the view on FITS image pixel (x, y), counted from 1 as the
+ * readout shows it, keeping the zoom. */
+void sky_window_pan (SkyWindow *self, double x, double y);
+
 gboolean sky_window_has_image (SkyWindow *self);
 
 /* The view, for scripts: zoom (logical pixels per image pixel), the
@@ -63,6 +76,8 @@ const char *sky_window_get_image_path (SkyWindow *self);
 SkyBackend sky_window_get_backend (SkyWindow *self);
 SkyStep sky_window_get_shown_step (SkyWindow *self);
 double sky_window_get_threshold (SkyWindow *self);
+const SkyParams *sky_window_get_params (SkyWindow *self);   /* what the controls hold */
+gint64 sky_window_get_plane (SkyWindow *self);              /* 0 without an image */
 const char *sky_window_get_catalogue_path (SkyWindow *self);
 const char *sky_window_get_view_path (SkyWindow *self);
 

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Multi-threshold deblending, in the manner SExtractor describes it.
+ *
+ * Each island is cut at nthresh levels spaced exponentially between the
+ * flood level and its peak (in units of the detection rms). Going up the
+ * levels, an island splits where at least two of its parts above a level
+ * each hold more than mincont of the whole island's flux and at least
+ * min_area pixels, and rises at least deblend_sigma (in rms) above that
+ * level: noise on extended emission makes parts with a share of the flux
+ * but not that height, a source on it makes both; each such part is then deblended the same way from the
+ * next level up. The parts that split no further are the cores of the
+ * island's sources; the island's other pixels go to the core they drain
+ * to, visiting pixels from the brightest down (a watershed from the cores).
+ *
+ * Islands are independent, each read from its own box, so they are
+ * deblended in parallel; a tiled run only has to deblend each whole island
+ * once. Afterwards the labels are renumbered in raster order of each
+ * source's first pixel, the order the rest of the pipeline and its tests
+ * rely on. */
+#include "sky-cpu.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a split island leaves for the renumbering: its pixels (image
+ * indices, raster order) and the part each went to (1-based). */
+typedef struct {
+  int64_t npix;
+  int64_t *pixels;
+  int32_t *part;
+  int32_t *label;   /* part -> final label */
+} Split;
+
+typedef struct {
+  const float *snr;
+  int64_t nx, ny;
+  int32_t *labels;
+  int connectivity;
+  int nthresh;
+  double mincont, flood;
+  double prominence;       /* a part's peak rises this much above its level */
+  int64_t min_area;
+  const SkyIslands *islands;
+  int32_t *nsub;           /* per island (0-based): sources it split into */
+  Split *split;            /* per island (0-based) */
+  atomic_int failed;
+} Deblend;
+
+/* One island's working set, in its bounding box. */
+typedef struct {
+  int64_t w, h, npix;
+  int32_t *at;      /* box pixel -> island pixel index, -1 outside */
+  int32_t *where;   /* island pixel -> box pixel */
+  float *val;       /* island pixel -> detection value */
+  int32_t *owner;   /* island pixel -> core (1-based), 0 unassigned */
+  int32_t *mark, *seen;
+  int32_t stamp;
+  int32_t *queue;
+  int32_t ncores;
+  double total;
+  const double *levels;
+  int nlevels;
+  const Deblend *d;
+} Island;
+
+static const int dx8[8] = { 1, -1, 0, 0, 1, 1, -1, -1 };
+static const int dy8[8] = { 0, 0, 1, -1, 1, -1, 1, -1 };
+
+/* The island neighbours of island pixel j into out; returns how many. */
+static int
+neighbours (const Island *is, int32_t j, int32_t *out)
+{
+  int64_t b = is->where[j], x = b % is->w, y = b / is->w;
+  int nn = is->d->connectivity == 8 ? 8 : 4, count = 0;
+
+  for (int k = 0; k < nn; k++)
+    {
+      int64_t xx = x + dx8[k], yy = y + dy8[k];
+      if (xx < 0 || yy < 0 || xx >= is->w || yy >= is->h)
+        continue;
+      int32_t q = is->at[yy * is->w + xx];
+      if (q >= 0)
+        out[count++] = q;
+    }
+  return count;
+}
+
+/* Finds the cores in set[0..count) from level index lev up; writes core
+ * numbers into owner. Returns 0, or -1 when out of memory. */
+static int
+find_cores (Island *is, int32_t *set, int64_t count, int lev)
+{
+  int32_t *comp = malloc ((size_t) count * sizeof *comp);
+  int64_t *comp_start = malloc ((size_t) (count + 1) * sizeof *comp_start);
+  int32_t nb[8];
+  int ret = 0;
+
+  if (comp == NULL || comp_start == NULL)
+    {
+      ret = -1;
+      goto exit;
+    }
+  for (; lev < is->nlevels; lev++)
+    {
+      double t = is->levels[lev];
+      int32_t s = ++is->stamp;
+      int64_t ncomp = 0, used = 0, nsig = 0;
+
+      for (int64_t k = 0; k < count; k++)
+        if (is->val[set[k]] > t)
+          is->mark[set[k]] = s;
+      /* Breadth-first components of the marked pixels, each kept
+       * contiguous in comp. */
+      for (int64_t k = 0; k < count; k++)
+        {
+          int32_t j = set[k];
+          double flux = 0;
+          float top = -INFINITY;
+          int64_t head;
+
+          if (is->mark[j] != s || is->seen[j] == s)
+            continue;
+          comp_start[ncomp] = used;
+          head = used;
+          is->seen[j] = s;
+          comp[used++] = j;
+          while (head < used)
+            {
+              int32_t p = comp[head++];
+              int m = neighbours (is, p, nb);
+              flux += is->val[p];
+              top = is->val[p] > top ? is->val[p] : top;
+              for (int q = 0; q < m; q++)
+                if (is->mark[nb[q]] == s && is->seen[nb[q]] != s)
+                  {
+                    is->seen[nb[q]] = s;
+                    comp[used++] = nb[q];
+                  }
+            }
+          if (flux > is->d->mincont * is->total && used - comp_start[ncomp] >= is->d->min_area
+              && top - t >= is->d->prominence)
+            {
+              /* Significant: keep it in place; others are overwritten. */
+              nsig++;
+              ncomp++;
+            }
+          else
+            used = comp_start[ncomp];
+        }
+      comp_start[ncomp] = used;
+      if (nsig == 0)
+        break;
+      if (nsig == 1)
+        {
+          /* The other parts only shrink at higher levels: only the one
+           * significant part can still split. */
+          memmove (set, comp, (size_t) used * sizeof *set);
+          count = used;
+          continue;
+        }
+      for (int64_t c = 0; c < ncomp && ret == 0; c++)
+        ret = find_cores (is, comp + comp_start[c], comp_start[c + 1] - comp_start[c], lev + 1);
+      goto exit;
+    }
+  /* No further split: this set is one core. */
+  is->ncores++;
+  for (int64_t k = 0; k < count; k++)
+    is->owner[set[k]] = is->ncores;
+
+exit:
+  free (comp);
+  free (comp_start);
+  return ret;
+}
+
+/* A max-heap of island pixels keyed on their value. */
+static void
+heap_push (int32_t *heap, int64_t *n, const float *val, int32_t j)
+{
+  int64_t i = (*n)++;
+  while (i > 0 && val[heap[(i - 1) / 2]] < val[j])
+    {
+      heap[i] = heap[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+  heap[i] = j;
+}
+
+static int32_t
+heap_pop (int32_t *heap, int64_t *n, const float *val)
+{
+  int32_t top = heap[0], last = heap[--(*n)];
+  int64_t i = 0;
+
+  for (;;)
+    {
+      int64_t c = 2 * i + 1;
+      if (c >= *n)
+        break;
+      if (c + 1 < *n && val[heap[c + 1]] > val[heap[c]])
+        c++;
+      if (!(val[heap[c]] > val[last]))
+        break;
+      heap[i] = heap[c];
+      i = c;
+    }
+  heap[i] = last;
+  return top;
+}
+
+/* Gives every island pixel the core it drains to. */
+static void
+watershed (Island *is)
+{
+  int64_t n = 0;
+  int32_t nb[8];
+
+  for (int32_t j = 0; j < is->npix; j++)
+    if (is->owner[j] != 0)
+      heap_push (is->queue, &n, is->val, j);
+  while (n > 0)
+    {
+      int32_t p = heap_pop (is->queue, &n, is->val);
+      int m = neighbours (is, p, nb);
+      for (int q = 0; q < m; q++)
+        if (is->owner[nb[q]] == 0)
+          {
+            is->owner[nb[q]] = is->owner[p];
+            heap_push (is->queue, &n, is->val, nb[q]);
+          }
+    }
+}
+
+static void
+island_task (void *ctx, int task)
+{
+  Deblend *d = ctx;
+  int64_t k = task + 1;
+  const int32_t *box = d->islands->box + 4 * k;
+  Island is = { 0 };
+  double peak = d->islands->peak[k], *levels = NULL;
+  int32_t *set = NULL;
+  int64_t *pixels = NULL;
+
+  is.npix = d->islands->area[k];
+  d->nsub[k - 1] = 1;
+  /* A split needs two parts that each rise prominence above a level over
+   * the flood level, and min_area pixels each. */
+  if (is.npix < 2 * d->min_area || is.npix < 2 || d->nthresh < 2 || is.npix > INT32_MAX
+      || !(peak > d->flood + d->prominence))
+    return;
+  is.w = box[1] - box[0] + 1;
+  is.h = box[3] - box[2] + 1;
+  is.d = d;
+  is.at = malloc ((size_t) (is.w * is.h) * sizeof *is.at);
+  is.where = malloc ((size_t) is.npix * sizeof *is.where);
+  is.val = malloc ((size_t) is.npix * sizeof *is.val);
+  is.owner = calloc ((size_t) is.npix, sizeof *is.owner);
+  is.mark = calloc ((size_t) is.npix, sizeof *is.mark);
+  is.seen = calloc ((size_t) is.npix, sizeof *is.seen);
+  is.queue = malloc ((size_t) is.npix * sizeof *is.queue);
+  set = malloc ((size_t) is.npix * sizeof *set);
+  pixels = malloc ((size_t) is.npix * sizeof *pixels);
+  levels = malloc ((size_t) d->nthresh * sizeof *levels);
+  if (!is.at || !is.where || !is.val || !is.owner || !is.mark || !is.seen || !is.queue || !set
+      || !pixels || !levels)
+    {
+      atomic_store (&d->failed, 1);
+      goto exit;
+    }
+  /* The island's pixels from its box, in raster order. */
+  int32_t j = 0;
+  for (int64_t y = box[2]; y <= box[3]; y++)
+    for (int64_t x = box[0]; x <= box[1]; x++)
+      {
+        int64_t i = y * d->nx + x, b = (y - box[2]) * is.w + (x - box[0]);
+        if (d->labels[i] != (int32_t) k || j >= is.npix)
+          {
+            is.at[b] = -1;
+            continue;
+          }
+        is.at[b] = j;
+        is.where[j] = (int32_t) b;
+        is.val[j] = d->snr[i];
+        is.total += d->snr[i];
+        pixels[j] = i;
+        set[j] = j;
+        j++;
+      }
+  for (int l = 1; l < d->nthresh; l++)
+    levels[l - 1] = d->flood * pow (peak / d->flood, (double) l / d->nthresh);
+  is.levels = levels;
+  is.nlevels = d->nthresh - 1;
+  if (find_cores (&is, set, is.npix, 0) != 0)
+    {
+      atomic_store (&d->failed, 1);
+      goto exit;
+    }
+  if (is.ncores > 1)
+    {
+      watershed (&is);
+      d->nsub[k - 1] = is.ncores;
+      d->split[k - 1].npix = is.npix;
+      d->split[k - 1].pixels = pixels;
+      d->split[k - 1].part = is.owner;
+      pixels = NULL;
+      is.owner = NULL;
+    }
+
+exit:
+  free (is.at);
+  free (is.where);
+  free (is.val);
+  free (is.owner);
+  free (is.mark);
+  free (is.seen);
+  free (is.queue);
+  free (set);
+  free (pixels);
+  free (levels);
+}
+
+/* A final source: the raster index of its first pixel, and which island
+ * and part it is. */
+typedef struct {
+  int64_t first;
+  int64_t island;   /* 1-based */
+  int32_t part;     /* 1-based; 0 for an island that did not split */
+} Source;
+
+static int
+compare_sources (const void *a, const void *b)
+{
+  const Source *x = a, *y = b;
+  return (x->first > y->first) - (x->first < y->first);
+}
+
+typedef struct {
+  int32_t *labels;
+  int64_t nx, ny;
+  const int32_t *renumber;  /* island -> new label, for islands that did not split */
+} Renumber;
+
+#define ROWS_PER_TASK 64
+
+static void
+renumber_task (void *ctx, int task)
+{
+  Renumber *r = ctx;
+  int64_t r0 = (int64_t) task * ROWS_PER_TASK;
+  int64_t r1 = r0 + ROWS_PER_TASK < r->ny ? r0 + ROWS_PER_TASK : r->ny;
+
+  for (int64_t i = r0 * r->nx; i < r1 * r->nx; i++)
+    if (r->labels[i] != 0)
+      r->labels[i] = r->renumber[r->labels[i]];
+}
+
+int
+sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *params,
+                 const SkyIslands *islands, int32_t *labels, int64_t *nlabels, int64_t *nsplit,
+                 uint8_t **deblended)
+{
+  Deblend d = { 0 };
+  int64_t n = islands->n, nout = 0;
+  int32_t *renumber = NULL;
+  uint8_t *flag = NULL;
+  Source *sources = NULL;
+  int ret = SKY_OK;
+
+  *nsplit = 0;
+  *deblended = NULL;
+  *nlabels = n;
+  d.nsub = malloc ((size_t) (n > 0 ? n : 1) * sizeof *d.nsub);
+  d.split = calloc ((size_t) (n > 0 ? n : 1), sizeof *d.split);
+  if (d.nsub == NULL || d.split == NULL)
+    goto oom;
+  d.snr = snr;
+  d.nx = nx;
+  d.ny = ny;
+  d.labels = labels;
+  d.connectivity = params->connectivity;
+  d.nthresh = params->deblend_nthresh;
+  d.mincont = params->deblend_mincont;
+  d.flood = params->flood_sigma;
+  d.prominence = params->deblend_sigma;
+  d.min_area = params->min_area;
+  d.islands = islands;
+  atomic_init (&d.failed, 0);
+  if (n > INT32_MAX)
+    {
+      ret = sky_fail (SKY_ERR_SIZE, "%lld islands are more than labels hold", (long long) n);
+      goto exit;
+    }
+  sky_parallel_for ((int) n, params->nthreads, island_task, &d);
+  if (atomic_load (&d.failed))
+    goto oom;
+
+  for (int64_t k = 0; k < n; k++)
+    {
+      nout += d.nsub[k];
+      *nsplit += d.nsub[k] > 1;
+    }
+  if (nout > INT32_MAX)
+    {
+      ret = sky_fail (SKY_ERR_SIZE, "deblending made %lld sources, more than labels hold",
+                      (long long) nout);
+      goto exit;
+    }
+  flag = calloc ((size_t) nout + 1, 1);
+  if (flag == NULL)
+    goto oom;
+  if (*nsplit > 0)
+    {
+      /* Number the sources in raster order of their first pixels: the
+       * islands' first pixels are known, a split island's parts' first
+       * pixels come from its pixel list (raster order). */
+      int64_t m = 0;
+      sources = malloc ((size_t) nout * sizeof *sources);
+      renumber = calloc ((size_t) n + 1, sizeof *renumber);
+      if (sources == NULL || renumber == NULL)
+        goto oom;
+      for (int64_t k = 1; k <= n; k++)
+        {
+          const Split *sp = &d.split[k - 1];
+          if (d.nsub[k - 1] == 1)
+            {
+              sources[m++] = (Source) { islands->first[k], k, 0 };
+              continue;
+            }
+          for (int32_t part = 1; part <= d.nsub[k - 1]; part++)
+            sources[m + part - 1] = (Source) { INT64_MAX, k, part };
+          for (int64_t p = 0; p < sp->npix; p++)
+            {
+              Source *s = &sources[m + sp->part[p] - 1];
+              s->first = sp->pixels[p] < s->first ? sp->pixels[p] : s->first;
+            }
+          m += d.nsub[k - 1];
+        }
+      qsort (sources, (size_t) nout, sizeof *sources, compare_sources);
+      for (int64_t s = 0; s < nout; s++)
+        if (sources[s].part == 0)
+          renumber[sources[s].island] = (int32_t) (s + 1);
+      {
+        Renumber r = { labels, nx, ny, renumber };
+        sky_parallel_for ((int) ((ny + ROWS_PER_TASK - 1) / ROWS_PER_TASK), params->nthreads,
+                          renumber_task, &r);
+      }
+      /* The split islands' pixels (renumbered to 0 above) get their parts'. */
+      for (int64_t k = 0; k < n; k++)
+        if (d.nsub[k] > 1
+            && (d.split[k].label = malloc ((size_t) (d.nsub[k] + 1) * sizeof (int32_t))) == NULL)
+          goto oom;
+      for (int64_t s = 0; s < nout; s++)
+        if (sources[s].part != 0)
+          {
+            d.split[sources[s].island - 1].label[sources[s].part] = (int32_t) (s + 1);
+            flag[s + 1] = 1;
+          }
+      for (int64_t k = 0; k < n; k++)
+        for (int64_t p = 0; p < d.split[k].npix; p++)
+          labels[d.split[k].pixels[p]] = d.split[k].label[d.split[k].part[p]];
+    }
+  *nlabels = nout;
+  *deblended = flag;
+  flag = NULL;
+  goto exit;
+
+oom:
+  ret = sky_fail (SKY_ERR_MEMORY, "no memory to deblend %lld islands", (long long) n);
+exit:
+  for (int64_t k = 0; d.split != NULL && k < n; k++)
+    {
+      free (d.split[k].pixels);
+      free (d.split[k].part);
+      free (d.split[k].label);
+    }
+  free (d.split);
+  free (d.nsub);
+  free (renumber);
+  free (sources);
+  free (flag);
+  return ret;
+}
