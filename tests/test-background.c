@@ -170,6 +170,98 @@ test_mode_hand_made (void)
   g_assert_cmpfloat (rms, ==, 0.0f);
 }
 
+/* SEP's fill, literally: for every unusable box, every usable box of the
+ * mesh at the least float squared distance, summed in raster order. */
+static void
+plain_fill (int64_t nbx, int64_t nby, const float *back, const float *rms, float *bout,
+            float *rout)
+{
+  for (int64_t py = 0; py < nby; py++)
+    for (int64_t px = 0; px < nbx; px++)
+      {
+        int64_t i = py * nbx + px, nmin = 0;
+        float d2min = 1e30f, val = 0.0f, sval = 0.0f;
+        bout[i] = back[i];
+        rout[i] = rms[i];
+        if ((double) back[i] > -1e30)
+          continue;
+        for (int64_t y = 0; y < nby; y++)
+          for (int64_t x = 0; x < nbx; x++)
+            if ((double) back[y * nbx + x] > -1e30)
+              {
+                float d2 = (float) (x - px) * (float) (x - px) + (float) ((y - py) * (y - py));
+                if (d2 < d2min)
+                  {
+                    val = back[y * nbx + x];
+                    sval = rms[y * nbx + x];
+                    nmin = 1;
+                    d2min = d2;
+                  }
+                else if (d2 == d2min)
+                  {
+                    val += back[y * nbx + x];
+                    sval += rms[y * nbx + x];
+                    nmin++;
+                  }
+              }
+        bout[i] = nmin ? val / (float) nmin : 0.0f;
+        rout[i] = nmin ? sval / (float) nmin : 1.0f;
+      }
+}
+
+/* The fill from a distance transform against SEP's search over the whole
+ * mesh, on random meshes: scattered unusable boxes, large blank blocks,
+ * single usable boxes, none at all. */
+static void
+test_fill_matches_sep_search (void)
+{
+  GRand *rng = g_rand_new_with_seed (g_test_rand_int ());
+  SkyParams p;
+
+  sky_params_init (&p);
+  p.bkg_box = 4;
+  for (int trial = 0; trial < 400; trial++)
+    {
+      SkyBackgroundMesh m;
+      int64_t nbx = g_rand_int_range (rng, 1, 45), nby = g_rand_int_range (rng, 1, 45), nb;
+      double density = g_rand_double_range (rng, 0.0, 1.0);
+      float *b1, *r1, *b2, *r2;
+
+      g_assert_cmpint (sky_background_mesh_init (&m, nbx * 4, nby * 4, &p), ==, SKY_OK);
+      nb = nbx * nby;
+      for (int64_t i = 0; i < nb; i++)
+        {
+          int bad = g_rand_double (rng) < density;
+          m.back[i] = bad ? -1e30f : (float) g_rand_double_range (rng, -5, 5);
+          m.rms[i] = bad ? -1e30f : (float) g_rand_double_range (rng, 0.1, 3);
+        }
+      if (trial % 3 == 0) /* a large blank block */
+        for (int64_t y = nby / 4; y < nby; y++)
+          for (int64_t x = 0; x < 3 * nbx / 4; x++)
+            m.back[y * nbx + x] = m.rms[y * nbx + x] = -1e30f;
+      if (trial % 5 == 0) /* only one usable box */
+        {
+          for (int64_t i = 0; i < nb; i++)
+            m.back[i] = m.rms[i] = -1e30f;
+          m.back[g_rand_int_range (rng, 0, (int) nb)] = 1.5f;
+        }
+      b1 = g_new (float, nb);
+      r1 = g_new (float, nb);
+      b2 = g_new (float, nb);
+      r2 = g_new (float, nb);
+      g_assert_cmpint (sky_background_fill_bad (&m, b1, r1), ==, SKY_OK);
+      plain_fill (nbx, nby, m.back, m.rms, b2, r2);
+      g_assert_cmpmem (b1, nb * sizeof (float), b2, nb * sizeof (float));
+      g_assert_cmpmem (r1, nb * sizeof (float), r2, nb * sizeof (float));
+      g_free (b1);
+      g_free (r1);
+      g_free (b2);
+      g_free (r2);
+      sky_background_mesh_clear (&m);
+    }
+  g_rand_free (rng);
+}
+
 /* ------------------------------------------------------------- the maps */
 
 static void
@@ -500,6 +592,7 @@ main (int argc, char **argv)
   g_test_add_func ("/background/box-statistics", test_box_statistics);
   g_test_add_func ("/background/spline/linear-mesh", test_spline_linear_mesh);
   g_test_add_func ("/background/blank-boxes", test_blank_boxes);
+  g_test_add_func ("/background/fill/matches-sep-search", test_fill_matches_sep_search);
   g_test_add_func ("/background/median-filter", test_median_filter);
   g_test_add_func ("/background/threads-and-tiles", test_threads_and_tiles);
   g_test_add_func ("/background/small-shapes", test_small_shapes);

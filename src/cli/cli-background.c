@@ -197,6 +197,38 @@ write_json (const BackgroundArgs *a, const SkyImage *img, const SkyBackgroundMes
   return ret;
 }
 
+/* The image's NAXIS, from its header cards (2 when absent). */
+static int
+header_naxis (const SkyImage *img)
+{
+  for (int i = 0; img->header != NULL && i < img->nheader_cards; i++)
+    {
+      const char *card = img->header + 80 * (size_t) i;
+      if (strncmp (card, "NAXIS   =", 9) == 0)
+        return atoi (card + 10);
+    }
+  return 2;
+}
+
+/* A map as float32 FITS under the image's header (its WCS, unit, beam). */
+static int
+write_map (const char *path, const SkyImage *img, const SkyBackgroundMesh *mesh,
+           const char *what, const float *data)
+{
+  char line[72];
+  const char *history[1] = { line };
+  SkyPlaneHeader h = { 0 };
+
+  snprintf (line, sizeof line, "skysift %s map: SEP's mesh, box %d, filter %d", what,
+            mesh->box, mesh->filter);
+  h.cards = img->header;
+  h.ncards = img->nheader_cards;
+  h.source_naxis = header_naxis (img);
+  h.history = history;
+  h.nhistory = 1;
+  return sky_fits_write_plane_with_header (path, img->nx, img->ny, -32, data, &h);
+}
+
 int
 cli_background (int argc, char **argv)
 {
@@ -270,12 +302,8 @@ cli_background (int argc, char **argv)
     }
   median = median_times (times, times + a.repeat, times + 2 * a.repeat, a.repeat);
 
-  if (a.out_bkg != NULL && sky_fits_write_map (a.out_bkg, &img, back) != SKY_OK)
-    {
-      cli_error ("%s", sky_last_error ());
-      goto exit;
-    }
-  if (a.out_rms != NULL && sky_fits_write_map (a.out_rms, &img, rms) != SKY_OK)
+  if ((a.out_bkg != NULL && write_map (a.out_bkg, &img, &mesh, "background", back) != SKY_OK)
+      || (a.out_rms != NULL && write_map (a.out_rms, &img, &mesh, "rms", rms) != SKY_OK))
     {
       cli_error ("%s", sky_last_error ());
       goto exit;

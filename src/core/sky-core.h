@@ -716,12 +716,6 @@ void sky_convolution_demo_clear (SkyConvolutionDemo *d);
 int sky_fits_write_plane (const char *path, int64_t nx, int64_t ny, int bitpix,
                           const void *data);
 
-/* Writes data (like->nx x like->ny floats) as a float32 FITS image under
- * like's header cards (its WCS, unit, beam...; the cards that describe the
- * original layout are left out), atomically: a map made from like, such as
- * its background or rms. */
-int sky_fits_write_map (const char *path, const SkyImage *like, const float *data);
-
 /* One keyword to add: text, or else value (a number). */
 typedef struct SkyFitsKey {
   const char *name;

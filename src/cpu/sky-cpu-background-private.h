@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "sky-cpu.h"
+
 #define SKY_BACKGROUND_MAX_LEVELS 4096 /* histogram bins of a box at most */
 
 /* Work space of one box's estimate: prefix sums over its occupied bins. */
@@ -21,5 +23,10 @@ typedef struct SkyHistogramWork {
 void sky_background_histogram_mode (const int32_t *histo, int nlevels, float qzero,
                                     float qscale, float box_mean, SkyHistogramWork *work,
                                     float *back, float *rms);
+
+/* Fills the unusable boxes of an unfinished mesh (raw statistics, -1e30
+ * where unusable) into back_out and rms_out (nbx * nby each; usable boxes
+ * are copied): the mean of the usable boxes nearest to each, as SEP. */
+int sky_background_fill_bad (const SkyBackgroundMesh *mesh, float *back_out, float *rms_out);
 
 #endif

@@ -407,51 +407,6 @@ sky_background_mesh_clear (SkyBackgroundMesh *mesh)
   memset (mesh, 0, sizeof *mesh);
 }
 
-/* An unusable box takes the mean of the usable boxes nearest to it (every
- * one at the least distance, summed in raster order as SEP does), or 0 and
- * rms 1 when there is none. Rings of growing radius find the least
- * distance without visiting the whole mesh for every box. */
-static void
-fill_bad_box (const SkyBackgroundMesh *m, const float *back, const float *rms, int64_t px,
-              int64_t py, float *back_out, float *rms_out)
-{
-  int64_t rmax = m->nbx > m->nby ? m->nbx : m->nby;
-  float d2min = 1e30f, val = 0.0f, sval = 0.0f;
-  int64_t nmin = 0, r;
-
-  for (r = 1; r <= rmax && !((float) r * (float) r > d2min); r++)
-    for (int64_t y = py - r; y <= py + r; y++)
-      {
-        if (y < 0 || y >= m->nby)
-          continue;
-        int64_t xstep = (y == py - r || y == py + r) ? 1 : 2 * r;
-        for (int64_t x = px - r; x <= px + r; x += xstep)
-          {
-            if (x < 0 || x >= m->nbx || is_bad (back[y * m->nbx + x]))
-              continue;
-            float d2 = (float) (x - px) * (float) (x - px) + (float) ((y - py) * (y - py));
-            if (d2 < d2min)
-              d2min = d2;
-          }
-      }
-  if (d2min < 1e30f)
-    for (int64_t y = py - r; y <= py + r; y++)
-      for (int64_t x = px - r; x <= px + r; x++)
-        {
-          if (y < 0 || y >= m->nby || x < 0 || x >= m->nbx || is_bad (back[y * m->nbx + x]))
-            continue;
-          float d2 = (float) (x - px) * (float) (x - px) + (float) ((y - py) * (y - py));
-          if (d2 == d2min)
-            {
-              val += back[y * m->nbx + x];
-              sval += rms[y * m->nbx + x];
-              nmin++;
-            }
-        }
-  *back_out = nmin ? val / (float) nmin : 0.0f;
-  *rms_out = nmin ? sval / (float) nmin : 1.0f;
-}
-
 static int
 compare_float (const void *a, const void *b)
 {
@@ -612,22 +567,8 @@ sky_background_mesh_finish (SkyBackgroundMesh *m, int nthreads)
   m->nbad = 0;
   for (int64_t i = 0; i < nb; i++)
     m->nbad += is_bad (m->back[i]);
-  for (int64_t i = 0; i < nb; i++)
-    {
-      back2[i] = m->back[i];
-      rms2[i] = m->rms[i];
-      if (!is_bad (m->back[i]))
-        continue;
-      /* With no usable box at all the search would visit the whole mesh
-       * for every box: its answer is known. */
-      if (m->nbad == nb)
-        {
-          back2[i] = 0.0f;
-          rms2[i] = 1.0f;
-        }
-      else
-        fill_bad_box (m, m->back, m->rms, i % m->nbx, i / m->nbx, &back2[i], &rms2[i]);
-    }
+  if ((ret = sky_background_fill_bad (m, back2, rms2)) != SKY_OK)
+    goto exit;
 
   f.ntasks = (nthreads <= 0 ? sky_default_threads () : nthreads) * 4;
   if (f.ntasks > m->nby)
