@@ -256,6 +256,12 @@ typedef struct SkyGpuTimes {
   double download;      /* statistics and catalogue (mask, labels if asked) */
   double kernels;       /* the steps, first kernel start to last end */
   double total;         /* upload start to download end, host waits included */
+  /* How the figures above were taken: the best of `runs` runs after one
+   * untimed warm-up run (sky_gpu_run_best), or 0: one run, cold or not. */
+  int runs;
+  /* The mask and labels brought home for a display after the timed runs,
+   * DMA into page-locked memory; in no figure above (-1: none came). */
+  double outputs;
 } SkyGpuTimes;
 
 /* ------------------------------------------------------------------ result */
