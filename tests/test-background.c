@@ -467,6 +467,35 @@ test_median_filter (void)
 /* A noisy field with a gradient and sources: the maps do not depend on the
  * thread count, and a run in tiles (box rows one by one, the maps in bands
  * of rows) is the whole-image run to the bit. */
+/* The interpolator on random rows and column ranges, among them single
+ * columns and whole rows, gives the whole maps' floats exactly. */
+static void
+check_interpolator (const SkyBackgroundMesh *m, const float *back, const float *rms,
+                    GRand *rng)
+{
+  SkyBackgroundInterp bi;
+  float *b = g_new (float, m->nx), *r = g_new (float, m->nx);
+
+  g_assert_cmpint (sky_background_interp_init (&bi, m), ==, SKY_OK);
+  for (int k = 0; k < 300; k++)
+    {
+      int64_t y = g_rand_int_range (rng, 0, (int) m->ny);
+      int64_t x0 = g_rand_int_range (rng, 0, (int) m->nx);
+      int64_t x1 = k % 3 == 0 ? x0 + 1 : g_rand_int_range (rng, (int) x0 + 1, (int) m->nx + 1);
+      if (k % 10 == 0)
+        x0 = 0, x1 = m->nx;
+      sky_background_interp_row (&bi, y, x0, x1, b, k % 5 == 0 ? NULL : r);
+      g_assert_cmpmem (b, (x1 - x0) * sizeof (float), back + y * m->nx + x0,
+                       (x1 - x0) * sizeof (float));
+      if (k % 5 != 0)
+        g_assert_cmpmem (r, (x1 - x0) * sizeof (float), rms + y * m->nx + x0,
+                         (x1 - x0) * sizeof (float));
+    }
+  sky_background_interp_clear (&bi);
+  g_free (b);
+  g_free (r);
+}
+
 static void
 test_threads_and_tiles (void)
 {
@@ -526,6 +555,7 @@ test_threads_and_tiles (void)
   g_assert_cmpmem (back, img.nx * img.ny * sizeof (float), back1, img.nx * img.ny * sizeof (float));
   g_assert_cmpmem (rms, img.nx * img.ny * sizeof (float), rms1, img.nx * img.ny * sizeof (float));
   g_assert_cmpint (sky_cpu_background_rows (&m, 150, 8, 1, back, rms), ==, SKY_ERR_ARGUMENT);
+  check_interpolator (&m, back1, rms1, rng);
 
   sky_background_mesh_clear (&m);
   g_free (back);
@@ -554,6 +584,14 @@ test_small_shapes (void)
       maps (&img, 32, 3, 2, &back, &rms);
       for (int64_t i = 0; i < img.nx * img.ny; i++)
         g_assert_true (isfinite (back[i]) && isfinite (rms[i]));
+      SkyParams p;
+      SkyBackgroundMesh m;
+      sky_params_init (&p);
+      p.bkg_box = 32;
+      p.bkg_filter = 3;
+      g_assert_cmpint (sky_cpu_background_mesh (&img, &p, 1, &m), ==, SKY_OK);
+      check_interpolator (&m, back, rms, rng);
+      sky_background_mesh_clear (&m);
       g_free (back);
       g_free (rms);
       sky_image_clear (&img);

@@ -212,6 +212,9 @@ FUZZ_FINDINGS = [
     ("zero tile size, gzipped", "compressed-zero-tile.fits.gz"),
     # A header made cfitsio ask for an impossible allocation.
     ("impossible allocation", "impossible-allocation.fits"),
+    # A gzip trailer of zeros on 12 KB made cfitsio allocate 4 GiB to
+    # inflate it into (it takes a size below the file's to have wrapped).
+    ("gzip trailer asking 4 GiB", "gzip-trailer-4gib.fits.gz"),
 ]
 
 

@@ -172,6 +172,27 @@ class Suite:
             print(f"# {name}: {lines[0]}")
         assert "truncated" in run("find", plain, ok=False).stderr
 
+    def test_gzip_trailer(self):
+        """A gzip trailer promising more than the stream can hold (cfitsio
+        would size its buffer from it: 4 GiB for a zero trailer on a file
+        over 10 KB) is refused as damaged before anything is allocated; the
+        same file with its true trailer loads."""
+        with open(shared("1904-66_SIN.fits"), "rb") as f:
+            packed = gzip.compress(f.read())
+        good = self.path("trailer-good.fits.gz")
+        with open(good, "wb") as f:
+            f.write(packed)
+        run("find", good)
+        for name, trailer in (("trailer-zero.fits.gz", b"\0\0\0\0"),
+                              ("trailer-huge.fits.gz", b"\xff\xff\xff\xff")):
+            with open(self.path(name), "wb") as f:
+                f.write(packed[:-4] + trailer)
+            proc = run("find", self.path(name), ok=False)
+            assert proc.returncode == 1, f"{name}: exit {proc.returncode}"
+            assert name in proc.stderr and "damaged gzip" in proc.stderr, \
+                f"{name}: {proc.stderr!r}"
+            print(f"# {name}: {proc.stderr.strip()}")
+
     # ----------------------------------------------------------- out
 
     def outputs_of(self, image, method="global"):
@@ -352,6 +373,8 @@ def main():
               "file's", s.test_real_gz, path)
         t("in: a header promising more data than the file holds is refused, plain or gzipped",
           s.test_lying_headers)
+        t("in: a gzip trailer promising more than its stream can hold is refused as damaged",
+          s.test_gzip_trailer)
         for method in ("global", "local"):
             t(f"out: every shared image's VOTable ({method} method) passes astropy "
               "votable.parse(verify='exception')", s.test_votable_verify, method)

@@ -239,6 +239,7 @@ test_measure_local_hand_made (void)
   int32_t *labels = g_new (int32_t, n);
   uint8_t *mask = g_new (uint8_t, n);
   SkyCatalogue cat;
+  SkyLocalMaps maps;
   int64_t nl;
 
   /* A Gaussian at (9.3, 8.6) off the edge, one cut by the left edge, and
@@ -266,8 +267,9 @@ test_measure_local_hand_made (void)
                    SKY_OK);
   g_assert_cmpint (nl, ==, 3);
   g_assert_cmpint (sky_cpu_measure (&residual, labels, nl, 1, &cat), ==, SKY_OK);
-  g_assert_cmpint (sky_cpu_measure_local (&img, residual.pixels, bkg, rms, snr, labels, 5, 0,
-                                          NULL, &cat, 2), ==, SKY_OK);
+  maps = (SkyLocalMaps) { nx, bkg, rms, NULL };
+  g_assert_cmpint (sky_cpu_measure_local (&img, &maps, snr, labels, 5, 0, NULL, &cat, 2), ==,
+                   SKY_OK);
   for (int64_t k = 0; k < 3; k++)
     {
       int64_t npix = cat.npix[k];
@@ -308,6 +310,7 @@ test_windowed_centroid_point_on_blob (void)
   uint8_t *mask = g_new (uint8_t, n);
   SkyImage img;
   SkyCatalogue cat;
+  SkyLocalMaps maps;
 
   add_gauss (pix, nx, ny, 30.4, 32.2, 40, 1.6);
   add_gauss (pix, nx, ny, 38, 32, 15, 7);
@@ -318,8 +321,9 @@ test_windowed_centroid_point_on_blob (void)
                    SKY_OK);
   g_assert_cmpint (nl, ==, 1);
   g_assert_cmpint (sky_cpu_measure (&img, labels, nl, 1, &cat), ==, SKY_OK);
-  g_assert_cmpint (sky_cpu_measure_local (&img, img.pixels, zero, rms, pix, labels, 5, 0, NULL,
-                                          &cat, 1), ==, SKY_OK);
+  maps = (SkyLocalMaps) { nx, zero, rms, NULL };
+  g_assert_cmpint (sky_cpu_measure_local (&img, &maps, pix, labels, 5, 0, NULL, &cat, 1), ==,
+                   SKY_OK);
   g_assert_cmpfloat (fabs (cat.x[0] - 30.4), >, 3);
   g_assert_cmpfloat (fabs (cat.x_win[0] - 30.4), <, 0.5);
   g_assert_cmpfloat (fabs (cat.y_win[0] - 32.2), <, 0.5);

@@ -274,6 +274,7 @@ typedef struct {
   int runs;
   int flip_mask_pixel;
   int last_keep;
+  int last_repeat;
 } FakeGpu;
 
 static int
@@ -285,16 +286,16 @@ fake_available (void *data, char *why, size_t size)
 }
 
 static int
-failing_run (void *data, const SkyImage *img, const SkyParams *params, int keep, SkyResult *res,
-             SkyGpuTimes *times)
+failing_run (void *data, const SkyImage *img, const SkyParams *params, int keep, int repeat,
+             SkyResult *res, SkyGpuTimes *times)
 {
-  (void) img, (void) params, (void) keep, (void) res, (void) times;
+  (void) img, (void) params, (void) keep, (void) repeat, (void) res, (void) times;
   ((FakeGpu *) data)->runs++;
   return sky_fail (SKY_ERR_UNAVAILABLE, "cudaMemcpyAsync: an illegal instruction (fake)");
 }
 
 static int
-cpu_as_gpu_run (void *data, const SkyImage *img, const SkyParams *params, int keep,
+cpu_as_gpu_run (void *data, const SkyImage *img, const SkyParams *params, int keep, int repeat,
                 SkyResult *res, SkyGpuTimes *times)
 {
   FakeGpu *fake = data;
@@ -302,6 +303,7 @@ cpu_as_gpu_run (void *data, const SkyImage *img, const SkyParams *params, int ke
 
   fake->runs++;
   fake->last_keep = keep;
+  fake->last_repeat = repeat;
   if (ret == SKY_OK && fake->flip_mask_pixel)
     res->mask[0] ^= 1;
   times->upload = 1;
@@ -312,6 +314,8 @@ cpu_as_gpu_run (void *data, const SkyImage *img, const SkyParams *params, int ke
   times->download = 6;
   times->kernels = 14;
   times->total = 21;
+  times->runs = repeat;
+  times->outputs = 7;    /* the mask and labels for the view: in no figure */
   return ret;
 }
 
@@ -379,6 +383,12 @@ test_gpu_fill_and_check (void)
   req = request (&img, &params, SKY_BACKEND_GPU, SKY_STEP_MEASURE, NULL, &gpu);
   run_ok (&req, &st);
   g_assert_true (fake.last_keep);
+  /* Timed as skysift-cli find --repeat 10 is, unless the request says;
+   * the download of the mask and labels for the view is kept apart. */
+  g_assert_cmpint (fake.last_repeat, ==, SKY_RUN_GPU_REPEAT);
+  g_assert_cmpint (SKY_RUN_GPU_REPEAT, ==, 10);
+  g_assert_cmpint (st.gpu_times.runs, ==, 10);
+  g_assert_cmpfloat (st.gpu_times.outputs, ==, 7);
   g_assert_null (st.gpu_fault);
   g_assert_true (st.has_gpu);
   g_assert_cmpint (st.done, ==, SKY_STEP_MEASURE);
@@ -394,8 +404,11 @@ test_gpu_fill_and_check (void)
 
   /* Both, up to label: the steps done are compared, measure is not. */
   req = request (&img, &params, SKY_BACKEND_BOTH, SKY_STEP_LABEL, NULL, &gpu);
+  req.gpu_repeat = 3;
   run_ok (&req, &st);
   g_assert_false (fake.last_keep);
+  g_assert_cmpint (fake.last_repeat, ==, 3);
+  g_assert_cmpfloat (st.gpu_total.ms[SKY_STEP_LABEL], ==, 4);
   g_assert_cmpint (st.done, ==, SKY_STEP_LABEL);
   g_assert_true (st.agree[SKY_STEP_CLIP] && st.agree[SKY_STEP_SEGMENT] && st.agree[SKY_STEP_LABEL]);
   g_assert_false (st.agree[SKY_STEP_MEASURE]);

@@ -11,7 +11,7 @@ from taplib import Tap  # noqa: E402
 ROOT = os.environ.get("SKYSIFT_SOURCE_ROOT",
                       os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPDX = "SPDX-License-Identifier: GPL-3.0-or-later"
-FOLDERS = ["src", "tests", "bench", "scripts", ".ci"]
+FOLDERS = ["src", "tests", "bench", "scripts", ".ci", "python", "examples"]
 SKIPPED = {os.path.join("tests", "fuzz", "corpus"), os.path.join("tests", "fuzz", "crashes"),
            os.path.join("bench", "results")}
 

@@ -536,6 +536,11 @@ test_pipeline_gpu (void)
       g_assert_true (both->agree[s]);
     }
   g_assert_cmpfloat (both->gpu_total.total, >=, both->gpu_kernel.total);
+  /* Timed as skysift-cli find --repeat 10 is: a warm-up, the best of 10,
+   * the statistics and catalogue's download in the figures and the mask
+   * and labels' (five bytes a pixel) apart, after them. */
+  g_assert_cmpint (both->stages.gpu_times.runs, ==, SKY_RUN_GPU_REPEAT);
+  g_assert_cmpfloat (both->stages.gpu_times.outputs, >, both->stages.gpu_times.download);
   g_test_message ("512 x 512, ms: CPU %.3f; GPU kernels %.3f (clip %.3f segment %.3f label %.3f "
                   "measure %.3f), with transfers %.3f", both->cpu.total, both->gpu_kernel.total,
                   both->gpu_kernel.ms[SKY_STEP_CLIP], both->gpu_kernel.ms[SKY_STEP_SEGMENT],
@@ -549,7 +554,34 @@ test_pipeline_gpu (void)
   g_assert_cmpint (gpu->done, ==, SKY_STEP_MEASURE);
   g_assert_nonnull (gpu->labels);
   g_assert_false (gpu->cpu.total > 0);   /* nothing ran on the CPU */
+  g_assert_cmpint (gpu->stages.gpu_times.runs, ==, SKY_RUN_GPU_REPEAT);
+  g_assert_cmpfloat (gpu->stages.gpu_times.outputs, >, gpu->stages.gpu_times.download);
+  g_test_message ("512 x 512 GPU alone, best of %d, ms: kernels %.3f, with transfers %.3f; "
+                  "mask and labels for the view %.3f", gpu->stages.gpu_times.runs,
+                  gpu->gpu_kernel.total, gpu->gpu_total.total, gpu->stages.gpu_times.outputs);
   assert_same_as_cpu (gpu, &params, FALSE);
+}
+
+/* The panel says what the GPU's figures are: the best of N after a
+ * warm-up, or one run; the view's download of the mask and labels apart. */
+static void
+test_pipeline_gpu_caption (void)
+{
+  SkyGpuTimes t = { 0 };
+  g_autofree char *best = NULL, *one = NULL;
+
+  t.runs = 10;
+  t.outputs = 0.83;
+  best = sky_run_describe_gpu (&t);
+  g_assert_nonnull (strstr (best, "best of 10 runs after a warm-up run"));
+  g_assert_nonnull (strstr (best, "page-locked"));
+  g_assert_nonnull (strstr (best, "mask and labels for the view came down after them in 0.83 ms"));
+  t.runs = 0;
+  t.outputs = -1;
+  one = sky_run_describe_gpu (&t);
+  g_assert_nonnull (strstr (one, "one run"));
+  g_assert_null (strstr (one, "best of"));
+  g_assert_null (strstr (one, "mask and labels"));
 }
 
 /* A GPU that cannot run (none here; elsewhere, one held under a device
@@ -689,6 +721,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/pipeline/cancel", test_pipeline_cancel);
   g_test_add_func ("/ui/pipeline/bad-params", test_pipeline_bad_params);
   g_test_add_func ("/ui/pipeline/gpu", test_pipeline_gpu);
+  g_test_add_func ("/ui/pipeline/gpu-caption", test_pipeline_gpu_caption);
   g_test_add_func ("/ui/pipeline/gpu-fault", test_pipeline_gpu_fault);
   return g_test_run ();
 }

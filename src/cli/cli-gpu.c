@@ -26,17 +26,11 @@ cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const Sk
    * through a pinned staging copy, which costs host time, not device time. */
   run->pinned = sky_gpu_pin (img) == SKY_OK;
 
-  for (int r = 0; r < repeat; r++)
+  /* One warm-up run, then the best of the repeats: the app's way too. */
+  if (sky_gpu_run_best (gpu, img, params, 0, repeat, &run->res, &run->times) != SKY_OK)
     {
-      if (sky_gpu_run_on (gpu, img, params, 0, &run->res, &t) != SKY_OK)
-        {
-          cli_error ("%s: GPU: %s", img->path ? img->path : "image", sky_last_error ());
-          goto exit;
-        }
-      if (r == 0)
-        run->times = t;
-      else
-        sky_gpu_times_min (&run->times, &t);
+      cli_error ("%s: GPU: %s", img->path ? img->path : "image", sky_last_error ());
+      goto exit;
     }
   if (cpu != NULL)
     {
@@ -77,7 +71,7 @@ cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat)
   const SkyStep *steps;
   int nsteps = sky_method_steps (run->res.method, &steps);
 
-  printf ("gpu (ms%s): upload %.3f (%s)", repeat > 1 ? ", best of repeats" : "", t->upload,
+  printf ("gpu (ms, best of %d after a warm-up run): upload %.3f (%s)", repeat, t->upload,
           run->pinned ? "pinned" : "via pinned staging");
   for (int k = 0; k < nsteps; k++)
     printf (", %s %.3f", sky_step_name (steps[k]), t->ms[steps[k]]);
@@ -119,9 +113,10 @@ cli_gpu_print_table (const CliGpuRun *run, const SkyResult *cpu, const SkyImage 
   const SkyStep *steps;
   int nsteps = sky_method_steps (cpu->method, &steps);
 
-  printf ("cpu and gpu, ms%s (gpu from device events; the upload, from %s memory, counts\n"
-          "with clip and the download with measure)\n",
-          repeat > 1 ? ", best of repeats" : "", run->pinned ? "page-locked" : "staged pinned");
+  printf ("cpu and gpu, ms, best of %d (gpu from device events after a warm-up run; the upload,\n"
+          "from %s memory, counts with clip and the download of the statistics and catalogue\n"
+          "with measure)\n",
+          repeat, run->pinned ? "page-locked" : "staged pinned");
   printf ("  %-11s %11s %11s %11s %9s %9s\n", "step", "cpu", "gpu kernels", "gpu+xfer",
           "speedup", "w/ xfer");
   for (int k = 0; k < nsteps; k++)

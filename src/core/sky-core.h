@@ -256,6 +256,12 @@ typedef struct SkyGpuTimes {
   double download;      /* statistics and catalogue (mask, labels if asked) */
   double kernels;       /* the steps, first kernel start to last end */
   double total;         /* upload start to download end, host waits included */
+  /* How the figures above were taken: the best of `runs` runs after one
+   * untimed warm-up run (sky_gpu_run_best), or 0: one run, cold or not. */
+  int runs;
+  /* The mask and labels brought home for a display after the timed runs,
+   * DMA into page-locked memory; in no figure above (-1: none came). */
+  double outputs;
 } SkyGpuTimes;
 
 /* ------------------------------------------------------------------ result */
@@ -767,8 +773,8 @@ void *sky_alloc_large (size_t size);
 void sky_parallel_for (int ntasks, int nthreads, void (*fn) (void *ctx, int task), void *ctx);
 
 /* Bands of whole rows as sky_parallel_for's tasks: how many bands of
- * rows_per_task rows cover ny rows, and the pixels [*i0, *i1) of band task
- * in an image nx pixels wide (the last band may be short). */
+ * rows_per_task rows cover ny rows, and the rows [*r0, *r1) of band task
+ * (the last band may be short). */
 static inline int
 sky_row_bands (int64_t ny, int rows_per_task)
 {
@@ -776,13 +782,10 @@ sky_row_bands (int64_t ny, int rows_per_task)
 }
 
 static inline void
-sky_row_band (int task, int rows_per_task, int64_t nx, int64_t ny, int64_t *i0, int64_t *i1)
+sky_row_band (int task, int rows_per_task, int64_t ny, int64_t *r0, int64_t *r1)
 {
-  int64_t r0 = (int64_t) task * rows_per_task;
-  int64_t r1 = r0 + rows_per_task < ny ? r0 + rows_per_task : ny;
-
-  *i0 = r0 * nx;
-  *i1 = r1 * nx;
+  *r0 = (int64_t) task * rows_per_task;
+  *r1 = *r0 + rows_per_task < ny ? *r0 + rows_per_task : ny;
 }
 
 /* Threads that sky_parallel_for uses for nthreads = 0: SKYSIFT_THREADS if

@@ -20,26 +20,27 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Where each column of pixels falls: its interval (left node) and offset. */
-typedef struct {
-  int64_t *start;   /* nbx + 1 entries: first column of each interval */
-  float *dx, *cdx;  /* offset from the left node, and 1 - offset */
-  float *ax, *bx;   /* cdx^2 - 1 and dx^2 - 1 */
-} Columns;
+typedef SkyBackgroundInterp Columns;
 
-static void
-columns_clear (Columns *c)
+static void row_nodes (const SkyBackgroundMesh *m, const float *values, const float *dvalues,
+                       int64_t y, float *node, float *dnode, float *u);
+
+void
+sky_background_interp_clear (SkyBackgroundInterp *c)
 {
   free (c->start);
   free (c->dx);
   free (c->cdx);
   free (c->ax);
   free (c->bx);
+  free (c->nodes);
+  memset (c, 0, sizeof *c);
 }
 
 static int
-columns_init (Columns *c, const SkyBackgroundMesh *m)
+columns_init (SkyBackgroundInterp *c, const SkyBackgroundMesh *m)
 {
   const int box = m->box;
   const float xstep = (float) (1.0 / box);
@@ -48,6 +49,7 @@ columns_init (Columns *c, const SkyBackgroundMesh *m)
   float dx = (xstep - 1) / 2;
   int64_t node = 0, xbox = 0, i = 0;
 
+  memset (c, 0, sizeof *c);
   c->start = calloc ((size_t) m->nbx + 1, sizeof *c->start);
   c->dx = malloc ((size_t) m->nx * sizeof (float));
   c->cdx = malloc ((size_t) m->nx * sizeof (float));
@@ -55,7 +57,7 @@ columns_init (Columns *c, const SkyBackgroundMesh *m)
   c->bx = malloc ((size_t) m->nx * sizeof (float));
   if (!c->start || !c->dx || !c->cdx || !c->ax || !c->bx)
     {
-      columns_clear (c);
+      sky_background_interp_clear (c);
       return sky_fail (SKY_ERR_MEMORY, "no memory for the background spline of %lld columns",
                        (long long) m->nx);
     }
@@ -80,6 +82,35 @@ columns_init (Columns *c, const SkyBackgroundMesh *m)
     }
   for (int64_t k = node + 1; k <= m->nbx; k++)
     c->start[k] = m->nx;
+  c->mesh = m;
+  return SKY_OK;
+}
+
+int
+sky_background_interp_init (SkyBackgroundInterp *c, const SkyBackgroundMesh *m)
+{
+  const int64_t nbx = m->nbx;
+  float *u;
+  int ret = columns_init (c, m);
+
+  if (ret != SKY_OK)
+    return ret;
+  c->nodes = malloc ((size_t) (4 * nbx * m->ny) * sizeof *c->nodes);
+  u = malloc ((size_t) nbx * sizeof *u);
+  if (c->nodes == NULL || u == NULL)
+    {
+      free (u);
+      sky_background_interp_clear (c);
+      return sky_fail (SKY_ERR_MEMORY, "no memory for the background spline of %lld rows",
+                       (long long) m->ny);
+    }
+  for (int64_t y = 0; y < m->ny; y++)
+    {
+      float *nodes = c->nodes + 4 * nbx * y;
+      row_nodes (m, m->back, m->dback, y, nodes, nodes + nbx, u);
+      row_nodes (m, m->rms, m->drms, y, nodes + 2 * nbx, nodes + 3 * nbx, u);
+    }
+  free (u);
   return SKY_OK;
 }
 
@@ -92,70 +123,103 @@ typedef struct {
   atomic_int failed;
 } Render;
 
-/* One row of one map: values and second derivatives of the mesh at this
- * row (node, dnode), then the row's spline evaluated column by column. */
+/* The values and second derivatives of one map's spline along row y:
+ * the column splines evaluated at the row (node), then the natural spline
+ * through them (dnode); u is scratch. All nbx floats. */
 static void
-render_row (const Render *r, const float *values, const float *dvalues, int64_t y, float *node,
-            float *dnode, float *u, float *line)
+row_nodes (const SkyBackgroundMesh *m, const float *values, const float *dvalues, int64_t y,
+           float *node, float *dnode, float *u)
 {
-  const SkyBackgroundMesh *m = r->mesh;
   const int64_t nbx = m->nbx, nby = m->nby;
-  const Columns *c = r->cols;
 
-  if (nby > 1)
-    {
-      float dy = (float) y / (float) m->box - 0.5;
-      int64_t yl = (int64_t) dy;
-      dy -= (float) yl;
-      if (yl >= nby - 1)
-        {
-          yl = nby - 2;
-          dy += 1.0f;
-        }
-      const float cdy = 1 - dy, dy3 = dy * dy * dy - dy, cdy3 = cdy * cdy * cdy - cdy;
-      const float *blo = values + yl * nbx, *bhi = blo + nbx;
-      const float *dblo = dvalues + yl * nbx, *dbhi = dblo + nbx;
-      for (int64_t x = 0; x < nbx; x++)
-        node[x] = cdy * blo[x] + dy * bhi[x] + cdy3 * dblo[x] + dy3 * dbhi[x];
-
-      dnode[0] = 0.0f;
-      if (nbx > 1)
-        {
-          u[0] = 0.0f;
-          for (int64_t x = 1; x < nbx - 1; x++)
-            {
-              float t = -1.0f / (dnode[x - 1] + 4.0f);
-              dnode[x] = t;
-              t *= u[x - 1] - 6.0f * (node[x + 1] + node[x - 1] - 2.0f * node[x]);
-              u[x] = t;
-            }
-          dnode[nbx - 1] = 0.0f;
-          for (int64_t x = nbx - 2; x >= 1; x--)
-            dnode[x] = (float) ((dnode[x] * dnode[x + 1] + u[x]) / 6.0);
-        }
-    }
-  else
+  if (nby < 2)
     {
       /* One row of boxes: the mesh itself, and no curvature along the row. */
-      node = (float *) values;
-      dnode = (float *) dvalues;
+      memcpy (node, values, (size_t) nbx * sizeof *node);
+      memcpy (dnode, dvalues, (size_t) nbx * sizeof *dnode);
+      return;
     }
+  float dy = (float) y / (float) m->box - 0.5;
+  int64_t yl = (int64_t) dy;
+  dy -= (float) yl;
+  if (yl >= nby - 1)
+    {
+      yl = nby - 2;
+      dy += 1.0f;
+    }
+  const float cdy = 1 - dy, dy3 = dy * dy * dy - dy, cdy3 = cdy * cdy * cdy - cdy;
+  const float *blo = values + yl * nbx, *bhi = blo + nbx;
+  const float *dblo = dvalues + yl * nbx, *dbhi = dblo + nbx;
+  for (int64_t x = 0; x < nbx; x++)
+    node[x] = cdy * blo[x] + dy * bhi[x] + cdy3 * dblo[x] + dy3 * dbhi[x];
+
+  dnode[0] = 0.0f;
+  if (nbx > 1)
+    {
+      u[0] = 0.0f;
+      for (int64_t x = 1; x < nbx - 1; x++)
+        {
+          float t = -1.0f / (dnode[x - 1] + 4.0f);
+          dnode[x] = t;
+          t *= u[x - 1] - 6.0f * (node[x + 1] + node[x - 1] - 2.0f * node[x]);
+          u[x] = t;
+        }
+      dnode[nbx - 1] = 0.0f;
+      for (int64_t x = nbx - 2; x >= 1; x--)
+        dnode[x] = (float) ((dnode[x] * dnode[x + 1] + u[x]) / 6.0);
+    }
+}
+
+/* Columns x0 .. x1 - 1 of a row from its nodes into line. Any range gives
+ * the same values as the whole row: each column depends only on its own
+ * interval. */
+static void
+row_eval (const Columns *c, const float *node, const float *dnode, int64_t x0, int64_t x1,
+          float *line)
+{
+  const int64_t nbx = c->mesh->nbx;
 
   if (nbx < 2)
     {
-      for (int64_t p = 0; p < m->nx; p++)
-        line[p] = node[0];
+      for (int64_t p = x0; p < x1; p++)
+        line[p - x0] = node[0];
       return;
     }
-  for (int64_t k = 0; k + 1 < nbx; k++)
+  /* The interval that holds x0, by bisection: a short range costs its
+   * own columns, not a walk along the row. */
+  int64_t k = 0, hi = nbx - 1;
+  while (hi - k > 1)
+    {
+      int64_t mid = (k + hi) / 2;
+      if (c->start[mid] <= x0)
+        k = mid;
+      else
+        hi = mid;
+    }
+  for (; k + 1 < nbx && c->start[k] < x1; k++)
     {
       const float n0 = node[k], n1 = node[k + 1], d0 = dnode[k], d1 = dnode[k + 1];
       const float *restrict dx = c->dx, *restrict cdx = c->cdx;
       const float *restrict ax = c->ax, *restrict bx = c->bx;
-      float *restrict out = line;
-      for (int64_t p = c->start[k]; p < c->start[k + 1]; p++)
+      float *restrict out = line - x0;
+      int64_t p0 = c->start[k] > x0 ? c->start[k] : x0;
+      int64_t p1 = c->start[k + 1] < x1 ? c->start[k + 1] : x1;
+      for (int64_t p = p0; p < p1; p++)
         out[p] = cdx[p] * (n0 + ax[p] * d0) + dx[p] * (n1 + bx[p] * d1);
     }
+}
+
+void
+sky_background_interp_row (const SkyBackgroundInterp *bi, int64_t y, int64_t x0, int64_t x1,
+                           float *background, float *rms)
+{
+  const int64_t nbx = bi->mesh->nbx;
+  const float *nodes = bi->nodes + 4 * nbx * y;
+
+  if (background != NULL)
+    row_eval (bi, nodes, nodes + nbx, x0, x1, background);
+  if (rms != NULL)
+    row_eval (bi, nodes + 2 * nbx, nodes + 3 * nbx, x0, x1, rms);
 }
 
 static void
@@ -173,12 +237,13 @@ render_task (void *ctx, int task)
     }
   for (int64_t y = start; y < end; y++)
     {
-      if (r->maps[0] != NULL)
-        render_row (r, m->back, m->dback, r->y0 + y, buf, buf + m->nbx, buf + 2 * m->nbx,
-                    r->maps[0] + y * m->nx);
-      if (r->maps[1] != NULL)
-        render_row (r, m->rms, m->drms, r->y0 + y, buf, buf + m->nbx, buf + 2 * m->nbx,
-                    r->maps[1] + y * m->nx);
+      for (int map = 0; map < 2; map++)
+        if (r->maps[map] != NULL)
+          {
+            row_nodes (m, map == 0 ? m->back : m->rms, map == 0 ? m->dback : m->drms,
+                       r->y0 + y, buf, buf + m->nbx, buf + 2 * m->nbx);
+            row_eval (r->cols, buf, buf + m->nbx, 0, m->nx, r->maps[map] + y * m->nx);
+          }
     }
   free (buf);
 }
@@ -204,7 +269,7 @@ sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrow
   if (r.ntasks > nrows)
     r.ntasks = (int) nrows;
   sky_parallel_for (r.ntasks, nthreads, render_task, &r);
-  columns_clear (&cols);
+  sky_background_interp_clear (&cols);
   if (atomic_load (&r.failed))
     return sky_fail (SKY_ERR_MEMORY, "no memory to interpolate the background mesh");
   return SKY_OK;

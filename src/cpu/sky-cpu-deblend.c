@@ -35,7 +35,7 @@ typedef struct {
 } Split;
 
 typedef struct {
-  const float *snr;
+  const SkySnrSource *src;
   int64_t nx, ny;
   int32_t *labels;
   int connectivity;
@@ -234,6 +234,29 @@ watershed (Island *is)
     }
 }
 
+/* Pixels no lower than any of their island neighbours and at least top:
+ * a part that splits off has its own such pixel (its brightest), so an
+ * island with fewer than two above flood + prominence cannot split. Plateau
+ * pixels all count: the count can only be too high, never too low. */
+static int64_t
+local_maxima (const Island *is, double top)
+{
+  int32_t nb[8];
+  int64_t count = 0;
+
+  for (int32_t j = 0; j < is->npix && count < 2; j++)
+    {
+      int m, highest = 1;
+      if (!(is->val[j] >= top))
+        continue;
+      m = neighbours (is, j, nb);
+      for (int q = 0; q < m && highest; q++)
+        highest = is->val[nb[q]] <= is->val[j];
+      count += highest;
+    }
+  return count;
+}
+
 static void
 island_task (void *ctx, int task)
 {
@@ -244,6 +267,7 @@ island_task (void *ctx, int task)
   double peak = d->islands->peak[k], *levels = NULL;
   int32_t *set = NULL;
   int64_t *pixels = NULL;
+  float *row = NULL;
 
   is.npix = d->islands->area[k];
   d->nsub[k - 1] = 1;
@@ -265,8 +289,9 @@ island_task (void *ctx, int task)
   set = malloc ((size_t) is.npix * sizeof *set);
   pixels = malloc ((size_t) is.npix * sizeof *pixels);
   levels = malloc ((size_t) d->nthresh * sizeof *levels);
+  row = malloc ((size_t) (3 * is.w) * sizeof *row);
   if (!is.at || !is.where || !is.val || !is.owner || !is.mark || !is.seen || !is.queue || !set
-      || !pixels || !levels)
+      || !pixels || !levels || !row)
     {
       atomic_store (&d->failed, 1);
       goto exit;
@@ -274,22 +299,30 @@ island_task (void *ctx, int task)
   /* The island's pixels from its box, in raster order. */
   int32_t j = 0;
   for (int64_t y = box[2]; y <= box[3]; y++)
-    for (int64_t x = box[0]; x <= box[1]; x++)
-      {
-        int64_t i = y * d->nx + x, b = (y - box[2]) * is.w + (x - box[0]);
-        if (d->labels[i] != (int32_t) k || j >= is.npix)
-          {
-            is.at[b] = -1;
-            continue;
-          }
-        is.at[b] = j;
-        is.where[j] = (int32_t) b;
-        is.val[j] = d->snr[i];
-        is.total += d->snr[i];
-        pixels[j] = i;
-        set[j] = j;
-        j++;
-      }
+    {
+      sky_snr_row (d->src, y, box[0], box[1] + 1, row + is.w, row);
+      for (int64_t x = box[0]; x <= box[1]; x++)
+        {
+          int64_t i = y * d->nx + x, b = (y - box[2]) * is.w + (x - box[0]);
+          float v = row[x - box[0]];
+          if (d->labels[i] != (int32_t) k || j >= is.npix)
+            {
+              is.at[b] = -1;
+              continue;
+            }
+          is.at[b] = j;
+          is.where[j] = (int32_t) b;
+          is.val[j] = v;
+          is.total += v;
+          pixels[j] = i;
+          set[j] = j;
+          j++;
+        }
+    }
+  /* Every level lies above the flood level, so a part rises above
+   * flood + prominence (by far more than rounding). */
+  if (local_maxima (&is, d->flood + d->prominence) < 2)
+    goto exit;
   for (int l = 1; l < d->nthresh; l++)
     levels[l - 1] = d->flood * pow (peak / d->flood, (double) l / d->nthresh);
   is.levels = levels;
@@ -321,6 +354,7 @@ exit:
   free (set);
   free (pixels);
   free (levels);
+  free (row);
 }
 
 /* A final source: the raster index of its first pixel, and which island
@@ -343,6 +377,17 @@ sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *para
                  const SkyIslands *islands, int32_t *labels, int64_t *nlabels, int64_t *nsplit,
                  uint8_t **deblended)
 {
+  SkySnrSource src = { nx, snr, NULL, NULL };
+
+  return sky_cpu_deblend_source (&src, nx, ny, params, islands, labels, nlabels, nsplit,
+                                 deblended);
+}
+
+int
+sky_cpu_deblend_source (const SkySnrSource *src, int64_t nx, int64_t ny,
+                        const SkyParams *params, const SkyIslands *islands, int32_t *labels,
+                        int64_t *nlabels, int64_t *nsplit, uint8_t **deblended)
+{
   Deblend d = { 0 };
   int64_t n = islands->n, nout = 0;
   int32_t *renumber = NULL;
@@ -357,7 +402,7 @@ sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *para
   d.split = calloc ((size_t) (n > 0 ? n : 1), sizeof *d.split);
   if (d.nsub == NULL || d.split == NULL)
     goto oom;
-  d.snr = snr;
+  d.src = src;
   d.nx = nx;
   d.ny = ny;
   d.labels = labels;

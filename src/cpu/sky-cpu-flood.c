@@ -11,13 +11,14 @@
 #include "sky-cpu-renumber.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ROWS_PER_TASK 64
 
 typedef struct {
-  const float *snr;
+  const SkySnrSource *src;
   int64_t nx, ny;
   float flood;
   uint8_t *mask;
@@ -25,18 +26,31 @@ typedef struct {
   int64_t n;               /* provisional islands */
   int nbands;
   SkyIslands *band;        /* per band: its share of every island */
+  atomic_int failed;
 } Flood;
 
 static void
 mask_task (void *ctx, int task)
 {
   Flood *f = ctx;
-  int64_t i0, i1;
+  int64_t r0, r1;
+  float *row = malloc ((size_t) (3 * f->nx) * sizeof *row);
 
-  sky_row_band (task, ROWS_PER_TASK, f->nx, f->ny, &i0, &i1);
+  if (row == NULL)
+    {
+      atomic_store (&f->failed, 1);
+      return;
+    }
+  sky_row_band (task, ROWS_PER_TASK, f->ny, &r0, &r1);
   /* NaN (blank, or no rms) compares false: never an island pixel. */
-  for (int64_t i = i0; i < i1; i++)
-    f->mask[i] = f->snr[i] > f->flood;
+  for (int64_t y = r0; y < r1; y++)
+    {
+      uint8_t *mask = f->mask + y * f->nx;
+      sky_snr_row (f->src, y, 0, f->nx, row + f->nx, row);
+      for (int64_t x = 0; x < f->nx; x++)
+        mask[x] = row[x] > f->flood;
+    }
+  free (row);
 }
 
 void
@@ -99,30 +113,56 @@ reduce_task (void *ctx, int band)
   Flood *f = ctx;
   SkyIslands *is = &f->band[band];
   int64_t r0 = f->ny * band / f->nbands, r1 = f->ny * (band + 1) / f->nbands;
+  float *row = malloc ((size_t) (3 * f->nx) * sizeof *row);
 
+  if (row == NULL)
+    {
+      atomic_store (&f->failed, 1);
+      return;
+    }
   for (int64_t y = r0; y < r1; y++)
-    for (int64_t x = 0; x < f->nx; x++)
+    for (int64_t x = 0, run_end = 0; x < f->nx; x++)
       {
         int64_t i = y * f->nx + x;
         int32_t l = f->labels[i];
         int32_t *b;
         if (l == 0)
           continue;
+        /* The snr of each run of island pixels: a few in a hundred pixels
+         * at the flood level, where it is made rather than stored. */
+        if (x >= run_end)
+          {
+            for (run_end = x + 1; run_end < f->nx && f->labels[i + run_end - x] != 0; run_end++)
+              ;
+            sky_snr_row (f->src, y, x, run_end, row + f->nx, row + x);
+          }
         b = is->box + 4 * l;
         if (is->area[l]++ == 0)
           is->first[l] = i;
-        is->peak[l] = f->snr[i] > is->peak[l] ? f->snr[i] : is->peak[l];
+        is->peak[l] = row[x] > is->peak[l] ? row[x] : is->peak[l];
         b[0] = (int32_t) x < b[0] ? (int32_t) x : b[0];
         b[1] = (int32_t) x > b[1] ? (int32_t) x : b[1];
         b[2] = (int32_t) y < b[2] ? (int32_t) y : b[2];
         b[3] = (int32_t) y;
       }
+  free (row);
 }
 
 int
 sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, double flood_sigma,
                int64_t min_area, int connectivity, int nthreads, uint8_t *mask,
                int32_t *labels, int64_t *nislands, SkyIslands *out)
+{
+  SkySnrSource src = { nx, snr, NULL, NULL };
+
+  return sky_cpu_flood_source (&src, nx, ny, seed_sigma, flood_sigma, min_area, connectivity,
+                               nthreads, mask, labels, nislands, out);
+}
+
+int
+sky_cpu_flood_source (const SkySnrSource *src, int64_t nx, int64_t ny, double seed_sigma,
+                      double flood_sigma, int64_t min_area, int connectivity, int nthreads,
+                      uint8_t *mask, int32_t *labels, int64_t *nislands, SkyIslands *out)
 {
   Flood f = { 0 };
   SkyIslands all = { 0 }, kept_islands = { 0 };
@@ -133,13 +173,16 @@ sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, doub
   *nislands = 0;
   if (out != NULL)
     memset (out, 0, sizeof *out);
-  f.snr = snr;
+  f.src = src;
+  atomic_init (&f.failed, 0);
   f.nx = nx;
   f.ny = ny;
   f.flood = (float) flood_sigma;
   f.mask = mask;
   f.labels = labels;
   sky_parallel_for (sky_row_bands (ny, ROWS_PER_TASK), nthreads, mask_task, &f);
+  if (atomic_load (&f.failed))
+    return sky_fail (SKY_ERR_MEMORY, "no memory for the flood mask's rows");
   ret = sky_cpu_label (mask, nx, ny, connectivity, nthreads, labels, &n);
   if (ret != SKY_OK || n == 0)
     return ret;
@@ -161,6 +204,11 @@ sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, doub
   if (ret != SKY_OK)
     goto exit;
   sky_parallel_for (f.nbands, nthreads, reduce_task, &f);
+  if (atomic_load (&f.failed))
+    {
+      ret = sky_fail (SKY_ERR_MEMORY, "no memory for the islands' rows");
+      goto exit;
+    }
   all = f.band[0];
   memset (&f.band[0], 0, sizeof f.band[0]);
   for (int b = 1; b < f.nbands; b++)

@@ -31,8 +31,38 @@ is_blank (const float *pixels, int64_t nx, int64_t ny, int64_t x, int64_t y)
  * the intensity-weighted centroid of every pixel lands between the two.
  * Where it cannot settle (no positive flux in the window, or it walks
  * outside the source's box) it keeps the peak pixel. */
+/* image - background over a rectangle of the image. */
+typedef struct {
+  const float *v;
+  int64_t x0, y0, w;
+} Residual;
+
+static inline float
+residual_at (const Residual *r, int64_t x, int64_t y)
+{
+  return r->v[(y - r->y0) * r->w + (x - r->x0)];
+}
+
+/* residual over [x0, x1) x [y0, y1) into out (also the background's
+ * buffer: it is made there, then subtracted in place). */
 static void
-windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
+residual_window (const SkyImage *img, const SkyLocalMaps *maps, int64_t x0, int64_t y0,
+                 int64_t x1, int64_t y1, float *out)
+{
+  int64_t w = x1 - x0;
+
+  sky_local_maps_window (maps, x0, y0, x1, y1, out, NULL);
+  for (int64_t y = y0; y < y1; y++)
+    {
+      const float *pix = img->pixels + y * img->nx + x0;
+      float *o = out + (y - y0) * w;
+      for (int64_t x = 0; x < w; x++)
+        o[x] = pix[x] - o[x];
+    }
+}
+
+static void
+windowed_centroid (const Residual *residual, const int32_t *labels, int64_t nx, int64_t ny,
                    const SkyCatalogue *cat, int64_t k, double sigma, double *xw, double *yw)
 {
   double x = cat->peak_x[k], y = cat->peak_y[k];
@@ -67,9 +97,10 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
             double ddx = px - x, ddy = py - y, w;
             /* Its own pixels and the sky's (an island's edge would bias a
              * window cut there), never another source's; no blanks. */
-            if ((labels[i] != label && labels[i] != 0) || isnan (residual[i]))
+            float v = residual_at (residual, px, py);
+            if ((labels[i] != label && labels[i] != 0) || isnan (v))
               continue;
-            w = wx[px - x0] * wy[py - y0] * residual[i];
+            w = wx[px - x0] * wy[py - y0] * v;
             sw += w;
             sx += w * ddx;
             sy += w * ddy;
@@ -96,7 +127,7 @@ exit:
  * peak (4-connected): the area of its compact core, not of a fainter
  * structure it sits on. queue and seen hold the source's box; seen is cleared after. */
 static int64_t
-core_area (const float *residual, const int32_t *labels, int64_t nx, const SkyCatalogue *cat,
+core_area (const Residual *residual, const int32_t *labels, int64_t nx, const SkyCatalogue *cat,
            int64_t k, int64_t *queue, uint8_t *seen)
 {
   int64_t w = cat->xmax[k] - cat->xmin[k] + 1, head = 0, tail = 0;
@@ -115,7 +146,8 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, const SkyCa
           if (x < 0 || y < 0 || x >= w || y > cat->ymax[k] - cat->ymin[k] || seen[y * w + x])
             continue;
           i = (y + cat->ymin[k]) * nx + (x + cat->xmin[k]);
-          if (labels[i] != label || !(residual[i] > level))
+          if (labels[i] != label
+              || !(residual_at (residual, x + cat->xmin[k], y + cat->ymin[k]) > level))
             continue;
           seen[y * w + x] = 1;
           queue[tail++] = y * w + x;
@@ -128,7 +160,8 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, const SkyCa
 
 typedef struct {
   const SkyImage *img;
-  const float *residual, *background, *rms, *snr;
+  const SkyLocalMaps *maps;
+  const float *snr;
   const int32_t *labels;
   double seed_sigma, window_sigma;
   const uint8_t *deblended;
@@ -139,25 +172,57 @@ typedef struct {
 #define SOURCES_PER_TASK 64
 
 /* Source k's sums and flags from its own box, then its window. */
-static void
+/* The detection image at pixel i: stored, or (img - background) / rms
+ * from the pixel's residual r and its rms, as the detection made it. */
+static inline float
+snr_at (const MeasureLocal *m, int64_t i, float r, float rms)
+{
+  if (m->snr != NULL)
+    return m->snr[i];
+  return rms > 0 ? r / rms : NAN;
+}
+
+/* The maps are made over the source's box, then image - background over
+ * the box grown by the window's reach: the most the window can read. */
+static int
 measure_one (MeasureLocal *m, int64_t k, int64_t *queue, uint8_t *seen)
 {
   SkyCatalogue *cat = m->cat;
   int64_t nx = m->img->nx, ny = m->img->ny;
-  int64_t p = (int64_t) cat->peak_y[k] * nx + cat->peak_x[k];
+  int64_t bx0 = cat->xmin[k], by0 = cat->ymin[k], bx1 = cat->xmax[k] + 1, by1 = cat->ymax[k] + 1;
+  int64_t bw = bx1 - bx0, bh = by1 - by0;
+  int64_t p = (cat->peak_y[k] - by0) * bw + (cat->peak_x[k] - bx0);
   int32_t label = (int32_t) (k + 1);
   double var = 0, sigma = m->window_sigma;
   uint32_t flags = 0;
+  float *box_rms = malloc ((size_t) (2 * bw * bh) * sizeof *box_rms), *grown = NULL;
+  float *box_residual = box_rms + bw * bh;
+  Residual box = { box_residual, bx0, by0, bw }, window;
+  int64_t reach;
+
+  if (box_rms == NULL)
+    return SKY_ERR_MEMORY;
+  sky_local_maps_window (m->maps, bx0, by0, bx1, by1, box_residual, box_rms);
+  cat->background[k] = box_residual[p];
+  cat->rms[k] = box_rms[p];
+  cat->peak_err[k] = box_rms[p];
+  for (int64_t y = by0; y < by1; y++)
+    for (int64_t x = bx0; x < bx1; x++)
+      {
+        int64_t b = (y - by0) * bw + (x - bx0);
+        box_residual[b] = m->img->pixels[y * nx + x] - box_residual[b];
+      }
 
   for (int64_t y = cat->ymin[k]; y <= cat->ymax[k]; y++)
     for (int64_t x = cat->xmin[k]; x <= cat->xmax[k]; x++)
       {
-        int64_t i = y * nx + x;
+        int64_t i = y * nx + x, b = (y - by0) * bw + (x - bx0);
+        float rms = box_rms[b];
         uint32_t f = 0;
         if (m->labels[i] != label)
           continue;
-        if (isfinite (m->rms[i]))
-          var += (double) m->rms[i] * m->rms[i];
+        if (isfinite (rms))
+          var += (double) rms * rms;
         if (x == 0 || y == 0 || x == nx - 1 || y == ny - 1)
           f |= SKY_FLAG_EDGE;
         if (m->img->nblank > 0
@@ -166,7 +231,7 @@ measure_one (MeasureLocal *m, int64_t k, int64_t *queue, uint8_t *seen)
                 || is_blank (m->img->pixels, nx, ny, x, y - 1)
                 || is_blank (m->img->pixels, nx, ny, x, y + 1)))
           f |= SKY_FLAG_BLANK;
-        if (f != 0 && m->snr[i] > m->seed_sigma)
+        if (f != 0 && snr_at (m, i, box_residual[b], rms) > m->seed_sigma)
           f |= SKY_FLAG_TRUNCATED;
         flags |= f;
       }
@@ -174,16 +239,27 @@ measure_one (MeasureLocal *m, int64_t k, int64_t *queue, uint8_t *seen)
     flags |= SKY_FLAG_DEBLENDED;
   cat->flags[k] = flags;
   cat->sum_err[k] = sqrt (var);
-  cat->background[k] = m->background[p];
-  cat->rms[k] = m->rms[p];
-  cat->peak_err[k] = m->rms[p];
   /* The window's sigma: given, or the core's as a Gaussian's (SExtractor
    * takes it from the half-light radius). */
   if (!(sigma > 0))
-    sigma = sqrt (core_area (m->residual, m->labels, nx, cat, k, queue, seen)
+    sigma = sqrt (core_area (&box, m->labels, nx, cat, k, queue, seen)
                   / (2 * M_PI * log (1 / CORE_LEVEL)));
-  windowed_centroid (m->residual, m->labels, nx, ny, cat, k, sigma > 0.5 ? sigma : 0.5,
-                     &cat->x_win[k], &cat->y_win[k]);
+  sigma = sigma > 0.5 ? sigma : 0.5;
+  reach = (int64_t) ceil (4 * sigma) + 1;
+  window.x0 = bx0 - reach > 0 ? bx0 - reach : 0;
+  window.y0 = by0 - reach > 0 ? by0 - reach : 0;
+  bx1 = bx1 + reach < nx ? bx1 + reach : nx;
+  by1 = by1 + reach < ny ? by1 + reach : ny;
+  window.w = bx1 - window.x0;
+  free (box_rms);
+  grown = malloc ((size_t) (window.w * (by1 - window.y0)) * sizeof *grown);
+  if (grown == NULL)
+    return SKY_ERR_MEMORY;
+  residual_window (m->img, m->maps, window.x0, window.y0, bx1, by1, grown);
+  window.v = grown;
+  windowed_centroid (&window, m->labels, nx, ny, cat, k, sigma, &cat->x_win[k], &cat->y_win[k]);
+  free (grown);
+  return SKY_OK;
 }
 
 static void
@@ -207,19 +283,18 @@ measure_task (void *ctx, int task)
     atomic_store (&m->failed, 1);
   else
     for (int64_t k = k0; k < k1; k++)
-      measure_one (m, k, queue, seen);
+      if (measure_one (m, k, queue, seen) != SKY_OK)
+        atomic_store (&m->failed, 1);
   free (queue);
   free (seen);
 }
 
 int
-sky_cpu_measure_local (const SkyImage *img, const float *residual, const float *background,
-                       const float *rms, const float *snr, const int32_t *labels,
-                       double seed_sigma, double window_sigma, const uint8_t *deblended,
-                       SkyCatalogue *cat, int nthreads)
+sky_cpu_measure_local (const SkyImage *img, const SkyLocalMaps *maps, const float *snr,
+                       const int32_t *labels, double seed_sigma, double window_sigma,
+                       const uint8_t *deblended, SkyCatalogue *cat, int nthreads)
 {
-  MeasureLocal m = { .img = img, .residual = residual, .background = background, .rms = rms,
-                     .snr = snr, .labels = labels, .seed_sigma = seed_sigma,
+  MeasureLocal m = { .img = img, .maps = maps, .snr = snr, .labels = labels, .seed_sigma = seed_sigma,
                      .window_sigma = window_sigma, .deblended = deblended, .cat = cat };
   int ret = sky_catalogue_alloc_local (cat);
 

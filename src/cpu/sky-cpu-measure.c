@@ -10,6 +10,7 @@
 #include "sky-cpu.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,10 @@ typedef struct {
 } Partial;
 
 typedef struct {
-  const SkyImage *img;
+  int64_t nx, ny;
+  SkyRowValues row;
+  void *row_ctx;
+  int64_t buf_floats;
   const int32_t *labels;
   SkyCatalogue *cat;
   double *sum_x, *sum_y;  /* per source, divided by sum at the end */
@@ -31,20 +35,21 @@ typedef struct {
   int32_t *band_max;      /* per band: largest label in it */
   Partial **foreign;      /* per band: sources that started above it */
   int64_t foreign_size;   /* slots per table, a power of two */
+  atomic_int failed;
 } Measure;
 
 static void
 band_rows (const Measure *m, int band, int64_t *r0, int64_t *r1)
 {
-  *r0 = m->img->ny * band / m->nbands;
-  *r1 = m->img->ny * (band + 1) / m->nbands;
+  *r0 = m->ny * band / m->nbands;
+  *r1 = m->ny * (band + 1) / m->nbands;
 }
 
 static void
 max_label_task (void *ctx, int band)
 {
   Measure *m = ctx;
-  int64_t r0, r1, nx = m->img->nx;
+  int64_t r0, r1, nx = m->nx;
   int32_t best = 0;
 
   band_rows (m, band, &r0, &r1);
@@ -100,25 +105,33 @@ measure_task (void *ctx, int band)
 {
   Measure *m = ctx;
   SkyCatalogue *cat = m->cat;
-  int64_t r0, r1, nx = m->img->nx;
+  int64_t r0, r1, nx = m->nx;
   int32_t first_own = 1;
+  float *buf = NULL;
 
   band_rows (m, band, &r0, &r1);
   for (int b = 0; b < band; b++)
     first_own = m->band_max[b] >= first_own ? m->band_max[b] + 1 : first_own;
+  if (m->buf_floats > 0 && (buf = malloc ((size_t) m->buf_floats * sizeof *buf)) == NULL)
+    {
+      atomic_store (&m->failed, 1);
+      return;
+    }
 
   for (int64_t y = r0; y < r1; y++)
     {
       const int32_t *row = m->labels + y * nx;
-      const float *pix = m->img->pixels + y * nx;
+      const float *pix = NULL;
       for (int64_t x = 0; x < nx; x++)
         {
           int32_t label = row[x];
-          float value = pix[x];
-          double v = value;
 
           if (label == 0)
             continue;
+          if (pix == NULL)
+            pix = m->row (m->row_ctx, y, buf);
+          float value = pix[x];
+          double v = value;
           if (label < first_own)
             {
               add_to_partial (foreign_slot (m, band, label), v, value, (int32_t) x, (int32_t) y);
@@ -142,6 +155,7 @@ measure_task (void *ctx, int band)
           cat->ymax[i] = y > cat->ymax[i] ? (int32_t) y : cat->ymax[i];
         }
     }
+  free (buf);
 }
 
 /* Adds a band's share of a source that started above it. Bands are merged
@@ -168,22 +182,42 @@ merge_partial (Measure *m, const Partial *p)
   cat->ymax[i] = p->ymax > cat->ymax[i] ? p->ymax : cat->ymax[i];
 }
 
+static const float *
+image_row (void *ctx, int64_t y, float *buf)
+{
+  const SkyImage *img = ctx;
+
+  (void) buf;
+  return img->pixels + y * img->nx;
+}
+
 int
 sky_cpu_measure (const SkyImage *img, const int32_t *labels, int64_t nlabels, int nthreads,
                  SkyCatalogue *cat)
 {
-  Measure m = { img, labels, cat, NULL, NULL, 1, NULL, NULL, 0 };
+  return sky_cpu_measure_rows (img->nx, img->ny, image_row, (void *) img, 0, labels, nlabels,
+                               nthreads, cat);
+}
+
+int
+sky_cpu_measure_rows (int64_t nx, int64_t ny, SkyRowValues row, void *row_ctx,
+                      int64_t buf_floats, const int32_t *labels, int64_t nlabels, int nthreads,
+                      SkyCatalogue *cat)
+{
+  Measure m = { .nx = nx, .ny = ny, .row = row, .row_ctx = row_ctx, .buf_floats = buf_floats,
+                .labels = labels, .cat = cat, .nbands = 1 };
   int ret = sky_catalogue_alloc (cat, nlabels);
 
   if (ret != SKY_OK)
     return ret;
+  atomic_init (&m.failed, 0);
   m.nbands = nthreads <= 0 ? sky_default_threads () : nthreads;
-  if (m.nbands > img->ny)
-    m.nbands = (int) img->ny;
-  if (img->nx * img->ny < (1 << 18))
+  if (m.nbands > ny)
+    m.nbands = (int) ny;
+  if (nx * ny < (1 << 18))
     m.nbands = 1;
   m.foreign_size = 16;
-  while (m.foreign_size < 2 * img->nx + 2)
+  while (m.foreign_size < 2 * nx + 2)
     m.foreign_size *= 2;
 
   m.sum_x = calloc ((size_t) (nlabels > 0 ? nlabels : 1), sizeof *m.sum_x);
@@ -212,6 +246,11 @@ sky_cpu_measure (const SkyImage *img, const int32_t *labels, int64_t nlabels, in
   if (m.nbands > 1)
     sky_parallel_for (m.nbands, m.nbands, max_label_task, &m);
   sky_parallel_for (m.nbands, m.nbands, measure_task, &m);
+  if (atomic_load (&m.failed))
+    {
+      ret = sky_fail (SKY_ERR_MEMORY, "measure: out of memory");
+      goto exit;
+    }
   for (int b = 1; b < m.nbands; b++)
     for (int64_t s = 0; s < m.foreign_size; s++)
       if (m.foreign[b][s].label != 0)

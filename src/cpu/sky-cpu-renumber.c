@@ -16,9 +16,11 @@ static void
 renumber_task (void *ctx, int task)
 {
   Renumber *r = ctx;
-  int64_t i0, i1;
+  int64_t r0, r1, i0, i1;
 
-  sky_row_band (task, ROWS_PER_TASK, r->nx, r->ny, &i0, &i1);
+  sky_row_band (task, ROWS_PER_TASK, r->ny, &r0, &r1);
+  i0 = r0 * r->nx;
+  i1 = r1 * r->nx;
   if (r->mask == NULL)
     {
       for (int64_t i = i0; i < i1; i++)

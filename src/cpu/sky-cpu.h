@@ -36,6 +36,16 @@ int sky_cpu_label (const uint8_t *mask, int64_t nx, int64_t ny, int connectivity
 int sky_cpu_measure (const SkyImage *img, const int32_t *labels, int64_t nlabels, int nthreads,
                      SkyCatalogue *cat);
 
+/* Row y of the values to measure (nx floats): a pointer into an image, or
+ * into buf (buf_floats floats, the thread's own) where they are made. */
+typedef const float *(*SkyRowValues) (void *ctx, int64_t y, float *buf);
+
+/* sky_cpu_measure on values made row by row (only rows that hold a source
+ * pixel are asked for): an image that is never stored whole. */
+int sky_cpu_measure_rows (int64_t nx, int64_t ny, SkyRowValues row, void *row_ctx,
+                          int64_t buf_floats, const int32_t *labels, int64_t nlabels,
+                          int nthreads, SkyCatalogue *cat);
+
 /* Runs the four steps, timing each, into res, which must be zeroed or hold
  * an earlier result: its mask and label buffers are reused when the image
  * has the same size. The caller frees it with sky_result_clear. */
@@ -87,6 +97,21 @@ typedef struct SkyIslands {
 
 void sky_islands_clear (SkyIslands *islands);
 
+/* The detection image where a step reads it: stored whole (snr), or, where
+ * it is the image over the maps unfiltered, made from them where asked:
+ * (img - background) / rms, NaN where rms <= 0, the same floats. */
+typedef struct SkySnrSource {
+  int64_t nx;
+  const float *snr;                  /* nx * ny, or NULL */
+  const SkyImage *img;               /* with maps, where snr is NULL */
+  const struct SkyLocalMaps *maps;
+} SkySnrSource;
+
+/* Columns x0 .. x1 - 1 of row y of the detection image into out; buf holds
+ * 2 (x1 - x0) floats of scratch. */
+void sky_snr_row (const SkySnrSource *src, int64_t y, int64_t x0, int64_t x1, float *buf,
+                  float *out);
+
 /* Seed-and-flood islands of a detection image in units of its rms (snr,
  * nx * ny, NaN where there is none): the connected pixels (4 or 8) with
  * snr > flood_sigma that hold a pixel with snr > seed_sigma and at least
@@ -96,6 +121,11 @@ void sky_islands_clear (SkyIslands *islands);
 int sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, double flood_sigma,
                    int64_t min_area, int connectivity, int nthreads, uint8_t *mask,
                    int32_t *labels, int64_t *nislands, SkyIslands *islands);
+/* The same on a detection image made where it is read. */
+int sky_cpu_flood_source (const SkySnrSource *src, int64_t nx, int64_t ny, double seed_sigma,
+                          double flood_sigma, int64_t min_area, int connectivity, int nthreads,
+                          uint8_t *mask, int32_t *labels, int64_t *nislands,
+                          SkyIslands *islands);
 
 /* Multi-threshold deblending of the islands in labels (as sky_cpu_flood
  * gave them, with their measures) on the detection image snr: params->deblend_nthresh levels spaced exponentially
@@ -109,38 +139,53 @@ int sky_cpu_flood (const float *snr, int64_t nx, int64_t ny, double seed_sigma, 
 int sky_cpu_deblend (const float *snr, int64_t nx, int64_t ny, const SkyParams *params,
                      const SkyIslands *islands, int32_t *labels, int64_t *nlabels,
                      int64_t *nsplit, uint8_t **deblended);
+/* The same on a detection image made where it is read. */
+int sky_cpu_deblend_source (const SkySnrSource *src, int64_t nx, int64_t ny,
+                            const SkyParams *params, const SkyIslands *islands, int32_t *labels,
+                            int64_t *nlabels, int64_t *nsplit, uint8_t **deblended);
 
 /* Fills the local method's columns of cat (measured already by
- * sky_cpu_measure on residual = img - background): background and rms at
+ * sky_cpu_measure_rows on residual = img - background, the maps from
+ * maps): background and rms at
  * the peak, peak_err (the rms there), sum_err (the root of the summed rms^2
  * over the source: exact for uncorrelated noise), the windowed centroid
  * (SExtractor's XWIN: a Gaussian window from the peak of window_sigma
  * pixels, or where that is 0 from the area of the pixels above 0.7 of the
  * peak that connect to it: the source's compact core) and the
  * SKY_FLAG_* bits (img gives the blanks, snr and seed_sigma the
- * truncation); deblended (by label) may be NULL. */
-int sky_cpu_measure_local (const SkyImage *img, const float *residual, const float *background,
-                           const float *rms, const float *snr, const int32_t *labels,
-                           double seed_sigma, double window_sigma, const uint8_t *deblended,
-                           SkyCatalogue *cat, int nthreads);
+ * truncation; snr NULL: (img - background) / rms); deblended (by label)
+ * may be NULL. */
+struct SkyLocalMaps;
+int sky_cpu_measure_local (const SkyImage *img, const struct SkyLocalMaps *maps,
+                           const float *snr, const int32_t *labels, double seed_sigma,
+                           double window_sigma, const uint8_t *deblended, SkyCatalogue *cat,
+                           int nthreads);
 
 /* The local method's steps one by one (the runner calls them as entries
  * of its step list; sky_cpu_run_local below runs them in a row). What a
  * step leaves for the next besides res: */
 typedef struct SkyLocalState {
-  SkyImage residual;    /* image - background (pixels only, no header) */
-  float *snr;           /* the detection image in units of its noise */
+  /* The background when computed here: its mesh, interpolated where a
+   * step needs it (res->background and res->rms stay NULL: the whole maps
+   * are 8 bytes a pixel that no step needs). */
+  struct SkyBackgroundMesh *mesh;
+  struct SkyBackgroundInterp *interp;
+  SkyImage residual;    /* image - background, for the matched filter only */
+  float *snr;           /* the filtered detection image in units of its
+                         * noise; NULL unfiltered: made where it is read */
   SkyIslands islands;   /* from the flood, for the deblending */
   uint8_t *deblended;   /* by label: split by the deblending */
 } SkyLocalState;
 
 void sky_local_state_clear (SkyLocalState *ls);
 
-/* background: res->background and res->rms, computed with
- * sky_cpu_background unless both are set already (given maps). */
-int sky_cpu_local_background (const SkyImage *img, const SkyParams *params, SkyResult *res);
-/* detect: ls->residual and ls->snr (through filter when not NULL, with
- * res->noise_scale measured). */
+/* background: ls->mesh and ls->interp, unless res->background and res->rms
+ * are set already (given maps). */
+int sky_cpu_local_background (const SkyImage *img, const SkyParams *params, SkyResult *res,
+                              SkyLocalState *ls);
+/* detect: with a filter, ls->snr (res->noise_scale measured, and
+ * ls->residual its input); without, nothing to store: the later steps
+ * make the snr from the image and the maps where they read it. */
 int sky_cpu_local_detect (const SkyImage *img, const SkyParams *params, const SkyKernel *filter,
                           SkyResult *res, SkyLocalState *ls);
 /* flood: res->mask, res->labels (allocated by the caller), res->nislands,
@@ -156,7 +201,9 @@ int sky_cpu_local_measure (const SkyImage *img, const SkyParams *params, SkyResu
 
 /* The local method on img against background and rms maps (nx * ny each,
  * malloc'ed; res owns them from the call on, whatever it returns; both
- * NULL: sky_cpu_background computes them, timed as times.background): the
+ * NULL: the background mesh is computed and the whole maps made from it
+ * for the caller, timed as times.background; the runner's steps make only
+ * the mesh and interpolate it where they need it): the
  * detection image is img - background, convolved with filter when it is
  * not NULL (a matched filter: its noise over the map's is measured as the
  * clipped sigma of filtered / rms, and res->noise_scale keeps it), divided
@@ -228,6 +275,43 @@ int sky_cpu_background_mesh (const SkyImage *img, const SkyParams *params, int n
  * background and rms (nrows * mesh->nx floats each; either may be NULL). */
 int sky_cpu_background_rows (const SkyBackgroundMesh *mesh, int64_t y0, int64_t nrows,
                              int nthreads, float *background, float *rms);
+
+/* A finished mesh's maps at any pixels without the whole maps: where each
+ * column falls between the nodes, and the spline along each row (values
+ * and second derivatives at the nodes, 16 bytes a box a row), worked out
+ * once; each pixel asked for then costs one cubic. */
+typedef struct SkyBackgroundInterp {
+  const SkyBackgroundMesh *mesh;  /* borrowed; outlives the interpolator */
+  int64_t *start;                 /* nbx + 1: first column of each interval */
+  float *dx, *cdx;                /* per column: offset from its left node, 1 - offset */
+  float *ax, *bx;                 /* cdx^2 - 1 and dx^2 - 1 */
+  float *nodes;                   /* per row: the spline along it, 4 * nbx floats */
+} SkyBackgroundInterp;
+
+int sky_background_interp_init (SkyBackgroundInterp *bi, const SkyBackgroundMesh *mesh);
+void sky_background_interp_clear (SkyBackgroundInterp *bi);
+
+/* Columns x0 .. x1 - 1 of row y of the maps into background and rms
+ * (x1 - x0 floats each; either may be NULL), the values
+ * sky_cpu_background_rows gives there to the bit. Any number of threads
+ * at once. */
+void sky_background_interp_row (const SkyBackgroundInterp *bi, int64_t y, int64_t x0,
+                                int64_t x1, float *background, float *rms);
+
+/* The local method's background and rms where a step needs them: the
+ * whole maps (given), or else a finished mesh's interpolator. Either way a
+ * window of them holds the same values to the bit. */
+typedef struct SkyLocalMaps {
+  int64_t nx;
+  const float *background, *rms;    /* nx * ny each, or NULL */
+  const SkyBackgroundInterp *interp; /* where the maps are NULL */
+} SkyLocalMaps;
+
+SkyLocalMaps sky_local_maps (const SkyResult *res, const SkyLocalState *ls);
+/* Columns x0 .. x1 - 1 of rows y0 .. y1 - 1 into background and rms
+ * ((x1 - x0) * (y1 - y0) floats each, row-major; either may be NULL). */
+void sky_local_maps_window (const SkyLocalMaps *maps, int64_t x0, int64_t y0, int64_t x1,
+                            int64_t y1, float *background, float *rms);
 
 /* The background and rms maps of img, nx * ny floats each, caller-allocated
  * (either may be NULL). nthreads 0: every online core. */

@@ -33,17 +33,38 @@ elapsed_ms (const SkyGpu *gpu, int from, int to)
   return ms;
 }
 
+/* Where the image's pixels live: pinned host memory (the copy engine
+ * reads it), the device's own memory (a caller's device array, CuPy's say),
+ * or neither (pageable host memory, staged first). */
+enum { PIXELS_PAGEABLE, PIXELS_PINNED, PIXELS_DEVICE };
+
 static int
-is_pinned (const void *p)
+pixels_place (const void *p)
 {
   cudaPointerAttributes attr;
 
   if (cudaPointerGetAttributes (&attr, p) != cudaSuccess)
     {
       cudaGetLastError ();
-      return 0;
+      return PIXELS_PAGEABLE;
     }
-  return attr.type == cudaMemoryTypeHost;
+  return attr.type == cudaMemoryTypeHost     ? PIXELS_PINNED
+         : attr.type == cudaMemoryTypeDevice ? PIXELS_DEVICE
+                                             : PIXELS_PAGEABLE;
+}
+
+/* A device array's copy into the context's image, infinities made NaN on
+ * the way as the FITS loader does for host images: every step takes NaN,
+ * and only NaN, as blank. One pass, like the copy it replaces. */
+__global__ static void
+copyBlankingInfKernel (float *dst, const float *src, int64_t n)
+{
+  for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n;
+       i += (int64_t) gridDim.x * blockDim.x)
+    {
+      float v = src[i];
+      dst[i] = isinf (v) ? NAN : v;
+    }
 }
 
 static int
@@ -199,7 +220,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
    * tests set this to check that path against the CPU too. */
   gpu->h_params->full_clip = gpu->switches.full_clip;
   gpu->h_params->loop_profile = gpu->switches.loop_profile;
-  if (!is_pinned (src))
+  const int place = pixels_place (src);
+  if (place == PIXELS_PAGEABLE)
     {
       if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
           != SKY_OK)
@@ -209,7 +231,14 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
     }
 
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_START], s));
-  SKY_CUDA (cudaMemcpyAsync (gpu->d_image, src, (size_t) n * 4, cudaMemcpyHostToDevice, s));
+  if (place == PIXELS_DEVICE)
+    {
+      int blocks = (int) ((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+      copyBlankingInfKernel<<<blocks, 256, 0, s>>> (gpu->d_image, src, n);
+      SKY_CUDA (cudaGetLastError ());
+    }
+  else
+    SKY_CUDA (cudaMemcpyAsync (gpu->d_image, src, (size_t) n * 4, cudaMemcpyHostToDevice, s));
   SKY_CUDA (cudaMemcpyAsync (gpu->d_params, gpu->h_params, sizeof (SkyGpuParams),
                              cudaMemcpyHostToDevice, s));
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_UPLOADED], s));

@@ -58,7 +58,9 @@ enum {
  * res->times gets each step's kernel time; times (if not NULL) also gets
  * the transfers. The upload is a DMA from pinned memory: from the image
  * itself after sky_gpu_pin(), else through a pinned staging buffer that
- * the pixels are first copied into (host time outside the events).
+ * the pixels are first copied into (host time outside the events). Pixels
+ * already in the device's memory (a caller's device array) are copied on
+ * the device, with no host copy.
  * Images up to 2^31 - 1 pixels. */
 int sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
                     SkyResult *res, SkyGpuTimes *times);
@@ -78,6 +80,26 @@ void sky_gpu_unpin (const SkyImage *img);
 
 /* Keeps, field by field, the smaller of best and t (best of N repeats). */
 void sky_gpu_times_min (SkyGpuTimes *best, const SkyGpuTimes *t);
+
+/* How every front end times the GPU, as cupyx.profiler.benchmark does: the
+ * image page-locked for the run's duration (unless it already is), one
+ * untimed warm-up run, then repeat (at least 1) runs downloading only the
+ * statistics and the catalogue, keeping each figure's best in best
+ * (best->runs = repeat); then, where flags ask, the mask and labels of the
+ * last run brought home once by DMA into page-locked pages, timed apart in
+ * best->outputs. res as sky_gpu_run_on() says. */
+int sky_gpu_run_best (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
+                      int repeat, SkyResult *res, SkyGpuTimes *best);
+
+/* The repeats a front end takes when it is not told: the same as the
+ * figures skysift-cli find --repeat 10 prints. */
+#define SKY_GPU_DEFAULT_REPEAT 10
+
+/* Page-locks [p, p + size) for DMA unless it already is; returns whether
+ * sky_gpu_unlock_host must undo it (0 also when locking failed: copies then
+ * go through the driver's staging, slower but right). */
+int sky_gpu_lock_host (void *p, size_t size);
+void sky_gpu_unlock_host (void *p, int locked);
 
 /* The device buffers of the context's last run, for a display that reads
  * them where they are (sky-gpu-gl.h): the float image, the mask (one byte a

@@ -18,13 +18,14 @@ none_available (void *data, char *why, size_t why_size)
 }
 
 static int
-none_run (void *data, const SkyImage *img, const SkyParams *params, int keep, SkyResult *res,
-          SkyGpuTimes *times)
+none_run (void *data, const SkyImage *img, const SkyParams *params, int keep, int repeat,
+          SkyResult *res, SkyGpuTimes *times)
 {
   (void) data;
   (void) img;
   (void) params;
   (void) keep;
+  (void) repeat;
   (void) res;
   (void) times;
   return sky_fail (SKY_ERR_UNAVAILABLE, "%s", NO_GPU_REASON);

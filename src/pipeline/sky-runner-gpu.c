@@ -33,7 +33,7 @@ default_available (void *data, char *why, size_t why_size)
 }
 
 static int
-default_run (void *data, const SkyImage *img, const SkyParams *params, int keep,
+default_run (void *data, const SkyImage *img, const SkyParams *params, int keep, int repeat,
              SkyResult *res, SkyGpuTimes *times)
 {
   int ret = SKY_OK;
@@ -44,8 +44,8 @@ default_run (void *data, const SkyImage *img, const SkyParams *params, int keep,
   if (gpu_context == NULL)
     ret = sky_gpu_new (&gpu_context);
   if (ret == SKY_OK)
-    ret = sky_gpu_run_on (gpu_context, img, params, SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS,
-                          res, times);
+    ret = sky_gpu_run_best (gpu_context, img, params, SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS,
+                            repeat, res, times);
   pthread_mutex_unlock (&gpu_lock);
   return ret;
 }

@@ -224,7 +224,7 @@ background_cpu (SkyStages *st)
       memcpy (st->result.background, st->given_background, n * sizeof (float));
       memcpy (st->result.rms, st->given_rms, n * sizeof (float));
     }
-  return sky_cpu_local_background (st->image, &st->params, &st->result);
+  return sky_cpu_local_background (st->image, &st->params, &st->result, st->local);
 }
 
 static int

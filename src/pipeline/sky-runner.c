@@ -142,14 +142,14 @@ set_gpu_times (SkyStages *st, const SkyGpuTimes *t)
 /* The GPU alone: every step of the method on the device, its results
  * taken as the run's. */
 static int
-gpu_fill (SkyStages *st, const SkyGpuBackend *gpu)
+gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 {
   const SkyStep *steps;
   int nsteps = sky_method_steps (st->method, &steps);
   size_t npix = (size_t) (st->image->nx * st->image->ny);
   SkyResult res = { 0 };
   SkyGpuTimes times = { 0 };
-  int ret = gpu->run (gpu->data, st->image, &st->params, 1, &res, &times);
+  int ret = gpu->run (gpu->data, st->image, &st->params, 1, repeat, &res, &times);
 
   if (ret != SKY_OK)
     {
@@ -176,7 +176,7 @@ gpu_fill (SkyStages *st, const SkyGpuBackend *gpu)
 /* Both: the CPU's results stand up to st->done; the GPU runs too, and each
  * of those steps is checked against it. */
 static int
-gpu_check (SkyStages *st, const SkyGpuBackend *gpu)
+gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 {
   const SkyStep *steps;
   int nsteps = sky_method_steps (st->method, &steps);
@@ -184,7 +184,7 @@ gpu_check (SkyStages *st, const SkyGpuBackend *gpu)
   SkyResult res = { 0 };
   SkyGpuTimes times = { 0 };
   char note[2048] = "";
-  int ret = gpu->run (gpu->data, st->image, &st->params, 0, &res, &times);
+  int ret = gpu->run (gpu->data, st->image, &st->params, 0, repeat, &res, &times);
 
   if (ret != SKY_OK)
     {
@@ -219,6 +219,7 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
   int nsteps = sky_method_steps (req->method, &steps);
   int until = position (steps, nsteps, req->until);
   int keep = position (steps, nsteps, sky_run_valid_step (prev, req));
+  int repeat = req->gpu_repeat > 0 ? req->gpu_repeat : SKY_RUN_GPU_REPEAT;
   int ret;
 
   memset (st, 0, sizeof *st);
@@ -259,7 +260,7 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (gpu_fill (st, gpu) == SKY_OK)
+      if (gpu_fill (st, gpu, repeat) == SKY_OK)
         return SKY_OK;
       take_gpu_fault (st);
       keep = -1;
@@ -300,7 +301,7 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (gpu_check (st, gpu) != SKY_OK)
+      if (gpu_check (st, gpu, repeat) != SKY_OK)
         take_gpu_fault (st);
     }
   return SKY_OK;

@@ -63,10 +63,13 @@ typedef struct SkyGpuBackend {
    * else SKY_ERR_UNAVAILABLE with the reason in why. */
   int (*available) (void *data, char *why, size_t why_size);
   /* Runs every step of params' method on the device into res (zeroed by
-   * the caller), downloading the mask and the labels; keep says whether
-   * res's mask and labels will be the run's (the caller may then show
-   * them from the device). SKY_OK, or a status with sky_last_error(). */
-  int (*run) (void *data, const SkyImage *img, const SkyParams *params, int keep,
+   * the caller), timed as a benchmark is (sky_gpu_run_best): one warm-up
+   * run, then the best of repeat runs from page-locked memory; then the
+   * mask and the labels of the last come home, timed apart
+   * (times->outputs). keep says whether res's mask and labels will be the
+   * run's (the caller may then show them from the device). SKY_OK, or a
+   * status with sky_last_error(). */
+  int (*run) (void *data, const SkyImage *img, const SkyParams *params, int keep, int repeat,
               SkyResult *res, SkyGpuTimes *times);
   /* Checks res against ref as docs/contract.md says; the number of failed
    * checks, what they are in what. */
@@ -106,11 +109,17 @@ typedef struct SkyStages {
   SkyStepTimes gpu_kernel;   /* ms, the kernels alone */
   SkyStepTimes gpu_total;    /* ms, with the upload in the first step and
                               * the download in the last */
-  SkyGpuTimes gpu_times;     /* the device's own figures */
+  SkyGpuTimes gpu_times;     /* the device's own figures: best of
+                              * gpu_times.runs after a warm-up run, and
+                              * the mask and labels' download apart */
   int agree[SKY_STEP_COUNT]; /* BOTH: the GPU's result equals the CPU's */
   char *gpu_note;            /* BOTH: what differs, or NULL */
   char *gpu_fault;           /* the GPU failed and the CPU finished: why, or NULL */
 } SkyStages;
+
+/* The GPU's timed runs when a request names none: as many as the
+ * figures of skysift-cli find --repeat 10, so that the two compare. */
+#define SKY_RUN_GPU_REPEAT 10
 
 /* What to run. */
 typedef struct SkyRunRequest {
@@ -125,6 +134,8 @@ typedef struct SkyRunRequest {
   const float *background, *rms; /* local: given maps (nx * ny), or NULL */
   const SkyStages *previous; /* an earlier run to reuse, or NULL */
   const SkyGpuBackend *gpu;  /* NULL: sky_gpu_backend_default () */
+  int gpu_repeat;            /* the GPU's timed runs after its warm-up;
+                              * 0: SKY_RUN_GPU_REPEAT */
   /* Asked between steps; nonzero stops the run with SKY_ERR_CANCELLED. */
   int (*cancelled) (void *data);
   void *cancel_data;

@@ -16,7 +16,8 @@
  *   state               no parameter; state: the window's figures as JSON
  *                       (busy, nsources, times, the main loop's stalls)
  *   screenshot (s)      the whole window as PNG; "panel:PATH" the side
- *                       panel, "zoom=0.8:PATH" smaller (documentation)
+ *                       panel, "lab:PATH" the Convolution lab's window,
+ *                       "zoom=0.8:PATH" smaller (documentation)
  *   zoom (d)            logical screen pixels per image pixel (to 32)
  *   select-source (x)   select and centre the source with that number
  *   panel (s)           pipeline, timings or sources
@@ -247,14 +248,50 @@ action_export (GSimpleAction *action, GVariant *param, gpointer data)
     sky_window_export_catalogue (main_window (self), path);
 }
 
+static void
+on_lab_png_written (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autofree char *path = data;
+  g_autoptr (GError) error = NULL;
+
+  if (!sky_texture_save_png_finish (result, &error))
+    g_warning ("app.screenshot: %s: %s", path, error->message);
+}
+
+/* The Convolution lab's window as it was last drawn, where it is open. */
+static void
+screenshot_lab (SkyApplication *self, double zoom, const char *path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
+  GtkWidget *lab = NULL;
+
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (self)); l; l = l->next)
+    if (SKY_IS_CONVOLUTION_LAB (l->data))
+      lab = l->data;
+  if (lab == NULL)
+    {
+      g_warning ("app.screenshot: lab: the Convolution lab is not open");
+      return;
+    }
+  texture = sky_render_widget (lab, CLAMP (zoom, 0.1, 4.0), &error);
+  if (texture == NULL)
+    {
+      g_warning ("app.screenshot: lab: %s", error->message);
+      return;
+    }
+  sky_texture_save_png_async (texture, path, NULL, on_lab_png_written, g_strdup (path));
+}
+
 /* "PATH" for the window; before the path, "panel:" for the side panel
- * alone and "zoom=F:" for a picture F times the size on screen. */
+ * alone, "lab:" for the Convolution lab and "zoom=F:" for a picture F
+ * times the size on screen. */
 static void
 action_screenshot (GSimpleAction *action, GVariant *param, gpointer data)
 {
   SkyApplication *self = data;
   const char *text = g_variant_get_string (param, NULL);
-  gboolean panel = FALSE;
+  gboolean panel = FALSE, lab = FALSE;
   double zoom = 1;
   g_autofree char *path = NULL;
 
@@ -264,6 +301,11 @@ action_screenshot (GSimpleAction *action, GVariant *param, gpointer data)
         {
           panel = TRUE;
           text += 6;
+        }
+      else if (g_str_has_prefix (text, "lab:"))
+        {
+          lab = TRUE;
+          text += 4;
         }
       else if (g_str_has_prefix (text, "zoom="))
         {
@@ -280,7 +322,10 @@ action_screenshot (GSimpleAction *action, GVariant *param, gpointer data)
         break;
     }
   path = absolute_path (text);
-  sky_window_screenshot (main_window (self), panel ? "panel" : NULL, zoom, path);
+  if (lab)
+    screenshot_lab (self, zoom, path);
+  else
+    sky_window_screenshot (main_window (self), panel ? "panel" : NULL, zoom, path);
 }
 
 static void

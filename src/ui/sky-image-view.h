@@ -25,7 +25,7 @@ void sky_image_view_set_image (SkyImageView *self, SkyImageData *image);
 SkyImageData *sky_image_view_get_image (SkyImageView *self);
 
 /* The image just set is also on the GPU: the GPU bridge's kept 2D
- * convolution output number convolved (sky_pipeline_gpu_convolve), the
+ * convolution output number convolved (sky_pipeline_gpu_convolution_demo), the
  * same floats. Where the view fills its textures through CUDA/GL interop
  * and the device still holds that output, the image's full-resolution
  * level then goes into the texture from there; its zoom-out levels, and

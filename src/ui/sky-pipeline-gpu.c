@@ -68,16 +68,18 @@ bridge_available (void *data, char *why, size_t why_size)
   return p->ok ? SKY_OK : SKY_ERR_UNAVAILABLE;
 }
 
-/* Runs the steps on the device into res, downloading the mask and the
- * labels (the view draws them; the comparison checks them). keep: the
+/* Runs the steps on the device into res as every front end times them
+ * (a warm-up run, the best of repeat from page-locked memory), then brings
+ * the mask and the labels home once (the view draws them; the comparison
+ * checks them), timed apart. keep: the
  * run's host mask and labels become a SkyRun's, so the view may fill its
  * textures from the device buffers that hold the same results (CUDA/GL
  * interop); otherwise, or after a failure, the view is told the device
  * holds nothing it shows. Both under the lock, before anything else runs
  * on the context. */
 static int
-bridge_run (void *data, const SkyImage *img, const SkyParams *params, int keep, SkyResult *res,
-            SkyGpuTimes *times)
+bridge_run (void *data, const SkyImage *img, const SkyParams *params, int keep, int repeat,
+            SkyResult *res, SkyGpuTimes *times)
 {
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&gpu_lock);
   int ret = SKY_OK;
@@ -85,8 +87,8 @@ bridge_run (void *data, const SkyImage *img, const SkyParams *params, int keep, 
   if (gpu_context == NULL)
     ret = sky_gpu_new (&gpu_context);
   if (ret == SKY_OK)
-    ret = sky_gpu_run_on (gpu_context, img, params, SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS,
-                          res, times);
+    ret = sky_gpu_run_best (gpu_context, img, params, SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS,
+                            repeat, res, times);
   if (gpu_context != NULL)
     {
       gboolean shown = keep && ret == SKY_OK;
@@ -111,14 +113,11 @@ sky_pipeline_gpu_backend (void)
 }
 
 gboolean
-sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
-                           const SkyKernel *kernel, SkyConvolveMode mode, void *out2d,
-                           const void *v, gint64 m, void *out1d, double times[4],
-                           guint64 *device_output, GError **error)
+sky_pipeline_gpu_convolution_demo (SkyConvolutionDemo *d, int repeat, guint64 *device_output,
+                                   GError **error)
 {
   static guint64 last_output;   /* numbers of kept outputs; under gpu_lock */
   g_autoptr (GMutexLocker) locker = NULL;
-  SkyGpuConvolveTimes t2 = { 0 }, t1 = { 0 };
   char *reason = NULL;
   int ret = SKY_OK;
 
@@ -133,25 +132,14 @@ sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
   if (gpu_context == NULL)
     ret = sky_gpu_new (&gpu_context);
   if (ret == SKY_OK)
-    ret = f64 ? sky_gpu_convolve2d_f64 (gpu_context, in, nx, ny, kernel, mode,
-                                        SKY_CONVOLVE_AUTO, out2d, &t2)
-              : sky_gpu_convolve2d_f32 (gpu_context, in, nx, ny, kernel, mode,
-                                        SKY_CONVOLVE_AUTO, out2d, &t2);
-  /* The output the context now keeps (or none), told to the view under
-   * the lock, as a run's results are; the 1D convolution leaves it. */
+    ret = sky_gpu_convolution_demo (gpu_context, d, SKY_CONVOLVE_AUTO, repeat);
+  /* The output the context now keeps (the last 2D convolution's; the 1D
+   * ones leave it), or none, told to the view under the lock, as a run's
+   * results are. */
   if (gpu_context != NULL)
     {
       *device_output = ret == SKY_OK ? ++last_output : 0;
       sky_display_publish_convolved (gpu_context, &gpu_lock, *device_output);
     }
-  if (ret == SKY_OK)
-    ret = f64 ? sky_gpu_convolve1d_f64 (gpu_context, in, nx * ny, v, m, out1d, &t1)
-              : sky_gpu_convolve1d_f32 (gpu_context, in, nx * ny, v, m, out1d, &t1);
-  if (gpu_failed (ret, error))
-    return FALSE;
-  times[0] = t2.kernel_ms;
-  times[1] = t2.total_ms;
-  times[2] = t1.kernel_ms;
-  times[3] = t1.total_ms;
-  return TRUE;
+  return !gpu_failed (ret, error);
 }

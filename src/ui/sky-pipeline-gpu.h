@@ -21,18 +21,15 @@ char *sky_pipeline_gpu_describe (void);
  * a build without the GPU backend (the runner's default then says why). */
 const SkyGpuBackend *sky_pipeline_gpu_backend (void);
 
-/* The Convolution lab's case on the device: the 2D convolution of in
- * (nx x ny) with kernel in mode (path auto) into out2d, and the 1D full
- * convolution of in raveled with v (m values) into out1d; float64 where
- * f64, else float32 (in, v and the outputs of that type). times: the 2D
- * kernel, the 2D with its transfers, the 1D kernel, the 1D with its
- * transfers, in ms. FALSE with error where there is no GPU. The 2D output
- * stays on the device too, until the next 2D convolution: *device_output
- * gets the number under which the bridge published it for the image view
- * (sky_display_publish_convolved), 0 where it is not kept. */
-gboolean sky_pipeline_gpu_convolve (gboolean f64, const void *in, gint64 nx, gint64 ny,
-                                    const SkyKernel *kernel, SkyConvolveMode mode, void *out2d,
-                                    const void *v, gint64 m, void *out1d, double times[4],
-                                    guint64 *device_output, GError **error);
+/* The GPU's part of the Convolution lab's demo (d made by
+ * sky_convolution_demo_init, its gpu_2d and gpu_1d allocated, the CPU's
+ * part run) on the app's one context, timed as skysift-cli convolve --demo
+ * times it (sky_gpu_convolution_demo: page-locked buffers, a warm-up run,
+ * the best of repeat; path auto). FALSE with error where there is no GPU.
+ * The 2D output stays on the device too, until the next 2D convolution:
+ * *device_output gets the number under which the bridge published it for
+ * the image view (sky_display_publish_convolved), 0 where it is not kept. */
+gboolean sky_pipeline_gpu_convolution_demo (SkyConvolutionDemo *d, int repeat,
+                                            guint64 *device_output, GError **error);
 
 G_END_DECLS

@@ -206,3 +206,20 @@ sky_pipeline_run_finish (GAsyncResult *result, GError **error)
   g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
 }
+
+char *
+sky_run_describe_gpu (const SkyGpuTimes *t)
+{
+  g_autofree char *runs = t->runs > 0
+    ? g_strdup_printf ("best of %d runs after a warm-up run", t->runs)
+    : g_strdup ("one run, the first on the device may include its warm-up");
+  g_autofree char *outputs = t->outputs >= 0
+    ? g_strdup_printf (" The mask and labels for the view came down after them in %.2f ms "
+                       "(page-locked), in no figure.", t->outputs)
+    : g_strdup ("");
+
+  return g_strdup_printf ("GPU: %s, from device events. GPU total adds the image's upload "
+                          "from page-locked memory to the first step and the statistics and "
+                          "catalogue's download to the last, as skysift-cli find --repeat "
+                          "reports them.%s", runs, outputs);
+}

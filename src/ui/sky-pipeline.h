@@ -64,6 +64,12 @@ SkyRun *sky_run_ref (SkyRun *run);
 void sky_run_unref (SkyRun *run);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyRun, sky_run_unref)
 
+/* What a run's GPU figures include, as the timings panel says it: how
+ * many runs they are the best of, which transfers "GPU total" adds (those
+ * skysift-cli find counts), and the mask and labels' download for the
+ * view, kept apart. Free it. */
+char *sky_run_describe_gpu (const SkyGpuTimes *times);
+
 /* Runs the steps up to `until` on a worker thread. previous (may be NULL)
  * lends what it holds that the same image and parameters would give again;
  * when it already holds everything up to `until`, it is what comes back.

@@ -40,6 +40,7 @@ sky_timings_panel_new (void)
 
 static void show_note (SkyTimingsPanel *self);
 
+
 /* The display path and its last texture update, each way measured. */
 static gboolean
 show_display (gpointer data)
@@ -166,13 +167,17 @@ sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
     gtk_label_set_text (self->caption, "Run a step to time it.");
   else
     {
+      g_autofree char *gpu = run->has_gpu ? sky_run_describe_gpu (&run->stages.gpu_times)
+                                          : NULL;
       g_autofree char *text =
         g_strdup_printf ("%s, %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT " pixels, %s backend, "
                          "%d threads. Milliseconds; a step reused from an earlier run keeps "
-                         "the time it took then.",
+                         "the time it took then.%s%s%s",
                          run->image->display_name, run->image->image.nx, run->image->image.ny,
                          sky_backend_name (run->backend),
-                         run->params.nthreads ? run->params.nthreads : sky_default_threads ());
+                         run->params.nthreads ? run->params.nthreads : sky_default_threads (),
+                         run->backend != SKY_BACKEND_GPU ? " CPU: one run." : "",
+                         gpu ? " " : "", gpu ? gpu : "");
       gtk_label_set_text (self->caption, text);
     }
   gtk_widget_queue_draw (GTK_WIDGET (self->chart));
@@ -337,4 +342,10 @@ const char *
 sky_timings_panel_get_display (SkyTimingsPanel *self)
 {
   return gtk_label_get_text (self->display_label);
+}
+
+const char *
+sky_timings_panel_get_caption (SkyTimingsPanel *self)
+{
+  return gtk_label_get_text (self->caption);
 }

@@ -21,6 +21,8 @@ void sky_timings_panel_set_gpu_note (SkyTimingsPanel *self, const char *note);
  * hidden). */
 void sky_timings_panel_set_convolution (SkyTimingsPanel *self, const char *text);
 const char *sky_timings_panel_get_convolution (SkyTimingsPanel *self);
+/* The caption under the table. */
+const char *sky_timings_panel_get_caption (SkyTimingsPanel *self);
 /* The display line (sky_display_describe ()), kept up to date. */
 const char *sky_timings_panel_get_display (SkyTimingsPanel *self);
 

@@ -85,6 +85,29 @@ sky_window_describe (SkyWindow *self)
           json_number (out, run->cpu.ms[steps[k]]);
         }
       g_string_append (out, "}");
+      if (run->has_gpu)
+        {
+          /* The timings panel's GPU figures, and what they include. */
+          const SkyStepTimes *gpu_times[2] = { &run->gpu_kernel, &run->gpu_total };
+
+          for (int t = 0; t < 2; t++)
+            {
+              g_string_append (out, t == 0 ? ", \"gpu_kernels_ms\": {"
+                                           : ", \"gpu_with_transfers_ms\": {");
+              for (int k = 0; k < nsteps; k++)
+                {
+                  g_string_append_printf (out, "\"%s\": ", sky_step_name (steps[k]));
+                  json_number (out, gpu_times[t]->ms[steps[k]]);
+                  g_string_append (out, ", ");
+                }
+              g_string_append (out, "\"total\": ");
+              json_number (out, gpu_times[t]->total);
+              g_string_append (out, "}");
+            }
+          g_string_append_printf (out, ", \"gpu_runs\": %d, \"gpu_outputs_ms\": ",
+                                  run->stages.gpu_times.runs);
+          json_number (out, run->stages.gpu_times.outputs);
+        }
     }
   g_string_append (out, ", \"open_to_frame_ms\": ");
   json_number (out, self->open_to_frame_ms);

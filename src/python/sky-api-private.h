@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* What sky-api.c shares with its device half (sky-api-gpu.c). */
+#ifndef SKY_API_PRIVATE_H
+#define SKY_API_PRIVATE_H
+
+#include "sky-api.h"
+#include "sky-core.h"
+
+/* A run for a device run to fill: its result, times and image shape. */
+int sky_api_run_new_device (int64_t nx, int64_t ny, const SkyParams *params, SkyApiRun **out,
+                            SkyResult **res, SkyGpuTimes **times);
+
+#endif /* SKY_API_PRIVATE_H */
