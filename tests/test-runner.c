@@ -449,9 +449,14 @@ test_default_gpu (void)
   run_ok (&req, &st);
   if (have)
     {
+      const SkyStep *steps;
+      int n = sky_method_steps (SKY_METHOD_LESSON, &steps);
+
+      /* Every step of the method that ran; the local method's steps are
+       * not the lesson's and are not compared. */
       g_assert_null (st.gpu_fault);
-      for (int s = 0; s < SKY_STEP_COUNT; s++)
-        g_assert_true (st.agree[s]);
+      for (int k = 0; k < n; k++)
+        g_assert_true (st.agree[steps[k]]);
     }
   else
     g_assert_nonnull (st.gpu_fault);
