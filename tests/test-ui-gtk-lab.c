@@ -149,6 +149,26 @@ test_convolution_16x (Fixture *f)
       }
   }
 
+  /* At Fit the view shows the zoom-out levels: the blobs (each of the
+   * kernel's sum, 72, spread over 16 x 16 pixels) make a grey of about
+   * 0.28 of white, never black, whichever way the levels were filled. */
+  {
+    g_autoptr (Picture) fitpic = NULL;
+    double sum = 0;
+    int n = 0;
+
+    sky_image_view_fit (result);
+    wait_drawn (result, "the result at Fit");
+    f->view = result;
+    fitpic = render_view (f);
+    for (int py = fitpic->height / 4; py < 3 * fitpic->height / 4; py++)
+      for (int px = fitpic->width / 4; px < 3 * fitpic->width / 4; px++, n++)
+        sum += luminance (pixel (fitpic, px, py));
+    g_test_message ("result at Fit: mean luminance %.1f (%s)", sum / n,
+                    sky_image_view_get_image_fill (result));
+    g_assert_cmpfloat (sum / n, >=, 30);
+  }
+
   if (g_getenv ("SKY_TEST_CONVOLUTION_SCREENSHOT"))
     {
       g_autoptr (GError) error = NULL;

@@ -240,6 +240,11 @@ upload_image (SkyImageView *self)
       if (sky_gl_interop_write_convolved (self->interop, self->tex_image, self->image_on_device,
                                           pyr->nx[0], pyr->ny[0], &ms))
         {
+          /* Unregistered before OpenGL writes the other levels: while the
+           * texture stayed registered for write-discard, NVIDIA's driver
+           * kept none of them, and the view at Fit (which samples them)
+           * was black. */
+          sky_gl_interop_forget (self->interop, SKY_GL_INTEROP_IMAGE);
           for (int k = 1; k < pyr->nlevels; k++)
             glTexSubImage2D (GL_TEXTURE_2D, k, 0, 0, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k],
                              GL_RED, GL_FLOAT, pyr->pixels[k]);
