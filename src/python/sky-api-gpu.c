@@ -33,14 +33,7 @@ sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
   int ret;
 
   *out = NULL;
-  sky_params_init (&p);
-  p.clip_kappa = params->clip_kappa;
-  p.max_iter = params->max_iter;
-  p.threshold = params->threshold;
-  p.relative = params->relative;
-  p.connectivity = params->connectivity;
-  p.nthreads = params->nthreads;
-  if ((ret = sky_params_check (&p)) != SKY_OK)
+  if ((ret = sky_api_core_params (params, &p)) != SKY_OK)
     return ret;
   if ((ret = sky_api_run_new_device (nx, ny, &p, out, &res, &times)) != SKY_OK)
     return ret;

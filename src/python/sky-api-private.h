@@ -6,6 +6,10 @@
 #include "sky-api.h"
 #include "sky-core.h"
 
+/* The core's parameters from the binding's, checked (SKY_ERR_ARGUMENT with
+ * a message naming a bad one). */
+int sky_api_core_params (const SkyApiParams *p, SkyParams *out);
+
 /* A run for a device run to fill: its result, times and image shape. */
 int sky_api_run_new_device (int64_t nx, int64_t ny, const SkyParams *params, SkyApiRun **out,
                             SkyResult **res, SkyGpuTimes **times);

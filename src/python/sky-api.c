@@ -202,8 +202,8 @@ sky_api_params_init (SkyApiParams *p)
   p->deblend_sigma = d.deblend_sigma;
 }
 
-static int
-core_params (const SkyApiParams *p, SkyParams *out)
+int
+sky_api_core_params (const SkyApiParams *p, SkyParams *out)
 {
   sky_params_init (out);
   out->clip_kappa = p->clip_kappa;
@@ -265,7 +265,7 @@ sky_api_run (const SkyApiImage *img, const SkyApiParams *params, const char *met
                      "measure, all)", until);
   if ((run = run_new ()) == NULL)
     return sky_fail (SKY_ERR_MEMORY, "out of memory");
-  if ((ret = core_params (params, &run->params)) != SKY_OK)
+  if ((ret = sky_api_core_params (params, &run->params)) != SKY_OK)
     {
       free (run);
       return ret;
@@ -413,7 +413,7 @@ sky_api_clip (const SkyApiImage *img, const SkyApiParams *params, double *median
   SkyClipStats stats = { 0 };
   int ret;
 
-  if ((ret = core_params (params, &p)) != SKY_OK
+  if ((ret = sky_api_core_params (params, &p)) != SKY_OK
       || (ret = sky_cpu_clip (&img->image, &p, &stats)) != SKY_OK)
     return ret;
   *median = stats.median;
@@ -445,7 +445,7 @@ sky_api_background (const SkyApiImage *img, const SkyApiParams *params, float *b
   SkyParams p;
   int ret;
 
-  if ((ret = core_params (params, &p)) != SKY_OK)
+  if ((ret = sky_api_core_params (params, &p)) != SKY_OK)
     return ret;
   return sky_cpu_background (&img->image, &p, p.nthreads, background, rms);
 }
