@@ -359,6 +359,12 @@ void sky_wcs_free (SkyWcs *wcs);
  * must not be used by two threads at once: give each thread its own. */
 int sky_wcs_pix2world (SkyWcs *wcs, double x, double y, double *lng, double *lat);
 
+/* World to pixel, the inverse of sky_wcs_pix2world: lng, lat in degrees in
+ * the WCS's own system, x, y skysift's 0-based pixels. SKY_ERR_ARGUMENT
+ * (x, y NaN) where the projection has no pixel for the position (the far
+ * side of a SIN image). Not thread-safe on one SkyWcs, as above. */
+int sky_wcs_world2pix (SkyWcs *wcs, double lng, double lat, double *x, double *y);
+
 /* The same for n pixels; returns how many had a world position. */
 int64_t sky_wcs_pix2world_n (SkyWcs *wcs, int64_t n, const double *x, const double *y,
                              double *lng, double *lat);

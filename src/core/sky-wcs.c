@@ -355,6 +355,31 @@ sky_wcs_pix2world (SkyWcs *w, double x, double y, double *lng, double *lat)
   return SKY_OK;
 }
 
+int
+sky_wcs_world2pix (SkyWcs *w, double lng, double lat, double *x, double *y)
+{
+  double phi, theta;
+
+  *x = *y = NAN;
+  if (!isfinite (lng) || !isfinite (lat) || fabs (lat) > 90.0)
+    return sky_fail (SKY_ERR_ARGUMENT, "(%g, %g) is not a sky position", lng, lat);
+  /* Axes beyond the celestial pair stand at their reference values: for
+   * the pixel of a celestial position only the pair matters. */
+  memcpy (w->world, w->wcs->crval, (size_t) w->naxis * sizeof (double));
+  w->world[w->wcs->lng] = lng;
+  w->world[w->wcs->lat] = lat;
+  if (wcss2p (w->wcs, 1, w->naxis, w->world, &phi, &theta, w->imgcrd, w->pixcrd, w->stat) != 0
+      || !isfinite (w->pixcrd[0]) || !isfinite (w->pixcrd[1]))
+    {
+      clear_errors (w->wcs);
+      return sky_fail (SKY_ERR_ARGUMENT, "(%g, %g) has no pixel (outside the projection)",
+                       lng, lat);
+    }
+  *x = w->pixcrd[0] - 1.0;
+  *y = w->pixcrd[1] - 1.0;
+  return SKY_OK;
+}
+
 int64_t
 sky_wcs_pix2world_n (SkyWcs *w, int64_t n, const double *x, const double *y, double *lng,
                      double *lat)
