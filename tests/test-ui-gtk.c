@@ -109,6 +109,10 @@ main (int argc, char **argv)
     { "lab-readout-keys", test_lab_readout_keys },
     { "sort-responsive", test_sort_responsive },
     { "file-dialogs", test_file_dialogs },
+    { "header-window", test_header_window },
+    { "overlay-truth", test_overlay_truth },
+    { "overlay-sextractor", test_overlay_sextractor },
+    { "overlay-regions", test_overlay_regions },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -195,6 +195,12 @@ void test_export_folder (Fixture *f);
 void save_widget_picture (GtkWidget *widget, const char *name);
 void test_about (Fixture *f);
 
+/* test-ui-gtk-viewer.c */
+void test_header_window (Fixture *f);
+void test_overlay_truth (Fixture *f);
+void test_overlay_sextractor (Fixture *f);
+void test_overlay_regions (Fixture *f);
+
 /* test-ui-gtk-status.c */
 void test_gpu_fault_banner (Fixture *f);
 void test_junk_pixel_limits (Fixture *f);

@@ -26,6 +26,12 @@
  *   convolution-demo    opens (or raises) the Convolution lab: the lesson's
  *                       grid of deltas and its convolution, side by side;
  *                       state: the lab's timings ("" until it has a result)
+ *   header (s)          opens the header window, showing the cards that
+ *                       hold the text given ("" all); state: the header
+ *   overlay (s)         draws a catalogue (CSV, ECSV, VOTable, SExtractor)
+ *                       or a DS9 region file over the image, matched with
+ *                       the sources; "" clears them; state: the last path
+ *   match-radius (d)    the cross-match radius in arcseconds
  *   about, quit
  * Operations queue in the window and run in order, so a script can send
  * open, run and export one after the other and poll state until busy is
@@ -91,6 +97,7 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "plane", g_variant_new_int64 (sky_window_get_plane (window)));
   set_state (self, "export-catalog", g_variant_new_string (sky_window_get_catalogue_path (window)));
   set_state (self, "export-view", g_variant_new_string (sky_window_get_view_path (window)));
+  set_state (self, "header", g_variant_new_take_string (sky_window_get_header_text (window)));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
 }
 
@@ -355,6 +362,28 @@ action_display (GSimpleAction *action, GVariant *param, gpointer data)
 }
 
 static void
+action_header (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_show_header (main_window (data), g_variant_get_string (param, NULL));
+}
+
+static void
+action_overlay (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  const char *text = g_variant_get_string (param, NULL);
+  g_autofree char *path = *text ? absolute_path (text) : g_strdup ("");
+
+  set_state (data, "overlay", g_variant_new_string (path));
+  sky_window_add_overlay (main_window (data), path);
+}
+
+static void
+action_match_radius (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_match_radius (main_window (data), g_variant_get_double (param));
+}
+
+static void
 action_state (GSimpleAction *action, GVariant *param, gpointer data)
 {
   /* Nothing to do: the state is the answer. */
@@ -528,6 +557,9 @@ static const GActionEntry app_actions[] = {
   { "display", action_display, "s", NULL, NULL },
   { "state", action_state, NULL, "'{}'", NULL },
   { "convolution-demo", action_convolution_demo, NULL, "''", NULL },
+  { "header", action_header, "s", "''", NULL },
+  { "overlay", action_overlay, "s", "''", NULL },
+  { "match-radius", action_match_radius, "d", "10.0", NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
 };
@@ -578,6 +610,7 @@ sky_application_startup (GApplication *app)
   g_autoptr (GtkCssProvider) css = gtk_css_provider_new ();
   static const char *const quit_accels[] = { "<Control>q", NULL };
   static const char *const run_accels[] = { "<Control>r", NULL };
+  static const char *const header_accels[] = { "<Control>h", NULL };
 
   G_APPLICATION_CLASS (sky_application_parent_class)->startup (app);
   choose_renderer ();
@@ -593,6 +626,7 @@ sky_application_startup (GApplication *app)
                                    app);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.run('all')", run_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.header('')", header_accels);
 }
 
 static void

@@ -9,6 +9,7 @@
 #include "sky-colormap.h"
 #include "sky-gl-interop.h"
 #include "sky-image-view.h"
+#include "sky-overlay-set.h"
 
 G_BEGIN_DECLS
 
@@ -83,6 +84,8 @@ struct _SkyImageView {
   GPtrArray *when_drawn;        /* pairs of (GFunc, data) */
   GdkFrameClock *frame_clock;
   gulong after_paint_id;
+
+  SkyOverlaySet *overlays;      /* catalogues and regions drawn on top, borrowed */
 };
 
 /* Image point (ix, iy) to widget pixels in a w x h view: the one place this
@@ -142,5 +145,8 @@ void sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
 GskRenderNode *sky_image_view_overlay_node (SkyImageView *self);
 /* The catalogue index of the marker at widget point (wx, wy), or -1. */
 gint64 sky_image_view_overlay_pick (SkyImageView *self, double wx, double wy);
+
+/* sky-image-view-catalogues.c */
+void sky_image_view_catalogues_snapshot (SkyImageView *self, GtkSnapshot *snapshot);
 
 G_END_DECLS

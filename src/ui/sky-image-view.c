@@ -429,6 +429,7 @@ sky_image_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   else
     gtk_widget_snapshot_child (widget, self->area, snapshot);
   sky_image_view_overlay_snapshot (self, snapshot);
+  sky_image_view_catalogues_snapshot (self, snapshot);
 }
 
 static void

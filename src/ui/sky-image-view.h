@@ -76,4 +76,10 @@ GdkTexture *sky_image_view_render_texture (SkyImageView *self, GError **error);
 /* The OpenGL version and renderer, or why there is none. */
 const char *sky_image_view_get_gl_info (SkyImageView *self);
 
+/* The catalogues and region files to draw over the image (borrowed: the
+ * window owns them; NULL for none), and a redraw after they changed. */
+typedef struct _SkyOverlaySet SkyOverlaySet;
+void sky_image_view_set_overlays (SkyImageView *self, SkyOverlaySet *overlays);
+void sky_image_view_overlays_changed (SkyImageView *self);
+
 G_END_DECLS

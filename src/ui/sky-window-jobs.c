@@ -822,6 +822,10 @@ next_job (SkyWindow *self)
     case SKY_JOB_SCREENSHOT_PANEL:
       start_export_png (self, job);
       break;
+    case SKY_JOB_OVERLAY:
+      sky_window_viewer_load_overlay (self, job->path);
+      job_done (self);
+      break;
     default:
       g_assert_not_reached ();
     }

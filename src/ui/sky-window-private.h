@@ -11,6 +11,7 @@
 #include "sky-clip-histogram.h"
 #include "sky-color-bar.h"
 #include "sky-image-view.h"
+#include "sky-overlay-set.h"
 #include "sky-source-table.h"
 #include "sky-timings-panel.h"
 #include "sky-window.h"
@@ -26,6 +27,7 @@ typedef enum {
   SKY_JOB_EXPORT_PNG,
   SKY_JOB_SCREENSHOT,
   SKY_JOB_SCREENSHOT_PANEL,
+  SKY_JOB_OVERLAY,      /* path: a catalogue or region file; "": clear them */
 } SkyJobKind;
 
 typedef struct {
@@ -125,6 +127,14 @@ struct _SkyWindow {
   GtkWidget *input_error_control;   /* whose typed text the status line refuses */
   char *input_error;
   gboolean disposed;
+
+  /* The viewer's tools (sky-window-viewer.c) */
+  SkyOverlaySet *overlays;
+  GtkWidget *header_window;
+  GtkSearchEntry *header_search;
+  GtkTextView *header_view;
+  GtkLabel *header_count;
+  int header_shown, header_total;
 };
 
 /* sky-window-jobs.c */
@@ -156,6 +166,15 @@ void sky_window_clear_input_error (SkyWindow *self, GtkWidget *control);
 gboolean sky_window_set_threshold_checked (SkyWindow *self, double threshold, GError **error);
 void sky_window_set_typed_limits (SkyWindow *self, double lo, double hi);
 void sky_window_choose_limits (SkyWindow *self, SkyImageData *image);
+
+/* sky-window-viewer.c */
+void sky_window_viewer_init (SkyWindow *self);
+void sky_window_viewer_class_init (GtkWidgetClass *widget_class);
+void sky_window_viewer_dispose (SkyWindow *self);
+void sky_window_viewer_image_changed (SkyWindow *self);
+void sky_window_viewer_run_changed (SkyWindow *self);
+void sky_window_viewer_load_overlay (SkyWindow *self, const char *path);
+void sky_window_viewer_describe (SkyWindow *self, GString *out);
 
 /* sky-window-files.c */
 void sky_window_files_init (SkyWindow *self);

@@ -49,6 +49,19 @@ void sky_window_pan (SkyWindow *self, double x, double y);
 
 gboolean sky_window_has_image (SkyWindow *self);
 
+/* The header window: every card of the image's HDU, those holding search
+ * (any case; "" or NULL: as it is) shown and the matches highlighted. */
+void sky_window_show_header (SkyWindow *self, const char *search);
+/* The HDU's cards, one a line, trailing blanks cut ("" without an image). */
+char *sky_window_get_header_text (SkyWindow *self);
+
+/* Queued: a catalogue or DS9 region file drawn over the image and matched
+ * with the sources ("" clears them all); a bad file gets an error dialog
+ * naming it and why. The match radius in arcseconds (pixels on an image
+ * with no celestial WCS). */
+void sky_window_add_overlay (SkyWindow *self, const char *path);
+void sky_window_set_match_radius (SkyWindow *self, double arcsec);
+
 /* The view, for scripts: zoom (logical pixels per image pixel), the
  * source to select and centre (its label number, 0 for none), the panel
  * to show (pipeline, timings, sources), and display settings by name

@@ -158,6 +158,7 @@ sky_window_describe (SkyWindow *self)
   json_string (out, self->view_path);
   g_string_append (out, ", \"gl\": ");
   json_string (out, sky_image_view_get_gl_info (self->view));
+  sky_window_viewer_describe (self, out);
   g_string_append (out, ", \"last_error\": ");
   json_string (out, self->last_error);
   g_string_append (out, "}");

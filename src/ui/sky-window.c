@@ -383,6 +383,7 @@ static void
 on_gpu_banner_close (GtkButton *button, SkyWindow *self)
 {
   gtk_revealer_set_reveal_child (self->gpu_banner, FALSE);
+  sky_window_viewer_image_changed (self);
   sky_window_changed (self);
 }
 
@@ -397,6 +398,7 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
   g_clear_pointer (&self->run, sky_run_unref);
   self->run = sky_run_ref (run);
   self->shown_step = shown;
+  sky_window_viewer_run_changed (self);
 
   sky_image_view_set_run (self->view, run);
   if (new_step)
@@ -622,6 +624,7 @@ sky_window_dispose (GObject *object)
       self->error_dialog = NULL;
       gtk_window_destroy (GTK_WINDOW (dialog));
     }
+  sky_window_viewer_dispose (self);
   gtk_widget_dispose_template (GTK_WIDGET (self), SKY_TYPE_WINDOW);
   G_OBJECT_CLASS (sky_window_parent_class)->dispose (object);
 }
@@ -720,6 +723,7 @@ sky_window_class_init (SkyWindowClass *klass)
   sky_window_controls_class_init (widget_class);
 
   gtk_widget_class_install_action (widget_class, "win.open", NULL, action_open);
+  sky_window_viewer_class_init (widget_class);
   gtk_widget_class_install_action (widget_class, "win.open-demo", NULL, action_open_demo);
   gtk_widget_class_install_action (widget_class, "win.export-catalog", NULL, action_export_catalog);
   gtk_widget_class_install_action (widget_class, "win.export-view", NULL, action_export_view);
@@ -776,6 +780,7 @@ sky_window_init (SkyWindow *self)
   probe_gpu (self);
 
   sky_window_files_init (self);
+  sky_window_viewer_init (self);
 }
 
 void

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The viewer's tools, driven through their actions: the header window
+ * (every card, searched, copied), catalogues and region files over the
+ * image and their cross-match with the sources (the truth list of the
+ * GC-like field counted as score_catalogue.py counts it). */
+#include "test-ui-gtk.h"
+
+#include <stdarg.h>
+
+/* The window's state JSON's value for key inside the overlays array's
+ * entry k (0-based), as a number. */
+static double
+overlay_number (int k, const char *key)
+{
+  g_autofree char *json = state_json ();
+  const char *at = state_field (json, "overlays");
+  g_autofree char *needle = g_strdup_printf ("\"%s\": ", key);
+
+  for (int i = 0; i <= k; i++)
+    {
+      at = strstr (at, i == 0 ? "{" : "}, {");
+      if (at == NULL)
+        g_error ("no overlay %d in %s", k, json);
+      at++;
+    }
+  at = strstr (at, needle);
+  if (at == NULL)
+    g_error ("no %s in overlay %d of %s", key, k, json);
+  return g_ascii_strtod (at + strlen (needle), NULL);
+}
+
+static gboolean
+header_has_text (gpointer data)
+{
+  g_autoptr (GVariant) state = g_action_group_get_action_state (G_ACTION_GROUP (app), "header");
+  return strstr (g_variant_get_string (state, NULL), data) != NULL;
+}
+
+static GtkWidget *
+find_button (GtkWidget *root, const char *label)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+      if (GTK_IS_BUTTON (w) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (w)), label) == 0)
+        return w;
+      if ((found = find_button (w, label)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* app.header opens the window with every card of the HDU, the action's
+ * state is the header; a search keeps the cards that hold it (any case),
+ * highlighted; Copy puts the cards shown on the clipboard. */
+void
+test_header_window (Fixture *f)
+{
+  g_autoptr (GVariant) state = NULL;
+  g_auto (GStrv) cards = NULL;
+  g_autofree char *shown = NULL;
+  GtkTextBuffer *buffer;
+  GtkTextIter a, b;
+  int ncards = 0, nmatch = 0;
+
+  open_image (f, &field);
+  activate ("header", g_variant_new_string (""));
+  iterate_until (header_has_text, (gpointer) "NAXIS1  =", "the header in app.header's state");
+  g_assert_nonnull (f->window->header_window);
+  assert_state ("header_window", "true");
+  state = g_action_group_get_action_state (G_ACTION_GROUP (app), "header");
+  cards = g_strsplit (g_variant_get_string (state, NULL), "\n", -1);
+  for (int i = 0; cards[i] && *cards[i]; i++)
+    {
+      g_autofree char *folded = g_utf8_casefold (cards[i], -1);
+      g_assert_cmpuint (strlen (cards[i]), <=, 80);
+      ncards++;
+      nmatch += strstr (folded, "naxis") != NULL;
+    }
+  /* Every card of the file's header is there, in order, END last. */
+  {
+    fitsfile *fp = NULL;
+    int status = 0, nkeys = 0, more = 0;
+    char card[FLEN_CARD];
+    fits_open_diskfile (&fp, field.path, READONLY, &status);
+    fits_get_hdrspace (fp, &nkeys, &more, &status);
+    g_assert_cmpint (ncards, ==, nkeys + 1);
+    for (int i = 0; i < nkeys; i++)
+      {
+        fits_read_record (fp, i + 1, card, &status);
+        g_strchomp (card);
+        g_assert_cmpstr (cards[i], ==, card);
+      }
+    fits_close_file (fp, &status);
+    g_assert_cmpint (status, ==, 0);
+  }
+  g_assert_true (g_str_has_prefix (cards[ncards - 1], "END"));
+  g_assert_cmpfloat (state_number ("header_shown"), ==, ncards);
+
+  activate ("header", g_variant_new_string ("naxis"));
+  iterate_until (app_idle, NULL, "the search");
+  g_assert_cmpint (nmatch, >=, 3);   /* NAXIS, NAXIS1, NAXIS2 */
+  g_assert_cmpfloat (state_number ("header_shown"), ==, nmatch);
+  buffer = gtk_text_view_get_buffer (f->window->header_view);
+  gtk_text_buffer_get_bounds (buffer, &a, &b);
+  shown = gtk_text_buffer_get_text (buffer, &a, &b, FALSE);
+  {
+    g_auto (GStrv) lines = g_strsplit (shown, "\n", -1);
+    for (int i = 0; lines[i] && *lines[i]; i++)
+      g_assert_true (g_str_has_prefix (lines[i], "NAXIS"));
+  }
+  /* The match is highlighted: the first card's first five characters. */
+  {
+    GtkTextTag *tag = gtk_text_tag_table_lookup (gtk_text_buffer_get_tag_table (buffer),
+                                                 "match");
+    GtkTextIter at;
+    gtk_text_buffer_get_iter_at_offset (buffer, &at, 2);
+    g_assert_true (gtk_text_iter_has_tag (&at, tag));
+    gtk_text_buffer_get_iter_at_offset (buffer, &at, 6);
+    g_assert_false (gtk_text_iter_has_tag (&at, tag));
+  }
+  save_widget_picture (f->window->header_window, "header-window.png");
+
+  /* The clipboard holds what the window shows (its content as this
+   * process offers it: under Xvfb no other client reads it back). */
+  g_signal_emit_by_name (find_button (f->window->header_window, "_Copy"), "clicked");
+  {
+    GdkContentProvider *content =
+      gdk_clipboard_get_content (gtk_widget_get_clipboard (f->window->header_window));
+    GValue value = G_VALUE_INIT;
+    g_autoptr (GError) error = NULL;
+    g_assert_nonnull (content);
+    g_value_init (&value, G_TYPE_STRING);
+    g_assert_true (gdk_content_provider_get_value (content, &value, &error));
+    g_assert_no_error (error);
+    g_assert_cmpstr (g_value_get_string (&value), ==, shown);
+    g_value_unset (&value);
+  }
+}
+
+/* A path under the shared data folder, or NULL (the test skipped). */
+static char *
+shared_path (const char *first, ...)
+{
+  const char *why = NULL, *dir = sky_test_shared_data (&why);
+  va_list args;
+  GString *path;
+
+  if (dir == NULL)
+    {
+      g_test_skip (why);
+      return NULL;
+    }
+  path = g_string_new (dir);
+  va_start (args, first);
+  for (const char *part = first; part; part = va_arg (args, const char *))
+    g_string_append_printf (path, "/%s", part);
+  va_end (args);
+  if (!g_file_test (path->str, G_FILE_TEST_EXISTS))
+    {
+      g_autofree char *msg = g_strdup_printf ("%s is not among the shared files", path->str);
+      g_test_skip (msg);
+      g_string_free (path, TRUE);
+      return NULL;
+    }
+  return g_string_free (path, FALSE);
+}
+
+/* score_catalogue.py's JSON for the CLI's catalogue of the GC-like field
+ * against its truth, radius 2 pixels. */
+static char *
+score_with_python (const char *image, const char *truth, const char *score)
+{
+  g_autofree char *csv = sky_test_tmp_path ("gc_like_cli.csv");
+  g_autofree char *out = NULL, *err = NULL;
+  int status;
+  const char *cli = g_getenv ("SKYSIFT_CLI");
+  const char *find[] = { cli, "find", image, "--csv", csv, NULL };
+  const char *py[] = { "/usr/bin/python3", score, csv, truth, "--radius", "2", NULL };
+  g_autoptr (GError) error = NULL;
+
+  g_assert_nonnull (cli);
+  g_assert_true (g_spawn_sync (NULL, (char **) find, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (status, ==, 0);
+  g_clear_pointer (&err, g_free);
+  g_assert_true (g_spawn_sync (NULL, (char **) py, NULL, 0, NULL, NULL, &out, &err, &status, &error));
+  g_assert_no_error (error);
+  if (status != 0)
+    g_error ("score_catalogue.py: %s", err);
+  return g_steal_pointer (&out);
+}
+
+static double
+json_number (const char *json, const char *key)
+{
+  g_autofree char *needle = g_strdup_printf ("\"%s\": ", key);
+  const char *at = strstr (json, needle);
+  g_assert_nonnull (at);
+  return g_ascii_strtod (at + strlen (needle), NULL);
+}
+
+/* Counts the picture's cyan pixels (the first overlay's colour, (0, 217,
+ * 255), alone or blended half with the grey under a line's edge) in the
+ * square of half-side half around (x, y). */
+static gboolean
+cyanish (Rgb c)
+{
+  return c.r < 120 && c.g > 140 && c.b > 170 && c.b - c.r > 90;
+}
+
+static int
+colour_near (const Picture *pic, double x, double y, int half, const int rgb[3])
+{
+  (void) rgb;
+  int n = 0;
+  for (int dy = -half; dy <= half; dy++)
+    for (int dx = -half; dx <= half; dx++)
+      {
+        int px = (int) floor (x) + dx, py = (int) floor (y) + dy;
+        if (px >= 0 && py >= 0 && px < pic->width && py < pic->height
+            && cyanish (pixel (pic, px, py)))
+          n++;
+      }
+  return n;
+}
+
+/* The truth list of gc_like_2048 over the image after Run All, with the
+ * radius at 10" (2 pixels of 5"): matched, only ours and only theirs are
+ * score_catalogue.py's nmatched, ndet - nmatched and truth - nmatched; the
+ * truth's squares are drawn in the first overlay colour. */
+void
+test_overlay_truth (Fixture *f)
+{
+  g_autofree char *truth = shared_path ("gc_like_2048_truth.csv", NULL);
+  g_autofree char *image = truth ? shared_path ("gc_like_2048.fits", NULL) : NULL;
+  g_autofree char *score = NULL, *tools = NULL, *json = NULL;
+  g_autoptr (Picture) pic = NULL;
+  static const int cyan[3] = { 0, 217, 255 };
+  const SkyOverlayEntry *e;
+  double ndet, nmatched;
+  int ntruth = 0, drawn = 0;
+
+  if (image == NULL)
+    return;
+  tools = g_path_get_dirname (truth);
+  score = g_build_filename (tools, "..", "tools", "score_catalogue.py", NULL);
+  if (!g_file_test (score, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("no ../shared/tools/score_catalogue.py");
+      return;
+    }
+  json = score_with_python (image, truth, score);
+  ndet = json_number (json, "ndet");
+  nmatched = json_number (json, "nmatched");
+  {
+    g_autofree char *text = NULL;
+    g_assert_true (g_file_get_contents (truth, &text, NULL, NULL));
+    for (const char *p = text; (p = strchr (p, '\n')) != NULL; p++)
+      ntruth += p[1] != '\0';
+  }
+
+  open_image (f, &(Image) { image, 2048, 2048 });
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all on gc_like_2048.fits");
+  activate ("match-radius", g_variant_new_double (10.0));
+  activate ("overlay", g_variant_new_string (truth));
+  wait_idle (f, "the truth list drawn");
+  g_test_message ("score_catalogue.py: %s; truth rows %d", json, ntruth);
+  g_assert_cmpfloat (overlay_number (0, "n"), ==, ntruth);
+  g_assert_cmpfloat (overlay_number (0, "on_image"), ==, ntruth);
+  g_assert_cmpfloat (state_number ("nsources"), ==, ndet);
+  g_assert_cmpfloat (overlay_number (0, "matched"), ==, nmatched);
+  g_assert_cmpfloat (overlay_number (0, "only_ours"), ==, ndet - nmatched);
+  g_assert_cmpfloat (overlay_number (0, "only_theirs"), ==, ntruth - nmatched);
+  assert_state ("match_radius_unit", "\"arcsec\"");
+
+  /* A square in the overlay's colour around each of the first rows. */
+  pic = render_view (f);
+  e = g_ptr_array_index (f->window->overlays->entries, 0);
+  for (int i = 0; i < 20; i++)
+    {
+      double x, y;
+      sky_image_view_image_to_widget (f->view, e->px[i] + 0.5, e->py[i] + 0.5, &x, &y);
+      drawn += colour_near (pic, (x + 5) * pic->scale, y * pic->scale, 3, cyan) > 0;
+    }
+  g_assert_cmpint (drawn, >=, 18);
+  save_widget_picture (GTK_WIDGET (f->window), "overlay-truth.png");
+
+  /* At 4x on the brightest truth source: squares and diamonds apart. */
+  activate ("zoom", g_variant_new_double (4));
+  activate ("pan", g_variant_new ("(dd)", e->px[0] + 1, e->py[0] + 1));
+  wait_idle (f, "zoomed on the first truth source");
+  save_widget_picture (GTK_WIDGET (f->window), "overlay-truth-4x.png");
+
+  /* A wider radius can only match more; "" clears the overlays. */
+  activate ("match-radius", g_variant_new_double (20.0));
+  wait_idle (f, "the wider radius");
+  g_assert_cmpfloat (overlay_number (0, "matched"), >=, nmatched);
+  activate ("match-radius", g_variant_new_double (-1));
+  assert_state ("last_error", "\"That is not a match radius");
+  activate ("overlay", g_variant_new_string (""));
+  wait_idle (f, "the overlays cleared");
+  assert_state ("overlays", "[]");
+}
+
+/* SExtractor's catalogue of the SEP image (no sky WCS: pixel columns,
+ * FITS 1-based) over that image, every row on it and drawn. */
+void
+test_overlay_sextractor (Fixture *f)
+{
+  g_autofree char *cat = shared_path ("external", "sep_image_sextractor.cat", NULL);
+  g_autofree char *image = cat ? shared_path ("external", "sep_image.fits", NULL) : NULL;
+  g_autoptr (Picture) pic = NULL;
+  static const int cyan[3] = { 0, 217, 255 };
+  const SkyOverlayEntry *e;
+  int drawn = 0;
+
+  if (image == NULL)
+    return;
+  open_image (f, &(Image) { image, 256, 256 });
+  activate ("overlay", g_variant_new_string (cat));
+  wait_idle (f, "the SExtractor catalogue drawn");
+  e = g_ptr_array_index (f->window->overlays->entries, 0);
+  g_assert_cmpint (e->overlay.n, >, 50);
+  g_assert_cmpfloat (overlay_number (0, "n"), ==, e->overlay.n);
+  g_assert_cmpfloat (overlay_number (0, "on_image"), ==, e->overlay.n);
+  assert_state ("match_radius_unit", "\"pixel\"");
+  {
+    g_autofree char *json = state_json ();
+    g_assert_nonnull (strstr (json, "\"x_column\": \"X_IMAGE\""));
+  }
+  pic = render_view (f);
+  for (gint64 i = 0; i < e->overlay.n; i++)
+    {
+      double x, y;
+      sky_image_view_image_to_widget (f->view, e->px[i] + 0.5, e->py[i] + 0.5, &x, &y);
+      drawn += colour_near (pic, (x + 5) * pic->scale, y * pic->scale, 3, cyan) > 0;
+    }
+  save_widget_picture (GTK_WIDGET (f->window), "overlay-sextractor.png");
+  g_test_message ("SExtractor rows drawn: %d of %" G_GINT64_FORMAT, drawn, e->overlay.n);
+  g_assert_cmpint (drawn, >=, e->overlay.n * 9 / 10);
+}
+
+/* A region file with each shape in image and sky frames over the test
+ * field, a second overlay in the second colour; a bad file is refused in
+ * a dialog naming it and the reason, and the overlays stay. */
+void
+test_overlay_regions (Fixture *f)
+{
+  g_autofree char *reg = sky_test_tmp_path ("shapes.reg");
+  g_autofree char *bad = sky_test_tmp_path ("bad.reg");
+  g_autoptr (Picture) pic = NULL;
+  static const int cyan[3] = { 0, 217, 255 };
+  double x, y;
+
+  g_assert_true (g_file_set_contents (reg,
+    "# Region file format: DS9 version 4.1\nimage\n"
+    "circle(41,61,12) # text={bright}\nellipse(113,29,10,5,30)\nbox(125,93,14,8,0)\n"
+    "polygon(60,90,85,90,72,110)\npoint(20,20)\n# text(140,110) text={label}\n", -1, NULL));
+  g_assert_true (g_file_set_contents (bad, "image\ncircle(1,2)\n", -1, NULL));
+  open_image (f, &field);
+  activate ("overlay", g_variant_new_string (reg));
+  wait_idle (f, "the regions drawn");
+  g_assert_cmpfloat (overlay_number (0, "n"), ==, 6);
+  pic = render_view (f);
+  /* The circle of radius 12 pixels around (40, 60): its rightmost point. */
+  sky_image_view_image_to_widget (f->view, 40 + 0.5 + (f->flip ? -12 : 12), 60 + 0.5, &x, &y);
+  g_assert_cmpint (colour_near (pic, x * pic->scale, y * pic->scale, 2, cyan), >, 0);
+  save_widget_picture (GTK_WIDGET (f->window), "overlay-regions.png");
+
+  activate ("overlay", g_variant_new_string (bad));
+  wait_idle (f, "the bad region file");
+  {
+    g_autofree char *json = state_json ();
+    g_assert_nonnull (strstr (json, "circle needs 3 arguments, it has 2"));
+    g_assert_nonnull (strstr (state_field (json, "last_error"), "bad.reg"));
+  }
+  g_assert_cmpuint (f->window->overlays->entries->len, ==, 1);
+}
