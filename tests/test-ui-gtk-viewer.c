@@ -36,6 +36,18 @@ header_has_text (gpointer data)
   return strstr (g_variant_get_string (state, NULL), data) != NULL;
 }
 
+static gboolean
+count_header_frame (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
+{
+  return --*(int *) data > 0 ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+static gboolean
+header_frames_done (gpointer data)
+{
+  return *(int *) data <= 0;
+}
+
 static GtkWidget *
 find_button (GtkWidget *root, const char *label)
 {
@@ -118,6 +130,11 @@ test_header_window (Fixture *f)
     g_assert_true (gtk_text_iter_has_tag (&at, tag));
     gtk_text_buffer_get_iter_at_offset (buffer, &at, 6);
     g_assert_false (gtk_text_iter_has_tag (&at, tag));
+  }
+  {
+    int frames = 3;
+    gtk_widget_add_tick_callback (f->window->header_window, count_header_frame, &frames, NULL);
+    iterate_until (header_frames_done, &frames, "three frames of the header window");
   }
   save_widget_picture (f->window->header_window, "header-window.png");
 
