@@ -396,3 +396,132 @@ test_overlay_regions (Fixture *f)
   }
   g_assert_cmpuint (f->window->overlays->entries->len, ==, 1);
 }
+
+/* The first widget under root whose tooltip starts with prefix, or NULL. */
+static GtkWidget *
+tooltip_under (GtkWidget *root, const char *prefix)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      const char *tip = gtk_widget_get_tooltip_text (w);
+      GtkWidget *found;
+      if (tip != NULL && g_str_has_prefix (tip, prefix))
+        return w;
+      if ((found = tooltip_under (w, prefix)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static GtkWidget *
+find_by_tooltip (GtkWidget *root, const char *prefix)
+{
+  GtkWidget *found = tooltip_under (root, prefix);
+  if (found == NULL)
+    g_error ("no widget with a tooltip starting “%s”", prefix);
+  return found;
+}
+
+static gboolean
+on_image_edge (const SkyRun *run, gint64 i)
+{
+  const SkyCatalogue *cat = &run->catalogue;
+  return cat->xmin[i] == 0 || cat->ymin[i] == 0 || cat->xmax[i] == run->image->image.nx - 1
+         || cat->ymax[i] == run->image->image.ny - 1;
+}
+
+/* The source table's filters through app.source-filter, counted here from
+ * the catalogue; a filter it cannot take is refused by name; Go to N
+ * selects source N and centres the view on it, and a number past the
+ * last is said in the status line. */
+void
+test_source_filters (Fixture *f)
+{
+  g_autoptr (GError) error = NULL;
+  const SkyCatalogue *cat;
+  const SkyRun *run;
+  gint64 want = 0, want_edge = 0, edge = 0;
+  GtkEditable *go;
+
+  if (!open_gc_like (f))
+    return;
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all on gc_like_2048.fits");
+  activate ("panel", g_variant_new_string ("sources"));
+  run = f->window->run;
+  cat = &run->catalogue;
+  for (gint64 i = 0; i < cat->n; i++)
+    {
+      gboolean keep = cat->npix[i] >= 5 && cat->peak[i] / run->stats.sigma >= 10
+                      && cat->sum[i] >= 1.0;
+      want += keep;
+      want_edge += keep && !on_image_edge (run, i);
+      edge += on_image_edge (run, i);
+    }
+  g_test_message ("%" G_GINT64_FORMAT " sources; area >= 5, snr >= 10, sum >= 1: %"
+                  G_GINT64_FORMAT ", and off the edge: %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+                  " touch it)", cat->n, want, want_edge, edge);
+  g_assert_cmpint (want, >, 0);
+  g_assert_cmpint (want, <, cat->n);
+
+  g_assert_cmpfloat (state_number ("listed"), ==, cat->n);
+  activate ("source-filter", g_variant_new_string ("area=5,snr=10,flux=1"));
+  wait_idle (f, "the filter");
+  g_assert_cmpfloat (state_number ("listed"), ==, want);
+  assert_state ("source_filter", "\"area=5,snr=10,flux=1\"");
+  /* The controls show it. */
+  g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (
+    find_by_tooltip (GTK_WIDGET (f->window->sources), "List sources of at least"))), ==, 5);
+  activate ("source-filter", g_variant_new_string ("area=5,snr=10,flux=1,edge=off"));
+  wait_idle (f, "the filter off the edge");
+  g_assert_cmpfloat (state_number ("listed"), ==, want_edge);
+  wait_frames (f);
+  save_widget_picture (GTK_WIDGET (f->window), "source-filters.png");
+
+  activate ("source-filter", g_variant_new_string ("snr=ten"));
+  assert_state ("last_error", "\"That is not a source filter: “snr=ten” is not");
+  g_assert_cmpfloat (state_number ("listed"), ==, want_edge);
+  activate ("source-filter", g_variant_new_string ("none"));
+  wait_idle (f, "no filter");
+  g_assert_cmpfloat (state_number ("listed"), ==, cat->n);
+
+  /* Go to 42: selected, and the view's centre on its centroid. */
+  go = GTK_EDITABLE (find_by_tooltip (GTK_WIDGET (f->window->sources), "A source's number"));
+  gtk_editable_set_text (go, "42");
+  g_signal_emit_by_name (go, "activate");
+  wait_idle (f, "go to 42");
+  g_assert_cmpfloat (state_number ("selected"), ==, 42);
+  g_assert_cmpfloat_with_epsilon (f->view->cx, cat->x[41] + 0.5, 1e-9);
+  g_assert_cmpfloat_with_epsilon (f->view->cy, cat->y[41] + 0.5, 1e-9);
+  {
+    g_autofree char *past = g_strdup_printf ("%" G_GINT64_FORMAT, cat->n + 1);
+    gtk_editable_set_text (go, past);
+  }
+  g_signal_emit_by_name (go, "activate");
+  g_assert_true (g_str_has_prefix (gtk_label_get_text (f->window->status_label),
+                                   "Go to: there is no source"));
+  g_assert_cmpfloat (state_number ("selected"), ==, 42);
+
+  /* An image with a source on its left edge and one inside: edge=off and
+   * flags=off (the edge is the global method's only flag) list one. */
+  {
+    g_autofree float *pixels = noise (64, 48, 7);
+    g_autofree char *path = NULL;
+    pixels[20 * 64 + 0] = 100;
+    pixels[20 * 64 + 30] = 100;
+    path = write_fits ("edge.fits", pixels, 64, 48, -1);
+    open_image (f, &(Image) { path, 64, 48 });
+    click (f, "app.run", "'all'");
+    wait_idle (f, "run all on edge.fits");
+    g_assert_cmpfloat (state_number ("nsources"), ==, 2);
+    activate ("source-filter", g_variant_new_string ("edge=off"));
+    wait_idle (f, "edge=off");
+    g_assert_cmpfloat (state_number ("listed"), ==, 1);
+    activate ("source-filter", g_variant_new_string ("flags=off"));
+    wait_idle (f, "flags=off");
+    g_assert_cmpfloat (state_number ("listed"), ==, 1);
+    activate ("source-filter", g_variant_new_string ("edge=on,flags=on"));
+    wait_idle (f, "edge=on");
+    g_assert_cmpfloat (state_number ("listed"), ==, 2);
+  }
+}

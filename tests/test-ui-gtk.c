@@ -113,6 +113,7 @@ main (int argc, char **argv)
     { "overlay-truth", test_overlay_truth },
     { "overlay-sextractor", test_overlay_sextractor },
     { "overlay-regions", test_overlay_regions },
+    { "source-filters", test_source_filters },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -32,6 +32,8 @@
  *                       or a DS9 region file over the image, matched with
  *                       the sources; "" clears them; state: the last path
  *   match-radius (d)    the cross-match radius in arcseconds
+ *   source-filter (s)   which sources the table lists: area=N, snr=N,
+ *                       flux=SUM, edge=off, flags=off, or none
  *   about, quit
  * Operations queue in the window and run in order, so a script can send
  * open, run and export one after the other and poll state until busy is
@@ -384,6 +386,12 @@ action_match_radius (GSimpleAction *action, GVariant *param, gpointer data)
 }
 
 static void
+action_source_filter (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_source_filter (main_window (data), g_variant_get_string (param, NULL));
+}
+
+static void
 action_state (GSimpleAction *action, GVariant *param, gpointer data)
 {
   /* Nothing to do: the state is the answer. */
@@ -560,6 +568,7 @@ static const GActionEntry app_actions[] = {
   { "header", action_header, "s", "''", NULL },
   { "overlay", action_overlay, "s", "''", NULL },
   { "match-radius", action_match_radius, "d", "10.0", NULL },
+  { "source-filter", action_source_filter, "s", NULL, NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
 };

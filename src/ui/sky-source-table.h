@@ -5,6 +5,7 @@
 #include <gtk/gtk.h>
 
 #include "sky-pipeline.h"
+#include "sky-source-filter.h"
 
 G_BEGIN_DECLS
 
@@ -19,5 +20,11 @@ void sky_source_table_set_run (SkySourceTable *self, SkyRun *run);
 /* Selects the row of catalogue index `index` (-1: none) and scrolls to it,
  * without emitting source-selected. */
 void sky_source_table_select (SkySourceTable *self, gint64 index);
+
+/* Which sources are listed (the filter's controls follow), the filter,
+ * and how many rows it leaves. */
+void sky_source_table_set_filter (SkySourceTable *self, const SkySourceFilter *filter);
+const SkySourceFilter *sky_source_table_get_filter (SkySourceTable *self);
+gint64 sky_source_table_get_n_listed (SkySourceTable *self);
 
 G_END_DECLS

@@ -62,6 +62,11 @@ char *sky_window_get_header_text (SkyWindow *self);
 void sky_window_add_overlay (SkyWindow *self, const char *path);
 void sky_window_set_match_radius (SkyWindow *self, double arcsec);
 
+/* The source table's filter, as "area=5,snr=10,flux=0.5,edge=off,flags=off"
+ * (sky-source-filter.h; "none" lists every source); text it cannot take
+ * is refused by name in an error dialog and last_error. */
+void sky_window_set_source_filter (SkyWindow *self, const char *text);
+
 /* The view, for scripts: zoom (logical pixels per image pixel), the
  * source to select and centre (its label number, 0 for none), the panel
  * to show (pipeline, timings, sources), and display settings by name

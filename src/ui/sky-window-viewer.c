@@ -243,6 +243,47 @@ sky_window_viewer_class_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.overlay", NULL, action_overlay_dialog);
 }
 
+/* ----------------------------------------------------- the source table */
+
+void
+sky_window_set_source_filter (SkyWindow *self, const char *text)
+{
+  g_autoptr (GError) error = NULL;
+  SkySourceFilter filter = *sky_source_table_get_filter (self->sources);
+
+  if (!sky_source_filter_parse (&filter, text, &error))
+    {
+      sky_window_show_error (self, "That is not a source filter", error->message);
+      return;
+    }
+  sky_source_table_set_filter (self->sources, &filter);
+}
+
+/* The table's Go to: the source centred and selected, or the status line
+ * saying which numbers there are. */
+static void
+on_goto_source (SkySourceTable *table, gint64 id, SkyWindow *self)
+{
+  gint64 n = self->run && self->run->done >= SKY_STEP_MEASURE ? self->run->catalogue.n : 0;
+
+  if (id < 1 || id > n)
+    {
+      g_autofree char *text = n > 0
+        ? g_strdup_printf ("Go to: there is no source %" G_GINT64_FORMAT " (the numbers go "
+                           "from 1 to %" G_GINT64_FORMAT ")", id, n)
+        : g_strdup ("Go to: run measure first: there are no sources yet");
+      sky_window_set_status (self, text);
+      return;
+    }
+  sky_window_select_source (self, id);
+}
+
+static void
+on_filter_changed (SkySourceTable *table, SkyWindow *self)
+{
+  sky_window_changed (self);
+}
+
 /* ---------------------------------------------------------- the window */
 
 void
@@ -250,6 +291,9 @@ sky_window_viewer_init (SkyWindow *self)
 {
   self->overlays = sky_overlay_set_new ();
   sky_image_view_set_overlays (self->view, self->overlays);
+  g_signal_connect_object (self->sources, "goto-source", G_CALLBACK (on_goto_source), self, 0);
+  g_signal_connect_object (self->sources, "filter-changed", G_CALLBACK (on_filter_changed),
+                           self, 0);
 }
 
 void
@@ -291,6 +335,11 @@ sky_window_viewer_describe (SkyWindow *self, GString *out)
   g_string_append_printf (out, ", \"match_radius\": %.17g, \"match_radius_unit\": \"%s\"",
                           self->overlays->radius_arcsec,
                           self->overlays->radius_in_pixels ? "pixel" : "arcsec");
+  {
+    g_autofree char *filter = sky_source_filter_to_string (sky_source_table_get_filter (self->sources));
+    g_string_append_printf (out, ", \"source_filter\": \"%s\", \"listed\": %" G_GINT64_FORMAT,
+                            filter, sky_source_table_get_n_listed (self->sources));
+  }
   g_string_append_printf (out, ", \"header_window\": %s, \"header_cards\": %d, "
                           "\"header_shown\": %d",
                           self->header_window ? "true" : "false",
