@@ -24,6 +24,7 @@ struct _SkySourceTable {
   GtkCheckButton *edge_check;
   GtkCheckButton *flags_check;
   GtkEntry *goto_entry;
+  GtkExpander *filter_expander;
   SkySourceFilter filter;
   GtkCustomFilter *custom;      /* the filter, as the list model asks it */
   gboolean syncing;             /* controls set from code */
@@ -389,6 +390,8 @@ sky_source_table_set_filter (SkySourceTable *self, const SkySourceFilter *filter
   gtk_check_button_set_active (self->edge_check, !filter->no_edge);
   gtk_check_button_set_active (self->flags_check, !filter->no_flags);
   self->syncing = FALSE;
+  if (!sky_source_filter_is_empty (filter))
+    gtk_expander_set_expanded (self->filter_expander, TRUE);
   apply_filter (self);
 }
 
@@ -577,6 +580,7 @@ sky_source_table_class_init (SkySourceTableClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, sum_column);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, local_rms_column);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, summary);
+  gtk_widget_class_bind_template_child (widget_class, SkySourceTable, filter_expander);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, area_spin);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, snr_spin);
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, flux_entry);
