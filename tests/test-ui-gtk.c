@@ -114,6 +114,7 @@ main (int argc, char **argv)
     { "overlay-sextractor", test_overlay_sextractor },
     { "overlay-regions", test_overlay_regions },
     { "source-filters", test_source_filters },
+    { "smooth-detection", test_smooth_detection },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -34,6 +34,8 @@
  *   match-radius (d)    the cross-match radius in arcseconds
  *   source-filter (s)   which sources the table lists: area=N, snr=N,
  *                       flux=SUM, edge=off, flags=off, or none
+ *   smooth (s)          detect on a copy smoothed by a kernel, as
+ *                       skysift-cli find --smooth ("" none)
  *   about, quit
  * Operations queue in the window and run in order, so a script can send
  * open, run and export one after the other and poll state until busy is
@@ -392,6 +394,12 @@ action_source_filter (GSimpleAction *action, GVariant *param, gpointer data)
 }
 
 static void
+action_smooth (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_smooth (main_window (data), g_variant_get_string (param, NULL));
+}
+
+static void
 action_state (GSimpleAction *action, GVariant *param, gpointer data)
 {
   /* Nothing to do: the state is the answer. */
@@ -569,6 +577,7 @@ static const GActionEntry app_actions[] = {
   { "overlay", action_overlay, "s", "''", NULL },
   { "match-radius", action_match_radius, "d", "10.0", NULL },
   { "source-filter", action_source_filter, "s", NULL, NULL },
+  { "smooth", action_smooth, "s", NULL, NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
 };

@@ -2,6 +2,7 @@
 /* The runner's runs on a worker thread, for the app. */
 #include "sky-pipeline.h"
 #include "sky-pipeline-gpu.h"
+#include "sky-cpu.h"
 
 #include <math.h>
 #include <string.h>
@@ -25,10 +26,73 @@ sky_backend_gpu_description (void)
 /* ------------------------------------------------------------------ runs */
 
 static void
+smoothed_free (SkySmoothed *smoothed)
+{
+  sky_image_clear (&smoothed->image);
+  g_free (smoothed->kernel);
+}
+
+static void
 run_free (SkyRun *run)
 {
   g_clear_pointer (&run->image, sky_image_data_unref);
   sky_stages_clear (&run->stages);
+  if (run->smoothed)
+    g_atomic_rc_box_release_full (run->smoothed, (GDestroyNotify) smoothed_free);
+}
+
+static int
+smooth_kernel (const SkyImage *img, const char *kernel, SkyKernel *k)
+{
+  if (g_str_equal (kernel, "beam"))
+    return sky_kernel_beam (k, img);
+  return sky_kernel_parse (k, kernel);
+}
+
+gboolean
+sky_smooth_kernel_check (SkyImageData *image, const char *kernel, GError **error)
+{
+  SkyKernel k = { 0 };
+  int status = smooth_kernel (&image->image, kernel, &k);
+
+  sky_kernel_clear (&k);
+  if (status != SKY_OK)
+    {
+      g_set_error (error, SKY_UI_ERROR, status, "--smooth %s: %s", kernel, sky_last_error ());
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The image smoothed by kernel, normalised to unit sum as the CLI does:
+ * from prev where it has it, else made now. */
+static SkySmoothed *
+smoothed_for (SkyImageData *image, const char *kernel, SkyRun *prev, int nthreads,
+              GError **error)
+{
+  SkySmoothed *smoothed;
+  SkyKernel k = { 0 };
+  double t0;
+  int status;
+
+  if (prev && prev->image == image && prev->smoothed
+      && g_str_equal (prev->smoothed->kernel, kernel))
+    return g_atomic_rc_box_acquire (prev->smoothed);
+  smoothed = g_atomic_rc_box_new0 (SkySmoothed);
+  smoothed->kernel = g_strdup (kernel);
+  t0 = sky_now_ms ();
+  status = smooth_kernel (&image->image, kernel, &k);
+  if (status == SKY_OK)
+    status = sky_cpu_smooth (&image->image, &k, nthreads, &smoothed->image);
+  sky_kernel_clear (&k);
+  smoothed->ms = sky_now_ms () - t0;
+  if (status != SKY_OK)
+    {
+      g_set_error (error, SKY_UI_ERROR, status, "--smooth %s: %s", kernel, sky_last_error ());
+      g_atomic_rc_box_release_full (smoothed, (GDestroyNotify) smoothed_free);
+      return NULL;
+    }
+  return smoothed;
 }
 
 SkyRun *
@@ -74,7 +138,8 @@ show_stages (SkyRun *run)
 static void
 clip_histogram (SkyRun *run)
 {
-  const SkyImage *img = &run->image->image;
+  /* The pixels that were clipped: the smoothed copy's where there is one. */
+  const SkyImage *img = run->smoothed ? &run->smoothed->image : &run->image->image;
   double half = (run->params.clip_kappa + 3) * run->stats.sigma;
   double lo, scale;
   gint64 npix = img->nx * img->ny;
@@ -99,14 +164,22 @@ is_cancelled (void *cancellable)
   return g_cancellable_is_cancelled (cancellable);
 }
 
-SkyRun *
-sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
-                  SkyStep until, SkyRun *prev, GCancellable *cancellable, GError **error)
+static SkyRun *
+run_with (SkyImageData *image, const SkyParams *params, SkyBackend backend, SkyStep until,
+          const char *kernel, SkyRun *prev, GCancellable *cancellable, GError **error)
 {
   g_autoptr (SkyRun) run = NULL;
   SkyRunRequest req = { 0 };
+  SkySmoothed *smoothed = NULL;
   int ret;
 
+  if (kernel != NULL)
+    {
+      smoothed = smoothed_for (image, kernel, prev, params->nthreads, error);
+      if (smoothed == NULL)
+        return NULL;
+      req.detect = &smoothed->image;
+    }
   req.image = &image->image;
   req.params = params;
   req.method = SKY_METHOD_LESSON;
@@ -117,10 +190,15 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
   req.cancelled = cancellable ? is_cancelled : NULL;
   req.cancel_data = cancellable;
   if (sky_run_is_current (req.previous, &req))
-    return sky_run_ref (prev);
+    {
+      if (smoothed)
+        g_atomic_rc_box_release_full (smoothed, (GDestroyNotify) smoothed_free);
+      return sky_run_ref (prev);
+    }
 
   run = g_atomic_rc_box_new0 (SkyRun);
   run->image = sky_image_data_ref (image);
+  run->smoothed = smoothed;
   ret = sky_run (&req, &run->stages);
   if (ret == SKY_ERR_CANCELLED && g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
@@ -145,6 +223,13 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
   return g_steal_pointer (&run);
 }
 
+SkyRun *
+sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
+                  SkyStep until, SkyRun *prev, GCancellable *cancellable, GError **error)
+{
+  return run_with (image, params, backend, until, NULL, prev, cancellable, error);
+}
+
 /* ------------------------------------------------------------------ async */
 
 typedef struct {
@@ -152,6 +237,7 @@ typedef struct {
   SkyParams params;
   SkyBackend backend;
   SkyStep until;
+  char *kernel;
   SkyRun *previous;
 } RunInput;
 
@@ -160,6 +246,7 @@ run_input_free (RunInput *in)
 {
   g_clear_pointer (&in->image, sky_image_data_unref);
   g_clear_pointer (&in->previous, sky_run_unref);
+  g_free (in->kernel);
   g_free (in);
 }
 
@@ -168,8 +255,8 @@ run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
 {
   RunInput *in = task_data;
   GError *error = NULL;
-  SkyRun *run = sky_pipeline_run (in->image, &in->params, in->backend, in->until, in->previous,
-                                  cancellable, &error);
+  SkyRun *run = run_with (in->image, &in->params, in->backend, in->until, in->kernel,
+                          in->previous, cancellable, &error);
   if (run == NULL)
     g_task_return_error (task, error);
   else
@@ -186,9 +273,20 @@ sky_pipeline_run_async (SkyImageData *image,
                         GAsyncReadyCallback callback,
                         gpointer user_data)
 {
+  sky_pipeline_run_smoothed_async (image, params, backend, until, NULL, previous, cancellable,
+                                   callback, user_data);
+}
+
+void
+sky_pipeline_run_smoothed_async (SkyImageData *image, const SkyParams *params,
+                                 SkyBackend backend, SkyStep until, const char *kernel,
+                                 SkyRun *previous, GCancellable *cancellable,
+                                 GAsyncReadyCallback callback, gpointer user_data)
+{
   g_autoptr (GTask) task = NULL;
   RunInput *in = g_new0 (RunInput, 1);
 
+  in->kernel = g_strdup (kernel);
   in->image = sky_image_data_ref (image);
   in->params = *params;
   in->backend = backend;

@@ -55,7 +55,23 @@ typedef struct _SkyRun {
   gboolean agree[SKY_STEP_COUNT]; /* GPU result equals CPU, per step */
   const char *gpu_note;      /* why there are no GPU figures, or NULL */
   const char *gpu_fault;     /* the GPU failed and the CPU finished: why, or NULL */
+
+  /* Detection on a smoothed copy (skysift-cli find --smooth): the kernel
+   * as typed and the copy clip and segment read, or NULL; shared with the
+   * runs that reuse it. */
+  struct _SkySmoothed *smoothed;
 } SkyRun;
+
+/* The image convolved with a kernel of unit sum, for detection. */
+typedef struct _SkySmoothed {
+  SkyImage image;            /* the smoothed pixels, no header */
+  char *kernel;              /* beam, lesson, gauss:SIGMA[:SIZE] or box:SIZE */
+  double ms;                 /* the convolution's time */
+} SkySmoothed;
+
+/* Checks kernel against image (beam needs BMAJ, BMIN and a celestial WCS):
+ * FALSE with error naming the kernel and why. */
+gboolean sky_smooth_kernel_check (SkyImageData *image, const char *kernel, GError **error);
 
 #define SKY_TYPE_RUN (sky_run_get_type ())
 GType sky_run_get_type (void) G_GNUC_CONST;
@@ -78,6 +94,15 @@ void sky_pipeline_run_async (SkyImageData *image, const SkyParams *params, SkyBa
                              SkyStep until, SkyRun *previous, GCancellable *cancellable,
                              GAsyncReadyCallback callback, gpointer user_data);
 SkyRun *sky_pipeline_run_finish (GAsyncResult *result, GError **error);
+
+/* The same with clip and segment on image smoothed by kernel (as
+ * skysift-cli find --smooth takes it; NULL: none), sources measured on the
+ * image itself, on the CPU backend only. The copy is made on the worker,
+ * or taken from previous where it has one of the same kernel. */
+void sky_pipeline_run_smoothed_async (SkyImageData *image, const SkyParams *params,
+                                      SkyBackend backend, SkyStep until, const char *kernel,
+                                      SkyRun *previous, GCancellable *cancellable,
+                                      GAsyncReadyCallback callback, gpointer user_data);
 
 /* Synchronous form, for tests and the worker itself. */
 SkyRun *sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,

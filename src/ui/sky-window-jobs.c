@@ -585,8 +585,8 @@ start_run (SkyWindow *self, SkyJob *job)
     params.nthreads = MAX (1, atoi (g_getenv ("SKYSIFT_RERUN_THREADS")));
   g_debug ("run job starts %.1f ms after it was asked for",
            (g_get_monotonic_time () - job->queued_us) / 1000.0);
-  sky_pipeline_run_async (self->image, &params, self->backend, job->step, self->run,
-                          self->cancellable, on_run_done, ctx);
+  sky_pipeline_run_smoothed_async (self->image, &params, self->backend, job->step, self->smooth,
+                                   self->run, self->cancellable, on_run_done, ctx);
 }
 
 /* ---------------------------------------------------------------- export */

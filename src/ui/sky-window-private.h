@@ -135,6 +135,8 @@ struct _SkyWindow {
   GtkTextView *header_view;
   GtkLabel *header_count;
   int header_shown, header_total;
+  GtkEntry *smooth_entry;
+  char *smooth;                  /* the detection's kernel (--smooth), or NULL */
 };
 
 /* sky-window-jobs.c */

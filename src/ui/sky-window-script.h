@@ -67,6 +67,12 @@ void sky_window_set_match_radius (SkyWindow *self, double arcsec);
  * is refused by name in an error dialog and last_error. */
 void sky_window_set_source_filter (SkyWindow *self, const char *text);
 
+/* Detection on a smoothed copy, as skysift-cli find --smooth KERNEL: beam,
+ * lesson, gauss:SIGMA[:SIZE] or box:SIZE ("" or "none": the image itself);
+ * shown results are run again. A kernel the image cannot have (no beam)
+ * or that does not parse is refused by name. */
+void sky_window_set_smooth (SkyWindow *self, const char *kernel);
+
 /* The view, for scripts: zoom (logical pixels per image pixel), the
  * source to select and centre (its label number, 0 for none), the panel
  * to show (pipeline, timings, sources), and display settings by name

@@ -237,10 +237,14 @@ action_overlay_dialog (GtkWidget *widget, const char *name, GVariant *param)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
+static void on_smooth_activate (GtkEntry *entry, SkyWindow *self);
+
 void
 sky_window_viewer_class_init (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "win.overlay", NULL, action_overlay_dialog);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, smooth_entry);
+  gtk_widget_class_bind_template_callback (widget_class, on_smooth_activate);
 }
 
 /* ----------------------------------------------------- the source table */
@@ -284,6 +288,39 @@ on_filter_changed (SkySourceTable *table, SkyWindow *self)
   sky_window_changed (self);
 }
 
+/* ---------------------------------------------------------- smoothing */
+
+void
+sky_window_set_smooth (SkyWindow *self, const char *kernel)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = g_strstrip (g_strdup (kernel ? kernel : ""));
+  gboolean none = *text == '\0' || g_str_equal (text, "none");
+
+  if (!none && self->image != NULL && !sky_smooth_kernel_check (self->image, text, &error))
+    {
+      sky_window_show_error (self, "That is not a smoothing kernel", error->message);
+      gtk_editable_set_text (GTK_EDITABLE (self->smooth_entry), self->smooth ? self->smooth : "");
+      return;
+    }
+  if (g_strcmp0 (none ? NULL : text, self->smooth) == 0)
+    return;
+  g_free (self->smooth);
+  self->smooth = none ? NULL : g_steal_pointer (&text);
+  if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (self->smooth_entry)),
+                 self->smooth ? self->smooth : "") != 0)
+    gtk_editable_set_text (GTK_EDITABLE (self->smooth_entry), self->smooth ? self->smooth : "");
+  if (self->run != NULL)
+    sky_window_push_job (self, SKY_JOB_RERUN, NULL, SKY_STEP_NONE, FALSE);
+  sky_window_changed (self);
+}
+
+static void
+on_smooth_activate (GtkEntry *entry, SkyWindow *self)
+{
+  sky_window_set_smooth (self, gtk_editable_get_text (GTK_EDITABLE (entry)));
+}
+
 /* ---------------------------------------------------------- the window */
 
 void
@@ -304,6 +341,7 @@ sky_window_viewer_dispose (SkyWindow *self)
   if (self->view != NULL)
     sky_image_view_set_overlays (self->view, NULL);
   g_clear_pointer (&self->overlays, sky_overlay_set_free);
+  g_clear_pointer (&self->smooth, g_free);
 }
 
 void
@@ -340,6 +378,13 @@ sky_window_viewer_describe (SkyWindow *self, GString *out)
     g_string_append_printf (out, ", \"source_filter\": \"%s\", \"listed\": %" G_GINT64_FORMAT,
                             filter, sky_source_table_get_n_listed (self->sources));
   }
+  g_string_append (out, ", \"smooth\": ");
+  g_string_append_printf (out, "\"%s\"", self->smooth ? self->smooth : "");
+  /* What the results shown were detected on. */
+  if (self->run != NULL)
+    g_string_append_printf (out, ", \"smoothed\": \"%s\", \"smooth_ms\": %.3f",
+                            self->run->smoothed ? self->run->smoothed->kernel : "",
+                            self->run->smoothed ? self->run->smoothed->ms : 0.0);
   g_string_append_printf (out, ", \"header_window\": %s, \"header_cards\": %d, "
                           "\"header_shown\": %d",
                           self->header_window ? "true" : "false",
