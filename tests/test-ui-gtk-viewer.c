@@ -587,3 +587,75 @@ test_smooth_detection (Fixture *f)
   assert_state ("smoothed", "\"\"");
   g_assert_cmpfloat (state_number ("nsources"), ==, 344);
 }
+
+/* "key=value": the state's key starts with value (for iterate_until). */
+static gboolean
+state_is_cb (gpointer data)
+{
+  g_auto (GStrv) kv = g_strsplit (data, "=", 2);
+  g_autofree char *json = state_json ();
+  return g_str_has_prefix (state_field (json, kv[0]), kv[1]);
+}
+
+/* Population standard deviation of img's pixels in [x0, x1) x [y0, y1). */
+static double
+region_std (const SkyImage *img, int x0, int y0, int x1, int y1)
+{
+  double s = 0, s2 = 0;
+  int n = 0;
+  for (int y = y0; y < y1; y++)
+    for (int x = x0; x < x1; x++)
+      {
+        double v = img->pixels[(gsize) y * img->nx + x];
+        s += v;
+        s2 += v * v;
+        n++;
+      }
+  return sqrt (s2 / n - (s / n) * (s / n));
+}
+
+/* Smoothing the picture for the eye (app.display smooth=, the Pipeline
+ * panel's drop-down): the view draws a copy whose noise is a Gaussian of
+ * sigma 2's 1 / (2 sqrt(pi) 2) = 0.14 of the image's, while the image, its
+ * sources and the readout keep the image's own pixels; none brings them
+ * back. */
+void
+test_display_smooth (Fixture *f)
+{
+  SkyImageData *shown;
+  double noise_image, noise_shown;
+  gint64 nsources;
+
+  open_image (f, &field);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  nsources = (gint64) state_number ("nsources");
+  activate ("display", g_variant_new_string ("smooth=gauss:2"));
+  iterate_until (state_is_cb, (gpointer) "display_smoothed=\"gauss:2\"", "the smoothed picture");
+  wait_idle (f, "the smoothed picture drawn");
+  shown = sky_image_view_get_display_image (f->view);
+  g_assert_nonnull (shown);
+  g_assert_true (f->window->image != shown);
+  /* A corner without sources: noise alone. */
+  noise_image = region_std (&f->window->image->image, 130, 5, 155, 25);
+  noise_shown = region_std (&shown->image, 130, 5, 155, 25);
+  g_test_message ("noise in the image %.3f, in the picture %.3f (ratio %.3f)", noise_image,
+                  noise_shown, noise_shown / noise_image);
+  g_assert_cmpfloat (noise_shown / noise_image, <, 0.25);
+  g_assert_cmpfloat (noise_shown / noise_image, >, 0.08);
+  g_assert_cmpfloat (state_number ("nsources"), ==, nsources);
+  assert_state ("smoothed", "\"\"");
+  g_assert_true (f->view->run == f->window->run);
+  wait_frames (f);
+  save_widget_picture (GTK_WIDGET (f->window), "display-smooth.png");
+
+  activate ("display", g_variant_new_string ("smooth=none"));
+  wait_idle (f, "the picture as it is");
+  g_assert_null (sky_image_view_get_display_image (f->view));
+  assert_state ("display_smoothed", "\"\"");
+
+  /* The drop-down does the same. */
+  gtk_drop_down_set_selected (f->window->picture_smooth_dropdown, 3);
+  iterate_until (state_is_cb, (gpointer) "display_smoothed=\"gauss:4\"", "the drop-down's σ 4");
+  assert_state ("display_smooth", "\"gauss:4\"");
+}

@@ -115,6 +115,7 @@ main (int argc, char **argv)
     { "overlay-regions", test_overlay_regions },
     { "source-filters", test_source_filters },
     { "smooth-detection", test_smooth_detection },
+    { "display-smooth", test_display_smooth },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

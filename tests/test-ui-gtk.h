@@ -202,6 +202,7 @@ void test_overlay_sextractor (Fixture *f);
 void test_overlay_regions (Fixture *f);
 void test_source_filters (Fixture *f);
 void test_smooth_detection (Fixture *f);
+void test_display_smooth (Fixture *f);
 
 /* test-ui-gtk-status.c */
 void test_gpu_fault_banner (Fixture *f);

@@ -22,7 +22,8 @@
  *   select-source (x)   select and centre the source with that number
  *   panel (s)           pipeline, timings or sources
  *   display (s)         stretch=…, limits=… (or limits=LO,HI), colormap=…, or mask, labels,
- *                       markers, flip =on|off
+ *                       markers, flip =on|off, or smooth=KERNEL|none (the
+ *                       picture alone, for the eye)
  *   convolution-demo    opens (or raises) the Convolution lab: the lesson's
  *                       grid of deltas and its convolution, side by side;
  *                       state: the lab's timings ("" until it has a result)
@@ -362,7 +363,7 @@ action_display (GSimpleAction *action, GVariant *param, gpointer data)
 
   if (g_strv_length (parts) != 2 || !sky_window_set_display (main_window (data), parts[0], parts[1]))
     g_warning ("app.display: “%s” is not stretch=, limits=, colormap=, mask=, labels=, "
-               "markers=, flip= or panels= with a known value", text);
+               "markers=, flip=, panels= or smooth= with a known value", text);
 }
 
 static void

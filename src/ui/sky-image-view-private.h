@@ -23,7 +23,9 @@ struct _SkyImageView {
 
   GtkWidget *area;              /* GtkGLArea, our only child */
 
-  SkyImageData *image;
+  SkyImageData *image;           /* the pixels drawn: the image, or a copy
+                                 * for the eye (set_display_image) */
+  SkyImageData *source;          /* with such a copy, the image it is of */
   SkyRun *run;
   gint64 *draw_order;           /* catalogue indices, brightest sum first */
 

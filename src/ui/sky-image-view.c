@@ -179,8 +179,9 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
 {
   g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
 
-  if (image == self->image)
+  if (image == self->image && self->source == NULL)
     return;
+  g_clear_pointer (&self->source, sky_image_data_unref);
   g_clear_pointer (&self->run, sky_run_unref);
   g_clear_pointer (&self->draw_order, g_free);
   g_clear_pointer (&self->image, sky_image_data_unref);
@@ -205,6 +206,44 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
   refresh_eq (self);
   sky_image_view_fit (self);
   g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
+}
+
+void
+sky_image_view_set_display_image (SkyImageView *self, SkyImageData *display)
+{
+  SkyImageData *source;
+
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  source = self->source ? self->source : self->image;
+  if (source == NULL || (display == NULL && self->source == NULL))
+    return;
+  g_return_if_fail (display == NULL || (display->image.nx == source->image.nx
+                                        && display->image.ny == source->image.ny));
+  if (display == NULL)
+    {
+      g_clear_pointer (&self->image, sky_image_data_unref);
+      self->image = g_steal_pointer (&self->source);
+    }
+  else
+    {
+      if (self->source == NULL)
+        self->source = g_steal_pointer (&self->image);
+      else
+        g_clear_pointer (&self->image, sky_image_data_unref);
+      self->image = sky_image_data_ref (display);
+    }
+  self->image_dirty = TRUE;
+  self->image_on_device = 0;
+  refresh_eq (self);
+  sky_image_view_state_changed (self, TRUE);
+  g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
+}
+
+SkyImageData *
+sky_image_view_get_display_image (SkyImageView *self)
+{
+  g_return_val_if_fail (SKY_IS_IMAGE_VIEW (self), NULL);
+  return self->source ? self->image : NULL;
 }
 
 void
@@ -243,7 +282,7 @@ void
 sky_image_view_set_run (SkyImageView *self, SkyRun *run)
 {
   g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
-  g_return_if_fail (run == NULL || run->image == self->image);
+  g_return_if_fail (run == NULL || run->image == (self->source ? self->source : self->image));
 
   if (run == self->run)
     return;
@@ -474,6 +513,7 @@ sky_image_view_dispose (GObject *object)
   g_clear_pointer (&self->area, gtk_widget_unparent);
   g_clear_pointer (&self->run, sky_run_unref);
   g_clear_pointer (&self->image, sky_image_data_unref);
+  g_clear_pointer (&self->source, sky_image_data_unref);
   G_OBJECT_CLASS (sky_image_view_parent_class)->dispose (object);
 }
 

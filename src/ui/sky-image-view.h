@@ -76,6 +76,14 @@ GdkTexture *sky_image_view_render_texture (SkyImageView *self, GError **error);
 /* The OpenGL version and renderer, or why there is none. */
 const char *sky_image_view_get_gl_info (SkyImageView *self);
 
+/* Draws display (the image's size: a smoothed copy, for the eye only)
+ * in place of the image's pixels, keeping the run, zoom and centre; NULL
+ * goes back to the image's own. The colour bar and limits follow what is
+ * drawn. A new image (set_image) drops the copy. */
+void sky_image_view_set_display_image (SkyImageView *self, SkyImageData *display);
+/* The copy drawn, or NULL. */
+SkyImageData *sky_image_view_get_display_image (SkyImageView *self);
+
 /* The catalogues and region files to draw over the image (borrowed: the
  * window owns them; NULL for none), and a redraw after they changed. */
 typedef struct _SkyOverlaySet SkyOverlaySet;

@@ -49,6 +49,18 @@ smooth_kernel (const SkyImage *img, const char *kernel, SkyKernel *k)
   return sky_kernel_parse (k, kernel);
 }
 
+int
+sky_smooth_image (const SkyImage *img, const char *kernel, int nthreads, SkyImage *out)
+{
+  SkyKernel k = { 0 };
+  int status = smooth_kernel (img, kernel, &k);
+
+  if (status == SKY_OK)
+    status = sky_cpu_smooth (img, &k, nthreads, out);
+  sky_kernel_clear (&k);
+  return status;
+}
+
 gboolean
 sky_smooth_kernel_check (SkyImageData *image, const char *kernel, GError **error)
 {
@@ -71,7 +83,6 @@ smoothed_for (SkyImageData *image, const char *kernel, SkyRun *prev, int nthread
               GError **error)
 {
   SkySmoothed *smoothed;
-  SkyKernel k = { 0 };
   double t0;
   int status;
 
@@ -81,10 +92,7 @@ smoothed_for (SkyImageData *image, const char *kernel, SkyRun *prev, int nthread
   smoothed = g_atomic_rc_box_new0 (SkySmoothed);
   smoothed->kernel = g_strdup (kernel);
   t0 = sky_now_ms ();
-  status = smooth_kernel (&image->image, kernel, &k);
-  if (status == SKY_OK)
-    status = sky_cpu_smooth (&image->image, &k, nthreads, &smoothed->image);
-  sky_kernel_clear (&k);
+  status = sky_smooth_image (&image->image, kernel, nthreads, &smoothed->image);
   smoothed->ms = sky_now_ms () - t0;
   if (status != SKY_OK)
     {

@@ -69,6 +69,10 @@ typedef struct _SkySmoothed {
   double ms;                 /* the convolution's time */
 } SkySmoothed;
 
+/* img convolved with kernel (beam, lesson, gauss:SIGMA[:SIZE], box:SIZE)
+ * scaled to unit sum, as skysift-cli find --smooth makes it, into out. */
+int sky_smooth_image (const SkyImage *img, const char *kernel, int nthreads, SkyImage *out);
+
 /* Checks kernel against image (beam needs BMAJ, BMIN and a celestial WCS):
  * FALSE with error naming the kernel and why. */
 gboolean sky_smooth_kernel_check (SkyImageData *image, const char *kernel, GError **error);

@@ -137,6 +137,10 @@ struct _SkyWindow {
   int header_shown, header_total;
   GtkEntry *smooth_entry;
   char *smooth;                  /* the detection's kernel (--smooth), or NULL */
+  GtkDropDown *picture_smooth_dropdown;
+  char *display_smooth;          /* the picture's kernel, for the eye, or NULL */
+  char *display_smoothed;        /* ... the one drawn now */
+  GCancellable *display_smoothing;
 };
 
 /* sky-window-jobs.c */
@@ -177,6 +181,8 @@ void sky_window_viewer_image_changed (SkyWindow *self);
 void sky_window_viewer_run_changed (SkyWindow *self);
 void sky_window_viewer_load_overlay (SkyWindow *self, const char *path);
 void sky_window_viewer_describe (SkyWindow *self, GString *out);
+/* app.display's smooth=KERNEL (none: the image's own pixels). */
+gboolean sky_window_set_display_smooth (SkyWindow *self, const char *kernel);
 
 /* sky-window-files.c */
 void sky_window_files_init (SkyWindow *self);

@@ -4,6 +4,7 @@
  * over the image with their cross-match (sky-overlay-set.h). */
 #include "sky-window-private.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ------------------------------------------------------------- header */
@@ -238,6 +239,8 @@ action_overlay_dialog (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 static void on_smooth_activate (GtkEntry *entry, SkyWindow *self);
+static void on_picture_smooth_selected (GtkDropDown *dropdown, GParamSpec *pspec,
+                                        SkyWindow *self);
 
 void
 sky_window_viewer_class_init (GtkWidgetClass *widget_class)
@@ -245,6 +248,8 @@ sky_window_viewer_class_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.overlay", NULL, action_overlay_dialog);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, smooth_entry);
   gtk_widget_class_bind_template_callback (widget_class, on_smooth_activate);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, picture_smooth_dropdown);
+  gtk_widget_class_bind_template_callback (widget_class, on_picture_smooth_selected);
 }
 
 /* ----------------------------------------------------- the source table */
@@ -321,6 +326,136 @@ on_smooth_activate (GtkEntry *entry, SkyWindow *self)
   sky_window_set_smooth (self, gtk_editable_get_text (GTK_EDITABLE (entry)));
 }
 
+/* ---------------------------------------------- the picture, for the eye */
+
+/* The drop-down's kernels, in its order. */
+static const char *const picture_kernels[] = { "", "gauss:1", "gauss:2", "gauss:4", "beam" };
+
+typedef struct {
+  SkyWindow *self;
+  SkyImageData *image;
+  char *kernel;
+} PictureInput;
+
+static void
+picture_input_free (PictureInput *in)
+{
+  g_object_unref (in->self);
+  sky_image_data_unref (in->image);
+  g_free (in->kernel);
+  g_free (in);
+}
+
+/* On a worker: the smoothed copy, made ready to draw (limits, histogram
+ * and pyramid of its own), facing the way the image does. */
+static void
+picture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  PictureInput *in = task_data;
+  g_autoptr (SkyImageData) data = g_atomic_rc_box_new0 (SkyImageData);
+  int ret;
+
+  if ((ret = sky_smooth_image (&in->image->image, in->kernel, 0, &data->image)) != SKY_OK
+      || (ret = sky_display_stats_compute (&data->image, 0, &data->stats)) != SKY_OK
+      || (ret = sky_pyramid_build (&data->image, 0, &data->pyramid)) != SKY_OK)
+    {
+      g_task_return_new_error (task, SKY_UI_ERROR, sky_ui_error_from_status (ret),
+                               "%s smoothed by %s: %s", in->image->display_name, in->kernel,
+                               sky_last_error ());
+      return;
+    }
+  data->image.hdu = in->image->image.hdu;
+  data->image.plane = in->image->image.plane;
+  data->image.nplanes = in->image->image.nplanes;
+  snprintf (data->image.bunit, sizeof data->image.bunit, "%s", in->image->image.bunit);
+  data->flip_x = in->image->flip_x;
+  data->display_name = g_strdup_printf ("%s smoothed by %s", in->image->display_name,
+                                        in->kernel);
+  g_task_return_pointer (task, g_steal_pointer (&data), (GDestroyNotify) sky_image_data_unref);
+}
+
+static void
+on_picture_smoothed (GObject *source, GAsyncResult *result, gpointer data)
+{
+  PictureInput *in = g_task_get_task_data (G_TASK (result));
+  SkyWindow *self = in->self;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SkyImageData) smoothed = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || self->disposed)
+    return;
+  if (smoothed == NULL)
+    {
+      sky_window_show_error (self, "Could not smooth the picture", error->message);
+      return;
+    }
+  /* Still the image and the kernel asked for. */
+  if (in->image != self->image || g_strcmp0 (in->kernel, self->display_smooth) != 0)
+    return;
+  sky_image_view_set_display_image (self->view, smoothed);
+  g_free (self->display_smoothed);
+  self->display_smoothed = g_strdup (in->kernel);
+  sky_window_changed (self);
+}
+
+static void
+smooth_picture (SkyWindow *self)
+{
+  PictureInput *in;
+  g_autoptr (GTask) task = NULL;
+
+  if (self->display_smoothing)
+    g_cancellable_cancel (self->display_smoothing);
+  g_clear_object (&self->display_smoothing);
+  if (self->display_smooth == NULL || self->image == NULL)
+    {
+      sky_image_view_set_display_image (self->view, NULL);
+      g_clear_pointer (&self->display_smoothed, g_free);
+      sky_window_changed (self);
+      return;
+    }
+  in = g_new0 (PictureInput, 1);
+  in->self = g_object_ref (self);
+  in->image = sky_image_data_ref (self->image);
+  in->kernel = g_strdup (self->display_smooth);
+  self->display_smoothing = g_cancellable_new ();
+  task = g_task_new (NULL, self->display_smoothing, on_picture_smoothed, NULL);
+  g_task_set_task_data (task, in, (GDestroyNotify) picture_input_free);
+  g_task_set_return_on_cancel (task, TRUE);
+  g_task_run_in_thread (task, picture_thread);
+}
+
+gboolean
+sky_window_set_display_smooth (SkyWindow *self, const char *kernel)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean none = kernel == NULL || *kernel == '\0' || g_str_equal (kernel, "none");
+
+  if (!none && self->image != NULL && !sky_smooth_kernel_check (self->image, kernel, &error))
+    {
+      sky_window_show_error (self, "That is not a smoothing kernel", error->message);
+      return TRUE;   /* a known setting, refused with its reason */
+    }
+  g_free (self->display_smooth);
+  self->display_smooth = none ? NULL : g_strdup (kernel);
+  for (guint i = 0; i < G_N_ELEMENTS (picture_kernels); i++)
+    if (g_str_equal (picture_kernels[i], none ? "" : kernel)
+        && gtk_drop_down_get_selected (self->picture_smooth_dropdown) != i)
+      gtk_drop_down_set_selected (self->picture_smooth_dropdown, i);
+  smooth_picture (self);
+  return TRUE;
+}
+
+static void
+on_picture_smooth_selected (GtkDropDown *dropdown, GParamSpec *pspec, SkyWindow *self)
+{
+  guint i = gtk_drop_down_get_selected (dropdown);
+
+  if (i < G_N_ELEMENTS (picture_kernels)
+      && g_strcmp0 (picture_kernels[i], self->display_smooth ? self->display_smooth : "") != 0)
+    sky_window_set_display_smooth (self, picture_kernels[i]);
+}
+
 /* ---------------------------------------------------------- the window */
 
 void
@@ -342,6 +477,11 @@ sky_window_viewer_dispose (SkyWindow *self)
     sky_image_view_set_overlays (self->view, NULL);
   g_clear_pointer (&self->overlays, sky_overlay_set_free);
   g_clear_pointer (&self->smooth, g_free);
+  if (self->display_smoothing)
+    g_cancellable_cancel (self->display_smoothing);
+  g_clear_object (&self->display_smoothing);
+  g_clear_pointer (&self->display_smooth, g_free);
+  g_clear_pointer (&self->display_smoothed, g_free);
 }
 
 void
@@ -354,6 +494,10 @@ sky_window_viewer_image_changed (SkyWindow *self)
       sky_image_view_overlays_changed (self->view);
     }
   header_refresh (self);
+  /* The view dropped the last image's smoothed picture: this one's. */
+  g_clear_pointer (&self->display_smoothed, g_free);
+  if (self->display_smooth != NULL)
+    smooth_picture (self);
 }
 
 void
@@ -380,6 +524,9 @@ sky_window_viewer_describe (SkyWindow *self, GString *out)
   }
   g_string_append (out, ", \"smooth\": ");
   g_string_append_printf (out, "\"%s\"", self->smooth ? self->smooth : "");
+  g_string_append_printf (out, ", \"display_smooth\": \"%s\", \"display_smoothed\": \"%s\"",
+                          self->display_smooth ? self->display_smooth : "",
+                          self->display_smoothed ? self->display_smoothed : "");
   /* What the results shown were detected on. */
   if (self->run != NULL)
     g_string_append_printf (out, ", \"smoothed\": \"%s\", \"smooth_ms\": %.3f",

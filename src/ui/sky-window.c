@@ -165,6 +165,8 @@ sky_window_set_display (SkyWindow *self, const char *setting, const char *value)
 
   if (g_str_equal (setting, "panels"))
     return sky_window_set_panels (self, value);
+  if (g_str_equal (setting, "smooth"))
+    return sky_window_set_display_smooth (self, value);
 
   if (g_str_equal (setting, "mask") || g_str_equal (setting, "labels")
       || g_str_equal (setting, "markers"))
