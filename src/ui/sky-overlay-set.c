@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Colours that stand out on grey, inferno and viridis alike: cyan, lime,
@@ -250,11 +251,21 @@ sky_overlay_set_match (SkyOverlaySet *set, SkyRun *run)
     }
 }
 
+/* s as a JSON string, as the CLI's JSON quotes it. */
 static void
 json_text (GString *out, const char *s)
 {
-  g_autofree char *escaped = g_strescape (s ? s : "", NULL);
-  g_string_append_printf (out, "\"%s\"", escaped);
+  char *text = NULL;
+  size_t size = 0;
+  FILE *fp = open_memstream (&text, &size);
+
+  if (fp != NULL)
+    {
+      sky_put_quoted (fp, s ? s : "");
+      fclose (fp);
+    }
+  g_string_append (out, text != NULL ? text : "\"\"");
+  free (text);
 }
 
 void

@@ -5,6 +5,7 @@
 #include "sky-window-private.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------- header */
@@ -509,6 +510,22 @@ sky_window_viewer_run_changed (SkyWindow *self)
   sky_image_view_overlays_changed (self->view);
 }
 
+static void
+json_text (GString *out, const char *s)
+{
+  char *text = NULL;
+  size_t size = 0;
+  FILE *fp = open_memstream (&text, &size);
+
+  if (fp != NULL)
+    {
+      sky_put_quoted (fp, s ? s : "");
+      fclose (fp);
+    }
+  g_string_append (out, text != NULL ? text : "\"\"");
+  free (text);
+}
+
 void
 sky_window_viewer_describe (SkyWindow *self, GString *out)
 {
@@ -519,19 +536,25 @@ sky_window_viewer_describe (SkyWindow *self, GString *out)
                           self->overlays->radius_in_pixels ? "pixel" : "arcsec");
   {
     g_autofree char *filter = sky_source_filter_to_string (sky_source_table_get_filter (self->sources));
-    g_string_append_printf (out, ", \"source_filter\": \"%s\", \"listed\": %" G_GINT64_FORMAT,
-                            filter, sky_source_table_get_n_listed (self->sources));
+    g_string_append (out, ", \"source_filter\": ");
+    json_text (out, filter);
+    g_string_append_printf (out, ", \"listed\": %" G_GINT64_FORMAT,
+                            sky_source_table_get_n_listed (self->sources));
   }
   g_string_append (out, ", \"smooth\": ");
-  g_string_append_printf (out, "\"%s\"", self->smooth ? self->smooth : "");
-  g_string_append_printf (out, ", \"display_smooth\": \"%s\", \"display_smoothed\": \"%s\"",
-                          self->display_smooth ? self->display_smooth : "",
-                          self->display_smoothed ? self->display_smoothed : "");
+  json_text (out, self->smooth);
+  g_string_append (out, ", \"display_smooth\": ");
+  json_text (out, self->display_smooth);
+  g_string_append (out, ", \"display_smoothed\": ");
+  json_text (out, self->display_smoothed);
   /* What the results shown were detected on. */
   if (self->run != NULL)
-    g_string_append_printf (out, ", \"smoothed\": \"%s\", \"smooth_ms\": %.3f",
-                            self->run->smoothed ? self->run->smoothed->kernel : "",
-                            self->run->smoothed ? self->run->smoothed->ms : 0.0);
+    {
+      g_string_append (out, ", \"smoothed\": ");
+      json_text (out, self->run->smoothed ? self->run->smoothed->kernel : "");
+      g_string_append_printf (out, ", \"smooth_ms\": %.3f",
+                              self->run->smoothed ? self->run->smoothed->ms : 0.0);
+    }
   g_string_append_printf (out, ", \"header_window\": %s, \"header_cards\": %d, "
                           "\"header_shown\": %d",
                           self->header_window ? "true" : "false",
