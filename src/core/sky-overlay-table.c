@@ -104,17 +104,18 @@ sky_parse_sexagesimal (const char *text, int hours)
   }
 }
 
-/* A cell as a number: the whole text a float, else sexagesimal when it has
- * more than one part. *ok is 0 for text that is neither; an empty cell,
- * "nan" or "--" (astropy's masked value) is NaN with *ok 1. */
+/* A cell as a number: the whole text a float, else sexagesimal (then in
+ * degrees already, *sexagesimal set). *ok is 0 for text that is neither;
+ * an empty cell, "nan" or "--" (astropy's masked value) is NaN with *ok 1. */
 static double
-cell_value (const char *cell, int hours_if_sexagesimal, int *ok)
+cell_value (const char *cell, int hours_if_sexagesimal, int *ok, int *sexagesimal)
 {
   const char *s = skip_space (cell);
   char *end;
   double v;
 
   *ok = 1;
+  *sexagesimal = 0;
   if (*s == '\0' || strcmp (s, "--") == 0 || strcasecmp (s, "nan") == 0
       || strcasecmp (s, "null") == 0)
     return NAN;
@@ -126,6 +127,7 @@ cell_value (const char *cell, int hours_if_sexagesimal, int *ok)
   v = sky_parse_sexagesimal (s, hours_if_sexagesimal);
   if (isnan (v))
     *ok = 0;
+  *sexagesimal = 1;
   return v;
 }
 
@@ -273,10 +275,9 @@ int
 sky_overlay_add_row (SkyOverlay *o, const SkyColumnPick *pick, const char *xs, const char *ys,
                      const char *file, int64_t line)
 {
-  int xok, yok;
-  int sexa_x = strchr (xs, ':') != NULL || strchr (skip_space (xs), ' ') != NULL;
-  double x = cell_value (xs, pick->x_hours, &xok);
-  double y = cell_value (ys, 0, &yok);
+  int xok, yok, x_sexagesimal, y_sexagesimal;
+  double x = cell_value (xs, pick->x_hours, &xok, &x_sexagesimal);
+  double y = cell_value (ys, 0, &yok, &y_sexagesimal);
   SkyShape *s;
 
   if (!xok || !yok)
@@ -292,9 +293,9 @@ sky_overlay_add_row (SkyOverlay *o, const SkyColumnPick *pick, const char *xs, c
   else
     {
       /* A sexagesimal cell is already in degrees. */
-      if (!sexa_x)
+      if (!x_sexagesimal)
         x *= pick->x_scale;
-      if (strchr (ys, ':') == NULL)
+      if (!y_sexagesimal)
         y *= pick->y_scale;
       if (fabs (y) > 90.0)
         return sky_fail (SKY_ERR_FORMAT, "%s: line %lld: latitude %g is beyond the poles",
