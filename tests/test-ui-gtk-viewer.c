@@ -315,6 +315,12 @@ test_overlay_truth (Fixture *f)
   activate ("match-radius", g_variant_new_double (20.0));
   wait_idle (f, "the wider radius");
   g_assert_cmpfloat (overlay_number (0, "matched"), >=, nmatched);
+  g_assert_cmpfloat (gtk_spin_button_get_value (f->window->match_radius_spin), ==, 20);
+  /* The Pipeline panel's radius, as a person sets it. */
+  gtk_spin_button_set_value (f->window->match_radius_spin, 10);
+  wait_idle (f, "the radius back at 10 from its control");
+  g_assert_cmpfloat (state_number ("match_radius"), ==, 10);
+  g_assert_cmpfloat (overlay_number (0, "matched"), ==, nmatched);
   activate ("match-radius", g_variant_new_double (-1));
   assert_state ("last_error", "\"That is not a match radius");
   activate ("overlay", g_variant_new_string (""));

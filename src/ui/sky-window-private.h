@@ -138,6 +138,7 @@ struct _SkyWindow {
   GtkEntry *smooth_entry;
   char *smooth;                  /* the detection's kernel (--smooth), or NULL */
   GtkDropDown *picture_smooth_dropdown;
+  GtkSpinButton *match_radius_spin;
   char *display_smooth;          /* the picture's kernel, for the eye, or NULL */
   char *display_smoothed;        /* ... the one drawn now */
   GCancellable *display_smoothing;

@@ -200,9 +200,20 @@ sky_window_set_match_radius (SkyWindow *self, double arcsec)
       sky_window_show_error (self, "That is not a match radius", error->message);
       return;
     }
+  if (gtk_spin_button_get_value (self->match_radius_spin) != arcsec)
+    gtk_spin_button_set_value (self->match_radius_spin, arcsec);
   sky_overlay_set_match (self->overlays, self->run);
   sky_image_view_overlays_changed (self->view);
   sky_window_changed (self);
+}
+
+/* The spin button's radius (the action's sets it too: no loop, the value
+ * is then the set's). */
+static void
+on_match_radius_changed (GtkSpinButton *spin, SkyWindow *self)
+{
+  if (self->overlays != NULL && gtk_spin_button_get_value (spin) != self->overlays->radius_arcsec)
+    sky_window_set_match_radius (self, gtk_spin_button_get_value (spin));
 }
 
 static void
@@ -240,6 +251,7 @@ action_overlay_dialog (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 static void on_smooth_activate (GtkEntry *entry, SkyWindow *self);
+static void on_match_radius_changed (GtkSpinButton *spin, SkyWindow *self);
 static void on_picture_smooth_selected (GtkDropDown *dropdown, GParamSpec *pspec,
                                         SkyWindow *self);
 
@@ -251,6 +263,8 @@ sky_window_viewer_class_init (GtkWidgetClass *widget_class)
   gtk_widget_class_bind_template_callback (widget_class, on_smooth_activate);
   gtk_widget_class_bind_template_child (widget_class, SkyWindow, picture_smooth_dropdown);
   gtk_widget_class_bind_template_callback (widget_class, on_picture_smooth_selected);
+  gtk_widget_class_bind_template_child (widget_class, SkyWindow, match_radius_spin);
+  gtk_widget_class_bind_template_callback (widget_class, on_match_radius_changed);
 }
 
 /* ----------------------------------------------------- the source table */
