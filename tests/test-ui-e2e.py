@@ -438,6 +438,38 @@ def inner(tap):
     tap.check("app.export-catalog *.ecsv, *.xml, *.reg: the CLI's ECSV, VOTable and regions",
               export_formats)
 
+    def overlay_and_header():
+        """The truth list over the field through D-Bus, counted as
+        score_catalogue.py counts the CLI's catalogue; the header's state."""
+        need(facts.get("csv"), "the catalogue export failed")
+        truth = os.path.join(shared, "gc_like_2048_truth.csv")
+        score = os.path.join(shared, "..", "tools", "score_catalogue.py")
+        need(os.path.exists(truth) and os.path.exists(score),
+             "no gc_like_2048_truth.csv or score_catalogue.py among the shared files")
+        r = subprocess.run(["/usr/bin/python3", score, cli_csv, truth], capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        want = json.loads(r.stdout)
+        with open(truth) as f:
+            ntruth = sum(1 for _ in csv.reader(f)) - 1
+        app.activate("match-radius", "10.0")
+        app.activate("overlay", gv_string(truth))
+        st = app.wait_idle()
+        assert len(st["overlays"]) == 1, st["overlays"]
+        ov = st["overlays"][0]
+        got = (ov["matched"], ov["only_ours"], ov["only_theirs"])
+        expect = (want["nmatched"], want["ndet"] - want["nmatched"], ntruth - want["nmatched"])
+        assert got == expect, f"matched, only ours, only theirs {got}; score_catalogue.py {expect}"
+        print(f"# overlay: {ov['n']} truth rows, matched {got[0]}, only ours {got[1]}, "
+              f"only theirs {got[2]} at {st['match_radius']}\"")
+        app.activate("header", "''")
+        out = app.describe("header")
+        assert "CTYPE1  = 'RA---SIN'" in out.replace("\\'", "'"), out[:300]
+        app.activate("overlay", "''")
+        assert app.wait_idle()["overlays"] == []
+    tap.check("app.overlay draws the truth list, matched as score_catalogue.py counts; "
+              "app.header's state is the header", overlay_and_header)
+
     def export_fails():
         """Exports that cannot be written: a message naming the target, no
         file and no temporary left, the image and catalogue still there."""

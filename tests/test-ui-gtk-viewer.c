@@ -436,6 +436,25 @@ on_image_edge (const SkyRun *run, gint64 i)
          || cat->ymax[i] == run->image->image.ny - 1;
 }
 
+static GtkWidget *label_root;
+
+/* A label under label_root whose text starts with data. */
+static gboolean
+label_under (GtkWidget *root, const char *prefix)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    if ((GTK_IS_LABEL (w) && g_str_has_prefix (gtk_label_get_text (GTK_LABEL (w)), prefix))
+        || label_under (w, prefix))
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+label_shown (gpointer prefix)
+{
+  return label_under (label_root, prefix);
+}
+
 /* The source table's filters through app.source-filter, counted here from
  * the catalogue; a filter it cannot take is refused by name; Go to N
  * selects source N and centres the view on it, and a number past the
@@ -454,6 +473,7 @@ test_source_filters (Fixture *f)
   click (f, "app.run", "'all'");
   wait_idle (f, "run all on gc_like_2048.fits");
   activate ("panel", g_variant_new_string ("sources"));
+  label_root = GTK_WIDGET (f->window->sources);
   run = f->window->run;
   cat = &run->catalogue;
   for (gint64 i = 0; i < cat->n; i++)
@@ -475,6 +495,12 @@ test_source_filters (Fixture *f)
   wait_idle (f, "the filter");
   g_assert_cmpfloat (state_number ("listed"), ==, want);
   assert_state ("source_filter", "\"area=5,snr=10,flux=1\"");
+  /* The table's own rows say so too, in its summary. */
+  {
+    g_autofree char *prefix = g_strdup_printf ("%" G_GINT64_FORMAT " listed of %" G_GINT64_FORMAT
+                                               " sources", want, cat->n);
+    iterate_until (label_shown, prefix, "the table's summary of the rows listed");
+  }
   /* The controls show it. */
   g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (
     find_by_tooltip (GTK_WIDGET (f->window->sources), "List sources of at least"))), ==, 5);

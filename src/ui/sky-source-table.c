@@ -401,12 +401,21 @@ sky_source_table_get_filter (SkySourceTable *self)
   return &self->filter;
 }
 
+/* Counted from the catalogue, not from the rows: the rows are made only
+ * when the table is on screen (show_run), and the state asks for this
+ * after every change. */
 gint64
 sky_source_table_get_n_listed (SkySourceTable *self)
 {
-  if (self->stale)
-    show_run (self);
-  return g_list_model_get_n_items (G_LIST_MODEL (self->sorted));
+  gint64 n = 0;
+
+  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+    return 0;
+  if (sky_source_filter_is_empty (&self->filter))
+    return self->run->catalogue.n;
+  for (gint64 i = 0; i < self->run->catalogue.n; i++)
+    n += sky_source_filter_passes (&self->filter, self->run, i);
+  return n;
 }
 
 /* The typed number, or 0 (no such source) for text that is not one. */
