@@ -7,40 +7,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* FK5 J2000 (ICRS to better than 0.03") to galactic: the rotation astropy
- * uses for its Galactic frame (the IAU 1958 pole at RA 192.85948, Dec
- * 27.12825 and the origin at 122.93192 degrees of galactic longitude from
- * the north celestial pole), rows the galactic axes. */
-static const double eq_to_gal[3][3] = {
-  { -0.054875539390, -0.873437104725, -0.483834991775 },
-  { +0.494109453633, -0.444829594298, +0.746982248696 },
-  { -0.867666135681, -0.198076389622, +0.455983794523 },
-};
+#include <wcslib/sph.h>
+
+/* Equatorial (FK5 J2000) to galactic as a rotation of the sphere, the
+ * native system being the galactic one: the north galactic pole and the
+ * galactic longitude of the north celestial pole in FK5 J2000, the values
+ * astropy's Galactic frame is defined by. */
+#define NGP_RA 192.8594812065348
+#define NGP_DEC 27.12825118085622
+#define NCP_GLON 122.9319185680026
 
 void
 sky_frame_convert (SkyOverlayFrame from, SkyOverlayFrame to, double lng, double lat,
                    double *out_lng, double *out_lat)
 {
-  double v[3], w[3];
-  double l = lng * M_PI / 180.0, b = lat * M_PI / 180.0;
+  const double eul[5] = { NGP_RA, 90.0 - NGP_DEC, NCP_GLON, cos ((90.0 - NGP_DEC) * M_PI / 180.0),
+                          sin ((90.0 - NGP_DEC) * M_PI / 180.0) };
 
+  *out_lng = lng;
+  *out_lat = lat;
   if (from == to || from == SKY_FRAME_PIXEL || to == SKY_FRAME_PIXEL)
-    {
-      *out_lng = lng;
-      *out_lat = lat;
-      return;
-    }
-  v[0] = cos (b) * cos (l);
-  v[1] = cos (b) * sin (l);
-  v[2] = sin (b);
-  for (int i = 0; i < 3; i++)
-    w[i] = from == SKY_FRAME_EQUATORIAL
-             ? eq_to_gal[i][0] * v[0] + eq_to_gal[i][1] * v[1] + eq_to_gal[i][2] * v[2]
-             : eq_to_gal[0][i] * v[0] + eq_to_gal[1][i] * v[1] + eq_to_gal[2][i] * v[2];
-  *out_lng = atan2 (w[1], w[0]) * 180.0 / M_PI;
+    return;
+  if (from == SKY_FRAME_EQUATORIAL)
+    sphs2x (eul, 1, 1, 1, 1, &lng, &lat, out_lng, out_lat);
+  else
+    sphx2s (eul, 1, 1, 1, 1, &lng, &lat, out_lng, out_lat);
+  *out_lng = fmod (*out_lng, 360.0);
   if (*out_lng < 0)
     *out_lng += 360.0;
-  *out_lat = asin (fmax (-1.0, fmin (1.0, w[2]))) * 180.0 / M_PI;
 }
 
 int

@@ -91,8 +91,9 @@ int sky_overlay_parse_votable (const char *name, const char *text, size_t size,
 double sky_parse_sexagesimal (const char *text, int hours);
 
 /* (lng, lat) in degrees from one frame to another (equatorial <->
- * galactic: the IAU 1958 galactic pole and origin in FK5 J2000, as
- * astropy's Galactic frame). Pixel frames are not converted. */
+ * galactic through wcslib's sphs2x and sphx2s, with the galactic pole and
+ * origin in FK5 J2000 that astropy's Galactic frame is defined by). Pixel
+ * frames are not converted. */
 void sky_frame_convert (SkyOverlayFrame from, SkyOverlayFrame to, double lng, double lat,
                         double *out_lng, double *out_lat);
 
