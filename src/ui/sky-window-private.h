@@ -5,7 +5,9 @@
  * sky-window-layout.c (where the panels are), sky-window-state.c (the state
  * for scripts),
  * sky-window-jobs.c (the queue: load, run, export), sky-window-files.c
- * (file dialogs, drag and drop, recent files). */
+ * (file dialogs, drag and drop, recent files), sky-window-header.c (the
+ * header window), sky-window-viewer.c (overlays, the table's filter,
+ * smoothing). */
 #pragma once
 
 #include "sky-clip-histogram.h"
@@ -173,6 +175,10 @@ void sky_window_clear_input_error (SkyWindow *self, GtkWidget *control);
 gboolean sky_window_set_threshold_checked (SkyWindow *self, double threshold, GError **error);
 void sky_window_set_typed_limits (SkyWindow *self, double lo, double hi);
 void sky_window_choose_limits (SkyWindow *self, SkyImageData *image);
+
+/* sky-window-header.c */
+/* The header window shows the image's header again (a new image). */
+void sky_window_header_refresh (SkyWindow *self);
 
 /* sky-window-viewer.c */
 void sky_window_viewer_init (SkyWindow *self);
