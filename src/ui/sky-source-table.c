@@ -37,6 +37,7 @@ struct _SkySourceTable {
   guint scroll_tick;            /* the tick callback waiting for that */
   int scroll_ticks;
   SkyRun *run;
+  SkyRun *rows_run;             /* the run the rows were made from */
   gboolean stale;               /* run not shown yet */
   guint show_timer;
 };
@@ -165,6 +166,10 @@ show_run (SkySourceTable *self)
   wcs = ex.wcs;
   for (gint64 i = 0; i < n; i++)
     g_ptr_array_add (rows, sky_source_new (run, i, &ex));
+  /* The filter reads the catalogue the rows index, whatever run comes
+   * next before they are made again. */
+  g_clear_pointer (&self->rows_run, sky_run_unref);
+  self->rows_run = n > 0 ? sky_run_ref (run) : NULL;
   set_rows (self, rows);
   set_unit_title (self->peak_column, "peak", ex.unit);
   set_unit_title (self->sum_column, "sum", ex.unit);
@@ -332,10 +337,11 @@ static gboolean
 filter_row (gpointer item, gpointer data)
 {
   SkySourceTable *self = data;
+  gint64 index = sky_source_get_index (item);
 
-  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+  if (self->rows_run == NULL || index >= self->rows_run->catalogue.n)
     return TRUE;
-  return sky_source_filter_passes (&self->filter, self->run, sky_source_get_index (item));
+  return sky_source_filter_passes (&self->filter, self->rows_run, index);
 }
 
 static void
@@ -547,6 +553,7 @@ sky_source_table_dispose (GObject *object)
   g_clear_object (&self->selection);
   g_clear_object (&self->custom);
   g_clear_pointer (&self->run, sky_run_unref);
+  g_clear_pointer (&self->rows_run, sky_run_unref);
   g_clear_handle_id (&self->show_timer, g_source_remove);
   if (self->scroll_tick != 0)
     gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->scroll_tick);
