@@ -184,6 +184,69 @@ test_votable (void)
                   "not well-formed XML");
 }
 
+/* The CLI's own CSV, ECSV, VOTable and region file of the GC-like field
+ * read back: the same sources at the same sky positions in each, and the
+ * CSV's pixel columns where sky ones are not wanted. */
+static void
+test_cli_catalogues (void)
+{
+  const char *why;
+  const char *data = sky_test_shared_data (&why);
+  const char *cli = g_getenv ("SKYSIFT_CLI");
+  const char *ext[] = { "csv", "ecsv", "xml", "reg" };
+  const char *opt[] = { "--csv", "--ecsv", "--votable", "--regions" };
+  g_autofree char *image = NULL;
+  char *paths[4];
+  SkyOverlay o[4], pixels;
+  int status;
+
+  if (data == NULL || cli == NULL)
+    {
+      g_test_skip (data == NULL ? why : "SKYSIFT_CLI is not set");
+      return;
+    }
+  image = g_build_filename (data, "gc_like_2048.fits", NULL);
+  for (int k = 0; k < 4; k++)
+    {
+      g_autofree char *name = g_strdup_printf ("cli.%s", ext[k]);
+      paths[k] = sky_test_tmp_path (name);
+    }
+  {
+    const char *argv[] = { cli, "find", image, "--quiet", opt[0], paths[0], opt[1], paths[1],
+                           opt[2], paths[2], opt[3], paths[3], NULL };
+    g_autoptr (GError) error = NULL;
+    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                                 NULL, NULL, NULL, &status, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (status, ==, 0);
+  }
+  for (int k = 0; k < 4; k++)
+    if (sky_overlay_load (paths[k], 1, &o[k]) != SKY_OK)
+      g_error ("%s", sky_last_error ());
+  g_assert_cmpint (o[0].n, >, 100);
+  for (int k = 0; k < 4; k++)
+    {
+      g_assert_cmpint (o[k].n, ==, o[0].n);
+      g_assert_cmpint (o[k].shapes[0].frame, ==, SKY_FRAME_EQUATORIAL);
+      for (gint64 i = 0; i < o[0].n; i += 17)
+        {
+          g_assert_cmpfloat_with_epsilon (o[k].shapes[i].x, o[0].shapes[i].x, 1e-9);
+          g_assert_cmpfloat_with_epsilon (o[k].shapes[i].y, o[0].shapes[i].y, 1e-9);
+        }
+    }
+  g_assert_cmpstr (o[2].x_column, ==, "ra");
+  g_assert_cmpint (o[3].shapes[0].kind, ==, SKY_SHAPE_CIRCLE);
+  g_assert_cmpint (sky_overlay_load (paths[0], 0, &pixels), ==, SKY_OK);
+  g_assert_cmpstr (pixels.x_column, ==, "x_centroid");
+  g_assert_cmpint (pixels.shapes[0].frame, ==, SKY_FRAME_PIXEL);
+  sky_overlay_clear (&pixels);
+  for (int k = 0; k < 4; k++)
+    {
+      sky_overlay_clear (&o[k]);
+      g_free (paths[k]);
+    }
+}
+
 /* ----------------------------------------------------------- regions */
 
 static void
@@ -374,6 +437,7 @@ main (int argc, char **argv)
   g_test_add_func ("/overlay/ecsv/units-and-galactic", test_ecsv_units_and_galactic);
   g_test_add_func ("/overlay/sextractor", test_sextractor);
   g_test_add_func ("/overlay/votable", test_votable);
+  g_test_add_func ("/overlay/cli-catalogues", test_cli_catalogues);
   g_test_add_func ("/overlay/regions/shapes", test_regions_shapes);
   g_test_add_func ("/overlay/regions/cli-roundtrip", test_regions_roundtrip);
   g_test_add_func ("/overlay/bad-input", test_bad_input);
