@@ -76,6 +76,12 @@ test_header_window (Fixture *f)
   int ncards = 0, nmatch = 0;
 
   open_image (f, &field);
+  {
+    g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                                   "app.header('')");
+    g_assert_nonnull (accels[0]);
+    g_assert_cmpstr (accels[0], ==, "<Control>h");
+  }
   activate ("header", g_variant_new_string (""));
   iterate_until (header_has_text, (gpointer) "NAXIS1  =", "the header in app.header's state");
   g_assert_nonnull (f->window->header_window);
