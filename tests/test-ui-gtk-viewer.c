@@ -614,6 +614,18 @@ test_smooth_detection (Fixture *f)
   wait_frames (f);
   save_widget_picture (GTK_WIDGET (f->window), "smooth-beam.png");
 
+  /* Another kernel cancelled as its run starts: the field, the state and
+   * the status line are back at the results shown. */
+  gtk_editable_set_text (GTK_EDITABLE (f->window->smooth_entry), "gauss:2");
+  g_signal_emit_by_name (f->window->smooth_entry, "activate");
+  activate ("cancel", NULL);
+  wait_idle (f, "the smoothing cancelled");
+  assert_state ("smooth", "\"beam\"");
+  assert_state ("smoothed", "\"beam\"");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (f->window->smooth_entry)), ==, "beam");
+  g_assert_nonnull (strstr (gtk_label_get_text (f->window->status_label), "smoothed by beam"));
+  g_assert_cmpfloat (state_number ("nsources"), ==, nsources);
+
   gtk_editable_set_text (GTK_EDITABLE (f->window->smooth_entry), "gauss:wide");
   g_signal_emit_by_name (f->window->smooth_entry, "activate");
   assert_state ("last_error", "\"That is not a smoothing kernel: --smooth gauss:wide");

@@ -287,6 +287,7 @@ restore_shown_params (SkyWindow *self, GString *moved)
       gtk_check_button_set_active (self->relative_check, shown->relative);
       append_item (moved, shown->relative ? "threshold above the median" : "absolute threshold");
     }
+  sky_window_viewer_restore_smooth (self, moved);
   self->restoring_params = FALSE;
   /* The handlers took the widgets' values, which an adjustment may have
    * clamped to its bounds: the run's own values are what the results are. */

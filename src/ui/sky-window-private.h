@@ -188,6 +188,9 @@ void sky_window_viewer_image_changed (SkyWindow *self);
 void sky_window_viewer_run_changed (SkyWindow *self);
 void sky_window_viewer_load_overlay (SkyWindow *self, const char *path);
 void sky_window_viewer_describe (SkyWindow *self, GString *out);
+/* A cancel: the Smooth field back to the kernel of the results shown,
+ * said in moved (a GString of items) where it changed. */
+void sky_window_viewer_restore_smooth (SkyWindow *self, GString *moved);
 /* app.display's smooth=KERNEL (none: the image's own pixels). */
 gboolean sky_window_set_display_smooth (SkyWindow *self, const char *kernel);
 

@@ -180,6 +180,24 @@ sky_window_set_smooth (SkyWindow *self, const char *kernel)
   sky_window_changed (self);
 }
 
+void
+sky_window_viewer_restore_smooth (SkyWindow *self, GString *moved)
+{
+  const char *shown = self->run && self->run->smoothed ? self->run->smoothed->kernel : NULL;
+
+  if (g_strcmp0 (self->smooth, shown) == 0)
+    return;
+  g_free (self->smooth);
+  self->smooth = g_strdup (shown);
+  gtk_editable_set_text (GTK_EDITABLE (self->smooth_entry), shown ? shown : "");
+  if (moved->len > 0)
+    g_string_append (moved, ", ");
+  if (shown)
+    g_string_append_printf (moved, "smoothed by %s", shown);
+  else
+    g_string_append (moved, "no smoothing");
+}
+
 static void
 on_smooth_activate (GtkEntry *entry, SkyWindow *self)
 {
