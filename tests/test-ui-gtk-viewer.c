@@ -332,6 +332,34 @@ test_overlay_truth (Fixture *f)
   activate ("overlay", g_variant_new_string (""));
   wait_idle (f, "the overlays cleared");
   assert_state ("overlays", "[]");
+
+  /* The CLI's DS9 regions of the same image, fk5 circles on each centroid:
+   * through the WCS back onto every source, all matched. */
+  {
+    g_autofree char *reg = sky_test_tmp_path ("gc_like_cli.reg");
+    const char *argv[] = { g_getenv ("SKYSIFT_CLI"), "find", image, "--quiet", "--regions", reg,
+                           NULL };
+    g_autoptr (GError) error = NULL;
+    int status;
+    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                                 NULL, NULL, NULL, &status, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (status, ==, 0);
+    activate ("overlay", g_variant_new_string (reg));
+    wait_idle (f, "the CLI's regions drawn");
+    g_assert_cmpfloat (overlay_number (0, "n"), ==, ndet);
+    g_assert_cmpfloat (overlay_number (0, "matched"), ==, ndet);
+    g_assert_cmpfloat (overlay_number (0, "only_ours"), ==, 0);
+    g_assert_cmpfloat (overlay_number (0, "only_theirs"), ==, 0);
+    /* Each circle's centre is its source's centroid, to a thousandth of a
+     * pixel (the file's positions have nine decimals of a degree). */
+    e = g_ptr_array_index (f->window->overlays->entries, 0);
+    for (gint64 i = 0; i < e->overlay.n; i++)
+      {
+        g_assert_cmpfloat_with_epsilon (e->px[i], f->window->run->catalogue.x[i], 1e-3);
+        g_assert_cmpfloat_with_epsilon (e->py[i], f->window->run->catalogue.y[i], 1e-3);
+      }
+  }
 }
 
 /* SExtractor's catalogue of the SEP image (no sky WCS: pixel columns,
