@@ -529,6 +529,25 @@ test_source_filters (Fixture *f)
   wait_idle (f, "the filter");
   g_assert_cmpfloat (state_number ("listed"), ==, want);
   assert_state ("source_filter", "\"area=5,snr=10,flux=1\"");
+  /* The markers follow: a source left out has none to click, one listed
+   * has. */
+  {
+    gint64 kept = -1, left = -1;
+    double x, y;
+    for (gint64 i = 0; i < cat->n; i++)
+      {
+        gboolean keep = cat->npix[i] >= 5 && cat->peak[i] / run->stats.sigma >= 10
+                        && cat->sum[i] >= 1.0;
+        if (keep && kept < 0)
+          kept = i;
+        if (!keep && left < 0)
+          left = i;
+      }
+    sky_image_view_image_to_widget (f->view, cat->x[kept] + 0.5, cat->y[kept] + 0.5, &x, &y);
+    g_assert_cmpint (sky_image_view_overlay_pick (f->view, x, y), ==, kept);
+    sky_image_view_image_to_widget (f->view, cat->x[left] + 0.5, cat->y[left] + 0.5, &x, &y);
+    g_assert_cmpint (sky_image_view_overlay_pick (f->view, x, y), !=, left);
+  }
   /* The table's own rows say so too, in its summary. */
   {
     g_autofree char *prefix = g_strdup_printf ("%" G_GINT64_FORMAT " listed of %" G_GINT64_FORMAT

@@ -25,6 +25,14 @@ sky_image_view_overlays_changed (SkyImageView *self)
   sky_image_view_state_changed (self, FALSE);
 }
 
+void
+sky_image_view_set_marker_filter (SkyImageView *self, SkyMarkerFilter func, gpointer data)
+{
+  self->marker_filter = func;
+  self->marker_filter_data = data;
+  sky_image_view_state_changed (self, FALSE);
+}
+
 /* Cairo's user space as image pixels centred on (ix, iy), rows up the
  * screen and mirrored as the view is. */
 static void

@@ -104,7 +104,8 @@ visible_markers (SkyImageView *self, int w, int h)
       gint64 i = self->draw_order[k];
       VisibleMarker m = { .index = i, .r = marker_radius (self, i) };
       sky_image_view_to_widget_in (self, w, h, cat->x[i] + 0.5, cat->y[i] + 0.5, &m.x, &m.y);
-      if (i == self->selected || !marker_in_view (&m, w, h))
+      if (i == self->selected || !marker_in_view (&m, w, h)
+          || (self->marker_filter && !self->marker_filter (self->run, i, self->marker_filter_data)))
         continue;
       g_array_append_val (in_view, m);
     }
@@ -253,6 +254,8 @@ sky_image_view_overlay_pick (SkyImageView *self, double wx, double wy)
   for (gint64 i = 0; i < cat->n; i++)
     {
       double x, y, d, r = marker_radius (self, i);
+      if (self->marker_filter && !self->marker_filter (self->run, i, self->marker_filter_data))
+        continue;
       sky_image_view_image_to_widget (self, cat->x[i] + 0.5, cat->y[i] + 0.5, &x, &y);
       d = hypot (x - wx, y - wy);
       if (d <= r + 3 && d < best_d)

@@ -88,6 +88,8 @@ struct _SkyImageView {
   gulong after_paint_id;
 
   SkyOverlaySet *overlays;      /* catalogues and regions drawn on top, borrowed */
+  SkyMarkerFilter marker_filter; /* which sources get a marker; NULL: all */
+  gpointer marker_filter_data;
 };
 
 /* Image point (ix, iy) to widget pixels in a w x h view: the one place this

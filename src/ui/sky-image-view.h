@@ -84,6 +84,12 @@ void sky_image_view_set_display_image (SkyImageView *self, SkyImageData *display
 /* The copy drawn, or NULL. */
 SkyImageData *sky_image_view_get_display_image (SkyImageView *self);
 
+/* Which sources get a marker (and can be clicked): those func says TRUE
+ * of (catalogue index i of run); NULL for every source. The selected
+ * source keeps its marker. */
+typedef gboolean (*SkyMarkerFilter) (const SkyRun *run, gint64 i, gpointer data);
+void sky_image_view_set_marker_filter (SkyImageView *self, SkyMarkerFilter func, gpointer data);
+
 /* The catalogues and region files to draw over the image (borrowed: the
  * window owns them; NULL for none), and a redraw after they changed. */
 typedef struct _SkyOverlaySet SkyOverlaySet;

@@ -147,9 +147,20 @@ on_goto_source (SkySourceTable *table, gint64 id, SkyWindow *self)
   sky_window_select_source (self, id);
 }
 
+static gboolean
+marker_listed (const SkyRun *run, gint64 i, gpointer data)
+{
+  SkyWindow *self = data;
+  return sky_source_filter_passes (sky_source_table_get_filter (self->sources), run, i);
+}
+
+/* The markers follow the table: a source it does not list has none. */
 static void
 on_filter_changed (SkySourceTable *table, SkyWindow *self)
 {
+  gboolean all = sky_source_filter_is_empty (sky_source_table_get_filter (table));
+
+  sky_image_view_set_marker_filter (self->view, all ? NULL : marker_listed, self);
   sky_window_changed (self);
 }
 
