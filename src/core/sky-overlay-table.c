@@ -17,16 +17,15 @@
 
 /* ------------------------------------------------------------ the list */
 
+/* The list's capacity is 16, then doubles: it is full when n is 0 or a
+ * power of two from 16 up. */
 SkyShape *
 sky_overlay_push (SkyOverlay *o)
 {
-  if ((o->n & (o->n - 1)) == 0)
+  if (o->n == 0 || (o->n >= 16 && (o->n & (o->n - 1)) == 0))
     {
       int64_t cap = o->n ? 2 * o->n : 16;
-      SkyShape *grown;
-      if (o->n && o->n < 16)
-        cap = 16;
-      grown = realloc (o->shapes, (size_t) cap * sizeof *grown);
+      SkyShape *grown = realloc (o->shapes, (size_t) cap * sizeof *grown);
       if (grown == NULL)
         return NULL;
       o->shapes = grown;
