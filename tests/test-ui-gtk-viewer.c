@@ -360,6 +360,43 @@ test_overlay_truth (Fixture *f)
         g_assert_cmpfloat_with_epsilon (e->py[i], f->window->run->catalogue.y[i], 1e-3);
       }
   }
+
+  /* An ellipse at 30 degrees in fk5 and in galactic coordinates on Sgr A*
+   * (the image's reference point, north up): on the pixels, 30 degrees
+   * and astropy's regions' angle for the galactic one, whose north is
+   * turned against the image's. */
+  {
+    g_autofree char *reg = sky_test_tmp_path ("angles.reg");
+    g_autofree char *text = NULL, *out = NULL, *err = NULL;
+    double l, b, want;
+    int status;
+    const char *py[] = { "/usr/bin/python3", "-c",
+      "import sys, astropy.units as u\n"
+      "from astropy.io import fits\nfrom astropy.wcs import WCS\n"
+      "from astropy.coordinates import SkyCoord\nimport regions\n"
+      "w = WCS(fits.getheader(sys.argv[1]))\n"
+      "c = SkyCoord(266.416833 * u.deg, -29.007806 * u.deg, frame='fk5').galactic\n"
+      "e = regions.EllipseSkyRegion(c, 20 * u.arcsec, 10 * u.arcsec, angle=30 * u.deg)\n"
+      "print(repr(c.l.deg), repr(c.b.deg), repr(e.to_pixel(w).angle.to_value(u.deg)))\n", image, NULL };
+    g_autoptr (GError) error = NULL;
+    g_assert_true (g_spawn_sync (NULL, (char **) py, NULL, 0, NULL, NULL, &out, &err, &status,
+                                 &error));
+    g_assert_no_error (error);
+    if (status != 0)
+      g_error ("astropy regions: %s", err);
+    g_assert_cmpint (sscanf (out, "%lf %lf %lf", &l, &b, &want), ==, 3);
+    text = g_strdup_printf ("fk5\nellipse(266.416833,-29.007806,20\",10\",30)\n"
+                            "galactic\nellipse(%.10f,%.10f,20\",10\",30)\n", l, b);
+    g_assert_true (g_file_set_contents (reg, text, -1, NULL));
+    activate ("overlay", g_variant_new_string (""));
+    activate ("overlay", g_variant_new_string (reg));
+    wait_idle (f, "the ellipses drawn");
+    e = g_ptr_array_index (f->window->overlays->entries, 0);
+    g_test_message ("ellipse at 30 deg: fk5 %.6f on the pixels, galactic %.6f (astropy's "
+                    "regions %.6f)", e->pangle[0], e->pangle[1], want);
+    g_assert_cmpfloat_with_epsilon (e->pangle[0], 30.0, 1e-4);
+    g_assert_cmpfloat_with_epsilon (e->pangle[1], want, 0.01);
+  }
 }
 
 /* SExtractor's catalogue of the SEP image (no sky WCS: pixel columns,

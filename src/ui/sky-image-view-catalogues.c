@@ -70,7 +70,7 @@ draw_shape (SkyImageView *self, cairo_t *cr, const SkyOverlayEntry *e, gint64 i,
       if (!isfinite (a) || !isfinite (b))
         break;
       to_image_space (self, cr, w, h, e->px[i], e->py[i]);
-      cairo_rotate (cr, s->angle * G_PI / 180.0);
+      cairo_rotate (cr, e->pangle[i] * G_PI / 180.0);
       if (s->kind == SKY_SHAPE_BOX)
         cairo_rectangle (cr, -a / 2, -b / 2, a, b);
       else

@@ -28,6 +28,7 @@ entry_free (gpointer data)
   g_free (e->py);
   g_free (e->vpx);
   g_free (e->vpy);
+  g_free (e->pangle);
   g_free (e->match_theirs);
   g_free (e->match_ours);
   g_free (e);
@@ -70,6 +71,20 @@ update_radius (SkyOverlaySet *set, SkyWcs *wcs)
   set->radius_px = set->radius_in_pixels ? set->radius_arcsec : set->radius_arcsec * scale;
 }
 
+/* The direction of the shape's north on the pixel grid, in degrees from
+ * +x (90 on an image with north up): a step along the latitude axis at
+ * the shape's centre (px, py), southwards near the north pole. */
+static double
+north_angle (SkyWcs *wcs, const SkyShape *s, double px, double py)
+{
+  double step = s->y > 89.0 ? -1e-3 : 1e-3, nx, ny, a;
+
+  if (sky_overlay_to_pixel (wcs, s->frame, s->x, s->y + step, &nx, &ny) != SKY_OK)
+    return 90.0;
+  a = atan2 (ny - py, nx - px) * 180.0 / G_PI;
+  return step > 0 ? a : a + 180.0;
+}
+
 /* Centres of entry's shapes on image's pixels. Returns the status of the
  * first shape that could not be placed, SKY_OK where all were. */
 static int
@@ -93,6 +108,8 @@ place_entry (SkyOverlayEntry *e, SkyImageData *image, SkyWcs *wcs)
     for (int k = 0; k < e->overlay.shapes[i].nvertices; k++, v++)
       sky_overlay_to_pixel (wcs, e->overlay.shapes[i].frame, e->overlay.shapes[i].vx[k],
                             e->overlay.shapes[i].vy[k], &e->vpx[v], &e->vpy[v]);
+  g_free (e->pangle);
+  e->pangle = g_new (double, MAX (e->overlay.n, 1));
   e->on_image = 0;
   e->pixel_scale = wcs ? sky_wcs_pixels_per_arcsec (wcs) : NAN;
   for (gint64 i = 0; i < e->overlay.n; i++)
@@ -101,6 +118,11 @@ place_entry (SkyOverlayEntry *e, SkyImageData *image, SkyWcs *wcs)
       int status = sky_overlay_to_pixel (wcs, s->frame, s->x, s->y, &e->px[i], &e->py[i]);
       if (status != SKY_OK && first_status == SKY_OK)
         first_status = status;
+      /* DS9's and astropy's angle in a sky frame is from the longitude
+       * axis: on the pixels, the angle plus north's direction less 90. */
+      e->pangle[i] = s->angle;
+      if (status == SKY_OK && s->frame != SKY_FRAME_PIXEL)
+        e->pangle[i] = s->angle + north_angle (wcs, s, e->px[i], e->py[i]) - 90.0;
       /* Pixel i covers [i - 0.5, i + 0.5) in these 0-based positions. */
       if (status == SKY_OK && e->px[i] >= -0.5 && e->px[i] < img->nx - 0.5
           && e->py[i] >= -0.5 && e->py[i] < img->ny - 0.5)

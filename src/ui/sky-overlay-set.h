@@ -23,6 +23,9 @@ typedef struct {
   double *px, *py;
   double pixel_scale;
   double *vpx, *vpy;         /* polygon vertices in pixels, shape after shape */
+  double *pangle;            /* each shape's angle on the pixel grid, degrees
+                              * from +x: a sky frame's angle turned by where
+                              * its north points, as astropy's regions do */
   gint64 nvertices;
   gint64 on_image;           /* centres inside the image */
   /* The cross-match with the run's catalogue, where there is one: the
