@@ -144,6 +144,21 @@ test_header_window (Fixture *f)
   }
   save_widget_picture (f->window->header_window, "header-window.png");
 
+  /* Another image: the window shows its header, still searched. */
+  open_image (f, &orient_west);
+  {
+    g_autofree char *want = g_strdup_printf ("%d", ORIENT_NX);
+    GtkTextIter c, d;
+    g_autofree char *now = NULL;
+    gtk_text_buffer_get_bounds (buffer, &c, &d);
+    now = gtk_text_buffer_get_text (buffer, &c, &d, FALSE);
+    g_assert_nonnull (strstr (now, "NAXIS1"));
+    g_assert_nonnull (strstr (now, want));
+    g_assert_cmpfloat (state_number ("header_shown"), ==, nmatch);
+    g_free (shown);
+    shown = g_steal_pointer (&now);
+  }
+
   /* The clipboard holds what the window shows (its content as this
    * process offers it: under Xvfb no other client reads it back). */
   g_signal_emit_by_name (find_button (f->window->header_window, "_Copy"), "clicked");
@@ -792,4 +807,13 @@ test_display_smooth (Fixture *f)
   gtk_drop_down_set_selected (f->window->picture_smooth_dropdown, 3);
   iterate_until (state_is_cb, (gpointer) "display_smoothed=\"gauss:4\"", "the drop-down's σ 4");
   assert_state ("display_smooth", "\"gauss:4\"");
+
+  /* The next image is smoothed in its turn. */
+  open_image (f, &orient_west);
+  iterate_until (state_is_cb, (gpointer) "display_smoothed=\"gauss:4\"",
+                 "the next image's picture smoothed");
+  shown = sky_image_view_get_display_image (f->view);
+  g_assert_nonnull (shown);
+  g_assert_cmpint (shown->image.nx, ==, ORIENT_NX);
+  g_assert_cmpint (shown->image.ny, ==, ORIENT_NY);
 }

@@ -321,6 +321,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
                                : "Mirror left-right. This image has no celestial WCS: it "
                                  "starts with x increasing to the right, as DS9 shows it.");
   gtk_widget_grab_focus (GTK_WIDGET (self->view));
+  sky_window_viewer_image_changed (self);
   sky_window_changed (self);
 }
 
@@ -385,7 +386,6 @@ static void
 on_gpu_banner_close (GtkButton *button, SkyWindow *self)
 {
   gtk_revealer_set_reveal_child (self->gpu_banner, FALSE);
-  sky_window_viewer_image_changed (self);
   sky_window_changed (self);
 }
 
