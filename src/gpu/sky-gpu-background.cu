@@ -113,6 +113,7 @@ ensure_local (SkyGpu *gpu, const SkyBkgGeometry *g)
       L->d_arena = NULL;
       L->arena_bytes = 0;
       L->start_nx = 0;
+      L->mesh_nb = 0;
       if ((ret = sky_gpu_check_memory_limit (gpu, count.used, "the background maps")) != SKY_OK)
         return ret;
       SKY_CUDA (cudaMemGetInfo (&free_bytes, &total_bytes));
@@ -190,6 +191,7 @@ sky_gpu_local_maps (SkyGpu *gpu, const float *d_image, int64_t nx, int64_t ny,
       || (ret = sky_gpu_background_mesh_enqueue (gpu, L, &g)) != SKY_OK
       || (ret = sky_gpu_background_maps_enqueue (gpu, L, &g, d_image)) != SKY_OK)
     return ret;
+  gpu->local->mesh_nb = g.nb;
   out->nx = nx;
   out->ny = ny;
   out->background = L->d_background;
@@ -201,6 +203,23 @@ sky_gpu_local_maps (SkyGpu *gpu, const float *d_image, int64_t nx, int64_t ny,
   out->box = g.box;
   out->mesh_background = L->d_back;
   out->mesh_rms = L->d_rmsm;
+  return SKY_OK;
+}
+
+int
+sky_gpu_local_mesh_download (SkyGpu *gpu, float *back, float *rms)
+{
+  const SkyGpuLocal *L = gpu->local;
+
+  if (L == NULL || L->mesh_nb == 0)
+    return sky_fail (SKY_ERR_ARGUMENT, "the GPU context has made no background mesh yet");
+  if (back != NULL)
+    SKY_CUDA (cudaMemcpyAsync (back, L->d_back, (size_t) L->mesh_nb * sizeof (float),
+                               cudaMemcpyDeviceToHost, gpu->stream));
+  if (rms != NULL)
+    SKY_CUDA (cudaMemcpyAsync (rms, L->d_rmsm, (size_t) L->mesh_nb * sizeof (float),
+                               cudaMemcpyDeviceToHost, gpu->stream));
+  SKY_CUDA (cudaStreamSynchronize (gpu->stream));
   return SKY_OK;
 }
 

@@ -31,6 +31,7 @@ typedef struct SkyGpuLocal {
   float *d_raw_back, *d_raw_rms;          /* each box's estimate, -1e30 unusable */
   float *d_fill_back, *d_fill_rms;        /* unusable boxes filled */
   float *d_back, *d_rmsm;                 /* median-filtered: the spline's nodes */
+  int64_t mesh_nb;                        /* boxes of the last mesh made, 0: none */
   float *d_dback, *d_drms;                /* second derivatives down the columns */
   int32_t *d_left, *d_right;              /* columns to the nearest usable box in the row */
   float *d_filter_scratch;                /* windows too large for registers */

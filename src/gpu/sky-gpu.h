@@ -153,6 +153,11 @@ typedef struct SkyGpuMapsTimes {
   double upload_ms, kernel_ms, download_ms;
 } SkyGpuMapsTimes;
 
+/* The finished mesh of the context's last sky_gpu_local_maps (nbx * nby
+ * floats each into back and rms, either NULL), waiting for it: for tests
+ * and a display of the mesh. SKY_ERR_ARGUMENT when none was made. */
+int sky_gpu_local_mesh_download (SkyGpu *gpu, float *back, float *rms);
+
 int sky_gpu_local_maps_host (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
                              float *background, float *rms, float *residual, float *snr,
                              SkyGpuMapsTimes *times);
