@@ -18,7 +18,7 @@
 
 namespace {
 
-constexpr int kSumThreads = 128;     /* 32 boxes a block */
+constexpr int kSumThreads = 32;      /* 8 boxes a block: small images still fill every SM */
 constexpr int kModeThreads = 256;
 constexpr int kModeWarps = kModeThreads / 32;
 
@@ -41,24 +41,59 @@ lane_add (LaneSums &a, float p, float lcut, float hcut)
     }
 }
 
+/* One pass over a box's pixels (lane 0..3: x = lane + 4k of each row's
+ * first w - w % 4 pixels; lane 0 also sums the rest, the tail, apart).
+ * The lane's pixels of a row are loaded kBatch at a time, the next batch
+ * while the current one is added: the additions stay in the CPU's order,
+ * the loads do not wait for them. */
+constexpr int kBatch = 16;
+
+__device__ __forceinline__ void
+load_batch (const float *row, int64_t x, int64_t m, int64_t j, float (&v)[kBatch])
+{
+#pragma unroll
+  for (int k = 0; k < kBatch; k++)
+    v[k] = j * kBatch + k < m ? __ldg (row + x + 4 * k) : 0.0f;
+}
+
 __device__ void
 box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, int64_t w,
           int64_t h, int lane, float lcut, float hcut, LaneSums &mine, LaneSums &tail)
 {
-  const int64_t w4 = w / 4 * 4;
+  const int64_t w4 = w / 4 * 4, m = w4 / 4;  /* each lane's pixels in a row */
+  const int64_t nbatch = (m + kBatch - 1) / kBatch;
+  const float *base = image + y0 * nx + x0;
 
   mine = LaneSums { 0.0, 0.0, 0 };
   tail = LaneSums { 0.0, 0.0, 0 };
-  for (int64_t y = 0; y < h; y++)
+  if (m > 0)
     {
-      const float *row = image + (y0 + y) * nx + x0;
-#pragma unroll 4
-      for (int64_t x = lane; x < w4; x += 4)
-        lane_add (mine, __ldg (row + x), lcut, hcut);
-      if (lane == 0)
-        for (int64_t x = w4; x < w; x++)
-          lane_add (tail, __ldg (row + x), lcut, hcut);
+      float cur[kBatch], nxt[kBatch] = {};
+      int64_t ly = 0, lj = 0;  /* the batch loaded next */
+      load_batch (base, lane, m, 0, cur);
+      for (int64_t y = 0; y < h; y++)
+        for (int64_t j = 0; j < nbatch; j++)
+          {
+            if (++lj == nbatch)
+              {
+                lj = 0;
+                ly++;
+              }
+            if (ly < h)
+              load_batch (base + ly * nx, lane + 4 * kBatch * lj, m, lj, nxt);
+#pragma unroll
+            for (int k = 0; k < kBatch; k++)
+              if (j * kBatch + k < m)
+                lane_add (mine, cur[k], lcut, hcut);
+#pragma unroll
+            for (int k = 0; k < kBatch; k++)
+              cur[k] = nxt[k];
+          }
     }
+  if (lane == 0 && w4 < w)
+    for (int64_t y = 0; y < h; y++)
+      for (int64_t x = w4; x < w; x++)
+        lane_add (tail, __ldg (base + y * nx + x), lcut, hcut);
 }
 
 /* The four lanes' totals as the CPU adds them (every lane of the box gets
