@@ -222,7 +222,9 @@ typedef struct {
   int box, filter;
 } Mesh;
 
-static const Mesh meshes[] = { { 64, 3 }, { 32, 5 }, { 17, 1 }, { 50, 9 }, { 200, 3 } };
+/* The last, one-pixel boxes, only on the small images: meshes of over 128
+ * boxes a row or 192 a column take the splines' scratch in global memory. */
+static const Mesh meshes[] = { { 64, 3 }, { 32, 5 }, { 17, 1 }, { 50, 9 }, { 200, 3 }, { 1, 3 } };
 
 static void
 test_fields (gconstpointer data)
@@ -240,7 +242,7 @@ test_fields (gconstpointer data)
       for (int m = 0; m < (int) G_N_ELEMENTS (meshes); m++)
         {
           SkyParams p;
-          if (quick && m > 1 && s % 2)
+          if ((quick && m > 1 && s % 2) || (meshes[m].box == 1 && sizes[s].nx * sizes[s].ny > 1000))
             continue;
           sky_params_init (&p);
           p.bkg_box = meshes[m].box;

@@ -10,7 +10,7 @@
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kLocalWindow = 49; /* windows up to 7 x 7 in each thread's own array */
+constexpr int kLocalWindow = 25; /* windows up to 5 x 5 in each thread's own array */
 
 __device__ __forceinline__ int
 usable (float v)
@@ -197,12 +197,16 @@ filterKernel (const float *__restrict__ back, const float *__restrict__ rms, int
 
 /* Second derivatives of the natural cubic spline down column x of a map
  * (spline_columns in sky-cpu-background.c); threads 0..nbx-1 do the
- * background, nbx..2nbx-1 the rms. u: nbx * nby floats of scratch a map. */
+ * background, nbx..2nbx-1 the rms. The recurrence keeps its terms in
+ * shared memory (element y of a thread at y * blockDim.x + thread) where
+ * the columns are short enough (in_shared), else in u_all (t and u of
+ * each map, 4 * nbx * nby floats). */
 __global__ void __launch_bounds__ (kThreads)
 columnSplineKernel (const float *__restrict__ back, const float *__restrict__ rms,
                     int64_t nbx, int64_t nby, float *__restrict__ dback,
-                    float *__restrict__ drms, float *__restrict__ u_all)
+                    float *__restrict__ drms, float *__restrict__ u_all, int in_shared)
 {
+  extern __shared__ float s_terms[];
   sky_grid_wait ();
   const int64_t t = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -212,24 +216,33 @@ columnSplineKernel (const float *__restrict__ back, const float *__restrict__ rm
   const int64_t x = t - which * nbx;
   const float *map = which ? rms : back;
   float *dmap = which ? drms : dback;
-  float *u = u_all + which * nbx * nby;
+  const int64_t stride = in_shared ? blockDim.x : 2 * nbx;
+  float *tt = in_shared ? s_terms + threadIdx.x : u_all + t;
+  float *u = in_shared ? s_terms + blockDim.x * nby + threadIdx.x : u_all + 2 * nbx * nby + t;
 
   dmap[x] = 0.0f;
   if (nby < 2)
     return;
-  u[x] = 0.0f;
+  float tprev = 0.0f, uprev = 0.0f;
+  tt[0] = 0.0f;
+  u[0] = 0.0f;
   for (int64_t y = 1; y < nby - 1; y++)
     {
-      float t1 = -1.0f / (dmap[(y - 1) * nbx + x] + 4.0f);
-      dmap[y * nbx + x] = t1;
-      t1 *= u[(y - 1) * nbx + x] - 6.0f * (map[(y + 1) * nbx + x] + map[(y - 1) * nbx + x]
-                                            - 2.0f * map[y * nbx + x]);
-      u[y * nbx + x] = t1;
+      float t1 = -1.0f / (tprev + 4.0f);
+      tt[y * stride] = t1;
+      tprev = t1;
+      t1 *= uprev - 6.0f * (map[(y + 1) * nbx + x] + map[(y - 1) * nbx + x]
+                            - 2.0f * map[y * nbx + x]);
+      u[y * stride] = t1;
+      uprev = t1;
     }
   dmap[(nby - 1) * nbx + x] = 0.0f;
+  float dnext = 0.0f;
   for (int64_t y = nby - 2; y >= 1; y--)
-    dmap[y * nbx + x] = (float) ((dmap[y * nbx + x] * dmap[(y + 1) * nbx + x]
-                                  + u[y * nbx + x]) / 6.0);
+    {
+      dnext = (float) ((tt[y * stride] * dnext + u[y * stride]) / 6.0);
+      dmap[y * nbx + x] = dnext;
+    }
 }
 
 unsigned
@@ -252,9 +265,16 @@ sky_gpu_background_mesh_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkg
   SKY_LAUNCH (filterKernel, blocks_for (g->nb), kThreads, 0, gpu->stream,
               (const float *) L->d_fill_back, (const float *) L->d_fill_rms, g->nbx, g->nby,
               g->filter, L->d_filter_scratch, L->filter_window, L->d_back, L->d_rmsm);
-  SKY_LAUNCH (columnSplineKernel, blocks_for (2 * g->nbx), kThreads, 0, gpu->stream,
-              (const float *) L->d_back, (const float *) L->d_rmsm, g->nbx, g->nby, L->d_dback,
-              L->d_drms, L->d_col_u);
+  /* 32 threads a block: 8 bytes a row of boxes each in 48 KiB of shared
+   * memory holds columns of up to 192 boxes. */
+  const int spline_threads = 32;
+  const size_t spline_smem = (size_t) (2 * g->nby * spline_threads) * sizeof (float);
+  const int in_shared = spline_smem <= 48 * 1024;
+  SKY_LAUNCH (columnSplineKernel,
+              (unsigned) ((2 * g->nbx + spline_threads - 1) / spline_threads), spline_threads,
+              in_shared ? spline_smem : 0, gpu->stream, (const float *) L->d_back,
+              (const float *) L->d_rmsm, g->nbx, g->nby, L->d_dback, L->d_drms, L->d_col_u,
+              in_shared);
   return SKY_OK;
 }
 
