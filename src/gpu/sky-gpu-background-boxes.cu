@@ -244,6 +244,16 @@ median_walk_end (const Prefix &P, int lcut, int hcut, int64_t *lowsum, int64_t *
   return lo;
 }
 
+/* The count of bin k (0 .. nlevels, the last the spare bin) from the
+ * prefix counts; 0 outside. */
+__device__ __forceinline__ int32_t
+bin_count (const int32_t *prefix, int nlevels, int32_t spare, int k)
+{
+  if (k < 0 || k > nlevels)
+    return 0;
+  return k == nlevels ? spare : prefix[k + 1] - prefix[k];
+}
+
 /* A block a box: histogram, prefix counts, SExtractor's mode. */
 __global__ void __launch_bounds__ (kModeThreads)
 boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box, int64_t nbx,
@@ -251,8 +261,10 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
                const float *__restrict__ mean_in, const int32_t *__restrict__ nlevels_in,
                float *__restrict__ back_out, float *__restrict__ rms_out)
 {
+  /* The counts, then in place the prefix counts (the spare bin's count
+   * kept aside): one array, so that more boxes share a multiprocessor. */
   __shared__ int32_t histo[SKY_BKG_MAX_LEVELS + 1];
-  __shared__ int32_t prefix[SKY_BKG_MAX_LEVELS + 1];
+  int32_t *const prefix = histo;
   __shared__ int32_t chunk_sums[kModeThreads];
   __shared__ long long slots[2][2][kModeWarps];
 
@@ -301,6 +313,7 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
 
   /* prefix[k] = pixels in bins 0 .. k - 1, k = 0 .. nlevels: each thread
    * a stretch of bins, the stretches' totals scanned by one warp. */
+  const int32_t spare = histo[nlevels];
   {
     const int per = (nlevels + kModeThreads - 1) / kModeThreads;
     const int k0 = threadIdx.x * per;
@@ -329,8 +342,9 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
     s = chunk_sums[threadIdx.x];
     for (int k = k0; k < k0 + per && k < nlevels; k++)
       {
+        const int32_t h = histo[k];
         prefix[k] = s;
-        s += histo[k];
+        s += h;
       }
     if (k0 < nlevels && k0 + per >= nlevels)
       prefix[nlevels] = s;
@@ -361,7 +375,7 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
           long long m1 = 0, m2 = 0;
           for (int64_t k = k0 + threadIdx.x; k <= k1; k += kModeThreads)
             {
-              const long long c = histo[k];
+              const long long c = prefix[k + 1] - prefix[k];
               m1 += c * k;
               m2 += c * k * k;
             }
@@ -373,8 +387,8 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
       if (hi >= 0)
         {
           const int lo = hcut >= lcut ? sky_wrap_add (hi, 1) : lcut;
-          const int32_t hlo = lo >= 0 && lo <= nlevels ? histo[lo] : 0;
-          const int32_t hhi = hi <= nlevels ? histo[hi] : 0;
+          const int32_t hlo = bin_count (prefix, nlevels, spare, lo);
+          const int32_t hhi = bin_count (prefix, nlevels, spare, hi);
           const int32_t peak = hlo > hhi ? hlo : hhi;
           med = hi + 0.5 + ((double) highsum - (double) lowsum) / (2.0 * (double) peak);
         }
@@ -407,6 +421,17 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
 }
 
 } /* namespace */
+
+/* The mode kernel wants shared memory rather than L1: its blocks are many
+ * and short, so as many as fit should share a multiprocessor. */
+int
+sky_gpu_background_boxes_prepare (SkyGpu *gpu)
+{
+  (void) gpu;
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int) cudaSharedmemCarveoutMaxShared));
+  return SKY_OK;
+}
 
 int
 sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g,

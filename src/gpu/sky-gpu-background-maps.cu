@@ -95,6 +95,7 @@ rowNodesKernel (const float *__restrict__ back, const float *__restrict__ dback,
   const float cdy = 1 - dy, dy3 = dy * dy * dy - dy, cdy3 = cdy * cdy * cdy - cdy;
   const float *blo = values + yl * nbx, *bhi = blo + nbx;
   const float *dblo = dvalues + yl * nbx, *dbhi = dblo + nbx;
+#pragma unroll 4
   for (int64_t x = 0; x < nbx; x++)
     {
       const float v = cdy * blo[x] + dy * bhi[x] + cdy3 * dblo[x] + dy3 * dbhi[x];

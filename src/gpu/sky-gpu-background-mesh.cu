@@ -19,30 +19,53 @@ usable (float v)
 }
 
 /* Each row of boxes: how many columns left and right of each box the
- * nearest usable box in the row lies (-1: none that side). */
+ * nearest usable box in the row lies (-1: none that side). A warp a row,
+ * 32 columns at a time: the last usable column so far is a running
+ * maximum (a scan by shuffles), the next one from the right a running
+ * minimum. */
 __global__ void __launch_bounds__ (kThreads)
 rowDistanceKernel (const float *__restrict__ back, int64_t nbx, int64_t nby,
                    int32_t *__restrict__ left, int32_t *__restrict__ right)
 {
   sky_grid_wait ();
-  const int64_t y = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned full = 0xffffffffu;
+  const int64_t y = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
 
   if (y >= nby)
-    return;
+    return; /* the whole warp: y is the warp's */
   const float *row = back + y * nbx;
-  int64_t last = -1;
-  for (int64_t x = 0; x < nbx; x++)
+  int carry = -1;
+  for (int64_t x0 = 0; x0 < nbx; x0 += 32)
     {
-      if (usable (row[x]))
-        last = x;
-      left[y * nbx + x] = last < 0 ? -1 : (int32_t) (x - last);
+      const int64_t x = x0 + lane;
+      int v = x < nbx && usable (row[x]) ? (int) x : -1;
+      for (int o = 1; o < 32; o <<= 1)
+        {
+          const int u = __shfl_up_sync (full, v, o);
+          if (lane >= o)
+            v = u > v ? u : v;
+        }
+      v = carry > v ? carry : v;
+      if (x < nbx)
+        left[y * nbx + x] = v < 0 ? -1 : (int32_t) (x - v);
+      carry = __shfl_sync (full, v, 31);
     }
-  last = -1;
-  for (int64_t x = nbx - 1; x >= 0; x--)
+  carry = INT32_MAX;
+  for (int64_t x0 = (nbx - 1) / 32 * 32; x0 >= 0; x0 -= 32)
     {
-      if (usable (row[x]))
-        last = x;
-      right[y * nbx + x] = last < 0 ? -1 : (int32_t) (last - x);
+      const int64_t x = x0 + lane;
+      int v = x < nbx && usable (row[x]) ? (int) x : INT32_MAX;
+      for (int o = 1; o < 32; o <<= 1)
+        {
+          const int u = __shfl_down_sync (full, v, o);
+          if (lane + o < 32)
+            v = u < v ? u : v;
+        }
+      v = carry < v ? carry : v;
+      if (x < nbx)
+        right[y * nbx + x] = v == INT32_MAX ? -1 : (int32_t) (v - x);
+      carry = __shfl_sync (full, v, 0);
     }
 }
 
@@ -223,18 +246,21 @@ columnSplineKernel (const float *__restrict__ back, const float *__restrict__ rm
   dmap[x] = 0.0f;
   if (nby < 2)
     return;
-  float tprev = 0.0f, uprev = 0.0f;
+  float tprev = 0.0f, uprev = 0.0f, mprev = map[x], mcur = map[nbx + x];
   tt[0] = 0.0f;
   u[0] = 0.0f;
+#pragma unroll 4
   for (int64_t y = 1; y < nby - 1; y++)
     {
+      const float mnext = map[(y + 1) * nbx + x];
       float t1 = -1.0f / (tprev + 4.0f);
       tt[y * stride] = t1;
       tprev = t1;
-      t1 *= uprev - 6.0f * (map[(y + 1) * nbx + x] + map[(y - 1) * nbx + x]
-                            - 2.0f * map[y * nbx + x]);
+      t1 *= uprev - 6.0f * (mnext + mprev - 2.0f * mcur);
       u[y * stride] = t1;
       uprev = t1;
+      mprev = mcur;
+      mcur = mnext;
     }
   dmap[(nby - 1) * nbx + x] = 0.0f;
   float dnext = 0.0f;
@@ -256,7 +282,7 @@ blocks_for (int64_t n)
 int
 sky_gpu_background_mesh_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g)
 {
-  SKY_LAUNCH (rowDistanceKernel, blocks_for (g->nby), kThreads, 0, gpu->stream,
+  SKY_LAUNCH (rowDistanceKernel, blocks_for (32 * g->nby), kThreads, 0, gpu->stream,
               (const float *) L->d_raw_back, g->nbx, g->nby, L->d_left, L->d_right);
   SKY_LAUNCH (fillKernel, blocks_for (g->nb), kThreads, 0, gpu->stream,
               (const float *) L->d_raw_back, (const float *) L->d_raw_rms, g->nbx, g->nby,

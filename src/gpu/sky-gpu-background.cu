@@ -104,6 +104,8 @@ ensure_local (SkyGpu *gpu, const SkyBkgGeometry *g)
       L = gpu->local = (SkyGpuLocal *) calloc (1, sizeof *L);
       if (L == NULL)
         return sky_fail (SKY_ERR_MEMORY, "out of memory for the GPU's background");
+      if ((ret = sky_gpu_background_boxes_prepare (gpu)) != SKY_OK)
+        return ret;
     }
   carve (L, g, count);
   if (count.used > L->arena_bytes)

@@ -91,6 +91,9 @@ sky_wrap_add (int a, int b)
 }
 #endif
 
+/* Kernel attributes, set once when a context first makes maps. */
+int sky_gpu_background_boxes_prepare (SkyGpu *gpu);
+
 /* Phases, in order; each enqueues on gpu->stream. */
 int sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g,
                                       const float *d_image);
