@@ -168,7 +168,8 @@ def check_bad_input():
         (["--method", "local", "--seed-sigma", "2", "--flood-sigma", "3"], 2, "seed level"),
         (["--method", "local", "--min-area", "0"], 2, "--min-area"),
         (["--method", "local", "--bkg-filter", "4"], 2, "filter"),
-        (["--method", "local", "--backend", "gpu"], 2, "CPU backend only"),
+        (["--method", "local", "--backend", "gpu", "--bkg", image, "--rms", image], 2,
+         "given maps leave the GPU nothing to compute"),
         (["--method", "local", "--bkg", tmp("nope.fits"), "--rms", image], 1, "nope.fits"),
     ]
     from_other = tmp("small.fits")
