@@ -16,8 +16,6 @@
  *    itself, the bins' moments summed by the block as exact integers. */
 #include "sky-gpu-background.cuh"
 
-#include <cuda_pipeline.h>
-
 namespace {
 
 constexpr int kSumThreads = 32;      /* 8 boxes a block: small images still fill every SM */
@@ -54,6 +52,30 @@ lane_add (LaneSums &a, float p, float lcut, float hcut)
 constexpr int kBatch = 16;
 constexpr int kRing = 6;
 
+/* cp.async (compute 8.0 on): a 4-byte copy from global into shared memory
+ * that completes in the background, in groups waited for in order. */
+__device__ __forceinline__ void
+copy_async (float *shared_dst, const float *global_src)
+{
+  const unsigned dst = (unsigned) __cvta_generic_to_shared (shared_dst);
+  asm volatile ("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(global_src)
+                : "memory");
+}
+
+__device__ __forceinline__ void
+copy_commit (void)
+{
+  asm volatile ("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* Waits until at most N groups are still in flight. */
+template <int N>
+__device__ __forceinline__ void
+copy_wait (void)
+{
+  asm volatile ("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 struct BatchCursor {
   int64_t y, j; /* row and batch within it */
 };
@@ -68,14 +90,14 @@ issue_batch (float (*ring)[kBatch][kSumThreads], int slot, const float *base, in
 #pragma unroll
       for (int k = 0; k < kBatch; k++)
         if (c.j * kBatch + k < m)
-          __pipeline_memcpy_async (&ring[slot][k][threadIdx.x], src + 4 * k, sizeof (float));
+          copy_async (&ring[slot][k][threadIdx.x], src + 4 * k);
       if (++c.j == nbatch)
         {
           c.j = 0;
           c.y++;
         }
     }
-  __pipeline_commit ();
+  copy_commit ();
 }
 
 __device__ void
@@ -100,14 +122,14 @@ box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, i
           {
             issue_batch (ring, slot == 0 ? kRing - 1 : slot - 1, base, nx, lane, m, nbatch, h,
                          next);
-            __pipeline_wait_prior (kRing - 1);
+            copy_wait<kRing - 1> ();
 #pragma unroll
             for (int k = 0; k < kBatch; k++)
               if (j * kBatch + k < m)
                 lane_add (mine, ring[slot][k][threadIdx.x], lcut, hcut);
             slot = slot == kRing - 1 ? 0 : slot + 1;
           }
-      __pipeline_wait_prior (0);
+      copy_wait<0> ();
     }
   if (lane == 0 && w4 < w)
     for (int64_t y = 0; y < h; y++)
