@@ -44,66 +44,22 @@ lane_add (LaneSums &a, float p, float lcut, float hcut)
 
 /* One pass over a box's pixels (lane 0..3: x = lane + 4k of each row's
  * first w - w % 4 pixels; lane 0 also sums the rest, the tail, apart).
- * A lane's pixels of a row go in batches of kBatch; the batches travel
- * ahead of the additions by asynchronous copies into a ring of kRing
- * batches in shared memory (each thread its own slots, so no barrier), so
- * that the loads of several rows are in flight while the additions, in
- * the CPU's order, wait only on their own chain. */
+ * The lane's pixels of a row are loaded kBatch at a time, the next batch
+ * while the current one is added: the additions stay in the CPU's order,
+ * the loads do not wait for them. */
 constexpr int kBatch = 16;
-constexpr int kRing = 6;
-
-/* cp.async (compute 8.0 on): a 4-byte copy from global into shared memory
- * that completes in the background, in groups waited for in order. */
-__device__ __forceinline__ void
-copy_async (float *shared_dst, const float *global_src)
-{
-  const unsigned dst = (unsigned) __cvta_generic_to_shared (shared_dst);
-  asm volatile ("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(global_src)
-                : "memory");
-}
 
 __device__ __forceinline__ void
-copy_commit (void)
+load_batch (const float *row, int64_t x, int64_t m, int64_t j, float (&v)[kBatch])
 {
-  asm volatile ("cp.async.commit_group;\n" ::: "memory");
-}
-
-/* Waits until at most N groups are still in flight. */
-template <int N>
-__device__ __forceinline__ void
-copy_wait (void)
-{
-  asm volatile ("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-struct BatchCursor {
-  int64_t y, j; /* row and batch within it */
-};
-
-__device__ __forceinline__ void
-issue_batch (float (*ring)[kBatch][kSumThreads], int slot, const float *base, int64_t nx,
-             int lane, int64_t m, int64_t nbatch, int64_t h, BatchCursor &c)
-{
-  if (c.y < h)
-    {
-      const float *src = base + c.y * nx + lane + 4 * kBatch * c.j;
 #pragma unroll
-      for (int k = 0; k < kBatch; k++)
-        if (c.j * kBatch + k < m)
-          copy_async (&ring[slot][k][threadIdx.x], src + 4 * k);
-      if (++c.j == nbatch)
-        {
-          c.j = 0;
-          c.y++;
-        }
-    }
-  copy_commit ();
+  for (int k = 0; k < kBatch; k++)
+    v[k] = j * kBatch + k < m ? __ldg (row + x + 4 * k) : 0.0f;
 }
 
 __device__ void
 box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, int64_t w,
-          int64_t h, int lane, float lcut, float hcut, LaneSums &mine, LaneSums &tail,
-          float (*ring)[kBatch][kSumThreads])
+          int64_t h, int lane, float lcut, float hcut, LaneSums &mine, LaneSums &tail)
 {
   const int64_t w4 = w / 4 * 4, m = w4 / 4;  /* each lane's pixels in a row */
   const int64_t nbatch = (m + kBatch - 1) / kBatch;
@@ -113,23 +69,27 @@ box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, i
   tail = LaneSums { 0.0, 0.0, 0 };
   if (m > 0)
     {
-      BatchCursor next = { 0, 0 };
-      for (int r = 0; r < kRing - 1; r++)
-        issue_batch (ring, r, base, nx, lane, m, nbatch, h, next);
-      int slot = 0;
+      float cur[kBatch], nxt[kBatch] = {};
+      int64_t ly = 0, lj = 0;  /* the batch loaded next */
+      load_batch (base, lane, m, 0, cur);
       for (int64_t y = 0; y < h; y++)
         for (int64_t j = 0; j < nbatch; j++)
           {
-            issue_batch (ring, slot == 0 ? kRing - 1 : slot - 1, base, nx, lane, m, nbatch, h,
-                         next);
-            copy_wait<kRing - 1> ();
+            if (++lj == nbatch)
+              {
+                lj = 0;
+                ly++;
+              }
+            if (ly < h)
+              load_batch (base + ly * nx, lane + 4 * kBatch * lj, m, lj, nxt);
 #pragma unroll
             for (int k = 0; k < kBatch; k++)
               if (j * kBatch + k < m)
-                lane_add (mine, ring[slot][k][threadIdx.x], lcut, hcut);
-            slot = slot == kRing - 1 ? 0 : slot + 1;
+                lane_add (mine, cur[k], lcut, hcut);
+#pragma unroll
+            for (int k = 0; k < kBatch; k++)
+              cur[k] = nxt[k];
           }
-      copy_wait<0> ();
     }
   if (lane == 0 && w4 < w)
     for (int64_t y = 0; y < h; y++)
@@ -178,14 +138,12 @@ boxSumsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
   const int64_t x0 = bx * box, y0 = by * box;
   const int64_t w = x0 + box <= nx ? box : nx - x0;
   const int64_t h = y0 + box <= ny ? box : ny - y0;
-  __shared__ float ring[kRing][kBatch][kSumThreads];
   LaneSums mine, tail;
   double sum, sum2, mean, var, sigma;
   int64_t n;
 
   /* SEP's usable pixel: p > -1e30, that is -1e30 < p <= +inf. */
-  box_pass (image, nx, x0, y0, w, h, lane, nextafterf (-1e30f, 0.0f), INFINITY, mine, tail,
-            ring);
+  box_pass (image, nx, x0, y0, w, h, lane, nextafterf (-1e30f, 0.0f), INFINITY, mine, tail);
   n = box_total (mine, tail, &sum, &sum2);
 
   const int usable = !((float) n < (float) ((double) (w * h) * 0.5));
@@ -200,7 +158,7 @@ boxSumsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
     }
   /* The second pass runs in every warp (the shuffles need all lanes); an
    * unusable box's result is not used. */
-  box_pass (image, nx, x0, y0, w, h, lane, lcut, hcut, mine, tail, ring);
+  box_pass (image, nx, x0, y0, w, h, lane, lcut, hcut, mine, tail);
   n = box_total (mine, tail, &sum, &sum2);
   if (b >= nb || lane != 0)
     return;
@@ -464,15 +422,13 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
 
 } /* namespace */
 
-/* The box kernels want shared memory rather than L1: their blocks are
- * many and small, so as many as fit should share a multiprocessor. */
+/* The mode kernel wants shared memory rather than L1: its blocks are many
+ * and short, so as many as fit should share a multiprocessor. */
 int
 sky_gpu_background_boxes_prepare (SkyGpu *gpu)
 {
   (void) gpu;
   SKY_CUDA (cudaFuncSetAttribute (boxModeKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  (int) cudaSharedmemCarveoutMaxShared));
-  SKY_CUDA (cudaFuncSetAttribute (boxSumsKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                   (int) cudaSharedmemCarveoutMaxShared));
   return SKY_OK;
 }
