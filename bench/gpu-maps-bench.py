@@ -5,7 +5,8 @@ writes for the same maps, in one run on one machine.
 
 For each size (synth fields made with `skysift-cli synth`):
 
-  skysift  `bench-gpu-maps IMG ROUNDS`: sky_gpu_local_maps (mesh statistics,
+  skysift  `bench-gpu-maps IMG ROUNDS` (and again with SKYSIFT_GPU_MODE_THREADS=32,
+           the mode kernel a warp a box): sky_gpu_local_maps (mesh statistics,
            filling, median filter, spline, residual, snr), the image on the
            device, CUDA events around the kernels, the median of ROUNDS runs
            after a warm-up; the maps compared with the CPU's bit for bit.
@@ -98,11 +99,16 @@ def main():
             results.append({"size": size, "error": p.stderr.strip()})
             continue
         sky = json.loads(p.stdout)
+        # The mode kernel a warp a box (SKYSIFT_GPU_MODE_THREADS=32), for comparison.
+        pw = subprocess.run([bench, path, str(a.rounds), str(a.box), str(a.filter)],
+                            capture_output=True, text=True,
+                            env=dict(os.environ, SKYSIFT_GPU_MODE_THREADS="32"))
+        sky_warp = json.loads(pw.stdout) if pw.stdout.strip() else {"error": pw.stderr.strip()}
         try:
             cu = cupy_times(path, a.box, a.filter, a.rounds, tools)
         except Exception as e:  # CuPy missing or failing: said, not hidden
             cu = {"error": repr(e)}
-        row = {"size": size, "skysift": sky, "cupy": cu}
+        row = {"size": size, "skysift": sky, "skysift_mode_warp": sky_warp, "cupy": cu}
         if "maps" in cu:
             row["ratio_maps"] = cu["maps"] / sky["gpu_maps_ms_median"]
             row["ratio_detect"] = cu["maps_threshold_label"] / sky["gpu_maps_ms_median"]
@@ -121,6 +127,12 @@ def main():
                   f"{TARGETS.get(r['size'], float('nan')):>16.2f} ms {eq:>13}")
         else:
             print(f"{r['size']:>6} {s['gpu_maps_ms_median']:>10.4f} ms  CuPy: {c['error']}  "
+                  f"equal to CPU: {eq}")
+    for r in results:
+        w = r.get("skysift_mode_warp", {})
+        if "gpu_maps_ms_median" in w:
+            eq = "yes" if not any(w["differences"].values()) else f"NO {w['differences']}"
+            print(f"{r['size']:>6} with SKYSIFT_GPU_MODE_THREADS=32: {w['gpu_maps_ms_median']:.4f} ms, "
                   f"equal to CPU: {eq}")
     print("medians of", a.rounds, "runs after a warm-up, CUDA events; device:",
           results[0].get("skysift", {}).get("device", "?") if results else "?")

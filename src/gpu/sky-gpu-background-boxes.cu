@@ -19,8 +19,7 @@
 namespace {
 
 constexpr int kSumThreads = 32;      /* 8 boxes a block: small images still fill every SM */
-constexpr int kModeThreads = 256;
-constexpr int kModeWarps = kModeThreads / 32;
+constexpr int kModeThreads = 256; /* the mode kernel's block unless switched */
 
 struct LaneSums {
   double s, q;
@@ -183,8 +182,9 @@ boxSumsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
 
 /* A block's sum of two int64 per thread, every thread getting the totals;
  * slots alternate between calls, so one barrier a call suffices. */
+template <int WARPS>
 __device__ __forceinline__ void
-block_sum2 (long long a, long long c, long long (*slots)[2][kModeWarps], int parity,
+block_sum2 (long long a, long long c, long long (*slots)[2][WARPS], int parity,
             long long *ta, long long *tc)
 {
   const unsigned full = 0xffffffffu;
@@ -201,7 +201,7 @@ block_sum2 (long long a, long long c, long long (*slots)[2][kModeWarps], int par
     }
   __syncthreads ();
   a = c = 0;
-  for (int k = 0; k < kModeWarps; k++)
+  for (int k = 0; k < WARPS; k++)
     {
       a += slots[parity][0][k];
       c += slots[parity][1][k];
@@ -254,8 +254,12 @@ bin_count (const int32_t *prefix, int nlevels, int32_t spare, int k)
   return k == nlevels ? spare : prefix[k + 1] - prefix[k];
 }
 
-/* A block a box: histogram, prefix counts, SExtractor's mode. */
-__global__ void __launch_bounds__ (kModeThreads)
+/* A block a box: histogram, prefix counts, SExtractor's mode. THREADS
+ * (a multiple of 32) changes only how the integer work is shared out, not
+ * a result: counts and moments are exact, the scalar arithmetic is every
+ * thread's own. */
+template <int THREADS>
+__global__ void __launch_bounds__ (THREADS)
 boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box, int64_t nbx,
                const float *__restrict__ qzero_in, const float *__restrict__ qscale_in,
                const float *__restrict__ mean_in, const int32_t *__restrict__ nlevels_in,
@@ -265,8 +269,8 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
    * kept aside): one array, so that more boxes share a multiprocessor. */
   __shared__ int32_t histo[SKY_BKG_MAX_LEVELS + 1];
   int32_t *const prefix = histo;
-  __shared__ int32_t chunk_sums[kModeThreads];
-  __shared__ long long slots[2][2][kModeWarps];
+  __shared__ int32_t chunk_sums[THREADS];
+  __shared__ long long slots[2][2][(THREADS / 32)];
 
   sky_grid_wait ();
   const int64_t b = blockIdx.x;
@@ -287,21 +291,21 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
   const float cste = (float) (0.499999 - (double) (qzero / qscale));
   const float top = (float) nlevels;
 
-  for (int i = threadIdx.x; i <= nlevels; i += kModeThreads)
+  for (int i = threadIdx.x; i <= nlevels; i += THREADS)
     histo[i] = 0;
   __syncthreads ();
   /* SEP's bin: (int) (p / qscale + cste) in float, truncated; outside
    * every bin (and NaN) to the spare bin nlevels. */
   {
-    /* rows of up to kModeThreads pixels: several rows at a time */
-    const int64_t rows_at_once = w < kModeThreads ? kModeThreads / w : 1;
-    const int64_t ty = threadIdx.x / (w < kModeThreads ? w : kModeThreads);
-    const int64_t tx = threadIdx.x - ty * (w < kModeThreads ? w : kModeThreads);
+    /* rows of up to THREADS pixels: several rows at a time */
+    const int64_t rows_at_once = w < THREADS ? THREADS / w : 1;
+    const int64_t ty = threadIdx.x / (w < THREADS ? w : THREADS);
+    const int64_t tx = threadIdx.x - ty * (w < THREADS ? w : THREADS);
     if (ty < rows_at_once)
       for (int64_t y = ty; y < h; y += rows_at_once)
         {
           const float *row = image + (y0 + y) * nx + x0;
-          for (int64_t x = tx; x < w; x += kModeThreads)
+          for (int64_t x = tx; x < w; x += THREADS)
             {
               const float f = __ldg (row + x) / qscale + cste;
               const int bin = (f > -1.0f && f < top) ? sky_x86_f2i (f) : nlevels;
@@ -315,7 +319,7 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
    * a stretch of bins, the stretches' totals scanned by one warp. */
   const int32_t spare = histo[nlevels];
   {
-    const int per = (nlevels + kModeThreads - 1) / kModeThreads;
+    const int per = (nlevels + THREADS - 1) / THREADS;
     const int k0 = threadIdx.x * per;
     int32_t s = 0;
     for (int k = k0; k < k0 + per && k < nlevels; k++)
@@ -325,7 +329,7 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
     if (threadIdx.x < 32)
       {
         int32_t carry = 0;
-        for (int base = 0; base < kModeThreads; base += 32)
+        for (int base = 0; base < THREADS; base += 32)
           {
             int32_t v = chunk_sums[base + threadIdx.x], x = v;
             for (int o = 1; o < 32; o <<= 1)
@@ -373,13 +377,13 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
           /* moments over the bins lcut..hcut that exist: exact integers */
           const int64_t k0 = lcut > 0 ? lcut : 0, k1 = hcut < topbin ? hcut : topbin;
           long long m1 = 0, m2 = 0;
-          for (int64_t k = k0 + threadIdx.x; k <= k1; k += kModeThreads)
+          for (int64_t k = k0 + threadIdx.x; k <= k1; k += THREADS)
             {
               const long long c = prefix[k + 1] - prefix[k];
               m1 += c * k;
               m2 += c * k * k;
             }
-          block_sum2 (m1, m2, slots, parity, &m1, &m2);
+          block_sum2<THREADS / 32> (m1, m2, slots, parity, &m1, &m2);
           parity ^= 1;
           mea = (double) m1;
           sig = (double) m2;
@@ -428,7 +432,11 @@ int
 sky_gpu_background_boxes_prepare (SkyGpu *gpu)
 {
   (void) gpu;
-  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<256>,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int) cudaSharedmemCarveoutMaxShared));
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<32>,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout,
                                   (int) cudaSharedmemCarveoutMaxShared));
   return SKY_OK;
 }
@@ -446,9 +454,17 @@ sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBk
   SKY_LAUNCH (boxSumsKernel, (unsigned) blocks, kSumThreads, 0, gpu->stream, d_image, g->nx,
               g->ny, g->box, g->nbx, g->nb, L->d_qzero, L->d_qscale, L->d_boxmean,
               L->d_nlevels);
-  SKY_LAUNCH (boxModeKernel, (unsigned) g->nb, kModeThreads, 0, gpu->stream, d_image, g->nx,
-              g->ny, g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
-              (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
-              L->d_raw_rms);
+  /* SKYSIFT_GPU_MODE_THREADS=32: a warp a box, the mode's scalar arithmetic
+   * issued once a box instead of by eight warps (for comparisons). */
+  if (gpu->switches.mode_threads == 32)
+    SKY_LAUNCH (boxModeKernel<32>, (unsigned) g->nb, 32, 0, gpu->stream, d_image, g->nx, g->ny,
+                g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
+                (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
+                L->d_raw_rms);
+  else
+    SKY_LAUNCH (boxModeKernel<kModeThreads>, (unsigned) g->nb, kModeThreads, 0, gpu->stream,
+                d_image, g->nx, g->ny, g->box, g->nbx, (const float *) L->d_qzero,
+                (const float *) L->d_qscale, (const float *) L->d_boxmean,
+                (const int32_t *) L->d_nlevels, L->d_raw_back, L->d_raw_rms);
   return SKY_OK;
 }
