@@ -10,7 +10,7 @@
  * are merged, so a source costs one set of atomics per block it touches
  * rather than one per pixel. Threads without a source pixel leave after
  * one 16-byte mask load. */
-#include "sky-gpu-private.h"
+#include "sky-gpu-local-private.h"
 
 #include <limits.h>
 
@@ -253,13 +253,20 @@ measureFinalizeKernel (SkyGpuState *__restrict__ st, unsigned char *__restrict__
 int
 sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, int clear)
 {
+  return sky_gpu_measure_image_enqueue (gpu, gpu->d_image, nx, ny, clear);
+}
+
+int
+sky_gpu_measure_image_enqueue (SkyGpu *gpu, const float *image, int64_t nx, int64_t ny,
+                               int clear)
+{
   cudaStream_t s = gpu->stream;
   const int64_t cap = gpu->meas_cap;
   const unsigned cap_blocks = (unsigned) ((cap + kThreads - 1) / kThreads);
   const unsigned blocks = (unsigned) ((nx * ny + kThreads * kPixels - 1) / (kThreads * kPixels));
   if (clear)
     SKY_LAUNCH (measureInitKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap);
-  SKY_LAUNCH (measureKernel, blocks, kThreads, 0, s, gpu->d_image, gpu->d_mask, gpu->d_labels,
+  SKY_LAUNCH (measureKernel, blocks, kThreads, 0, s, image, gpu->d_mask, gpu->d_labels,
               (int) (nx * ny), (int) nx, gpu->d_state, gpu->d_meas, cap);
   SKY_LAUNCH (measureFinalizeKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap,
               (int) nx);

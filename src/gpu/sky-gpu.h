@@ -117,6 +117,30 @@ typedef struct SkyGpuDeviceBuffers {
 
 int sky_gpu_device_buffers (const SkyGpu *gpu, SkyGpuDeviceBuffers *out);
 
+/* ------------------------------------------------------- the local method */
+
+/* The local method's maps for its detection on the device, nx * ny floats
+ * each in rows of nx, in host or device memory: the background and rms
+ * maps, and the detection image in units of its rms where a matched filter
+ * made one (NULL: (image - background) / rms, NaN where the rms is not
+ * positive, as the CPU makes it where it reads it). */
+typedef struct SkyGpuLocalInput {
+  const float *background;
+  const float *rms;
+  const float *snr;
+} SkyGpuLocalInput;
+
+/* The local method's flood, deblend and measure steps on the device from
+ * the maps in `in` (uploaded, or copied on the device), as the CPU's
+ * sky_cpu_local_flood, _deblend and _measure make them: the same islands,
+ * labels and sources, the catalogue with its local columns (docs/contract.md).
+ * res as sky_gpu_run_on says (res->method SKY_METHOD_LOCAL, nislands,
+ * ndeblended); res->times and times get the three steps' kernel times.
+ * Images up to 2^31 - 1 pixels. */
+int sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
+                          const SkyGpuLocalInput *in, unsigned flags, SkyResult *res,
+                          SkyGpuTimes *times);
+
 /* ------------------------------------------------------------- convolution */
 
 /* One convolution's times in milliseconds, from CUDA events on the
