@@ -89,7 +89,8 @@ sky_gpu_local_ensure (SkyGpu *gpu, int64_t n)
   free_pixel_buffers (L);
 
   const int64_t ic = (n + 1) / 2 + 2, words = (n + 63) / 64 + 1;
-  const int64_t items = ic > words ? ic : words;
+  /* Scans run over islands, 64-pixel words and sources (at most n). */
+  const int64_t items = n + 2 > words ? n + 2 : words;
   const size_t f = sizeof (float), u = sizeof (unsigned long long), w = sizeof (int32_t);
   const char *what = "the local method's buffers";
   if ((ret = local_alloc (gpu, &L->d_background, (size_t) n * f, what)) != SKY_OK

@@ -262,7 +262,7 @@ sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpu
   SKY_LAUNCH (sourceNeedKernel, grid_for (gpu, cap, kThreads), kThreads, 0, s, gpu->d_state, cat,
               cap, L->d_src_need, L->d_total + 3);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_src_need, L->d_src_offset, cap, L->d_total + 3,
-                                   L->d_total + 3)) != SKY_OK)
+                                   L->d_total + 4)) != SKY_OK)
     return ret;
   SKY_LAUNCH (measureLocalKernel, grid_for (gpu, cap, kSourceThreads), kSourceThreads, 0, s,
               gpu->d_state, cat, cap, *maps, residual, gpu->d_labels, nx, ny, *lp, L->d_deblended,

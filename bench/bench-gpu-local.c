@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The local method's detection on the device (flood, deblend, measure)
+ * from the CPU's maps, timed with CUDA events: one warm-up run, then the
+ * median of --repeat runs (20 unless told) of each step and of the three
+ * together; the CPU's same steps timed beside (median of 3), and the two
+ * catalogues compared as docs/contract.md says. --dump DIR writes the
+ * image and the maps as raw float32 (image.f32, background.f32, rms.f32)
+ * for bench/gpu-local-cupy.py, which times what a CuPy user writes for the
+ * same detection in the same run.
+ *
+ * Usage: bench-gpu-local IMAGE.fits [--repeat N] [--dump DIR] [--json FILE] */
+#include "sky-cpu.h"
+#include "sky-gpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static double
+median (double *v, int n)
+{
+  qsort (v, (size_t) n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int
+dump (const char *dir, const char *name, const float *v, int64_t n)
+{
+  char path[4096];
+  FILE *f;
+
+  snprintf (path, sizeof path, "%s/%s", dir, name);
+  if ((f = fopen (path, "wb")) == NULL || fwrite (v, sizeof *v, (size_t) n, f) != (size_t) n)
+    {
+      fprintf (stderr, "bench-gpu-local: cannot write %s\n", path);
+      if (f)
+        fclose (f);
+      return 1;
+    }
+  return fclose (f) != 0;
+}
+
+/* The CPU's steps, the flood, deblend and measure timed; the maps whole. */
+static int
+cpu_local (const SkyImage *img, const SkyParams *params, SkyResult *res, double ms[3])
+{
+  int64_t n = img->nx * img->ny;
+  SkyLocalState ls = { 0 };
+  float *bkg, *rms;
+  double t0;
+  int ret;
+
+  memset (res, 0, sizeof *res);
+  res->method = SKY_METHOD_LOCAL;
+  res->nx = img->nx;
+  res->ny = img->ny;
+  res->threshold_value = NAN;
+  res->noise_scale = 1.0;
+  res->mask = sky_alloc_large ((size_t) n);
+  res->labels = sky_alloc_large ((size_t) n * 4);
+  bkg = sky_alloc_large ((size_t) n * 4);
+  rms = sky_alloc_large ((size_t) n * 4);
+  if (!res->mask || !res->labels || !bkg || !rms)
+    return SKY_ERR_MEMORY;
+  ret = sky_cpu_local_background (img, params, res, &ls);
+  if (ret == SKY_OK)
+    ret = sky_cpu_background_rows (ls.mesh, 0, img->ny, params->nthreads, bkg, rms);
+  res->background = bkg;
+  res->rms = rms;
+  if (ret == SKY_OK)
+    ret = sky_cpu_local_detect (img, params, NULL, res, &ls);
+  t0 = sky_now_ms ();
+  if (ret == SKY_OK)
+    ret = sky_cpu_local_flood (img, params, res, &ls);
+  ms[0] = sky_now_ms () - t0;
+  t0 = sky_now_ms ();
+  if (ret == SKY_OK)
+    ret = sky_cpu_local_deblend (img, params, res, &ls);
+  ms[1] = sky_now_ms () - t0;
+  t0 = sky_now_ms ();
+  if (ret == SKY_OK)
+    ret = sky_cpu_local_measure (img, params, res, &ls);
+  ms[2] = sky_now_ms () - t0;
+  sky_local_state_clear (&ls);
+  return ret;
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *path = NULL, *dir = NULL, *json = NULL;
+  int repeat = 20, ret;
+  const SkyStep steps[3] = { SKY_STEP_FLOOD, SKY_STEP_DEBLEND, SKY_STEP_MEASURE };
+  SkyImage img;
+  SkyParams params;
+  SkyResult cpu, gpu_res = { 0 };
+  SkyGpu *gpu = NULL;
+  SkyGpuTimes t;
+  SkyGpuLocalInput in;
+  double cpu_ms[3][3], gpu_ms[4][1000], cpu_med[3], gpu_med[4];
+  char diff[2048];
+
+  for (int i = 1; i < argc; i++)
+    {
+      if (strcmp (argv[i], "--repeat") == 0 && i + 1 < argc)
+        repeat = atoi (argv[++i]);
+      else if (strcmp (argv[i], "--dump") == 0 && i + 1 < argc)
+        dir = argv[++i];
+      else if (strcmp (argv[i], "--json") == 0 && i + 1 < argc)
+        json = argv[++i];
+      else
+        path = argv[i];
+    }
+  if (path == NULL || repeat < 1 || repeat > 1000)
+    {
+      fprintf (stderr, "usage: bench-gpu-local IMAGE.fits [--repeat 1..1000] [--dump DIR] "
+                       "[--json FILE]\n");
+      return 2;
+    }
+  if (sky_image_load (path, NULL, &img) != SKY_OK)
+    {
+      fprintf (stderr, "bench-gpu-local: %s\n", sky_last_error ());
+      return 1;
+    }
+  sky_params_init (&params);
+  for (int r = 0; r < 3; r++)
+    {
+      double ms[3];
+      if (r > 0)
+        sky_result_clear (&cpu);
+      if ((ret = cpu_local (&img, &params, &cpu, ms)) != SKY_OK)
+        {
+          fprintf (stderr, "bench-gpu-local: CPU: %s\n", sky_last_error ());
+          return 1;
+        }
+      for (int s = 0; s < 3; s++)
+        cpu_ms[s][r] = ms[s];
+    }
+  for (int s = 0; s < 3; s++)
+    cpu_med[s] = median (cpu_ms[s], 3);
+  if (dir != NULL
+      && (dump (dir, "image.f32", img.pixels, img.nx * img.ny)
+          || dump (dir, "background.f32", cpu.background, img.nx * img.ny)
+          || dump (dir, "rms.f32", cpu.rms, img.nx * img.ny)))
+    return 1;
+
+  if (sky_gpu_new (&gpu) != SKY_OK)
+    {
+      fprintf (stderr, "bench-gpu-local: %s\n", sky_last_error ());
+      return 1;
+    }
+  in.background = cpu.background;
+  in.rms = cpu.rms;
+  in.snr = NULL;
+  for (int r = -1; r < repeat; r++)
+    {
+      if (sky_gpu_run_local_on (gpu, &img, &params, &in, SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS,
+                                &gpu_res, &t)
+          != SKY_OK)
+        {
+          fprintf (stderr, "bench-gpu-local: GPU: %s\n", sky_last_error ());
+          return 1;
+        }
+      if (r < 0)
+        continue; /* the warm-up */
+      for (int s = 0; s < 3; s++)
+        gpu_ms[s][r] = t.ms[steps[s]];
+      gpu_ms[3][r] = t.kernels;
+    }
+  for (int s = 0; s < 4; s++)
+    gpu_med[s] = median (gpu_ms[s], repeat);
+  sky_result_compare (&img, &cpu, &gpu_res, diff, sizeof diff);
+  if (strcmp (diff, "agree") == 0 && memcmp (cpu.mask, gpu_res.mask, (size_t) (img.nx * img.ny)))
+    snprintf (diff, sizeof diff, "mask differs");
+
+  printf ("image %s: %lld x %lld, %lld islands, %lld split, %lld sources; GPU vs CPU: %s\n",
+          path, (long long) img.nx, (long long) img.ny, (long long) cpu.nislands,
+          (long long) cpu.ndeblended, (long long) cpu.nsources, diff);
+  printf ("| step | CPU ms (median of 3) | GPU ms (events, median of %d) | CPU / GPU |\n", repeat);
+  printf ("| --- | --- | --- | --- |\n");
+  for (int s = 0; s < 3; s++)
+    printf ("| %s | %.3f | %.4f | %.1f |\n", sky_step_name (steps[s]), cpu_med[s], gpu_med[s],
+            cpu_med[s] / gpu_med[s]);
+  printf ("| flood + deblend + measure | %.3f | %.4f | %.1f |\n",
+          cpu_med[0] + cpu_med[1] + cpu_med[2], gpu_med[3],
+          (cpu_med[0] + cpu_med[1] + cpu_med[2]) / gpu_med[3]);
+  if (json != NULL)
+    {
+      FILE *f = fopen (json, "w");
+      if (f != NULL)
+        {
+          fprintf (f, "{\"image\": \"%s\", \"nx\": %lld, \"ny\": %lld, \"nislands\": %lld, "
+                      "\"nsplit\": %lld, \"nsources\": %lld, \"agree\": %s, \"repeat\": %d, "
+                      "\"cpu_ms\": {\"flood\": %.6f, \"deblend\": %.6f, \"measure\": %.6f}, "
+                      "\"gpu_ms\": {\"flood\": %.6f, \"deblend\": %.6f, \"measure\": %.6f, "
+                      "\"total\": %.6f}}\n",
+                   path, (long long) img.nx, (long long) img.ny, (long long) cpu.nislands,
+                   (long long) cpu.ndeblended, (long long) cpu.nsources,
+                   strcmp (diff, "agree") == 0 ? "true" : "false", repeat, cpu_med[0],
+                   cpu_med[1], cpu_med[2], gpu_med[0], gpu_med[1], gpu_med[2], gpu_med[3]);
+          fclose (f);
+        }
+    }
+  ret = strcmp (diff, "agree") == 0 ? 0 : 3;
+  sky_result_clear (&cpu);
+  sky_result_clear (&gpu_res);
+  sky_gpu_free (gpu);
+  sky_image_clear (&img);
+  return ret;
+}
