@@ -104,7 +104,7 @@ main (int argc, char **argv)
   SkyResult cpu, gpu_res = { 0 };
   SkyGpu *gpu = NULL;
   SkyGpuTimes t;
-  SkyGpuLocalInput in;
+  SkyGpuDetectInput in;
   double cpu_ms[3][3], gpu_ms[4][1000], cpu_med[3], gpu_med[4];
   char diff[2048];
 

@@ -80,7 +80,7 @@ check_local (const char *what, const SkyImage *img, const SkyParams *params,
              const SkyKernel *filter)
 {
   SkyResult cpu, res = { 0 };
-  SkyGpuLocalInput in;
+  SkyGpuDetectInput in;
   SkyGpuTimes t;
   char diff[2048] = "", cpu_err[512];
   float *snr = NULL;

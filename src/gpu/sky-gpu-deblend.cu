@@ -20,7 +20,7 @@
  *             is the CPU's sort of the first pixels;
  *   relabel   the label image, and the deblended flag of each part.
  * Nothing after the islands phase runs when no island split. */
-#include "sky-gpu-local-private.h"
+#include "sky-gpu-detect-private.h"
 
 #include <limits.h>
 #include <math.h>
@@ -33,7 +33,7 @@ constexpr int kIslandThreads = 64;
 typedef unsigned long long u64;
 
 __device__ __forceinline__ float
-snr_at (const SkyGpuLocalMaps &m, int64_t i)
+snr_at (const SkyGpuDetectMaps &m, int64_t i)
 {
   if (m.snr != NULL)
     return m.snr[i];
@@ -329,15 +329,15 @@ watershed (Island &is)
 
 /* Whether island k can split at all: the CPU's first early exit. */
 __device__ __forceinline__ bool
-may_split (int64_t npix, float peak, const SkyGpuLocalParams &lp)
+may_split (int64_t npix, float peak, const SkyGpuDetectParams &lp)
 {
   return !(npix < 2 * lp.min_area || npix < 2 || lp.nthresh < 2 || npix > INT_MAX
            || !((double) peak > lp.flood_sigma + lp.prominence));
 }
 
 __global__ void __launch_bounds__ (kThreads)
-deblendNeedKernel (SkyGpuLocalHeader *__restrict__ hdr, const float *__restrict__ kpeak,
-                   const u64 *__restrict__ karea, SkyGpuLocalParams lp, u64 *__restrict__ need,
+deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
+                   const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *__restrict__ need,
                    u64 *__restrict__ bits, int64_t nwords)
 {
   sky_grid_wait ();
@@ -360,9 +360,9 @@ deblendNeedKernel (SkyGpuLocalHeader *__restrict__ hdr, const float *__restrict_
 }
 
 __global__ void __launch_bounds__ (kIslandThreads)
-deblendIslandKernel (SkyGpuLocalHeader *__restrict__ hdr, SkyGpuLocalMaps m,
+deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const int32_t *__restrict__ labels, int32_t *__restrict__ index,
-                     int64_t nx, int64_t ny, SkyGpuLocalParams lp, const float *__restrict__ kpeak,
+                     int64_t nx, int64_t ny, SkyGpuDetectParams lp, const float *__restrict__ kpeak,
                      const u64 *__restrict__ karea, const int32_t *__restrict__ kbox,
                      const u64 *__restrict__ need, const u64 *__restrict__ offset,
                      const u64 *__restrict__ total_need, int32_t *__restrict__ scratch,
@@ -466,7 +466,7 @@ island_owner (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
 }
 
 __global__ void __launch_bounds__ (kThreads)
-deblendFirstsKernel (SkyGpuLocalHeader *__restrict__ hdr, SkyGpuState *__restrict__ st,
+deblendFirstsKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuState *__restrict__ st,
                      const u64 *__restrict__ karea, const u64 *__restrict__ kfirst,
                      const int32_t *__restrict__ nsub, int32_t *__restrict__ scratch,
                      const u64 *__restrict__ offset, u64 *__restrict__ bits,
@@ -502,7 +502,7 @@ deblendFirstsKernel (SkyGpuLocalHeader *__restrict__ hdr, SkyGpuState *__restric
 }
 
 __global__ void __launch_bounds__ (kThreads)
-deblendWordCountKernel (const SkyGpuLocalHeader *__restrict__ hdr, const u64 *__restrict__ bits,
+deblendWordCountKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__restrict__ bits,
                         int64_t nwords, u64 *__restrict__ count)
 {
   sky_grid_wait ();
@@ -521,7 +521,7 @@ rank_of (u64 f, const u64 *bits, const u64 *word_offset)
 }
 
 __global__ void __launch_bounds__ (kThreads)
-deblendRankKernel (const SkyGpuLocalHeader *__restrict__ hdr, const u64 *__restrict__ karea,
+deblendRankKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__restrict__ karea,
                    const u64 *__restrict__ kfirst, const int32_t *__restrict__ nsub,
                    int32_t *__restrict__ scratch, const u64 *__restrict__ offset,
                    const u64 *__restrict__ bits, const u64 *__restrict__ word_offset,
@@ -551,7 +551,7 @@ deblendRankKernel (const SkyGpuLocalHeader *__restrict__ hdr, const u64 *__restr
 }
 
 __global__ void __launch_bounds__ (kThreads)
-deblendRelabelKernel (const SkyGpuLocalHeader *__restrict__ hdr, const u64 *__restrict__ karea,
+deblendRelabelKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__restrict__ karea,
                       const int32_t *__restrict__ nsub, int32_t *__restrict__ scratch,
                       const u64 *__restrict__ offset, const int32_t *__restrict__ index,
                       const int32_t *__restrict__ newlabel, int64_t n, int32_t *__restrict__ labels)
@@ -586,10 +586,10 @@ grid_for (const SkyGpu *gpu, int64_t items, int threads)
 } /* namespace */
 
 int
-sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuLocalMaps *maps,
-                         const SkyGpuLocalParams *lp)
+sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
+                         const SkyGpuDetectParams *lp)
 {
-  SkyGpuLocal *L = gpu->local;
+  SkyGpuDetect *L = gpu->detect;
   cudaStream_t s = gpu->stream;
   const int64_t n = nx * ny;
   const unsigned island_grid = grid_for (gpu, L->island_cap > L->nwords ? L->island_cap : L->nwords,

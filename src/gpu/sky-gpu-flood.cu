@@ -7,7 +7,7 @@
  * whose area passes min_area kept and renumbered in label order. Every
  * reduction is a maximum, a minimum or an integer sum, so the order of the
  * atomics changes nothing: the islands are the CPU's, bit for bit. */
-#include "sky-gpu-local-private.h"
+#include "sky-gpu-detect-private.h"
 
 #include <limits.h>
 
@@ -20,7 +20,7 @@ typedef unsigned long long u64;
 
 /* The detection image at pixel i, as sky_snr_row makes it. */
 __device__ __forceinline__ float
-snr_at (const SkyGpuLocalMaps &m, int64_t i)
+snr_at (const SkyGpuDetectMaps &m, int64_t i)
 {
   if (m.snr != NULL)
     return m.snr[i];
@@ -31,7 +31,7 @@ snr_at (const SkyGpuLocalMaps &m, int64_t i)
 /* The flood mask, and zeros on its padding up to a whole label tile. NaN
  * (blank, or no rms) compares false: never an island pixel. */
 __global__ void __launch_bounds__ (kThreads)
-floodMaskKernel (SkyGpuLocalMaps m, int64_t n, int64_t padded, float flood,
+floodMaskKernel (SkyGpuDetectMaps m, int64_t n, int64_t padded, float flood,
                  uint8_t *__restrict__ mask)
 {
   sky_grid_wait ();
@@ -42,7 +42,7 @@ floodMaskKernel (SkyGpuLocalMaps m, int64_t n, int64_t padded, float flood,
 
 /* Every component's reduction starts empty (the count is the labeller's). */
 __global__ void __launch_bounds__ (kThreads)
-floodClearKernel (const SkyGpuState *__restrict__ st, SkyGpuLocalHeader *__restrict__ hdr,
+floodClearKernel (const SkyGpuState *__restrict__ st, SkyGpuDetectHeader *__restrict__ hdr,
                   uint32_t *__restrict__ peak_key, u64 *__restrict__ area, int32_t *__restrict__ box,
                   u64 *__restrict__ first)
 {
@@ -86,7 +86,7 @@ flush_part (const IslandPart &p, uint32_t *peak_key, u64 *area, int32_t *box, u6
 /* Each thread reduces its 16 pixels' islands (consecutive pixels of one
  * island meet in one record), then adds each record with atomics. */
 __global__ void __launch_bounds__ (kThreads)
-floodReduceKernel (SkyGpuLocalMaps m, const int32_t *__restrict__ labels, int64_t n, int64_t nx,
+floodReduceKernel (SkyGpuDetectMaps m, const int32_t *__restrict__ labels, int64_t n, int64_t nx,
                    uint32_t *__restrict__ peak_key, u64 *__restrict__ area,
                    int32_t *__restrict__ box, u64 *__restrict__ first)
 {
@@ -130,7 +130,7 @@ floodReduceKernel (SkyGpuLocalMaps m, const int32_t *__restrict__ labels, int64_
 /* Which islands stay: the peak above the seed level (the float peak
  * compared as a double, as on the CPU) and min_area pixels. */
 __global__ void __launch_bounds__ (kThreads)
-floodKeepKernel (const SkyGpuLocalHeader *__restrict__ hdr, const uint32_t *__restrict__ peak_key,
+floodKeepKernel (const SkyGpuDetectHeader *__restrict__ hdr, const uint32_t *__restrict__ peak_key,
                  const u64 *__restrict__ area, double seed, int64_t min_area, u64 *__restrict__ keep)
 {
   sky_grid_wait ();
@@ -144,7 +144,7 @@ floodKeepKernel (const SkyGpuLocalHeader *__restrict__ hdr, const uint32_t *__re
 /* The kept islands in label order, which keeps the raster order of first
  * pixels: the new numbers, and the kept islands' table. */
 __global__ void __launch_bounds__ (kThreads)
-floodCompactKernel (SkyGpuLocalHeader *__restrict__ hdr, SkyGpuState *__restrict__ st,
+floodCompactKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuState *__restrict__ st,
                     const u64 *__restrict__ keep, const u64 *__restrict__ pos,
                     const u64 *__restrict__ kept, const uint32_t *__restrict__ peak_key,
                     const u64 *__restrict__ area, const int32_t *__restrict__ box,
@@ -180,7 +180,7 @@ floodCompactKernel (SkyGpuLocalHeader *__restrict__ hdr, SkyGpuState *__restrict
 
 /* The dropped islands' pixels leave the labels and the mask. */
 __global__ void __launch_bounds__ (kThreads)
-floodRenumberKernel (const SkyGpuLocalHeader *__restrict__ hdr, const int32_t *__restrict__ relabel,
+floodRenumberKernel (const SkyGpuDetectHeader *__restrict__ hdr, const int32_t *__restrict__ relabel,
                      int64_t n, int32_t *__restrict__ labels, uint8_t *__restrict__ mask)
 {
   sky_grid_wait ();
@@ -208,10 +208,10 @@ grid_for (const SkyGpu *gpu, int64_t items)
 } /* namespace */
 
 int
-sky_gpu_flood_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuLocalMaps *maps,
-                       const SkyGpuLocalParams *lp)
+sky_gpu_flood_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
+                       const SkyGpuDetectParams *lp)
 {
-  SkyGpuLocal *L = gpu->local;
+  SkyGpuDetect *L = gpu->detect;
   cudaStream_t s = gpu->stream;
   const int64_t n = nx * ny;
   const int64_t padded = (n + SKY_LABEL_TILE - 1) / SKY_LABEL_TILE * SKY_LABEL_TILE;

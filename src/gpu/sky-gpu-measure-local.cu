@@ -8,7 +8,7 @@
  * so the doubles differ from the CPU's only by the last bits of exp (the
  * device's and the C library's) and of the sums the common measures add in
  * another order, which docs/contract.md allows. */
-#include "sky-gpu-local-private.h"
+#include "sky-gpu-detect-private.h"
 
 #include <math.h>
 
@@ -163,9 +163,9 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
 
 __global__ void __launch_bounds__ (kSourceThreads)
 measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__restrict__ cat,
-                    int64_t cap, SkyGpuLocalMaps m, const float *__restrict__ residual,
+                    int64_t cap, SkyGpuDetectMaps m, const float *__restrict__ residual,
                     const int32_t *__restrict__ labels, int64_t nx, int64_t ny,
-                    SkyGpuLocalParams lp, const uint8_t *__restrict__ deblended,
+                    SkyGpuDetectParams lp, const uint8_t *__restrict__ deblended,
                     const u64 *__restrict__ offset, int32_t *__restrict__ scratch,
                     uint8_t *__restrict__ seen, unsigned char *__restrict__ out)
 {
@@ -241,10 +241,10 @@ grid_for (const SkyGpu *gpu, int64_t items, int threads)
 } /* namespace */
 
 int
-sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuLocalMaps *maps,
-                               const SkyGpuLocalParams *lp)
+sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
+                               const SkyGpuDetectParams *lp)
 {
-  SkyGpuLocal *L = gpu->local;
+  SkyGpuDetect *L = gpu->detect;
   cudaStream_t s = gpu->stream;
   const int64_t n = nx * ny, cap = gpu->meas_cap;
   const unsigned char *cat = gpu->d_meas + cap * SKY_MEASURE_ACC_BYTES;

@@ -10,7 +10,7 @@
  * are merged, so a source costs one set of atomics per block it touches
  * rather than one per pixel. Threads without a source pixel leave after
  * one 16-byte mask load. */
-#include "sky-gpu-local-private.h"
+#include "sky-gpu-detect-private.h"
 
 #include <limits.h>
 

@@ -4,7 +4,7 @@
  * chunks that the count read on the device asks for, so nothing waits for
  * the host. Three kernels: chunk sums, the chunks' offsets (one block), and
  * each chunk's scan from its offset. */
-#include "sky-gpu-local-private.h"
+#include "sky-gpu-detect-private.h"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -119,9 +119,9 @@ sky_gpu_scan_enqueue (SkyGpu *gpu, const unsigned long long *in, unsigned long l
   const int64_t nchunks = (cap + kChunk - 1) / kChunk;
   const int64_t most = (int64_t) gpu->nsm * 8;
   const unsigned blocks = (unsigned) (nchunks < 1 ? 1 : nchunks < most ? nchunks : most);
-  u64 *chunk = gpu->local->d_chunk;
+  u64 *chunk = gpu->detect->d_chunk;
 
-  if (nchunks > gpu->local->chunk_cap)
+  if (nchunks > gpu->detect->chunk_cap)
     return sky_fail (SKY_ERR_ARGUMENT, "scan: %lld items pass the scan's capacity",
                      (long long) cap);
   SKY_LAUNCH (scanChunkSumsKernel, blocks, kThreads, 0, s, in, cap, d_count, chunk);

@@ -124,11 +124,11 @@ int sky_gpu_device_buffers (const SkyGpu *gpu, SkyGpuDeviceBuffers *out);
  * maps, and the detection image in units of its rms where a matched filter
  * made one (NULL: (image - background) / rms, NaN where the rms is not
  * positive, as the CPU makes it where it reads it). */
-typedef struct SkyGpuLocalInput {
+typedef struct SkyGpuDetectInput {
   const float *background;
   const float *rms;
   const float *snr;
-} SkyGpuLocalInput;
+} SkyGpuDetectInput;
 
 /* The local method's flood, deblend and measure steps on the device from
  * the maps in `in` (uploaded, or copied on the device), as the CPU's
@@ -138,7 +138,7 @@ typedef struct SkyGpuLocalInput {
  * ndeblended); res->times and times get the three steps' kernel times.
  * Images up to 2^31 - 1 pixels. */
 int sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
-                          const SkyGpuLocalInput *in, unsigned flags, SkyResult *res,
+                          const SkyGpuDetectInput *in, unsigned flags, SkyResult *res,
                           SkyGpuTimes *times);
 
 /* ------------------------------------------------------------- convolution */

@@ -6,7 +6,7 @@
  * lesson's run does: for the header (counts, and whether a buffer was too
  * small: then it grows the buffer and runs the steps that need it again),
  * and for the catalogue. */
-#include "sky-gpu-local-private.h"
+#include "sky-gpu-detect-private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ local_alloc (SkyGpu *gpu, T **ptr, size_t bytes, const char *what)
 }
 
 static void
-free_pixel_buffers (SkyGpuLocal *L)
+free_pixel_buffers (SkyGpuDetect *L)
 {
   void *bufs[] = { L->d_background, L->d_rms, L->d_snr, L->d_residual, L->d_peak_key, L->d_area,
                    L->d_first, L->d_box, L->d_keep, L->d_keep_pos, L->d_relabel, L->d_kpeak,
@@ -47,9 +47,9 @@ free_pixel_buffers (SkyGpuLocal *L)
 }
 
 void
-sky_gpu_local_free (SkyGpu *gpu)
+sky_gpu_detect_free (SkyGpu *gpu)
 {
-  SkyGpuLocal *L = gpu->local;
+  SkyGpuDetect *L = gpu->detect;
 
   if (L == NULL)
     return;
@@ -63,25 +63,25 @@ sky_gpu_local_free (SkyGpu *gpu)
   cudaFreeHost (L->h_header);
   cudaFreeHost (L->h_cat);
   free (L);
-  gpu->local = NULL;
+  gpu->detect = NULL;
 }
 
 /* Islands of n pixels are at most (n + 1) / 2 (none touch another); the
  * tables are sized for that, since the count is only known on the device. */
 int
-sky_gpu_local_ensure (SkyGpu *gpu, int64_t n)
+sky_gpu_detect_ensure (SkyGpu *gpu, int64_t n)
 {
-  SkyGpuLocal *L = gpu->local;
+  SkyGpuDetect *L = gpu->detect;
   int ret;
 
   if (L == NULL)
     {
-      if ((L = (SkyGpuLocal *) calloc (1, sizeof *L)) == NULL)
+      if ((L = (SkyGpuDetect *) calloc (1, sizeof *L)) == NULL)
         return sky_fail (SKY_ERR_MEMORY, "no memory for the local method's context");
-      gpu->local = L;
+      gpu->detect = L;
       SKY_CUDA (cudaMalloc ((void **) &L->d_total, 8 * sizeof (unsigned long long)));
-      SKY_CUDA (cudaMalloc ((void **) &L->d_header, sizeof (SkyGpuLocalHeader)));
-      SKY_CUDA (cudaHostAlloc ((void **) &L->h_header, sizeof (SkyGpuLocalHeader),
+      SKY_CUDA (cudaMalloc ((void **) &L->d_header, sizeof (SkyGpuDetectHeader)));
+      SKY_CUDA (cudaHostAlloc ((void **) &L->h_header, sizeof (SkyGpuDetectHeader),
                                cudaHostAllocDefault));
     }
   if (n <= L->capacity)
@@ -131,13 +131,13 @@ sky_gpu_local_ensure (SkyGpu *gpu, int64_t n)
   /* The scratch holds at least the measure's walks (a pixel index per
    * source pixel) and, at first, the deblending of islands covering half
    * the image; more is asked for when needed. */
-  return sky_gpu_local_ensure_scratch (gpu, 4 * n + 16);
+  return sky_gpu_detect_ensure_scratch (gpu, 4 * n + 16);
 }
 
 int
-sky_gpu_local_ensure_scratch (SkyGpu *gpu, int64_t words)
+sky_gpu_detect_ensure_scratch (SkyGpu *gpu, int64_t words)
 {
-  SkyGpuLocal *L = gpu->local;
+  SkyGpuDetect *L = gpu->detect;
   int ret;
 
   if (words <= L->scratch_cap)
@@ -153,9 +153,9 @@ sky_gpu_local_ensure_scratch (SkyGpu *gpu, int64_t words)
 }
 
 int
-sky_gpu_local_ensure_sources (SkyGpu *gpu, int64_t nsources)
+sky_gpu_detect_ensure_sources (SkyGpu *gpu, int64_t nsources)
 {
-  SkyGpuLocal *L = gpu->local;
+  SkyGpuDetect *L = gpu->detect;
   const size_t u = sizeof (unsigned long long);
   const char *what = "the local catalogue";
   int ret;
@@ -170,7 +170,7 @@ sky_gpu_local_ensure_sources (SkyGpu *gpu, int64_t nsources)
   L->source_cap = 0;
   if ((ret = local_alloc (gpu, &L->d_src_need, (size_t) nsources * u, what)) != SKY_OK
       || (ret = local_alloc (gpu, &L->d_src_offset, (size_t) nsources * u, what)) != SKY_OK
-      || (ret = local_alloc (gpu, &L->d_cat, (size_t) nsources * SKY_LOCAL_CAT_BYTES, what))
+      || (ret = local_alloc (gpu, &L->d_cat, (size_t) nsources * SKY_DETECT_CAT_BYTES, what))
              != SKY_OK)
     return ret;
   L->source_cap = nsources;
@@ -191,7 +191,7 @@ elapsed_ms (const SkyGpu *gpu, int from, int to)
 }
 
 static int
-ensure_host_cat (SkyGpuLocal *L, size_t need)
+ensure_host_cat (SkyGpuDetect *L, size_t need)
 {
   if (need <= L->h_cat_bytes && L->h_cat != NULL)
     return SKY_OK;
@@ -245,10 +245,10 @@ unpack (const unsigned char *common, const unsigned char *local, int64_t n, SkyC
   return SKY_OK;
 }
 
-static SkyGpuLocalParams
+static SkyGpuDetectParams
 local_params (const SkyImage *img, const SkyParams *params)
 {
-  SkyGpuLocalParams lp;
+  SkyGpuDetectParams lp;
 
   memset (&lp, 0, sizeof lp);
   lp.flood = (float) params->flood_sigma;
@@ -265,11 +265,11 @@ local_params (const SkyImage *img, const SkyParams *params)
 }
 
 int
-sky_gpu_local_detect_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuLocalMaps *maps,
+sky_gpu_detect_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
                               const SkyParams *params, int64_t nblank)
 {
   SkyImage shape;
-  SkyGpuLocalParams lp;
+  SkyGpuDetectParams lp;
   cudaStream_t s = gpu->stream;
   int ret;
 
@@ -298,8 +298,8 @@ fetch_header (SkyGpu *gpu)
 
   SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
                              cudaMemcpyDeviceToHost, s));
-  SKY_CUDA (cudaMemcpyAsync (gpu->local->h_header, gpu->local->d_header,
-                             sizeof (SkyGpuLocalHeader), cudaMemcpyDeviceToHost, s));
+  SKY_CUDA (cudaMemcpyAsync (gpu->detect->h_header, gpu->detect->d_header,
+                             sizeof (SkyGpuDetectHeader), cudaMemcpyDeviceToHost, s));
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_HEADER], s));
   SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_HEADER]));
   return SKY_OK;
@@ -314,24 +314,24 @@ upload (SkyGpu *gpu, float *dst, const float *src, int64_t n)
 }
 
 static int
-run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyGpuLocalInput *in,
+run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyGpuDetectInput *in,
            unsigned flags, SkyResult *res, SkyGpuTimes *t)
 {
   const int64_t nx = img->nx, ny = img->ny, n = nx * ny;
   cudaStream_t s = gpu->stream;
-  SkyGpuLocal *L;
-  SkyGpuLocalMaps maps;
-  const SkyGpuLocalHeader *hdr;
+  SkyGpuDetect *L;
+  SkyGpuDetectMaps maps;
+  const SkyGpuDetectHeader *hdr;
   int ret, again = 0;
   int64_t nsources;
 
   SKY_CUDA (cudaSetDevice (gpu->device));
   if ((ret = sky_gpu_ensure_buffers (gpu, n)) != SKY_OK
       || (ret = sky_gpu_ensure_measure (gpu, n / 128 > 4096 ? n / 128 : 4096)) != SKY_OK
-      || (ret = sky_gpu_local_ensure (gpu, n)) != SKY_OK
-      || (ret = sky_gpu_local_ensure_sources (gpu, gpu->meas_cap)) != SKY_OK)
+      || (ret = sky_gpu_detect_ensure (gpu, n)) != SKY_OK
+      || (ret = sky_gpu_detect_ensure_sources (gpu, gpu->meas_cap)) != SKY_OK)
     return ret;
-  L = gpu->local;
+  L = gpu->detect;
   hdr = L->h_header;
   gpu->h_params->connectivity = params->connectivity;
 
@@ -349,7 +349,7 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
   maps.rms = L->d_rms;
   maps.residual = NULL;
   maps.snr = in->snr != NULL ? L->d_snr : NULL;
-  if ((ret = sky_gpu_local_detect_enqueue (gpu, nx, ny, &maps, params, img->nblank)) != SKY_OK
+  if ((ret = sky_gpu_detect_enqueue (gpu, nx, ny, &maps, params, img->nblank)) != SKY_OK
       || (ret = fetch_header (gpu)) != SKY_OK)
     return ret;
 
@@ -358,9 +358,9 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
    * or more sources than a source per 128 pixels). */
   if (hdr->scratch_overflow || gpu->h_state->overflow)
     {
-      const SkyGpuLocalParams lp = local_params (img, params);
+      const SkyGpuDetectParams lp = local_params (img, params);
       again = 1;
-      if ((ret = sky_gpu_local_ensure_scratch (gpu, (int64_t) hdr->scratch_need)) != SKY_OK)
+      if ((ret = sky_gpu_detect_ensure_scratch (gpu, (int64_t) hdr->scratch_need)) != SKY_OK)
         return ret;
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_REMEASURE], s));
       if (hdr->scratch_overflow)
@@ -371,7 +371,7 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
         }
       if (gpu->h_state->nsources > gpu->meas_cap
           && ((ret = sky_gpu_ensure_measure (gpu, gpu->h_state->nsources)) != SKY_OK
-              || (ret = sky_gpu_local_ensure_sources (gpu, gpu->meas_cap)) != SKY_OK))
+              || (ret = sky_gpu_detect_ensure_sources (gpu, gpu->meas_cap)) != SKY_OK))
         return ret;
       if ((ret = sky_gpu_measure_local_enqueue (gpu, nx, ny, &maps, &lp)) != SKY_OK)
         return ret;
@@ -384,7 +384,7 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
 
   nsources = gpu->h_state->nsources;
   if ((ret = ensure_host_cat (L, (size_t) nsources * (SKY_MEASURE_CAT_BYTES
-                                                       + SKY_LOCAL_CAT_BYTES))) != SKY_OK)
+                                                       + SKY_DETECT_CAT_BYTES))) != SKY_OK)
     return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
   if (nsources > 0)
@@ -393,7 +393,7 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
                                  (size_t) nsources * SKY_MEASURE_CAT_BYTES,
                                  cudaMemcpyDeviceToHost, s));
       SKY_CUDA (cudaMemcpyAsync (L->h_cat + (size_t) nsources * SKY_MEASURE_CAT_BYTES, L->d_cat,
-                                 (size_t) nsources * SKY_LOCAL_CAT_BYTES, cudaMemcpyDeviceToHost,
+                                 (size_t) nsources * SKY_DETECT_CAT_BYTES, cudaMemcpyDeviceToHost,
                                  s));
     }
   if (flags & SKY_GPU_WANT_MASK)
@@ -431,7 +431,7 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
 
 int
 sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
-                      const SkyGpuLocalInput *in, unsigned flags, SkyResult *res,
+                      const SkyGpuDetectInput *in, unsigned flags, SkyResult *res,
                       SkyGpuTimes *times)
 {
   SkyGpuTimes local;
