@@ -52,8 +52,9 @@ struct SkyGpuDetect {
   int64_t source_cap;        /* sources of the local catalogue */
   int64_t scratch_cap;       /* int32 words of the deblending's scratch */
 
-  /* the maps, where the caller gives them from host memory */
+  /* the maps, where the caller gives them (else the maps' own, sky-gpu-background.cu) */
   float *d_background, *d_rms, *d_snr, *d_residual;
+  int64_t input_cap;
 
   /* islands: every component (peak keys, areas, boxes, first pixels), then
    * the kept ones renumbered */

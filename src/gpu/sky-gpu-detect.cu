@@ -27,7 +27,7 @@ local_alloc (SkyGpu *gpu, T **ptr, size_t bytes, const char *what)
 static void
 free_pixel_buffers (SkyGpuDetect *L)
 {
-  void *bufs[] = { L->d_background, L->d_rms, L->d_snr, L->d_residual, L->d_peak_key, L->d_area,
+  void *bufs[] = { L->d_peak_key, L->d_area,
                    L->d_first, L->d_box, L->d_keep, L->d_keep_pos, L->d_relabel, L->d_kpeak,
                    L->d_karea, L->d_kfirst, L->d_kbox, L->d_need, L->d_offset, L->d_nsub,
                    L->d_newlabel, L->d_first_bits, L->d_word_count, L->d_word_offset,
@@ -35,7 +35,6 @@ free_pixel_buffers (SkyGpuDetect *L)
 
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     cudaFree (bufs[i]);
-  L->d_background = L->d_rms = L->d_snr = L->d_residual = NULL;
   L->d_peak_key = NULL;
   L->d_area = L->d_first = L->d_keep = L->d_keep_pos = L->d_karea = L->d_kfirst = NULL;
   L->d_box = L->d_relabel = L->d_kbox = L->d_nsub = L->d_newlabel = NULL;
@@ -54,6 +53,10 @@ sky_gpu_detect_free (SkyGpu *gpu)
   if (L == NULL)
     return;
   free_pixel_buffers (L);
+  cudaFree (L->d_background);
+  cudaFree (L->d_rms);
+  cudaFree (L->d_snr);
+  cudaFree (L->d_residual);
   cudaFree (L->d_scratch);
   cudaFree (L->d_src_need);
   cudaFree (L->d_src_offset);
@@ -93,11 +96,7 @@ sky_gpu_detect_ensure (SkyGpu *gpu, int64_t n)
   const int64_t items = n + 2 > words ? n + 2 : words;
   const size_t f = sizeof (float), u = sizeof (unsigned long long), w = sizeof (int32_t);
   const char *what = "the local method's buffers";
-  if ((ret = local_alloc (gpu, &L->d_background, (size_t) n * f, what)) != SKY_OK
-      || (ret = local_alloc (gpu, &L->d_rms, (size_t) n * f, what)) != SKY_OK
-      || (ret = local_alloc (gpu, &L->d_snr, (size_t) n * f, what)) != SKY_OK
-      || (ret = local_alloc (gpu, &L->d_residual, (size_t) n * f, what)) != SKY_OK
-      || (ret = local_alloc (gpu, &L->d_peak_key, (size_t) ic * sizeof (uint32_t), what)) != SKY_OK
+  if ((ret = local_alloc (gpu, &L->d_peak_key, (size_t) ic * sizeof (uint32_t), what)) != SKY_OK
       || (ret = local_alloc (gpu, &L->d_area, (size_t) ic * u, what)) != SKY_OK
       || (ret = local_alloc (gpu, &L->d_first, (size_t) ic * u, what)) != SKY_OK
       || (ret = local_alloc (gpu, &L->d_box, (size_t) ic * 4 * w, what)) != SKY_OK
@@ -132,6 +131,33 @@ sky_gpu_detect_ensure (SkyGpu *gpu, int64_t n)
    * source pixel) and, at first, the deblending of islands covering half
    * the image; more is asked for when needed. */
   return sky_gpu_detect_ensure_scratch (gpu, 4 * n + 16);
+}
+
+/* The maps a caller gives from elsewhere (host memory, or another device
+ * array), and the residual made from them: only where they are given. */
+static int
+ensure_input_maps (SkyGpu *gpu, int64_t n)
+{
+  SkyGpuDetect *L = gpu->detect;
+  const size_t bytes = (size_t) n * sizeof (float);
+  const char *what = "the local method's given maps";
+  int ret;
+
+  if (L->d_background != NULL && n <= L->input_cap)
+    return SKY_OK;
+  cudaFree (L->d_background);
+  cudaFree (L->d_rms);
+  cudaFree (L->d_snr);
+  cudaFree (L->d_residual);
+  L->d_background = L->d_rms = L->d_snr = L->d_residual = NULL;
+  L->input_cap = 0;
+  if ((ret = local_alloc (gpu, &L->d_background, bytes, what)) != SKY_OK
+      || (ret = local_alloc (gpu, &L->d_rms, bytes, what)) != SKY_OK
+      || (ret = local_alloc (gpu, &L->d_snr, bytes, what)) != SKY_OK
+      || (ret = local_alloc (gpu, &L->d_residual, bytes, what)) != SKY_OK)
+    return ret;
+  L->input_cap = n;
+  return SKY_OK;
 }
 
 int
@@ -335,20 +361,44 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
   hdr = L->h_header;
   gpu->h_params->connectivity = params->connectivity;
 
+  if (in != NULL && (ret = ensure_input_maps (gpu, n)) != SKY_OK)
+    return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_START], s));
-  if ((ret = upload (gpu, gpu->d_image, img->pixels, n)) != SKY_OK
-      || (ret = upload (gpu, L->d_background, in->background, n)) != SKY_OK
-      || (ret = upload (gpu, L->d_rms, in->rms, n)) != SKY_OK
-      || (in->snr != NULL && (ret = upload (gpu, L->d_snr, in->snr, n)) != SKY_OK))
+  if ((ret = upload (gpu, gpu->d_image, img->pixels, n)) != SKY_OK)
     return ret;
   SKY_CUDA (cudaMemcpyAsync (gpu->d_params, gpu->h_params, sizeof (SkyGpuParams),
                              cudaMemcpyHostToDevice, s));
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_UPLOADED], s));
   maps.image = gpu->d_image;
-  maps.background = L->d_background;
-  maps.rms = L->d_rms;
-  maps.residual = NULL;
-  maps.snr = in->snr != NULL ? L->d_snr : NULL;
+  if (in != NULL)
+    {
+      /* The caller's maps: uploaded (or copied on the device). */
+      if ((ret = upload (gpu, L->d_background, in->background, n)) != SKY_OK
+          || (ret = upload (gpu, L->d_rms, in->rms, n)) != SKY_OK
+          || (in->snr != NULL && (ret = upload (gpu, L->d_snr, in->snr, n)) != SKY_OK))
+        return ret;
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_UPLOADED], s));
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND], s));
+      maps.background = L->d_background;
+      maps.rms = L->d_rms;
+      maps.residual = NULL;
+      maps.snr = in->snr != NULL ? L->d_snr : NULL;
+    }
+  else
+    {
+      /* The maps on the device (sky-gpu-background.cu): the background
+       * step's kernels make the residual and the unfiltered detection
+       * image too, so the detect step costs nothing of its own here. */
+      SkyGpuLocalMaps dm;
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_UPLOADED], s));
+      if ((ret = sky_gpu_local_maps (gpu, gpu->d_image, nx, ny, params, &dm)) != SKY_OK)
+        return ret;
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND], s));
+      maps.background = dm.background;
+      maps.rms = dm.rms;
+      maps.residual = dm.residual;
+      maps.snr = dm.snr;
+    }
+  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + SKY_STEP_DETECT], s));
   if ((ret = sky_gpu_detect_enqueue (gpu, nx, ny, &maps, params, img->nblank)) != SKY_OK
       || (ret = fetch_header (gpu)) != SKY_OK)
     return ret;
@@ -405,14 +455,19 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
   SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
 
   t->upload = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
-  t->ms[SKY_STEP_FLOOD] = elapsed_ms (gpu, SKY_GPU_EV_UPLOADED,
+  t->ms[SKY_STEP_BACKGROUND] = elapsed_ms (gpu, SKY_GPU_EV_UPLOADED,
+                                           SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND);
+  t->ms[SKY_STEP_DETECT] = elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND,
+                                       SKY_GPU_EV_STEP_END + SKY_STEP_DETECT);
+  t->ms[SKY_STEP_FLOOD] = elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_DETECT,
                                       SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD);
   t->ms[SKY_STEP_DEBLEND] = elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD,
                                         SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND);
   t->ms[SKY_STEP_MEASURE] = elapsed_ms (gpu, again ? SKY_GPU_EV_REMEASURE
                                                    : SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND,
                                         SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE);
-  t->kernels = t->ms[SKY_STEP_FLOOD] + t->ms[SKY_STEP_DEBLEND] + t->ms[SKY_STEP_MEASURE];
+  t->kernels = t->ms[SKY_STEP_BACKGROUND] + t->ms[SKY_STEP_DETECT] + t->ms[SKY_STEP_FLOOD]
+               + t->ms[SKY_STEP_DEBLEND] + t->ms[SKY_STEP_MEASURE];
   t->download = elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END);
   t->total = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_BODY_END);
 
@@ -448,8 +503,8 @@ sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
   if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || n > INT32_MAX)
     return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^31 - 1 pixels (got %lld x %lld)",
                      (long long) img->nx, (long long) img->ny);
-  if (in == NULL || in->background == NULL || in->rms == NULL)
-    return sky_fail (SKY_ERR_ARGUMENT, "the local method's detection needs both maps");
+  if (in != NULL && (in->background == NULL || in->rms == NULL))
+    return sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
 
   /* As sky_gpu_run_on: the catalogue goes; mask and labels are kept when
    * asked for again at the same size. */

@@ -130,12 +130,15 @@ typedef struct SkyGpuDetectInput {
   const float *snr;
 } SkyGpuDetectInput;
 
-/* The local method's flood, deblend and measure steps on the device from
- * the maps in `in` (uploaded, or copied on the device), as the CPU's
- * sky_cpu_local_flood, _deblend and _measure make them: the same islands,
- * labels and sources, the catalogue with its local columns (docs/contract.md).
- * res as sky_gpu_run_on says (res->method SKY_METHOD_LOCAL, nislands,
- * ndeblended); res->times and times get the three steps' kernel times.
+/* The local method on the device: with in NULL every step (the maps of
+ * sky_gpu_local_maps below, then flood, deblend and measure), else flood,
+ * deblend and measure from the maps in `in` (uploaded, or copied on the
+ * device), as the CPU's sky_cpu_local_* steps make them: the same islands,
+ * labels and sources, the catalogue with its local columns
+ * (docs/contract.md). Nothing crosses the bus between the upload and the
+ * results. res as sky_gpu_run_on says (res->method SKY_METHOD_LOCAL,
+ * nislands, ndeblended); res->times and times get each step's kernel time
+ * (with in given, background and detect are 0: the maps came made).
  * Images up to 2^31 - 1 pixels. */
 int sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
                           const SkyGpuDetectInput *in, unsigned flags, SkyResult *res,
