@@ -9,7 +9,8 @@
  * gradients, crowded and empty fields, islands on the edges, a huge
  * extended island. Without a usable GPU every test skips and says why.
  *
- * SKYSIFT_GPU_TEST_QUICK=1 keeps the fields small, for compute-sanitizer. */
+ * SKYSIFT_GPU_TEST_QUICK=1 keeps the fields small, for compute-sanitizer;
+ * --keep-going (-k) runs every test past a failure. */
 #include "sky-gpu.h"
 #include "sky-test-gpu.h"
 #include "sky-test-util.h"

@@ -18,6 +18,7 @@ constexpr int kThreads = 256;
 constexpr int kSourceThreads = 64;
 constexpr int kWindowIterations = 16;
 constexpr double kCoreLevel = 0.7;
+constexpr int kColumns = 96;   /* the window's columns a thread keeps the weights of */
 
 typedef unsigned long long u64;
 
@@ -116,6 +117,7 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
 {
   double x = p.peak_x[k], y = p.peak_y[k];
   const double r = 4 * sigma, inv2s2 = 1 / (2 * sigma * sigma);
+  double wxs[kColumns];
 
   *xw = x;
   *yw = y;
@@ -129,6 +131,11 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
       x1 = x1 > nx - 1 ? nx - 1 : x1;
       y0 = y0 < 0 ? 0 : y0;
       y1 = y1 > ny - 1 ? ny - 1 : y1;
+      /* One exp per column, as on the CPU, where the window fits the
+       * thread's table; else one per pixel (the same values). */
+      const bool cached = x1 - x0 + 1 <= kColumns;
+      for (int64_t px = x0; cached && px <= x1; px++)
+        wxs[px - x0] = exp (-(px - x) * (px - x) * inv2s2);
       for (int64_t py = y0; py <= y1; py++)
         {
           const double wy = exp (-(py - y) * (py - y) * inv2s2);
@@ -139,7 +146,7 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
               const float v = residual[i];
               if ((labels[i] != label && labels[i] != 0) || isnan (v))
                 continue;
-              const double wx = exp (-(px - x) * (px - x) * inv2s2);
+              const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
               const double w = wx * wy * v;
               sw += w;
               sx += w * ddx;
@@ -184,6 +191,8 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
        k += (int64_t) gridDim.x * kSourceThreads)
     {
       const int32_t label = (int32_t) (k + 1);
+      if (p.npix[k] <= 0)
+        continue;  /* every label has pixels; this keeps a broken one in bounds */
       const int64_t pi = (int64_t) p.peak_y[k] * nx + p.peak_x[k];
       double var = 0, sigma;
       uint32_t flags = 0;

@@ -129,9 +129,11 @@ measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask
 #pragma unroll
       for (int k = 0; k <= kPixels; k++)
         {
-          /* A run ends at a non-source pixel, a new row, or the last pixel. */
+          /* A run ends at a non-source pixel, a new row, the last pixel, or
+           * (after deblending, where touching sources share a run of the
+           * mask) another label. */
           const bool fg = k < kPixels && (bits & (1u << k));
-          if (open && (!fg || x == 0))
+          if (open && (!fg || x == 0 || lab[k] != r.label))
             {
               const int slot = atomicAdd (&s_count, 1);
               if (slot < kRecords)
