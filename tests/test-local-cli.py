@@ -168,7 +168,6 @@ def check_bad_input():
         (["--method", "local", "--seed-sigma", "2", "--flood-sigma", "3"], 2, "seed level"),
         (["--method", "local", "--min-area", "0"], 2, "--min-area"),
         (["--method", "local", "--bkg-filter", "4"], 2, "filter"),
-        (["--method", "local", "--backend", "gpu"], 2, "CPU backend only"),
         (["--method", "local", "--bkg", tmp("nope.fits"), "--rms", image], 1, "nope.fits"),
     ]
     from_other = tmp("small.fits")
@@ -217,6 +216,25 @@ def check_quality_floor():
     assert s["completeness_pt_ge10sigma"] >= 0.96, s
 
 
+def check_gpu_backends():
+    # --backend gpu runs the local method on the device (every step there);
+    # both checks it step by step and fails when a step differs. Without a
+    # device each warns, names the reason and gives the CPU's catalogue.
+    image, _ = synth(1024, 11)
+    run("find", image, "--method", "local", "--csv", tmp("cpu.csv"))
+    for backend in ("gpu", "both"):
+        out = tmp(f"{backend}.csv")
+        r = run("find", image, "--method", "local", "--backend", backend, "--csv", out)
+        if "no usable GPU" in r.stderr:
+            assert "gpu        unavailable" in r.stdout, r.stdout
+            assert open(out).read() == open(tmp("cpu.csv")).read(), f"{backend}: not the CPU's"
+            continue
+        assert "gpu        kernels" in r.stdout, r.stdout
+        assert len(rows(out)) == len(rows(tmp("cpu.csv"))), f"{backend}: other sources"
+        if backend == "both":
+            assert "DIFFERS" not in r.stdout and "agrees" in r.stdout, r.stdout
+
+
 def check_synth_checksums():
     for (size, seed), want in SYNTH_SHA256.items():
         a = tmp(f"sum_{size}_{seed}_a.fits")
@@ -235,6 +253,8 @@ def main():
               check_files_say_method)
     tap.check("--bkg and --rms replace the computed maps", check_given_maps)
     tap.check("bad input: a message, a status, no file", check_bad_input)
+    tap.check("--backend gpu and both: on the device, or the CPU's with the reason",
+              check_gpu_backends)
     tap.check("--smooth beam: the filtered noise is measured", check_smooth_beam)
     tap.check("2048 synth field: quality floors", check_quality_floor)
     tap.check("synth fields are byte-identical per size and seed", check_synth_checksums)

@@ -335,7 +335,7 @@ static void
 test_gpu_fallback (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake };
+  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, NULL };
   SkyImage img;
   SkyParams params;
   SkyStages st;
@@ -369,7 +369,7 @@ static void
 test_gpu_fill_and_check (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL };
   SkyImage img;
   SkyParams params;
   SkyStages st;

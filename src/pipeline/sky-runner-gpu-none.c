@@ -44,7 +44,7 @@ none_compare (void *data, const SkyImage *img, const SkyResult *ref, const SkyRe
   return 1;
 }
 
-static const SkyGpuBackend none_backend = { none_available, none_run, none_compare, NULL };
+static const SkyGpuBackend none_backend = { none_available, none_run, none_compare, NULL, NULL };
 
 const SkyGpuBackend *
 sky_gpu_backend_default (void)

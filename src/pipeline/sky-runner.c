@@ -200,6 +200,125 @@ gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
   return SKY_OK;
 }
 
+/* The local method's maps for a device that does not make them itself:
+ * the caller's maps, or a matched filter's detection image (the device
+ * makes the unfiltered maps only). The whole maps, made from the mesh the
+ * background step left where they were not given. NULL maps: the device
+ * makes every step. */
+static int
+local_device_maps (SkyStages *st, const float **background, const float **rms,
+                   const float **snr)
+{
+  const size_t n = (size_t) (st->image->nx * st->image->ny);
+
+  *background = *rms = *snr = NULL;
+  if (st->given_background == NULL && st->filter == NULL)
+    return SKY_OK;
+  if (st->result.background == NULL)
+    {
+      float *b = sky_alloc_large (n * sizeof *b), *r = sky_alloc_large (n * sizeof *r);
+      int ret;
+      if (b == NULL || r == NULL || st->local == NULL || st->local->mesh == NULL)
+        {
+          free (b);
+          free (r);
+          return sky_fail (b == NULL || r == NULL ? SKY_ERR_MEMORY : SKY_ERR_ARGUMENT,
+                           "no background maps for the GPU");
+        }
+      ret = sky_cpu_background_rows (st->local->mesh, 0, st->image->ny, st->params.nthreads, b,
+                                     r);
+      st->result.background = b;
+      st->result.rms = r;
+      if (ret != SKY_OK)
+        return ret;
+    }
+  *background = st->result.background;
+  *rms = st->result.rms;
+  *snr = st->local != NULL ? st->local->snr : NULL;
+  return SKY_OK;
+}
+
+/* The local method on the GPU alone: every step on the device, or, with
+ * given maps or a matched filter, flood, deblend and measure from the
+ * maps the CPU's background and detect steps made. */
+static int
+local_gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+  size_t npix = (size_t) (st->image->nx * st->image->ny);
+  const float *background, *rms, *snr;
+  SkyResult res = { 0 };
+  SkyGpuTimes times = { 0 };
+  int ret = local_device_maps (st, &background, &rms, &snr);
+
+  if (ret == SKY_OK)
+    ret = gpu->run_local (gpu->data, st->image, &st->params, background, rms, snr, repeat, &res,
+                          &times);
+  if (ret != SKY_OK)
+    {
+      sky_result_clear (&res);
+      return ret;
+    }
+  sky_buffer_unref (st->mask_buffer);
+  sky_buffer_unref (st->labels_buffer);
+  st->mask_buffer = res.mask ? sky_buffer_adopt (res.mask, npix) : NULL;
+  st->labels_buffer = res.labels ? sky_buffer_adopt (res.labels, npix * sizeof (int32_t)) : NULL;
+  res.mask = NULL;
+  res.labels = NULL;
+  st->result.mask = sky_buffer_data (st->mask_buffer);
+  st->result.labels = sky_buffer_data (st->labels_buffer);
+  st->result.nsources = res.nsources;
+  st->result.nislands = res.nislands;
+  st->result.ndeblended = res.ndeblended;
+  sky_catalogue_clear (&st->result.catalogue);
+  st->result.catalogue = res.catalogue;
+  memset (&res.catalogue, 0, sizeof res.catalogue);
+  sky_result_clear (&res);
+  /* Steps the CPU ran (the maps, where the device took them made) keep
+   * their CPU times; those the device ran are timed there. */
+  if (background != NULL)
+    {
+      times.ms[SKY_STEP_BACKGROUND] = st->result.times.ms[SKY_STEP_BACKGROUND];
+      times.ms[SKY_STEP_DETECT] = st->result.times.ms[SKY_STEP_DETECT];
+    }
+  set_gpu_times (st, &times);
+  st->done = steps[nsteps - 1];
+  return SKY_OK;
+}
+
+/* Both, the local method: the device's run from the same maps as the
+ * CPU's where the device cannot make them, else from its own. */
+static int
+local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+  int done = position (steps, nsteps, st->done);
+  const float *background, *rms, *snr;
+  SkyResult res = { 0 };
+  SkyGpuTimes times = { 0 };
+  char note[2048] = "";
+  int ret = local_device_maps (st, &background, &rms, &snr);
+
+  if (ret == SKY_OK)
+    ret = gpu->run_local (gpu->data, st->image, &st->params, background, rms, snr, repeat, &res,
+                          &times);
+  if (ret != SKY_OK)
+    {
+      sky_result_clear (&res);
+      return ret;
+    }
+  res.method = SKY_METHOD_LOCAL;
+  set_gpu_times (st, &times);
+  for (int k = 0; k <= done; k++)
+    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
+  free (st->gpu_note);
+  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
+  sky_result_clear (&res);
+  return SKY_OK;
+}
+
 /* The GPU failed with the message in sky_last_error(): the run goes on
  * without GPU figures and keeps why. */
 static void
@@ -247,8 +366,6 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     return sky_fail (SKY_ERR_ARGUMENT, "the detection image is %lld x %lld, the image %lld x %lld",
                      (long long) st->detect->nx, (long long) st->detect->ny,
                      (long long) st->image->nx, (long long) st->image->ny);
-  if (req->backend != SKY_BACKEND_CPU && req->method == SKY_METHOD_LOCAL)
-    return sky_fail (SKY_ERR_ARGUMENT, "the local method runs on the CPU only");
   if ((req->background == NULL) != (req->rms == NULL))
     return sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
   if (req->backend != SKY_BACKEND_CPU && st->detect != st->image)
@@ -256,7 +373,7 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
 
   /* The GPU alone runs the steps in one go on the device. If it fails
    * (no device, out of memory, lost), the CPU does the whole job. */
-  if (req->backend == SKY_BACKEND_GPU)
+  if (req->backend == SKY_BACKEND_GPU && req->method != SKY_METHOD_LOCAL)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
@@ -265,6 +382,33 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
       take_gpu_fault (st);
       keep = -1;
       until = nsteps - 1;
+    }
+
+  /* The local method on the GPU alone: every step on the device, or, with
+   * given maps or a matched filter (which the device does not make), the
+   * CPU's background and detect steps first. */
+  int cpu_until = until;
+  int local_gpu = req->backend == SKY_BACKEND_GPU && req->method == SKY_METHOD_LOCAL;
+  if (local_gpu && gpu->run_local == NULL)
+    {
+      sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend does not run the local method");
+      take_gpu_fault (st);
+      local_gpu = 0;
+    }
+  if (local_gpu)
+    {
+      until = nsteps - 1;
+      if (req->background == NULL && req->filter == NULL)
+        {
+          if (cancelled (req))
+            return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+          if (local_gpu_fill (st, gpu, repeat) == SKY_OK)
+            return SKY_OK;
+          take_gpu_fault (st);
+          local_gpu = 0;
+        }
+      else
+        cpu_until = position (steps, nsteps, SKY_STEP_DETECT);
     }
 
   for (int k = 0; k <= keep && k <= until && sky_step_defs[steps[k]].keep; k++)
@@ -279,19 +423,31 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
       st->done = st->kept = s;
     }
 
-  for (int k = position (steps, nsteps, st->done) + 1; k <= until; k++)
+  for (int pass = 0; pass < 2; pass++)
     {
-      SkyStep s = steps[k];
-      double t0;
+      for (int k = position (steps, nsteps, st->done) + 1; k <= cpu_until; k++)
+        {
+          SkyStep s = steps[k];
+          double t0;
 
+          if (cancelled (req))
+            return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+          t0 = sky_now_ms ();
+          ret = sky_step_defs[s].cpu (st);
+          st->result.times.ms[s] = sky_now_ms () - t0;
+          if (ret != SKY_OK)
+            return ret;
+          st->done = s;
+        }
+      if (cpu_until == until)
+        break;
+      /* The maps are made: the device runs the rest, or the CPU does. */
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      t0 = sky_now_ms ();
-      ret = sky_step_defs[s].cpu (st);
-      st->result.times.ms[s] = sky_now_ms () - t0;
-      if (ret != SKY_OK)
-        return ret;
-      st->done = s;
+      if (local_gpu_fill (st, gpu, repeat) == SKY_OK)
+        break;
+      take_gpu_fault (st);
+      cpu_until = until;
     }
   st->result.times.total = 0;
   for (int s = 0; s < SKY_STEP_COUNT; s++)
@@ -301,7 +457,14 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (gpu_check (st, gpu, repeat) != SKY_OK)
+      if (req->method == SKY_METHOD_LOCAL && gpu->run_local == NULL)
+        {
+          sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend does not run the local method");
+          take_gpu_fault (st);
+        }
+      else if ((req->method == SKY_METHOD_LOCAL ? local_gpu_check (st, gpu, repeat)
+                                                : gpu_check (st, gpu, repeat))
+               != SKY_OK)
         take_gpu_fault (st);
     }
   return SKY_OK;

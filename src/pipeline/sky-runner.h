@@ -76,6 +76,15 @@ typedef struct SkyGpuBackend {
   int (*compare) (void *data, const SkyImage *img, const SkyResult *ref, const SkyResult *res,
                   char *what, size_t what_size);
   void *data;
+  /* The local method on the device, timed as run is: every step where
+   * background is NULL, else flood, deblend and measure from the maps
+   * (nx * ny floats each on the host: background, rms, and the filtered
+   * detection image or NULL). res gets the mask, labels, catalogue and
+   * island counts. NULL where the backend has no local method: the CPU
+   * then runs it and gpu_fault says so. */
+  int (*run_local) (void *data, const SkyImage *img, const SkyParams *params,
+                    const float *background, const float *rms, const float *snr, int repeat,
+                    SkyResult *res, SkyGpuTimes *times);
 } SkyGpuBackend;
 
 const SkyGpuBackend *sky_gpu_backend_default (void);
