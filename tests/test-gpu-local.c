@@ -148,7 +148,7 @@ check_local (const char *what, const SkyImage *img, const SkyParams *params,
 /* The defaults, 8-connectivity, no deblending, a minimum area, and a
  * matched filter. */
 static void
-check_variants (const char *what, const SkyImage *img)
+check_variants (const char *what, const SkyImage *img, gboolean filtered)
 {
   SkyParams p;
   SkyKernel k = { 0 };
@@ -164,6 +164,8 @@ check_variants (const char *what, const SkyImage *img)
   p.min_area = 5;
   p.deblend_nthresh = 64;
   check_local (what, img, &p, NULL);
+  if (!filtered)
+    return;
   sky_params_init (&p);
   g_assert_cmpint (sky_kernel_gaussian (&k, 1.5, 7), ==, SKY_OK);
   check_local (what, img, &p, &k);
@@ -276,7 +278,12 @@ test_field (gconstpointer data)
     }
   rng = g_rand_new_with_seed (g_test_rand_int ());
   make_field (fc, rng, &img);
-  check_variants (fc->path, &img);
+  /* A flat image has no rms: the filtered noise scale the CPU measures on
+   * it has no pixel to clip, and the CPU refuses the filtered run (clip:
+   * every pixel is blank); the unfiltered runs find nothing on both. */
+  if (fc->flat)
+    g_test_message ("%s: no matched-filter variant (the CPU refuses it: no rms)", fc->path);
+  check_variants (fc->path, &img, !fc->flat);
   sky_image_clear (&img);
   g_rand_free (rng);
 }
@@ -319,7 +326,7 @@ test_shared_image (gconstpointer data)
       g_test_fail_printf ("%s: %s", path, sky_last_error ());
       return;
     }
-  check_variants (path, &img);
+  check_variants (path, &img, TRUE);
   sky_image_clear (&img);
 }
 
