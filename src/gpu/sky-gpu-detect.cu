@@ -128,9 +128,10 @@ sky_gpu_detect_ensure (SkyGpu *gpu, int64_t n)
   L->nwords = words;
   L->chunk_cap = items / 2048 + 2;
   /* The scratch holds at least the measure's walks (a pixel index per
-   * source pixel) and, at first, the deblending of islands covering half
-   * the image; more is asked for when needed. */
-  return sky_gpu_detect_ensure_scratch (gpu, 4 * n + 16);
+   * source pixel) and, at first, the deblending of islands covering a
+   * sixth of the image (11 words a pixel and a little); more is asked for
+   * when needed (a field's extended emission: the tests' huge islands). */
+  return sky_gpu_detect_ensure_scratch (gpu, 2 * n + 16);
 }
 
 /* The maps a caller gives from elsewhere (host memory, or another device
