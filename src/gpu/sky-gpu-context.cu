@@ -360,6 +360,7 @@ sky_gpu_device_bytes (const SkyGpu *gpu)
   bytes += (size_t) gpu->meas_cap * (SKY_MEASURE_ACC_BYTES + SKY_MEASURE_CAT_BYTES);
   bytes += gpu->conv_out_bytes + gpu->conv_f32_bytes;
   bytes += sky_gpu_local_bytes (gpu);
+  bytes += sky_gpu_detect_bytes (gpu);
   return bytes;
 }
 

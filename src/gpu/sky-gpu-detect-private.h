@@ -97,6 +97,7 @@ int sky_gpu_detect_ensure (SkyGpu *gpu, int64_t n);
 int sky_gpu_detect_ensure_sources (SkyGpu *gpu, int64_t nsources);
 int sky_gpu_detect_ensure_scratch (SkyGpu *gpu, int64_t words);
 void sky_gpu_detect_free (SkyGpu *gpu);
+size_t sky_gpu_detect_bytes (const SkyGpu *gpu);
 
 /* out[i] = in[0] + ... + in[i - 1] for i < count, where count is *d_count
  * (on the device) or, where d_count is NULL, cap; *d_total gets the sum.

@@ -69,6 +69,31 @@ sky_gpu_detect_free (SkyGpu *gpu)
   gpu->detect = NULL;
 }
 
+/* What the detection holds on the device, counted in sky_gpu_device_bytes
+ * and so under SKYSIFT_GPU_MEMORY_LIMIT. */
+size_t
+sky_gpu_detect_bytes (const SkyGpu *gpu)
+{
+  const SkyGpuDetect *L = gpu->detect;
+  size_t bytes;
+
+  if (L == NULL)
+    return 0;
+  bytes = 8 * sizeof (unsigned long long) + sizeof (SkyGpuDetectHeader);
+  if (L->capacity > 0)
+    {
+      /* per island: peak key, area, first, box, keep, position, relabel,
+       * kept peak, area, first, box, need, offset, nsub, new label */
+      bytes += (size_t) L->island_cap * (4 + 8 + 8 + 16 + 8 + 8 + 4 + 4 + 8 + 8 + 16 + 8 + 8 + 4 + 4);
+      bytes += (size_t) L->nwords * 3 * 8 + (size_t) L->capacity * 2 + 1;
+      bytes += (size_t) L->chunk_cap * 8;
+    }
+  bytes += (size_t) L->input_cap * 4 * sizeof (float);
+  bytes += (size_t) L->scratch_cap * sizeof (int32_t);
+  bytes += (size_t) L->source_cap * (2 * 8 + SKY_DETECT_CAT_BYTES);
+  return bytes;
+}
+
 /* Islands of n pixels are at most (n + 1) / 2 (none touch another); the
  * tables are sized for that, since the count is only known on the device. */
 int
