@@ -385,7 +385,10 @@ print_local_gpu (const SkyStages *st, const char *backend)
 
   printf ("gpu        kernels, best of %d after a warm-up (ms):", st->gpu_times.runs);
   for (int k = 0; k < nsteps; k++)
-    printf (" %s %.4f", sky_step_name (steps[k]), st->gpu_kernel.ms[steps[k]]);
+    if (st->gpu_steps & (1u << steps[k]))
+      printf (" %s %.4f", sky_step_name (steps[k]), st->gpu_kernel.ms[steps[k]]);
+    else
+      printf (" %s on the CPU", sky_step_name (steps[k]));
   printf ("; all %.4f\n", st->gpu_kernel.total);
   if (st->backend != SKY_BACKEND_BOTH)
     return;
@@ -477,7 +480,7 @@ cli_find (int argc, char **argv)
           fprintf (stderr, "skysift-cli: warning: --backend %s: %s; the results are the CPU's\n",
                    a.backend, cpu.gpu_fault);
         }
-      local_gpu = cpu.gpu_fault == NULL;
+      local_gpu = cpu.has_gpu;
       gpu_ok = 0;
       want_cpu = 1;   /* the results are the runner's, in cpu */
     }
@@ -487,7 +490,8 @@ cli_find (int argc, char **argv)
     cli_warn_global (&a.params, &img, res);
 
 #ifdef SKYSIFT_HAVE_CUDA
-  if (gpu_ok && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
+  if (gpu_ok && a.method != SKY_METHOD_LOCAL
+      && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
     {
       /* The device failed during the run (out of memory, lost): the CPU
        * finishes the job, and the summary says why the GPU did not. */
@@ -501,7 +505,7 @@ cli_find (int argc, char **argv)
         goto exit;
       want_cpu = 1;
     }
-  if (gpu_ok && !want_cpu)
+  if (gpu_ok && !want_cpu && a.method != SKY_METHOD_LOCAL)
     out = &gpu_run.res;
 #endif
 
@@ -529,11 +533,14 @@ cli_find (int argc, char **argv)
       /* What ran: a GPU that failed leaves the CPU's results. */
       SkyRunInfo info = { &img, &a.params,
                           (want_gpu && !gpu_ok && !local_gpu) ? "cpu" : a.backend, load_ms,
-                          a.repeat, NULL, a.smooth };
+                          a.repeat, NULL, a.smooth, 0 };
       if (local_gpu)
-        info.gpu = &cpu.gpu_times;
+        {
+          info.gpu = &cpu.gpu_times;
+          info.gpu_steps = cpu.gpu_steps;
+        }
 #ifdef SKYSIFT_HAVE_CUDA
-      if (gpu_ok)
+      else if (gpu_ok)
         info.gpu = &gpu_run.times;
 #endif
       if (sky_write_run_json (a.json, &info, out) != SKY_OK)

@@ -18,9 +18,8 @@
 
 namespace {
 
-constexpr int kSumThreads = 128;     /* 32 boxes a block */
-constexpr int kModeThreads = 256;
-constexpr int kModeWarps = kModeThreads / 32;
+constexpr int kSumThreads = 32;      /* 8 boxes a block: small images still fill every SM */
+constexpr int kModeThreads = 256; /* the mode kernel's block unless switched */
 
 struct LaneSums {
   double s, q;
@@ -29,36 +28,72 @@ struct LaneSums {
 
 /* The pixels p with lcut <= p <= hcut of lane `lane` (0..3) of a box, or
  * of its tail (lane 4): sum, sum of squares in double, count. */
+/* Without a branch, as the CPU's vector lanes do it: a pixel outside the
+ * cuts adds +0.0, which leaves a sum unchanged (a sum that starts at +0.0
+ * is never -0.0 in round-to-nearest). */
 __device__ __forceinline__ void
 lane_add (LaneSums &a, float p, float lcut, float hcut)
 {
-  if (p >= lcut && p <= hcut)
-    {
-      double d = (double) p;
-      a.s = a.s + d;
-      a.q = a.q + d * d;
-      a.n++;
-    }
+  const bool in = p >= lcut && p <= hcut;
+  const double d = (double) (in ? p : 0.0f);
+  a.s = a.s + d;
+  a.q = a.q + d * d;
+  a.n += in;
+}
+
+/* One pass over a box's pixels (lane 0..3: x = lane + 4k of each row's
+ * first w - w % 4 pixels; lane 0 also sums the rest, the tail, apart).
+ * The lane's pixels of a row are loaded kBatch at a time, the next batch
+ * while the current one is added: the additions stay in the CPU's order,
+ * the loads do not wait for them. */
+constexpr int kBatch = 16;
+
+__device__ __forceinline__ void
+load_batch (const float *row, int64_t x, int64_t m, int64_t j, float (&v)[kBatch])
+{
+#pragma unroll
+  for (int k = 0; k < kBatch; k++)
+    v[k] = j * kBatch + k < m ? __ldg (row + x + 4 * k) : 0.0f;
 }
 
 __device__ void
 box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, int64_t w,
           int64_t h, int lane, float lcut, float hcut, LaneSums &mine, LaneSums &tail)
 {
-  const int64_t w4 = w / 4 * 4;
+  const int64_t w4 = w / 4 * 4, m = w4 / 4;  /* each lane's pixels in a row */
+  const int64_t nbatch = (m + kBatch - 1) / kBatch;
+  const float *base = image + y0 * nx + x0;
 
   mine = LaneSums { 0.0, 0.0, 0 };
   tail = LaneSums { 0.0, 0.0, 0 };
-  for (int64_t y = 0; y < h; y++)
+  if (m > 0)
     {
-      const float *row = image + (y0 + y) * nx + x0;
-#pragma unroll 4
-      for (int64_t x = lane; x < w4; x += 4)
-        lane_add (mine, __ldg (row + x), lcut, hcut);
-      if (lane == 0)
-        for (int64_t x = w4; x < w; x++)
-          lane_add (tail, __ldg (row + x), lcut, hcut);
+      float cur[kBatch], nxt[kBatch] = {};
+      int64_t ly = 0, lj = 0;  /* the batch loaded next */
+      load_batch (base, lane, m, 0, cur);
+      for (int64_t y = 0; y < h; y++)
+        for (int64_t j = 0; j < nbatch; j++)
+          {
+            if (++lj == nbatch)
+              {
+                lj = 0;
+                ly++;
+              }
+            if (ly < h)
+              load_batch (base + ly * nx, lane + 4 * kBatch * lj, m, lj, nxt);
+#pragma unroll
+            for (int k = 0; k < kBatch; k++)
+              if (j * kBatch + k < m)
+                lane_add (mine, cur[k], lcut, hcut);
+#pragma unroll
+            for (int k = 0; k < kBatch; k++)
+              cur[k] = nxt[k];
+          }
     }
+  if (lane == 0 && w4 < w)
+    for (int64_t y = 0; y < h; y++)
+      for (int64_t x = w4; x < w; x++)
+        lane_add (tail, __ldg (base + y * nx + x), lcut, hcut);
 }
 
 /* The four lanes' totals as the CPU adds them (every lane of the box gets
@@ -147,8 +182,9 @@ boxSumsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
 
 /* A block's sum of two int64 per thread, every thread getting the totals;
  * slots alternate between calls, so one barrier a call suffices. */
+template <int WARPS>
 __device__ __forceinline__ void
-block_sum2 (long long a, long long c, long long (*slots)[2][kModeWarps], int parity,
+block_sum2 (long long a, long long c, long long (*slots)[2][WARPS], int parity,
             long long *ta, long long *tc)
 {
   const unsigned full = 0xffffffffu;
@@ -165,7 +201,7 @@ block_sum2 (long long a, long long c, long long (*slots)[2][kModeWarps], int par
     }
   __syncthreads ();
   a = c = 0;
-  for (int k = 0; k < kModeWarps; k++)
+  for (int k = 0; k < WARPS; k++)
     {
       a += slots[parity][0][k];
       c += slots[parity][1][k];
@@ -208,17 +244,33 @@ median_walk_end (const Prefix &P, int lcut, int hcut, int64_t *lowsum, int64_t *
   return lo;
 }
 
-/* A block a box: histogram, prefix counts, SExtractor's mode. */
-__global__ void __launch_bounds__ (kModeThreads)
+/* The count of bin k (0 .. nlevels, the last the spare bin) from the
+ * prefix counts; 0 outside. */
+__device__ __forceinline__ int32_t
+bin_count (const int32_t *prefix, int nlevels, int32_t spare, int k)
+{
+  if (k < 0 || k > nlevels)
+    return 0;
+  return k == nlevels ? spare : prefix[k + 1] - prefix[k];
+}
+
+/* A block a box: histogram, prefix counts, SExtractor's mode. THREADS
+ * (a multiple of 32) changes only how the integer work is shared out, not
+ * a result: counts and moments are exact, the scalar arithmetic is every
+ * thread's own. */
+template <int THREADS>
+__global__ void __launch_bounds__ (THREADS)
 boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box, int64_t nbx,
                const float *__restrict__ qzero_in, const float *__restrict__ qscale_in,
                const float *__restrict__ mean_in, const int32_t *__restrict__ nlevels_in,
                float *__restrict__ back_out, float *__restrict__ rms_out)
 {
+  /* The counts, then in place the prefix counts (the spare bin's count
+   * kept aside): one array, so that more boxes share a multiprocessor. */
   __shared__ int32_t histo[SKY_BKG_MAX_LEVELS + 1];
-  __shared__ int32_t prefix[SKY_BKG_MAX_LEVELS + 1];
-  __shared__ int32_t chunk_sums[kModeThreads];
-  __shared__ long long slots[2][2][kModeWarps];
+  int32_t *const prefix = histo;
+  __shared__ int32_t chunk_sums[THREADS];
+  __shared__ long long slots[2][2][(THREADS / 32)];
 
   sky_grid_wait ();
   const int64_t b = blockIdx.x;
@@ -239,21 +291,21 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
   const float cste = (float) (0.499999 - (double) (qzero / qscale));
   const float top = (float) nlevels;
 
-  for (int i = threadIdx.x; i <= nlevels; i += kModeThreads)
+  for (int i = threadIdx.x; i <= nlevels; i += THREADS)
     histo[i] = 0;
   __syncthreads ();
   /* SEP's bin: (int) (p / qscale + cste) in float, truncated; outside
    * every bin (and NaN) to the spare bin nlevels. */
   {
-    /* rows of up to kModeThreads pixels: several rows at a time */
-    const int64_t rows_at_once = w < kModeThreads ? kModeThreads / w : 1;
-    const int64_t ty = threadIdx.x / (w < kModeThreads ? w : kModeThreads);
-    const int64_t tx = threadIdx.x - ty * (w < kModeThreads ? w : kModeThreads);
+    /* rows of up to THREADS pixels: several rows at a time */
+    const int64_t rows_at_once = w < THREADS ? THREADS / w : 1;
+    const int64_t ty = threadIdx.x / (w < THREADS ? w : THREADS);
+    const int64_t tx = threadIdx.x - ty * (w < THREADS ? w : THREADS);
     if (ty < rows_at_once)
       for (int64_t y = ty; y < h; y += rows_at_once)
         {
           const float *row = image + (y0 + y) * nx + x0;
-          for (int64_t x = tx; x < w; x += kModeThreads)
+          for (int64_t x = tx; x < w; x += THREADS)
             {
               const float f = __ldg (row + x) / qscale + cste;
               const int bin = (f > -1.0f && f < top) ? sky_x86_f2i (f) : nlevels;
@@ -265,8 +317,9 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
 
   /* prefix[k] = pixels in bins 0 .. k - 1, k = 0 .. nlevels: each thread
    * a stretch of bins, the stretches' totals scanned by one warp. */
+  const int32_t spare = histo[nlevels];
   {
-    const int per = (nlevels + kModeThreads - 1) / kModeThreads;
+    const int per = (nlevels + THREADS - 1) / THREADS;
     const int k0 = threadIdx.x * per;
     int32_t s = 0;
     for (int k = k0; k < k0 + per && k < nlevels; k++)
@@ -276,7 +329,7 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
     if (threadIdx.x < 32)
       {
         int32_t carry = 0;
-        for (int base = 0; base < kModeThreads; base += 32)
+        for (int base = 0; base < THREADS; base += 32)
           {
             int32_t v = chunk_sums[base + threadIdx.x], x = v;
             for (int o = 1; o < 32; o <<= 1)
@@ -293,8 +346,9 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
     s = chunk_sums[threadIdx.x];
     for (int k = k0; k < k0 + per && k < nlevels; k++)
       {
+        const int32_t h = histo[k];
         prefix[k] = s;
-        s += histo[k];
+        s += h;
       }
     if (k0 < nlevels && k0 + per >= nlevels)
       prefix[nlevels] = s;
@@ -323,13 +377,13 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
           /* moments over the bins lcut..hcut that exist: exact integers */
           const int64_t k0 = lcut > 0 ? lcut : 0, k1 = hcut < topbin ? hcut : topbin;
           long long m1 = 0, m2 = 0;
-          for (int64_t k = k0 + threadIdx.x; k <= k1; k += kModeThreads)
+          for (int64_t k = k0 + threadIdx.x; k <= k1; k += THREADS)
             {
-              const long long c = histo[k];
+              const long long c = prefix[k + 1] - prefix[k];
               m1 += c * k;
               m2 += c * k * k;
             }
-          block_sum2 (m1, m2, slots, parity, &m1, &m2);
+          block_sum2<THREADS / 32> (m1, m2, slots, parity, &m1, &m2);
           parity ^= 1;
           mea = (double) m1;
           sig = (double) m2;
@@ -337,8 +391,8 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
       if (hi >= 0)
         {
           const int lo = hcut >= lcut ? sky_wrap_add (hi, 1) : lcut;
-          const int32_t hlo = lo >= 0 && lo <= nlevels ? histo[lo] : 0;
-          const int32_t hhi = hi <= nlevels ? histo[hi] : 0;
+          const int32_t hlo = bin_count (prefix, nlevels, spare, lo);
+          const int32_t hhi = bin_count (prefix, nlevels, spare, hi);
           const int32_t peak = hlo > hhi ? hlo : hhi;
           med = hi + 0.5 + ((double) highsum - (double) lowsum) / (2.0 * (double) peak);
         }
@@ -372,6 +426,21 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
 
 } /* namespace */
 
+/* The mode kernel wants shared memory rather than L1: its blocks are many
+ * and short, so as many as fit should share a multiprocessor. */
+int
+sky_gpu_background_boxes_prepare (SkyGpu *gpu)
+{
+  (void) gpu;
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<256>,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int) cudaSharedmemCarveoutMaxShared));
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<32>,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int) cudaSharedmemCarveoutMaxShared));
+  return SKY_OK;
+}
+
 int
 sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g,
                                   const float *d_image)
@@ -385,9 +454,17 @@ sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBk
   SKY_LAUNCH (boxSumsKernel, (unsigned) blocks, kSumThreads, 0, gpu->stream, d_image, g->nx,
               g->ny, g->box, g->nbx, g->nb, L->d_qzero, L->d_qscale, L->d_boxmean,
               L->d_nlevels);
-  SKY_LAUNCH (boxModeKernel, (unsigned) g->nb, kModeThreads, 0, gpu->stream, d_image, g->nx,
-              g->ny, g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
-              (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
-              L->d_raw_rms);
+  /* SKYSIFT_GPU_MODE_THREADS=32: a warp a box, the mode's scalar arithmetic
+   * issued once a box instead of by eight warps (for comparisons). */
+  if (gpu->switches.mode_threads == 32)
+    SKY_LAUNCH (boxModeKernel<32>, (unsigned) g->nb, 32, 0, gpu->stream, d_image, g->nx, g->ny,
+                g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
+                (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
+                L->d_raw_rms);
+  else
+    SKY_LAUNCH (boxModeKernel<kModeThreads>, (unsigned) g->nb, kModeThreads, 0, gpu->stream,
+                d_image, g->nx, g->ny, g->box, g->nbx, (const float *) L->d_qzero,
+                (const float *) L->d_qscale, (const float *) L->d_boxmean,
+                (const int32_t *) L->d_nlevels, L->d_raw_back, L->d_raw_rms);
   return SKY_OK;
 }

@@ -51,14 +51,17 @@ columnsKernel (const int64_t *__restrict__ start, int64_t nx, int64_t nbx, int b
 }
 
 /* Row y's nodes of one map (row_nodes in sky-cpu-background-spline.c):
- * threads 2y and 2y + 1 do the background and the rms. u: nbx floats of
- * scratch a thread. */
+ * threads 2y and 2y + 1 do the background and the rms. The recurrence
+ * works in shared memory (element x of a thread's three arrays at
+ * x * blockDim.x + thread) where the rows of boxes are short enough
+ * (in_shared), else in u_all (3 * nbx floats a thread). */
 __global__ void __launch_bounds__ (kThreads)
 rowNodesKernel (const float *__restrict__ back, const float *__restrict__ dback,
                 const float *__restrict__ rms, const float *__restrict__ drms, int64_t ny,
                 int64_t nbx, int64_t nby, int box, float *__restrict__ nodes,
-                float *__restrict__ u_all)
+                float *__restrict__ u_all, int in_shared)
 {
+  extern __shared__ float s_row[];
   sky_grid_wait ();
   const int64_t t = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -67,18 +70,20 @@ rowNodesKernel (const float *__restrict__ back, const float *__restrict__ dback,
   const int64_t y = t / 2;
   const int which = (int) (t & 1);
   const float *values = which ? rms : back, *dvalues = which ? drms : dback;
-  float *node = nodes + 4 * nbx * y + 2 * nbx * which, *dnode = node + nbx;
-  float *u = u_all + t * nbx;
+  float *node_out = nodes + 4 * nbx * y + 2 * nbx * which, *dnode_out = node_out + nbx;
 
   if (nby < 2)
     {
       for (int64_t x = 0; x < nbx; x++)
         {
-          node[x] = values[x];
-          dnode[x] = dvalues[x];
+          node_out[x] = values[x];
+          dnode_out[x] = dvalues[x];
         }
       return;
     }
+  const int64_t stride = in_shared ? blockDim.x : 1;
+  float *node = in_shared ? s_row + threadIdx.x : u_all + 3 * nbx * t;
+  float *tt = node + nbx * stride, *u = tt + nbx * stride;
   float dy = (float) y / (float) box - 0.5;
   int64_t yl = sky_x86_f2ll (dy);
   dy -= (float) yl;
@@ -90,26 +95,35 @@ rowNodesKernel (const float *__restrict__ back, const float *__restrict__ dback,
   const float cdy = 1 - dy, dy3 = dy * dy * dy - dy, cdy3 = cdy * cdy * cdy - cdy;
   const float *blo = values + yl * nbx, *bhi = blo + nbx;
   const float *dblo = dvalues + yl * nbx, *dbhi = dblo + nbx;
+#pragma unroll 4
   for (int64_t x = 0; x < nbx; x++)
-    node[x] = cdy * blo[x] + dy * bhi[x] + cdy3 * dblo[x] + dy3 * dbhi[x];
+    {
+      const float v = cdy * blo[x] + dy * bhi[x] + cdy3 * dblo[x] + dy3 * dbhi[x];
+      node[x * stride] = v;
+      node_out[x] = v;
+    }
 
-  dnode[0] = 0.0f;
+  dnode_out[0] = 0.0f;
   if (nbx > 1)
     {
-      float dprev = 0.0f, uprev = 0.0f;
-      u[0] = 0.0f;
+      float tprev = 0.0f, uprev = 0.0f;
       for (int64_t x = 1; x < nbx - 1; x++)
         {
-          float t1 = -1.0f / (dprev + 4.0f);
-          dnode[x] = t1;
-          dprev = t1;
-          t1 *= uprev - 6.0f * (node[x + 1] + node[x - 1] - 2.0f * node[x]);
-          u[x] = t1;
+          float t1 = -1.0f / (tprev + 4.0f);
+          tt[x * stride] = t1;
+          tprev = t1;
+          t1 *= uprev - 6.0f * (node[(x + 1) * stride] + node[(x - 1) * stride]
+                                - 2.0f * node[x * stride]);
+          u[x * stride] = t1;
           uprev = t1;
         }
-      dnode[nbx - 1] = 0.0f;
+      dnode_out[nbx - 1] = 0.0f;
+      float dnext = 0.0f;
       for (int64_t x = nbx - 2; x >= 1; x--)
-        dnode[x] = (float) ((dnode[x] * dnode[x + 1] + u[x]) / 6.0);
+        {
+          dnext = (float) ((tt[x * stride] * dnext + u[x * stride]) / 6.0);
+          dnode_out[x] = dnext;
+        }
     }
 }
 
@@ -202,10 +216,15 @@ sky_gpu_background_maps_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkg
     SKY_LAUNCH (columnsKernel, blocks_for (g->nx, kThreads), kThreads, 0, gpu->stream,
                 (const int64_t *) L->d_start, g->nx, g->nbx, g->box, L->d_kcol, L->d_dx,
                 L->d_cdx, L->d_ax, L->d_bx);
-  SKY_LAUNCH (rowNodesKernel, blocks_for (2 * g->ny, kThreads), kThreads, 0, gpu->stream,
-              (const float *) L->d_back, (const float *) L->d_dback, (const float *) L->d_rmsm,
-              (const float *) L->d_drms, g->ny, g->nbx, g->nby, g->box, L->d_nodes,
-              L->d_row_u);
+  /* 32 threads a block: 12 bytes a box each in 48 KiB of shared memory
+   * holds rows of up to 128 boxes. */
+  const int node_threads = 32;
+  const size_t node_smem = (size_t) (3 * g->nbx * node_threads) * sizeof (float);
+  const int in_shared = node_smem <= 48 * 1024;
+  SKY_LAUNCH (rowNodesKernel, blocks_for (2 * g->ny, node_threads), node_threads,
+              in_shared ? node_smem : 0, gpu->stream, (const float *) L->d_back,
+              (const float *) L->d_dback, (const float *) L->d_rmsm, (const float *) L->d_drms,
+              g->ny, g->nbx, g->nby, g->box, L->d_nodes, L->d_row_u, in_shared);
   SKY_LAUNCH (pixelsKernel, grid, kPixelThreads, 0, gpu->stream, d_image, g->nx, g->ny, g->nbx,
               (const int32_t *) L->d_kcol, (const float *) L->d_dx, (const float *) L->d_cdx,
               (const float *) L->d_ax, (const float *) L->d_bx, (const float *) L->d_nodes,

@@ -10,7 +10,7 @@
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kLocalWindow = 49; /* windows up to 7 x 7 in each thread's own array */
+constexpr int kLocalWindow = 25; /* windows up to 5 x 5 in each thread's own array */
 
 __device__ __forceinline__ int
 usable (float v)
@@ -19,30 +19,53 @@ usable (float v)
 }
 
 /* Each row of boxes: how many columns left and right of each box the
- * nearest usable box in the row lies (-1: none that side). */
+ * nearest usable box in the row lies (-1: none that side). A warp a row,
+ * 32 columns at a time: the last usable column so far is a running
+ * maximum (a scan by shuffles), the next one from the right a running
+ * minimum. */
 __global__ void __launch_bounds__ (kThreads)
 rowDistanceKernel (const float *__restrict__ back, int64_t nbx, int64_t nby,
                    int32_t *__restrict__ left, int32_t *__restrict__ right)
 {
   sky_grid_wait ();
-  const int64_t y = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned full = 0xffffffffu;
+  const int64_t y = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
 
   if (y >= nby)
-    return;
+    return; /* the whole warp: y is the warp's */
   const float *row = back + y * nbx;
-  int64_t last = -1;
-  for (int64_t x = 0; x < nbx; x++)
+  int carry = -1;
+  for (int64_t x0 = 0; x0 < nbx; x0 += 32)
     {
-      if (usable (row[x]))
-        last = x;
-      left[y * nbx + x] = last < 0 ? -1 : (int32_t) (x - last);
+      const int64_t x = x0 + lane;
+      int v = x < nbx && usable (row[x]) ? (int) x : -1;
+      for (int o = 1; o < 32; o <<= 1)
+        {
+          const int u = __shfl_up_sync (full, v, o);
+          if (lane >= o)
+            v = u > v ? u : v;
+        }
+      v = carry > v ? carry : v;
+      if (x < nbx)
+        left[y * nbx + x] = v < 0 ? -1 : (int32_t) (x - v);
+      carry = __shfl_sync (full, v, 31);
     }
-  last = -1;
-  for (int64_t x = nbx - 1; x >= 0; x--)
+  carry = INT32_MAX;
+  for (int64_t x0 = (nbx - 1) / 32 * 32; x0 >= 0; x0 -= 32)
     {
-      if (usable (row[x]))
-        last = x;
-      right[y * nbx + x] = last < 0 ? -1 : (int32_t) (last - x);
+      const int64_t x = x0 + lane;
+      int v = x < nbx && usable (row[x]) ? (int) x : INT32_MAX;
+      for (int o = 1; o < 32; o <<= 1)
+        {
+          const int u = __shfl_down_sync (full, v, o);
+          if (lane + o < 32)
+            v = u < v ? u : v;
+        }
+      v = carry < v ? carry : v;
+      if (x < nbx)
+        right[y * nbx + x] = v == INT32_MAX ? -1 : (int32_t) (v - x);
+      carry = __shfl_sync (full, v, 0);
     }
 }
 
@@ -197,12 +220,16 @@ filterKernel (const float *__restrict__ back, const float *__restrict__ rms, int
 
 /* Second derivatives of the natural cubic spline down column x of a map
  * (spline_columns in sky-cpu-background.c); threads 0..nbx-1 do the
- * background, nbx..2nbx-1 the rms. u: nbx * nby floats of scratch a map. */
+ * background, nbx..2nbx-1 the rms. The recurrence keeps its terms in
+ * shared memory (element y of a thread at y * blockDim.x + thread) where
+ * the columns are short enough (in_shared), else in u_all (t and u of
+ * each map, 4 * nbx * nby floats). */
 __global__ void __launch_bounds__ (kThreads)
 columnSplineKernel (const float *__restrict__ back, const float *__restrict__ rms,
                     int64_t nbx, int64_t nby, float *__restrict__ dback,
-                    float *__restrict__ drms, float *__restrict__ u_all)
+                    float *__restrict__ drms, float *__restrict__ u_all, int in_shared)
 {
+  extern __shared__ float s_terms[];
   sky_grid_wait ();
   const int64_t t = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
@@ -212,24 +239,36 @@ columnSplineKernel (const float *__restrict__ back, const float *__restrict__ rm
   const int64_t x = t - which * nbx;
   const float *map = which ? rms : back;
   float *dmap = which ? drms : dback;
-  float *u = u_all + which * nbx * nby;
+  const int64_t stride = in_shared ? blockDim.x : 2 * nbx;
+  float *tt = in_shared ? s_terms + threadIdx.x : u_all + t;
+  float *u = in_shared ? s_terms + blockDim.x * nby + threadIdx.x : u_all + 2 * nbx * nby + t;
 
   dmap[x] = 0.0f;
   if (nby < 2)
     return;
-  u[x] = 0.0f;
+  float tprev = 0.0f, uprev = 0.0f, mprev = map[x], mcur = map[nbx + x];
+  tt[0] = 0.0f;
+  u[0] = 0.0f;
+#pragma unroll 4
   for (int64_t y = 1; y < nby - 1; y++)
     {
-      float t1 = -1.0f / (dmap[(y - 1) * nbx + x] + 4.0f);
-      dmap[y * nbx + x] = t1;
-      t1 *= u[(y - 1) * nbx + x] - 6.0f * (map[(y + 1) * nbx + x] + map[(y - 1) * nbx + x]
-                                            - 2.0f * map[y * nbx + x]);
-      u[y * nbx + x] = t1;
+      const float mnext = map[(y + 1) * nbx + x];
+      float t1 = -1.0f / (tprev + 4.0f);
+      tt[y * stride] = t1;
+      tprev = t1;
+      t1 *= uprev - 6.0f * (mnext + mprev - 2.0f * mcur);
+      u[y * stride] = t1;
+      uprev = t1;
+      mprev = mcur;
+      mcur = mnext;
     }
   dmap[(nby - 1) * nbx + x] = 0.0f;
+  float dnext = 0.0f;
   for (int64_t y = nby - 2; y >= 1; y--)
-    dmap[y * nbx + x] = (float) ((dmap[y * nbx + x] * dmap[(y + 1) * nbx + x]
-                                  + u[y * nbx + x]) / 6.0);
+    {
+      dnext = (float) ((tt[y * stride] * dnext + u[y * stride]) / 6.0);
+      dmap[y * nbx + x] = dnext;
+    }
 }
 
 unsigned
@@ -243,7 +282,7 @@ blocks_for (int64_t n)
 int
 sky_gpu_background_mesh_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g)
 {
-  SKY_LAUNCH (rowDistanceKernel, blocks_for (g->nby), kThreads, 0, gpu->stream,
+  SKY_LAUNCH (rowDistanceKernel, blocks_for (32 * g->nby), kThreads, 0, gpu->stream,
               (const float *) L->d_raw_back, g->nbx, g->nby, L->d_left, L->d_right);
   SKY_LAUNCH (fillKernel, blocks_for (g->nb), kThreads, 0, gpu->stream,
               (const float *) L->d_raw_back, (const float *) L->d_raw_rms, g->nbx, g->nby,
@@ -252,9 +291,16 @@ sky_gpu_background_mesh_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkg
   SKY_LAUNCH (filterKernel, blocks_for (g->nb), kThreads, 0, gpu->stream,
               (const float *) L->d_fill_back, (const float *) L->d_fill_rms, g->nbx, g->nby,
               g->filter, L->d_filter_scratch, L->filter_window, L->d_back, L->d_rmsm);
-  SKY_LAUNCH (columnSplineKernel, blocks_for (2 * g->nbx), kThreads, 0, gpu->stream,
-              (const float *) L->d_back, (const float *) L->d_rmsm, g->nbx, g->nby, L->d_dback,
-              L->d_drms, L->d_col_u);
+  /* 32 threads a block: 8 bytes a row of boxes each in 48 KiB of shared
+   * memory holds columns of up to 192 boxes. */
+  const int spline_threads = 32;
+  const size_t spline_smem = (size_t) (2 * g->nby * spline_threads) * sizeof (float);
+  const int in_shared = spline_smem <= 48 * 1024;
+  SKY_LAUNCH (columnSplineKernel,
+              (unsigned) ((2 * g->nbx + spline_threads - 1) / spline_threads), spline_threads,
+              in_shared ? spline_smem : 0, gpu->stream, (const float *) L->d_back,
+              (const float *) L->d_rmsm, g->nbx, g->nby, L->d_dback, L->d_drms, L->d_col_u,
+              in_shared);
   return SKY_OK;
 }
 

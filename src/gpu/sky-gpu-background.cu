@@ -56,7 +56,7 @@ carve (SkyGpuLocal *L, const SkyBkgGeometry *g, Carver &c)
   L->d_right = c.take<int32_t> (nb);
   L->filter_window = sky_gpu_background_filter_window (g);
   L->d_filter_scratch = c.take<float> (L->filter_window > 0 ? nb * 2 * L->filter_window : 1);
-  L->d_col_u = c.take<float> (2 * nb);
+  L->d_col_u = c.take<float> (4 * nb);
   L->d_start = c.take<int64_t> (nbx + 1);
   L->d_kcol = c.take<int32_t> (g->nx);
   L->d_dx = c.take<float> (g->nx);
@@ -64,7 +64,7 @@ carve (SkyGpuLocal *L, const SkyBkgGeometry *g, Carver &c)
   L->d_ax = c.take<float> (g->nx);
   L->d_bx = c.take<float> (g->nx);
   L->d_nodes = c.take<float> (4 * nbx * g->ny);
-  L->d_row_u = c.take<float> (2 * nbx * g->ny);
+  L->d_row_u = c.take<float> (nbx > 128 ? 6 * nbx * g->ny : 1);
 }
 
 int
@@ -104,6 +104,8 @@ ensure_local (SkyGpu *gpu, const SkyBkgGeometry *g)
       L = gpu->local = (SkyGpuLocal *) calloc (1, sizeof *L);
       if (L == NULL)
         return sky_fail (SKY_ERR_MEMORY, "out of memory for the GPU's background");
+      if ((ret = sky_gpu_background_boxes_prepare (gpu)) != SKY_OK)
+        return ret;
     }
   carve (L, g, count);
   if (count.used > L->arena_bytes)

@@ -36,7 +36,7 @@ typedef struct SkyGpuLocal {
   int32_t *d_left, *d_right;              /* columns to the nearest usable box in the row */
   float *d_filter_scratch;                /* windows too large for registers */
   int64_t filter_window;                  /* floats of a window at most */
-  float *d_col_u;                         /* spline scratch, nb floats per map */
+  float *d_col_u;                         /* spline scratch, 2 nb floats per map */
 
   /* the columns of pixels: the interval each lies in and its weights */
   int64_t *d_start;                       /* nbx + 1 interval starts */
@@ -90,6 +90,9 @@ sky_wrap_add (int a, int b)
   return (int) ((unsigned) a + (unsigned) b);
 }
 #endif
+
+/* Kernel attributes, set once when a context first makes maps. */
+int sky_gpu_background_boxes_prepare (SkyGpu *gpu);
 
 /* Phases, in order; each enqueues on gpu->stream. */
 int sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g,

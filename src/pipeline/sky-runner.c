@@ -169,6 +169,8 @@ gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
   memset (&res.catalogue, 0, sizeof res.catalogue);
   sky_result_clear (&res);
   set_gpu_times (st, &times);
+  for (int k = 0; k < nsteps; k++)
+    st->gpu_steps |= 1u << steps[k];
   st->done = steps[nsteps - 1];
   return SKY_OK;
 }
@@ -192,6 +194,8 @@ gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
       return ret;
     }
   set_gpu_times (st, &times);
+  for (int k = 0; k < nsteps; k++)
+    st->gpu_steps |= 1u << steps[k];
   for (int k = 0; k <= done; k++)
     st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
   free (st->gpu_note);
@@ -236,6 +240,20 @@ local_device_maps (SkyStages *st, const float **background, const float **rms,
   *rms = st->result.rms;
   *snr = st->local != NULL ? st->local->snr : NULL;
   return SKY_OK;
+}
+
+/* The steps the device ran of the local method: every one, or, where it
+ * took the CPU's maps, the detection's. */
+static void
+set_local_gpu_steps (SkyStages *st, int took_maps)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+
+  st->gpu_steps = 0;
+  for (int k = 0; k < nsteps; k++)
+    if (!took_maps || (steps[k] != SKY_STEP_BACKGROUND && steps[k] != SKY_STEP_DETECT))
+      st->gpu_steps |= 1u << steps[k];
 }
 
 /* The local method on the GPU alone: every step on the device, or, with
@@ -283,6 +301,7 @@ local_gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
       times.ms[SKY_STEP_DETECT] = st->result.times.ms[SKY_STEP_DETECT];
     }
   set_gpu_times (st, &times);
+  set_local_gpu_steps (st, background != NULL);
   st->done = steps[nsteps - 1];
   return SKY_OK;
 }
@@ -316,7 +335,118 @@ local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
   free (st->gpu_note);
   st->gpu_note = note[0] ? copy_text ("", note) : NULL;
   sky_result_clear (&res);
+  set_local_gpu_steps (st, background != NULL);
   return SKY_OK;
+}
+
+/* The local method's background step on the GPU: its figures, and the
+ * steps after it on the CPU (set_gpu_times' upload and download belong to
+ * this step alone). */
+static void
+set_local_gpu_times (SkyStages *st, const SkyGpuTimes *t)
+{
+  st->has_gpu = 1;
+  st->gpu_times = *t;
+  st->gpu_kernel.ms[SKY_STEP_BACKGROUND] = t->ms[SKY_STEP_BACKGROUND];
+  st->gpu_total.ms[SKY_STEP_BACKGROUND] = t->total;
+  st->gpu_kernel.total = t->kernels;
+  st->gpu_total.total = t->total;
+  st->gpu_steps = 1u << SKY_STEP_BACKGROUND;
+}
+
+/* The local method on the GPU: the background and rms maps made on the
+ * device and brought home, where the CPU's steps read them as given maps.
+ * On failure nothing is kept and the CPU makes its own. */
+static int
+local_gpu_maps (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+{
+  size_t n = (size_t) (st->image->nx * st->image->ny);
+  SkyGpuTimes times = { 0 };
+  int ret;
+
+  if (gpu->local_maps == NULL)
+    return sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend has no local method");
+  st->result.background = sky_alloc_large (n * sizeof (float));
+  st->result.rms = sky_alloc_large (n * sizeof (float));
+  if (st->result.background == NULL || st->result.rms == NULL)
+    ret = sky_fail (SKY_ERR_MEMORY, "no memory for the GPU's background maps");
+  else
+    ret = gpu->local_maps (gpu->data, st->image, &st->params, repeat, st->result.background,
+                           st->result.rms, &times);
+  if (ret != SKY_OK)
+    {
+      free (st->result.background);
+      free (st->result.rms);
+      st->result.background = st->result.rms = NULL;
+      return ret;
+    }
+  set_local_gpu_times (st, &times);
+  return SKY_OK;
+}
+
+/* Both, local method: the GPU's maps against the CPU's, bit for bit (NaN
+ * equal to NaN), the CPU's made row by row from its mesh. with_steps: the
+ * device's run of every step was checked already (local_gpu_check): its
+ * figures stand, and the maps' verdict joins the background's. */
+static int
+local_gpu_check_maps (SkyStages *st, const SkyGpuBackend *gpu, int repeat, int with_steps)
+{
+  const int64_t nx = st->image->nx, ny = st->image->ny;
+  size_t n = (size_t) (nx * ny);
+  float *bkg = sky_alloc_large (n * sizeof (float)), *rms = sky_alloc_large (n * sizeof (float));
+  float *row = malloc ((size_t) (2 * nx) * sizeof (float));
+  SkyGpuTimes times = { 0 };
+  int64_t bad = 0, first = -1;
+  int ret;
+
+  if (gpu->local_maps == NULL)
+    ret = sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend has no local method");
+  else if (bkg == NULL || rms == NULL || row == NULL)
+    ret = sky_fail (SKY_ERR_MEMORY, "no memory for the GPU's background maps");
+  else
+    ret = gpu->local_maps (gpu->data, st->image, &st->params, repeat, bkg, rms, &times);
+  if (ret == SKY_OK)
+    {
+      SkyLocalMaps maps = sky_local_maps (&st->result, st->local);
+      for (int64_t y = 0; y < ny; y++)
+        {
+          sky_local_maps_window (&maps, 0, y, nx, y + 1, row, row + nx);
+          for (int64_t x = 0; x < nx; x++)
+            for (int m = 0; m < 2; m++)
+              {
+                float c = row[m * nx + x], g = (m ? rms : bkg)[y * nx + x];
+                if (memcmp (&c, &g, sizeof c) != 0 && !(isnan (c) && isnan (g)))
+                  {
+                    if (first < 0)
+                      first = y * nx + x;
+                    bad++;
+                  }
+              }
+        }
+      if (!with_steps)
+        {
+          set_local_gpu_times (st, &times);
+          free (st->gpu_note);
+          st->gpu_note = NULL;
+          st->agree[SKY_STEP_BACKGROUND] = 1;
+        }
+      st->agree[SKY_STEP_BACKGROUND] = st->agree[SKY_STEP_BACKGROUND] && bad == 0;
+      if (bad > 0)
+        {
+          char note[256];
+          char *joined;
+          snprintf (note, sizeof note, "background: %lld map values differ, the first at x %lld "
+                    "y %lld. ", (long long) bad, (long long) (first % nx),
+                    (long long) (first / nx));
+          joined = copy_text (st->gpu_note ? st->gpu_note : "", note);
+          free (st->gpu_note);
+          st->gpu_note = joined;
+        }
+    }
+  free (bkg);
+  free (rms);
+  free (row);
+  return ret;
 }
 
 /* The GPU failed with the message in sky_last_error(): the run goes on
@@ -327,6 +457,7 @@ take_gpu_fault (SkyStages *st)
   free (st->gpu_fault);
   st->gpu_fault = copy_text ("GPU backend: ", sky_last_error ());
   st->has_gpu = 0;
+  st->gpu_steps = 0;
 }
 
 int
@@ -386,14 +517,22 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
 
   /* The local method on the GPU alone: every step on the device, or, with
    * given maps or a matched filter (which the device does not make), the
-   * CPU's background and detect steps first. */
+   * CPU's background and detect steps first. A backend that only makes
+   * the maps (local_maps) makes them, and the CPU does the rest. */
   int cpu_until = until;
   int local_gpu = req->backend == SKY_BACKEND_GPU && req->method == SKY_METHOD_LOCAL;
   if (local_gpu && gpu->run_local == NULL)
     {
-      sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend does not run the local method");
-      take_gpu_fault (st);
       local_gpu = 0;
+      if (cancelled (req))
+        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+      if (req->background != NULL)
+        {
+          sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend runs no local step on given maps");
+          take_gpu_fault (st);
+        }
+      else if (local_gpu_maps (st, gpu, repeat) != SKY_OK)
+        take_gpu_fault (st);
     }
   if (local_gpu)
     {
@@ -434,7 +573,8 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
             return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
           t0 = sky_now_ms ();
           ret = sky_step_defs[s].cpu (st);
-          st->result.times.ms[s] = sky_now_ms () - t0;
+          /* A step the GPU made costs the CPU nothing: its time is the GPU's. */
+          st->result.times.ms[s] = st->gpu_steps & (1u << s) ? 0 : sky_now_ms () - t0;
           if (ret != SKY_OK)
             return ret;
           st->done = s;
@@ -457,14 +597,19 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (req->method == SKY_METHOD_LOCAL && gpu->run_local == NULL)
+      if (req->method != SKY_METHOD_LOCAL)
+        ret = gpu_check (st, gpu, repeat);
+      else if (gpu->run_local == NULL && gpu->local_maps == NULL)
+        ret = sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend does not run the local method");
+      else
         {
-          sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend does not run the local method");
-          take_gpu_fault (st);
+          /* Every step of the device's run checked against the CPU's, then
+           * (where the backend brings them home) the maps bit for bit. */
+          ret = gpu->run_local != NULL ? local_gpu_check (st, gpu, repeat) : SKY_OK;
+          if (ret == SKY_OK && gpu->local_maps != NULL && req->background == NULL)
+            ret = local_gpu_check_maps (st, gpu, repeat, gpu->run_local != NULL);
         }
-      else if ((req->method == SKY_METHOD_LOCAL ? local_gpu_check (st, gpu, repeat)
-                                                : gpu_check (st, gpu, repeat))
-               != SKY_OK)
+      if (ret != SKY_OK)
         take_gpu_fault (st);
     }
   return SKY_OK;
