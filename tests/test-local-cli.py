@@ -4,7 +4,8 @@
 level becomes many sources (and matches SEP's where sep is importable), the files say
 which method made them, given maps replace the computed ones, bad input fails cleanly,
 the global method warns where its one threshold cannot work, a small synth field keeps
-its quality floors, and synth fields stay byte-identical per size and seed.
+its quality floors, synth fields stay byte-identical per size and seed, and --backend gpu
+makes the background maps on the GPU (or warns and runs on the CPU) with the CPU's catalogue.
 
 Speaks TAP. Environment: SKYSIFT_CLI, SKYSIFT_SHARED_DATA (checks on the shared images
 skip when it is absent)."""
@@ -216,25 +217,6 @@ def check_quality_floor():
     assert s["completeness_pt_ge10sigma"] >= 0.96, s
 
 
-def check_gpu_backends():
-    # --backend gpu runs the local method on the device (every step there);
-    # both checks it step by step and fails when a step differs. Without a
-    # device each warns, names the reason and gives the CPU's catalogue.
-    image, _ = synth(1024, 11)
-    run("find", image, "--method", "local", "--csv", tmp("cpu.csv"))
-    for backend in ("gpu", "both"):
-        out = tmp(f"{backend}.csv")
-        r = run("find", image, "--method", "local", "--backend", backend, "--csv", out)
-        if "no usable GPU" in r.stderr:
-            assert "gpu        unavailable" in r.stdout, r.stdout
-            assert open(out).read() == open(tmp("cpu.csv")).read(), f"{backend}: not the CPU's"
-            continue
-        assert "gpu        kernels" in r.stdout, r.stdout
-        assert len(rows(out)) == len(rows(tmp("cpu.csv"))), f"{backend}: other sources"
-        if backend == "both":
-            assert "DIFFERS" not in r.stdout and "agrees" in r.stdout, r.stdout
-
-
 def check_synth_checksums():
     for (size, seed), want in SYNTH_SHA256.items():
         a = tmp(f"sum_{size}_{seed}_a.fits")
@@ -245,6 +227,32 @@ def check_synth_checksums():
         assert sha256(a) == want, f"synth {size} seed {seed} changed: {sha256(a)}"
 
 
+def check_gpu_backends():
+    # --backend gpu: every step on the device, said so in the summary and the JSON's gpu_steps;
+    # both checks each step against the CPU's (and fails where one differs). Without a usable
+    # GPU each warns, and the run and its catalogue are the CPU's.
+    image, _ = synth(1024, 11)
+    steps = ["background", "detect", "flood", "deblend", "measure"]
+    run("find", image, "--method", "local", "--csv", tmp("cpu-l.csv"))
+    for backend in ("gpu", "both"):
+        out, js = tmp(f"{backend}-l.csv"), tmp(f"{backend}-l.json")
+        r = run("find", image, "--method", "local", "--backend", backend, "--csv", out,
+                "--json", js)
+        j = json.load(open(js))
+        if "no usable GPU" in r.stderr:
+            assert j["backend"] == "cpu" and "gpu_steps" not in j, j
+            assert "gpu" not in j["times_ms"], j["times_ms"]
+            assert "gpu        unavailable" in r.stdout, r.stdout
+            assert open(out).read() == open(tmp("cpu-l.csv")).read(), f"{backend}: not the CPU's"
+            continue
+        assert j["backend"] == backend and j["gpu_steps"] == steps, j
+        assert all(j["times_ms"]["gpu"][s] >= 0 for s in steps), j["times_ms"]
+        assert "gpu        kernels" in r.stdout, r.stdout
+        assert len(rows(out)) == len(rows(tmp("cpu-l.csv"))), f"{backend}: other sources"
+        if backend == "both":
+            assert "DIFFERS" not in r.stdout and "agrees" in r.stdout, r.stdout
+
+
 def main():
     tap = Tap()
     tap.check("2MASS K: the global method warns, the local one finds many", check_sky_level_image)
@@ -253,7 +261,7 @@ def main():
               check_files_say_method)
     tap.check("--bkg and --rms replace the computed maps", check_given_maps)
     tap.check("bad input: a message, a status, no file", check_bad_input)
-    tap.check("--backend gpu and both: on the device, or the CPU's with the reason",
+    tap.check("--backend gpu and both: every step on the device (or a warning and the CPU's)",
               check_gpu_backends)
     tap.check("--smooth beam: the filtered noise is measured", check_smooth_beam)
     tap.check("2048 synth field: quality floors", check_quality_floor)
