@@ -56,7 +56,10 @@ sky_run_valid_step (const SkyStages *prev, const SkyRunRequest *req)
   done = position (steps, nsteps, prev->done);
   for (int k = 0; k < nsteps && k <= done; k++)
     {
-      if (sky_step_defs[steps[k]].params_differ (&prev->params, req->params))
+      const SkyStepDef *def = &sky_step_defs[steps[k]];
+
+      if (def->params_differ (&prev->params, req->params)
+          || (def->held != NULL && !def->held (prev)))
         break;
       valid = steps[k];
     }
@@ -78,6 +81,44 @@ sky_run_is_current (const SkyStages *prev, const SkyRunRequest *req)
     if (sky_step_defs[steps[k]].params_differ (&prev->params, req->params))
       return 0;
   return 1;
+}
+
+size_t
+sky_stages_give_back (SkyStages *prev, const SkyRunRequest *req)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (req->method, &steps);
+  int keep = position (steps, nsteps, sky_run_valid_step (prev, req));
+  int until = position (steps, nsteps, req->until);
+  SkyStages kept = { 0 };
+  size_t npix, given = 0;
+
+  if (prev == NULL || sky_run_is_current (prev, req))
+    return 0;
+  npix = (size_t) (prev->result.nx * prev->result.ny);
+  /* What req's run will take from prev: the buffers that the keep
+   * functions of its kept steps reference (the GPU alone keeps none). */
+  kept.params = *req->params;
+  for (int k = 0; req->backend != SKY_BACKEND_GPU && k <= keep && k <= until
+                  && sky_step_defs[steps[k]].keep; k++)
+    sky_step_defs[steps[k]].keep (&kept, prev);
+  if (prev->mask_buffer != NULL && prev->mask_buffer != kept.mask_buffer)
+    {
+      sky_buffer_unref (prev->mask_buffer);
+      prev->mask_buffer = NULL;
+      prev->result.mask = NULL;
+      given += npix;
+    }
+  if (prev->labels_buffer != NULL && prev->labels_buffer != kept.labels_buffer)
+    {
+      sky_buffer_unref (prev->labels_buffer);
+      prev->labels_buffer = NULL;
+      prev->result.labels = NULL;
+      given += npix * sizeof (int32_t);
+    }
+  sky_buffer_unref (kept.mask_buffer);
+  sky_buffer_unref (kept.labels_buffer);
+  return given;
 }
 
 void

@@ -99,13 +99,12 @@ is_cancelled (void *cancellable)
   return g_cancellable_is_cancelled (cancellable);
 }
 
-SkyRun *
-sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
-                  SkyStep until, SkyRun *prev, GCancellable *cancellable, GError **error)
+/* The runner's request for a run of the app. */
+static SkyRunRequest
+app_request (SkyImageData *image, const SkyParams *params, SkyBackend backend, SkyStep until,
+             SkyRun *prev)
 {
-  g_autoptr (SkyRun) run = NULL;
   SkyRunRequest req = { 0 };
-  int ret;
 
   req.image = &image->image;
   req.params = params;
@@ -114,6 +113,28 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
   req.until = until;
   req.previous = prev && prev->image == image ? &prev->stages : NULL;
   req.gpu = sky_pipeline_gpu_backend ();
+  return req;
+}
+
+gsize
+sky_run_give_back (SkyRun *run, const SkyParams *params, SkyBackend backend, SkyStep until)
+{
+  SkyRunRequest req = app_request (run->image, params, backend, until, run);
+  gsize given = sky_stages_give_back (&run->stages, &req);
+
+  run->mask = run->stages.result.mask;
+  run->labels = run->stages.result.labels;
+  return given;
+}
+
+SkyRun *
+sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
+                  SkyStep until, SkyRun *prev, GCancellable *cancellable, GError **error)
+{
+  g_autoptr (SkyRun) run = NULL;
+  SkyRunRequest req = app_request (image, params, backend, until, prev);
+  int ret;
+
   req.cancelled = cancellable ? is_cancelled : NULL;
   req.cancel_data = cancellable;
   if (sky_run_is_current (req.previous, &req))

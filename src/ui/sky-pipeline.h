@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-pipeline.h: the app's runs of the steps, on a worker thread.
  *
- * A SkyRun is the immutable outcome of running the steps up to one of them
- * on one image with one set of parameters: the background statistics and
+ * A SkyRun is the outcome of running the steps up to one of them on one
+ * image with one set of parameters (immutable, but for the arrays that
+ * sky_run_give_back hands to the next run): the background statistics and
  * their histogram, the mask, the labels and the catalogue, each step's time.
  * The runner (src/pipeline, sky-runner.h) does the work: it reuses what an
  * earlier run of the same image computed with the same parameters (moving
@@ -63,6 +64,15 @@ GType sky_run_get_type (void) G_GNUC_CONST;
 SkyRun *sky_run_ref (SkyRun *run);
 void sky_run_unref (SkyRun *run);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyRun, sky_run_unref)
+
+/* Before a run of run's image with these inputs: gives the mask and labels
+ * of run that it will compute anew back to the runner's pool, for it to
+ * take (sky_stages_give_back), and makes run->mask and run->labels NULL.
+ * The one change a run sees after it is made: on the main thread, where
+ * no other thread reads those arrays through run (a reader elsewhere
+ * holds the buffers themselves). Returns the bytes given back. */
+gsize sky_run_give_back (SkyRun *run, const SkyParams *params, SkyBackend backend,
+                         SkyStep until);
 
 /* What a run's GPU figures include, as the timings panel says it: how
  * many runs they are the best of, which transfers "GPU total" adds (those

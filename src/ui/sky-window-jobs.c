@@ -585,6 +585,16 @@ start_run (SkyWindow *self, SkyJob *job)
     params.nthreads = MAX (1, atoi (g_getenv ("SKYSIFT_RERUN_THREADS")));
   g_debug ("run job starts %.1f ms after it was asked for",
            (g_get_monotonic_time () - job->queued_us) / 1000.0);
+  /* The run shown is about to be replaced: the mask and labels the next
+   * run computes anew go to it now rather than living twice (2.5 GiB at
+   * 16384 x 16384). Until it is done the view keeps its last picture and
+   * the markers; redrawn meanwhile, it draws no mask, labels or outlines. */
+  if (self->run != NULL)
+    {
+      gsize given = sky_run_give_back (self->run, &params, self->backend, job->step);
+      if (given > 0)
+        g_debug ("gave %.1f MiB of the run shown to the next run", given / 1048576.0);
+    }
   sky_pipeline_run_async (self->image, &params, self->backend, job->step, self->run,
                           self->cancellable, on_run_done, ctx);
 }
