@@ -430,6 +430,68 @@ test_gpu_fallback (void)
   sky_image_clear (&img);
 }
 
+static int
+count_asks (void *data)
+{
+  ++*(int *) data;
+  return 0;
+}
+
+/* Both backends with the CPU timed as the GPU is, the best of the same
+ * number of runs: the CPU runs the steps it computes that many times (the
+ * runner asks about cancelling before each step of each run, and once
+ * before the GPU), each step's time no more than one run's, and
+ * cpu_runs says how many; a step kept from an earlier run is not run
+ * again. Without cpu_repeat the CPU runs once and says so. */
+static void
+test_cpu_best_of (void)
+{
+  FakeGpu fake = { 0 };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake };
+  SkyImage img;
+  SkyParams params;
+  SkyStages once, best, moved;
+  SkyRunRequest req;
+  int asks = 0;
+
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_BOTH, SKY_STEP_MEASURE, NULL, &gpu);
+  req.gpu_repeat = 3;
+  req.cancelled = count_asks;
+  req.cancel_data = &asks;
+  run_ok (&req, &once);
+  g_assert_cmpint (once.cpu_runs, ==, 1);
+  g_assert_cmpint (once.gpu_times.runs, ==, 3);
+  g_assert_cmpint (asks, ==, 4 + 1);
+
+  asks = 0;
+  req.cpu_repeat = 3;
+  run_ok (&req, &best);
+  g_assert_cmpint (best.cpu_runs, ==, 3);
+  g_assert_cmpint (best.cpu_runs, ==, best.gpu_times.runs);
+  g_assert_cmpint (asks, ==, 3 * 4 + 1);
+  g_assert_cmpfloat (best.result.times.total, >, 0);
+  assert_same_as_cpu (&img, &params, &best.result);
+
+  /* A moved threshold: segment, label and measure three times each. */
+  asks = 0;
+  params.threshold = 7;
+  req.previous = &best;
+  run_ok (&req, &moved);
+  g_assert_cmpint (moved.kept, ==, SKY_STEP_CLIP);
+  g_assert_cmpint (moved.cpu_runs, ==, 3);
+  g_assert_cmpint (asks, ==, 3 * 3 + 1);
+  g_assert_cmpfloat (moved.result.times.ms[SKY_STEP_CLIP], ==,
+                     best.result.times.ms[SKY_STEP_CLIP]);
+  assert_same_as_cpu (&img, &params, &moved.result);
+
+  sky_stages_clear (&moved);
+  sky_stages_clear (&best);
+  sky_stages_clear (&once);
+  sky_image_clear (&img);
+}
+
 static void
 test_gpu_fill_and_check (void)
 {
@@ -565,6 +627,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runner/bad-input", test_bad_input);
   g_test_add_func ("/runner/gpu/fallback", test_gpu_fallback);
   g_test_add_func ("/runner/gpu/fill-and-check", test_gpu_fill_and_check);
+  g_test_add_func ("/runner/gpu/cpu-best-of", test_cpu_best_of);
   g_test_add_func ("/runner/gpu/default", test_default_gpu);
   return g_test_run ();
 }

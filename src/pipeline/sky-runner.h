@@ -98,6 +98,8 @@ typedef struct SkyStages {
                               * (SKY_STEP_NONE: none was) */
 
   SkyResult result;          /* statistics, threshold, mask, labels, catalogue */
+  int cpu_runs;              /* result.times are each step's best of this
+                              * many CPU runs (0: no CPU step ran) */
   SkyBuffer *mask_buffer, *labels_buffer;
   /* The local method: its matched filter (borrowed, NULL for none), the
    * maps given in place of the computed ones (borrowed, copied by its
@@ -137,6 +139,10 @@ typedef struct SkyRunRequest {
   const SkyGpuBackend *gpu;  /* NULL: sky_gpu_backend_default () */
   int gpu_repeat;            /* the GPU's timed runs after its warm-up;
                               * 0: SKY_RUN_GPU_REPEAT */
+  int cpu_repeat;            /* the CPU's runs of the steps it computes,
+                              * each step's time its best (a ratio to the
+                              * GPU's best of gpu_repeat wants as many);
+                              * 0 or 1: one run */
   /* Asked between steps; nonzero stops the run with SKY_ERR_CANCELLED. */
   int (*cancelled) (void *data);
   void *cancel_data;

@@ -113,6 +113,10 @@ app_request (SkyImageData *image, const SkyParams *params, SkyBackend backend, S
   req.until = until;
   req.previous = prev && prev->image == image ? &prev->stages : NULL;
   req.gpu = sky_pipeline_gpu_backend ();
+  /* Both backends are there to be compared: the CPU's times are then the
+   * same statistic as the GPU's, the best of as many runs. */
+  req.gpu_repeat = SKY_RUN_GPU_REPEAT;
+  req.cpu_repeat = backend == SKY_BACKEND_BOTH ? SKY_RUN_GPU_REPEAT : 1;
   return req;
 }
 
@@ -243,4 +247,28 @@ sky_run_describe_gpu (const SkyGpuTimes *t)
                           "from page-locked memory to the first step and the statistics and "
                           "catalogue's download to the last, as skysift-cli find --repeat "
                           "reports them.%s", runs, outputs);
+}
+
+gboolean
+sky_run_speedup (const SkyRun *run, SkyStep step, double *ratio)
+{
+  const SkyStepTimes *cpu = &run->cpu, *gpu = &run->gpu_total;
+  double c = step == SKY_STEP_NONE ? cpu->total : cpu->ms[step];
+  double g = step == SKY_STEP_NONE ? gpu->total : gpu->ms[step];
+
+  /* One run on one side and the best of ten on the other would flatter
+   * the side that had ten tries: no ratio then. */
+  if (!run->has_gpu || run->backend != SKY_BACKEND_BOTH || !(g > 0)
+      || MAX (run->stages.cpu_runs, 1) != MAX (run->stages.gpu_times.runs, 1))
+    return FALSE;
+  *ratio = c / g;
+  return TRUE;
+}
+
+char *
+sky_run_describe_cpu (const SkyRun *run)
+{
+  return run->stages.cpu_runs > 1
+    ? g_strdup_printf ("CPU: best of %d runs, as the GPU's.", run->stages.cpu_runs)
+    : g_strdup ("CPU: one run.");
 }

@@ -80,6 +80,16 @@ gsize sky_run_give_back (SkyRun *run, const SkyParams *params, SkyBackend backen
  * view, kept apart. Free it. */
 char *sky_run_describe_gpu (const SkyGpuTimes *times);
 
+/* The CPU's time over the GPU's with transfers, for step (SKY_STEP_NONE:
+ * the total), where both backends ran and their figures are the same
+ * statistic (the best of as many runs, or one run each); otherwise FALSE
+ * and *ratio is left alone. */
+gboolean sky_run_speedup (const SkyRun *run, SkyStep step, double *ratio);
+
+/* What the run's CPU figures are ("CPU: one run.", "CPU: best of 10
+ * runs, as the GPU's."). Free it. */
+char *sky_run_describe_cpu (const SkyRun *run);
+
 /* Runs the steps up to `until` on a worker thread. previous (may be NULL)
  * lends what it holds that the same image and parameters would give again;
  * when it already holds everything up to `until`, it is what comes back.
