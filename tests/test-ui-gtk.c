@@ -109,6 +109,7 @@ main (int argc, char **argv)
     { "plane-reruns", test_plane_reruns },
     { "lab-readout-keys", test_lab_readout_keys },
     { "sort-responsive", test_sort_responsive },
+    { "sort-action", test_sort_action },
     { "file-dialogs", test_file_dialogs },
   };
   static const char *const views[] = { "cpu", "gl" };

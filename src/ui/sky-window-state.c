@@ -50,7 +50,8 @@ sky_window_describe (SkyWindow *self)
                             self->image->image.plane, self->image->image.nplanes,
                             self->image->image.ny, self->image->image.nx);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
-                          self->current || !g_queue_is_empty (&self->jobs) ? "true" : "false",
+                          self->current || !g_queue_is_empty (&self->jobs) || self->sorting
+                            ? "true" : "false",
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
   json_string (out, sky_backend_name (self->backend));
@@ -122,6 +123,10 @@ sky_window_describe (SkyWindow *self)
   json_number (out, self->max_gap_ms);
   g_string_append (out, ", \"run_max_gap_ms\": ");
   json_number (out, self->run_max_gap_ms);
+  g_string_append (out, ", \"sort_ms\": ");
+  json_number (out, self->sort_ms);
+  g_string_append (out, ", \"sort_max_gap_ms\": ");
+  json_number (out, self->sort_max_gap_ms);
   /* The selected source's label number, 0 for none. */
   g_string_append_printf (out, ", \"selected\": %" G_GINT64_FORMAT,
                           sky_image_view_get_selected (self->view) + 1);
