@@ -2,11 +2,11 @@
 /* The runner's runs on a worker thread, for the app. */
 #include "sky-pipeline.h"
 #include "sky-pipeline-gpu.h"
+#include "sky-ui-task.h"
 
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_BOXED_TYPE (SkyRun, sky_run, sky_run_ref, sky_run_unref)
 
 gboolean
 sky_backend_available (SkyBackend backend, char **reason)
@@ -25,23 +25,13 @@ sky_backend_gpu_description (void)
 /* ------------------------------------------------------------------ runs */
 
 static void
-run_free (SkyRun *run)
+run_clear (SkyRun *run)
 {
   g_clear_pointer (&run->image, sky_image_data_unref);
   sky_stages_clear (&run->stages);
 }
 
-SkyRun *
-sky_run_ref (SkyRun *run)
-{
-  return g_atomic_rc_box_acquire (run);
-}
-
-void
-sky_run_unref (SkyRun *run)
-{
-  g_atomic_rc_box_release_full (run, (GDestroyNotify) run_free);
-}
+SKY_DEFINE_SHARED_TYPE (SkyRun, sky_run, run_clear)
 
 /* The fields the app reads, from what the runner made (borrowed from it:
  * the run frees only its stages). */
@@ -211,7 +201,6 @@ sky_pipeline_run_async (SkyImageData *image,
                         GAsyncReadyCallback callback,
                         gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
   RunInput *in = g_new0 (RunInput, 1);
 
   in->image = sky_image_data_ref (image);
@@ -219,17 +208,14 @@ sky_pipeline_run_async (SkyImageData *image,
   in->backend = backend;
   in->until = until;
   in->previous = previous ? sky_run_ref (previous) : NULL;
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, sky_pipeline_run_async);
-  g_task_set_task_data (task, in, (GDestroyNotify) run_input_free);
-  g_task_run_in_thread (task, run_thread);
+  sky_ui_task_run (sky_pipeline_run_async, in, (GDestroyNotify) run_input_free, run_thread,
+                   cancellable, callback, user_data);
 }
 
 SkyRun *
 sky_pipeline_run_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return sky_ui_task_finish_pointer (result, sky_pipeline_run_async, error);
 }
 
 char *

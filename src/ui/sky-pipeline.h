@@ -59,11 +59,7 @@ typedef struct _SkyRun {
 } SkyRun;
 
 #define SKY_TYPE_RUN (sky_run_get_type ())
-GType sky_run_get_type (void) G_GNUC_CONST;
-
-SkyRun *sky_run_ref (SkyRun *run);
-void sky_run_unref (SkyRun *run);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyRun, sky_run_unref)
+SKY_DECLARE_SHARED_TYPE (SkyRun, sky_run)
 
 /* Before a run of run's image with these inputs: gives the mask and labels
  * of run that it will compute anew back to the runner's pool, for it to
