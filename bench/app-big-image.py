@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What a big image costs in the app against the CLI, in the same build and run.
 
-  bench/app-big-image.py BUILD IMAGE [--threads 2] [--moves 10]
+  bench/app-big-image.py BUILD IMAGE [--threads 2] [--moves 10] [--sort-threshold 3]
+                        [--repeat 3]
 
 The CLI: `skysift-cli find IMAGE --threads T --json` (its load time and four
 steps) and its peak memory (ru_maxrss of the finished process, the VmHWM
@@ -13,7 +14,11 @@ each phase its VmHWM, and the main loop's longest stall during runs
 (run_max_gap_ms) and overall (max_gap_ms) from its state; then (unless
 --sort-threshold 0) a run at a low threshold for many rows, the Sources
 panel shown and the table sorted by peak through app.sort, with the stall
-the app meters during the sort (sort_max_gap_ms). Prints a table with
+the app meters during the sort (sort_max_gap_ms). With --repeat N, N rounds
+of the CLI then the app, medians of each figure (stalls: also their
+maximum); beside the stalls, the longest gap that a 10 ms timer in the
+driving process saw meanwhile, which is what the machine's load alone
+does to a main loop. Prints a table with
 the ratios app / CLI. Not a test: it takes minutes on a 16384^2 image. Make
 one with `skysift-cli synth /tmp/s16k.fits --size 16384`.
 """
@@ -22,9 +27,11 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 APP_ID = "io.github.skysift.SkySift"
@@ -83,6 +90,23 @@ def cli_run(cli, image, threads):
         return json.load(f), peak
 
 
+class GapMeter(threading.Thread):
+    """The machine's own noise: a 10 ms sleep in this idle process, and the
+    longest gap it saw, to read the app's stalls against."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.max_gap_ms = 0.0
+
+    def run(self):
+        last = time.monotonic()
+        while True:
+            time.sleep(0.01)
+            now = time.monotonic()
+            self.max_gap_ms = max(self.max_gap_ms, (now - last) * 1000)
+            last = now
+
+
 def inner(args):
     app_path = os.path.join(args.build, "src", "ui", "skysift")
     env = dict(os.environ, SKYSIFT_THREADS=str(args.threads))
@@ -107,6 +131,8 @@ def inner(args):
             st = state()
         res["open_to_frame_ms"] = st["open_to_frame_ms"]
         res["hwm_open"] = vm_hwm(proc.pid)
+        meter = GapMeter()
+        meter.start()
         activate("run", "'all'")
         st = wait_idle()
         res["hwm_run_all"] = vm_hwm(proc.pid)
@@ -120,6 +146,7 @@ def inner(args):
         res["hwm_moves"] = vm_hwm(proc.pid)
         res["moves_max_gap_ms"] = max(gaps) if gaps else None
         res["max_gap_ms"] = st["max_gap_ms"]
+        res["control_max_gap_ms"] = meter.max_gap_ms
         if args.sort_threshold > 0:
             # Many rows: a low threshold, the Sources panel shown (its rows
             # are made as it maps, on the main loop: a state call asked
@@ -147,24 +174,8 @@ def inner(args):
     print(json.dumps(res))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build")
-    ap.add_argument("image")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--moves", type=int, default=10)
-    ap.add_argument("--sort-threshold", type=float, default=3.0,
-                    help="then run at this threshold and sort the table by peak (0: not)")
-    ap.add_argument("--inner", action="store_true")
-    args = ap.parse_args()
-    if args.inner:
-        return inner(args)
-    for tool in ("xvfb-run", "dbus-run-session", "gdbus"):
-        if shutil.which(tool) is None:
-            sys.exit(f"{tool} is not installed")
-    cli = os.path.join(args.build, "src", "cli", "skysift-cli")
+def one_round(args, cli):
     summary, cli_peak = cli_run(cli, args.image, args.threads)
-    cli_load = summary["times_ms"]["cpu"]["load"]
     r = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", "dbus-run-session",
                         "--", sys.executable, os.path.abspath(__file__), args.build, args.image,
                         "--threads", str(args.threads), "--moves", str(args.moves),
@@ -174,27 +185,69 @@ def main():
     if r.returncode != 0 or not lines:
         sys.exit(f"the app's run failed: {r.stderr[-2000:]}")
     app = json.loads(lines[-1])
+    app["cli_load"] = summary["times_ms"]["cpu"]["load"]
+    app["cli_label"] = summary["times_ms"]["cpu"]["label"]
+    app["cli_peak"] = cli_peak
+    return summary, app
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build")
+    ap.add_argument("image")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--moves", type=int, default=10)
+    ap.add_argument("--sort-threshold", type=float, default=3.0,
+                    help="then run at this threshold and sort the table by peak (0: not)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of the CLI then the app; medians, stalls also their maximum")
+    ap.add_argument("--inner", action="store_true")
+    args = ap.parse_args()
+    if args.inner:
+        return inner(args)
+    for tool in ("xvfb-run", "dbus-run-session", "gdbus"):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} is not installed")
+    cli = os.path.join(args.build, "src", "cli", "skysift-cli")
+    rounds = []
+    for _ in range(args.repeat):
+        summary, app = one_round(args, cli)
+        rounds.append(app)
+
+    def med(key):
+        return statistics.median(a[key] for a in rounds)
+
+    def stall(key):
+        vals = [a[key] for a in rounds]
+        return (f"{statistics.median(vals):.0f}" if len(vals) == 1
+                else f"{statistics.median(vals):.0f} (max {max(vals):.0f})")
+
     n = summary.get("shape", ["?", "?"])
-    print(f"{args.image}: {n[0]} x {n[1]}, {args.threads} threads, {time.strftime('%Y-%m-%d')}")
+    print(f"{args.image}: {n[0]} x {n[1]}, {args.threads} threads, {time.strftime('%Y-%m-%d')}, "
+          f"{args.repeat} round(s), medians")
     print(f"| what | CLI | app | app / CLI |\n|---|---|---|---|")
-    print(f"| open (CLI: load; app: to the first full frame), ms | {cli_load:.0f} | "
-          f"{app['open_to_frame_ms']:.0f} | {app['open_to_frame_ms'] / cli_load:.2f} |")
-    print(f"| label step, ms | {summary['times_ms']['cpu']['label']:.0f} | "
-          f"{app['label_ms']:.0f} | {app['label_ms'] / summary['times_ms']['cpu']['label']:.2f} |")
+    print(f"| open (CLI: load; app: to the first full frame), ms | {med('cli_load'):.0f} | "
+          f"{med('open_to_frame_ms'):.0f} | {med('open_to_frame_ms') / med('cli_load'):.2f} |")
+    print(f"| label step, ms | {med('cli_label'):.0f} | {med('label_ms'):.0f} | "
+          f"{med('label_ms') / med('cli_label'):.2f} |")
     for key, what in (("hwm_open", "after open"), ("hwm_run_all", "after Run All"),
                       ("hwm_moves", f"after {args.moves} threshold moves")):
-        print(f"| VmHWM {what}, GiB | {cli_peak:.2f} | {app[key]:.2f} | "
-              f"{app[key] / cli_peak:.2f} |")
-    print(f"| longest main-loop stall: Run All / threshold moves / overall, ms | | "
-          f"{app['run_all_max_gap_ms']:.0f} / {app['moves_max_gap_ms']:.0f} / "
-          f"{app['max_gap_ms']:.0f} | |")
-    if "sort_rows" in app:
-        print(f"| at {args.sort_threshold:g} sigma, {app['sort_rows']} rows: longest stall of its run / "
-              f"Sources panel first shown (a state call's wait) / sort by peak (its time), ms | | "
-              f"{app['many_run_max_gap_ms']:.0f} / {app['table_made_ms']:.0f} / "
-              f"{app['sort_max_gap_ms']:.0f} ({app['sort_ms']:.0f}) | |")
-        print(f"| VmHWM after that, GiB (not a limit: more rows) | {cli_peak:.2f} | "
-              f"{app['hwm_sort']:.2f} | {app['hwm_sort'] / cli_peak:.2f} |")
+        print(f"| VmHWM {what}, GiB | {med('cli_peak'):.2f} | {med(key):.2f} | "
+              f"{med(key) / med('cli_peak'):.2f} |")
+    print(f"| longest main-loop stall, ms: Run All | | {stall('run_all_max_gap_ms')} | |")
+    print(f"| ... threshold moves | | {stall('moves_max_gap_ms')} | |")
+    print(f"| ... overall | | {stall('max_gap_ms')} | |")
+    print(f"| the machine: the longest gap of a 10 ms timer in an idle process meanwhile, ms | | "
+          f"{stall('control_max_gap_ms')} | |")
+    if "sort_rows" in rounds[0]:
+        print(f"| at {args.sort_threshold:g} sigma, {rounds[0]['sort_rows']} rows: longest stall "
+              f"of its run, ms | | {stall('many_run_max_gap_ms')} | |")
+        print(f"| ... Sources panel first shown (a state call's wait), ms | | "
+              f"{stall('table_made_ms')} | |")
+        print(f"| ... sort by peak: the longest stall, ms | | {stall('sort_max_gap_ms')} | |")
+        print(f"| ... sort by peak: asked to rows in place, ms | | {med('sort_ms'):.0f} | |")
+        print(f"| VmHWM after that, GiB (more rows: not a limit) | {med('cli_peak'):.2f} | "
+              f"{med('hwm_sort'):.2f} | {med('hwm_sort') / med('cli_peak'):.2f} |")
 
 
 if __name__ == "__main__":
