@@ -130,6 +130,8 @@ def inner(args):
             time.sleep(0.2)
             st = state()
         res["open_to_frame_ms"] = st["open_to_frame_ms"]
+        res["read_ms"] = st.get("load_ms", float("nan"))
+        res["prepare_ms"] = st.get("prepare_ms", float("nan"))
         res["hwm_open"] = vm_hwm(proc.pid)
         meter = GapMeter()
         meter.start()
@@ -228,6 +230,8 @@ def main():
     print(f"| what | CLI | app | app / CLI |\n|---|---|---|---|")
     print(f"| open (CLI: load; app: to the first full frame), ms | {med('cli_load'):.0f} | "
           f"{med('open_to_frame_ms'):.0f} | {med('open_to_frame_ms') / med('cli_load'):.2f} |")
+    print(f"| ... of which the app read the file / prepared the display (limits, "
+          f"histogram, pyramid), ms | | {med('read_ms'):.0f} / {med('prepare_ms'):.0f} | |")
     print(f"| label step, ms | {med('cli_label'):.0f} | {med('label_ms'):.0f} | "
           f"{med('label_ms') / med('cli_label'):.2f} |")
     for key, what in (("hwm_open", "after open"), ("hwm_run_all", "after Run All"),

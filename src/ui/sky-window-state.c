@@ -49,6 +49,9 @@ sky_window_describe (SkyWindow *self)
                             ", %" G_GINT64_FORMAT "]", self->image->image.hdu,
                             self->image->image.plane, self->image->image.nplanes,
                             self->image->image.ny, self->image->image.nx);
+  if (self->image)
+    g_string_append_printf (out, ", \"load_ms\": %.1f, \"prepare_ms\": %.1f",
+                            self->image->load_ms, self->image->prepare_ms);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
                           self->current || !g_queue_is_empty (&self->jobs) || self->sorting
                             ? "true" : "false",
@@ -86,6 +89,8 @@ sky_window_describe (SkyWindow *self)
           json_number (out, run->cpu.ms[steps[k]]);
         }
       g_string_append (out, "}");
+      /* How the CPU's times were taken: each step's best of this many runs. */
+      g_string_append_printf (out, ", \"cpu_runs\": %d", run->stages.cpu_runs);
       if (run->has_gpu)
         {
           /* The timings panel's GPU figures, and what they include. */
