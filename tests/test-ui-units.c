@@ -168,6 +168,21 @@ test_zscale (void)
   g_test_message ("zscale of unit noise: %.6f .. %.6f", lo, hi);
   g_assert_cmpfloat_with_epsilon (lo, -3.2292542, 1e-5);
   g_assert_cmpfloat_with_epsilon (hi, 6.0780386, 1e-3);
+
+  /* With blanks the sample skips them (image[finite][::stride]): a NaN
+   * the blank count knows of, or one it missed, gives the same limits. */
+  {
+    double lo_counted, hi_counted, lo_missed, hi_missed;
+
+    img.pixels[0] = NAN;
+    img.nblank = 1;
+    sky_zscale (&img, 1000, &lo_counted, &hi_counted);
+    img.nblank = 0;
+    sky_zscale (&img, 1000, &lo_missed, &hi_missed);
+    g_assert_true (isfinite (lo_counted) && isfinite (hi_counted));
+    g_assert_cmpfloat (lo_missed, ==, lo_counted);
+    g_assert_cmpfloat (hi_missed, ==, hi_counted);
+  }
   sky_image_clear (&img);
 }
 
