@@ -549,6 +549,41 @@ sky_key_float (uint32_t k)
   return b.f;
 }
 
+/* The k-th smallest of v[0..n-1], v reordered (quickselect, Hoare's
+ * partition about the middle element): the background mesh's medians, which
+ * the CPU and the GPU's kernels must pick the same way, value for value. */
+static inline SKY_HOST_DEVICE float
+sky_select_kth (float *v, int64_t n, int64_t k)
+{
+  int64_t lo = 0, hi = n - 1;
+
+  while (lo < hi)
+    {
+      float pivot = v[lo + (hi - lo) / 2];
+      int64_t i = lo, j = hi;
+      while (i <= j)
+        {
+          while (v[i] < pivot)
+            i++;
+          while (v[j] > pivot)
+            j--;
+          if (i <= j)
+            {
+              float t = v[i];
+              v[i++] = v[j];
+              v[j--] = t;
+            }
+        }
+      if (k <= j)
+        hi = j;
+      else if (k >= i)
+        lo = i;
+      else
+        break;
+    }
+  return v[k];
+}
+
 /* ------------------------------------------------------------- convolution */
 
 /* A convolution kernel: ny rows of nx values, row-major, in double. */

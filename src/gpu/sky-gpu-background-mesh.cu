@@ -142,40 +142,6 @@ fillKernel (const float *__restrict__ back, const float *__restrict__ rms, int64
   rms_out[i] = nmin ? sval / (float) nmin : 1.0f;
 }
 
-/* The CPU's select_kth, statement for statement: the k-th smallest of
- * v[0..n-1], v reordered. */
-__device__ float
-select_kth (float *v, int64_t n, int64_t k)
-{
-  int64_t lo = 0, hi = n - 1;
-
-  while (lo < hi)
-    {
-      float pivot = v[lo + (hi - lo) / 2];
-      int64_t i = lo, j = hi;
-      while (i <= j)
-        {
-          while (v[i] < pivot)
-            i++;
-          while (v[j] > pivot)
-            j--;
-          if (i <= j)
-            {
-              float t = v[i];
-              v[i++] = v[j];
-              v[j--] = t;
-            }
-        }
-      if (k <= j)
-        hi = j;
-      else if (k >= i)
-        lo = i;
-      else
-        break;
-    }
-  return v[k];
-}
-
 /* The median filter over filter x filter boxes, the window shrinking
  * symmetrically at the edges (filter_task in sky-cpu-background.c). */
 __global__ void __launch_bounds__ (kThreads)
@@ -205,11 +171,11 @@ filterKernel (const float *__restrict__ back, const float *__restrict__ rms, int
         bwin[n] = back[y * nbx + x];
         swin[n++] = rms[y * nbx + x];
       }
-  const float med = select_kth (bwin, n, n / 2);
+  const float med = sky_select_kth (bwin, n, n / 2);
   if (fabs (med - back[i]) >= 0.0)
     {
       back_out[i] = med;
-      rms_out[i] = select_kth (swin, n, n / 2);
+      rms_out[i] = sky_select_kth (swin, n, n / 2);
     }
   else
     {
