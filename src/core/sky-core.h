@@ -549,6 +549,19 @@ sky_key_float (uint32_t k)
   return b.f;
 }
 
+/* The exact integer square root of v >= 0 (the background's fill measures
+ * squared distances between boxes with it, on the CPU and the GPU). */
+static inline SKY_HOST_DEVICE int64_t
+sky_isqrt64 (int64_t v)
+{
+  int64_t r = (int64_t) sqrt ((double) v);
+  while (r * r > v)
+    r--;
+  while ((r + 1) * (r + 1) <= v)
+    r++;
+  return r;
+}
+
 /* The k-th smallest of v[0..n-1], v reordered (quickselect, Hoare's
  * partition about the middle element): the background mesh's medians, which
  * the CPU and the GPU's kernels must pick the same way, value for value. */

@@ -69,18 +69,6 @@ rowDistanceKernel (const float *__restrict__ back, int64_t nbx, int64_t nby,
     }
 }
 
-/* Exact integer square root of v >= 0 (the CPU's isqrt64). */
-__device__ int64_t
-isqrt64 (int64_t v)
-{
-  int64_t r = (int64_t) sqrt ((double) v);
-  while (r * r > v)
-    r--;
-  while ((r + 1) * (r + 1) <= v)
-    r++;
-  return r;
-}
-
 /* sky_background_fill_bad: the least squared distance to a usable box by
  * rows of growing distance, then the usable boxes on that circle summed
  * row by row, left before right, as the CPU sums them. */
@@ -123,9 +111,9 @@ fillKernel (const float *__restrict__ back, const float *__restrict__ rms, int64
     }
   float val = 0.0f, sval = 0.0f;
   int64_t nmin = 0;
-  for (int64_t dy = -isqrt64 (r2); dy * dy <= r2; dy++)
+  for (int64_t dy = -sky_isqrt64 (r2); dy * dy <= r2; dy++)
     {
-      const int64_t dx = isqrt64 (r2 - dy * dy), y = py + dy;
+      const int64_t dx = sky_isqrt64 (r2 - dy * dy), y = py + dy;
       if (dx * dx != r2 - dy * dy || y < 0 || y >= nby)
         continue;
       for (int side = 0; side < (dx == 0 ? 1 : 2); side++)
