@@ -713,6 +713,27 @@ test_smooth_detection (Fixture *f)
   wait_frames (f);
   save_widget_picture (GTK_WIDGET (f->window), "smooth-beam.png");
 
+  /* A threshold move keeps the smoothed copy and its clip: the CLI's
+   * sources at 10 sigma on it. */
+  {
+    g_autofree char *json10 = NULL;
+    const char *argv[] = { cli, "find", image, "--smooth", "beam", "--threshold", "10",
+                           "--json", json_path, NULL };
+    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                                 NULL, NULL, NULL, &status, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (status, ==, 0);
+    g_assert_true (g_file_get_contents (json_path, &json10, NULL, NULL));
+    activate ("threshold", g_variant_new_double (10.0));
+    wait_idle (f, "the threshold at 10 sigma, smoothed");
+    assert_state ("smoothed", "\"beam\"");
+    g_assert_cmpfloat (state_number ("nsources"), ==, json_number (json10, "nsources"));
+    g_assert_true (f->window->run->stages.kept >= SKY_STEP_CLIP);
+    activate ("threshold", g_variant_new_double (5.0));
+    wait_idle (f, "the threshold back at 5 sigma");
+    g_assert_cmpfloat (state_number ("nsources"), ==, nsources);
+  }
+
   /* Another kernel cancelled as its run starts: the field, the state and
    * the status line are back at the results shown. */
   gtk_editable_set_text (GTK_EDITABLE (f->window->smooth_entry), "gauss:2");
