@@ -109,6 +109,9 @@ main (int argc, char **argv)
     { "lab-readout-keys", test_lab_readout_keys },
     { "sort-responsive", test_sort_responsive },
     { "file-dialogs", test_file_dialogs },
+    { "grid", test_grid },
+    { "grid-pole", test_grid_pole },
+    { "contours", test_contours },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -195,6 +195,11 @@ void test_export_folder (Fixture *f);
 void save_widget_picture (GtkWidget *widget, const char *name);
 void test_about (Fixture *f);
 
+/* test-ui-gtk-tools.c */
+void test_grid (Fixture *f);
+void test_grid_pole (Fixture *f);
+void test_contours (Fixture *f);
+
 /* test-ui-gtk-status.c */
 void test_gpu_fault_banner (Fixture *f);
 void test_junk_pixel_limits (Fixture *f);

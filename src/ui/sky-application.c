@@ -91,6 +91,8 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "plane", g_variant_new_int64 (sky_window_get_plane (window)));
   set_state (self, "export-catalog", g_variant_new_string (sky_window_get_catalogue_path (window)));
   set_state (self, "export-view", g_variant_new_string (sky_window_get_view_path (window)));
+  set_state (self, "grid", g_variant_new_boolean (sky_window_get_grid (window)));
+  set_state (self, "contours", g_variant_new_take_string (sky_window_get_contours (window)));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
 }
 
@@ -354,6 +356,20 @@ action_display (GSimpleAction *action, GVariant *param, gpointer data)
                "markers=, flip= or panels= with a known value", text);
 }
 
+/* The coordinate grid: a boolean, as the menu's check item toggles it. */
+static void
+action_grid (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_grid (main_window (data), g_variant_get_boolean (param));
+}
+
+/* Contour levels: "3,5,10 sigma", "threshold", "0.1 0.2", "" for none. */
+static void
+action_contours (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_contours (main_window (data), g_variant_get_string (param, NULL));
+}
+
 static void
 action_state (GSimpleAction *action, GVariant *param, gpointer data)
 {
@@ -528,6 +544,8 @@ static const GActionEntry app_actions[] = {
   { "display", action_display, "s", NULL, NULL },
   { "state", action_state, NULL, "'{}'", NULL },
   { "convolution-demo", action_convolution_demo, NULL, "''", NULL },
+  { "grid", action_grid, "b", "false", NULL },
+  { "contours", action_contours, "s", "''", NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
 };

@@ -73,6 +73,35 @@ void sky_image_view_when_drawn (SkyImageView *self, GFunc func, gpointer data);
  * with error set when it cannot be drawn (no GL, not on screen). */
 GdkTexture *sky_image_view_render_texture (SkyImageView *self, GError **error);
 
+/* The coordinate grid of the image's WCS over the part in view, with its
+ * labels, the N/E compass and the beam (nothing without a celestial WCS). */
+void sky_image_view_set_grid (SkyImageView *self, gboolean show);
+gboolean sky_image_view_get_grid (SkyImageView *self);
+
+/* Contour levels: values in the image's unit, or with sigma, multiples of
+ * the clipped sigma as the threshold reads them (k sigma, or median + k
+ * sigma for a relative threshold), and with threshold the run's detection
+ * threshold. Sigma levels and the threshold wait for a clipped run. */
+#define SKY_CONTOUR_MAX_LEVELS 16
+typedef struct {
+  int n;
+  double values[SKY_CONTOUR_MAX_LEVELS];
+  gboolean sigma;
+  gboolean threshold;
+} SkyContourSpec;
+
+/* Reads "3,5,10 sigma", "3 5 10σ", "threshold, 3 sigma", "0.01 0.05",
+ * "off" or "" (none); FALSE with error naming the word it cannot take. */
+gboolean sky_contour_spec_parse (const char *text, SkyContourSpec *spec, GError **error);
+/* The spec as the parser reads it back ("threshold, 3,5 sigma"); free it. */
+char *sky_contour_spec_to_string (const SkyContourSpec *spec);
+void sky_image_view_set_contours (SkyImageView *self, const SkyContourSpec *spec);
+const SkyContourSpec *sky_image_view_get_contours (SkyImageView *self);
+
+/* Appends the grid's and contours' state to a JSON object being written:
+ * `, "grid": {...}, "contours": {...}` (docs/ui.md lists the keys). */
+void sky_image_view_tools_describe (SkyImageView *self, GString *out);
+
 /* The OpenGL version and renderer, or why there is none. */
 const char *sky_image_view_get_gl_info (SkyImageView *self);
 

@@ -60,6 +60,15 @@ void sky_window_select_source (SkyWindow *self, gint64 id);
 gboolean sky_window_show_panel (SkyWindow *self, const char *name);
 gboolean sky_window_set_display (SkyWindow *self, const char *setting, const char *value);
 
+/* Viewing tools: the coordinate grid on or off; contour levels as
+ * sky_contour_spec_parse reads them ("3,5,10 sigma", "threshold", "0.1 0.2",
+ * "" for none), refused with an error dialog when it cannot (FALSE), and
+ * read back as that text (free it). */
+void sky_window_set_grid (SkyWindow *self, gboolean show);
+gboolean sky_window_get_grid (SkyWindow *self);
+gboolean sky_window_set_contours (SkyWindow *self, const char *levels);
+char *sky_window_get_contours (SkyWindow *self);
+
 /* What the app's action states mirror ("" where there is nothing yet). */
 const char *sky_window_get_image_path (SkyWindow *self);
 SkyBackend sky_window_get_backend (SkyWindow *self);

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The viewing tools, driven through their actions: the coordinate grid
+ * (lines where the core puts them, labels, compass, beam; in the exported
+ * PNG too), around a pole, and contours (sigma levels and the detection
+ * threshold where the field's profile puts them). */
+#include "test-ui-gtk.h"
+
+#define GRID_NX 220
+#define GRID_NY 180
+
+static const int CONTOUR_RGB8[3] = { 38, 115, 255 };   /* (0.15, 0.45, 1.0) */
+static const int THRESHOLD_RGB8[3] = { 255, 140, 0 };  /* (1.0, 0.55, 0.0) */
+
+/* Noise with a SIN WCS of 36" pixels at (crval1, crval2) and a 0.05 x 0.03
+ * degree beam at 30 degrees: several grid lines, a beam of a few pixels. */
+static char *
+write_sky_image (const char *name, double crval1, double crval2)
+{
+  char *path = sky_test_tmp_path (name);
+  g_autofree char *create = g_strconcat ("!", path, NULL);
+  g_autofree float *v = noise (GRID_NX, GRID_NY, 7);
+  long axes[2] = { GRID_NX, GRID_NY };
+  fitsfile *f = NULL;
+  int status = 0;
+
+  fits_create_file (&f, create, &status);
+  fits_create_img (f, FLOAT_IMG, 2, axes, &status);
+  fits_write_key_str (f, "BUNIT", "JY/BEAM", NULL, &status);
+  fits_write_key_str (f, "CTYPE1", "RA---SIN", NULL, &status);
+  fits_write_key_str (f, "CTYPE2", "DEC--SIN", NULL, &status);
+  fits_write_key_dbl (f, "CRPIX1", GRID_NX / 2.0, 10, NULL, &status);
+  fits_write_key_dbl (f, "CRPIX2", GRID_NY / 2.0, 10, NULL, &status);
+  fits_write_key_dbl (f, "CRVAL1", crval1, 10, NULL, &status);
+  fits_write_key_dbl (f, "CRVAL2", crval2, 10, NULL, &status);
+  fits_write_key_dbl (f, "CDELT1", -0.01, 10, NULL, &status);
+  fits_write_key_dbl (f, "CDELT2", 0.01, 10, NULL, &status);
+  fits_write_key_dbl (f, "BMAJ", 0.05, 10, NULL, &status);
+  fits_write_key_dbl (f, "BMIN", 0.03, 10, NULL, &status);
+  fits_write_key_dbl (f, "BPA", 30.0, 10, NULL, &status);
+  fits_write_img (f, TFLOAT, 1, (LONGLONG) GRID_NX * GRID_NY, v, &status);
+  fits_close_file (f, &status);
+  fail_on_cfitsio (path, status);
+  return path;
+}
+
+static void
+save_view_picture (Fixture *f, const char *name)
+{
+  g_autoptr (GdkTexture) texture = NULL;
+  g_autofree char *path = NULL;
+
+  if (g_getenv ("SKYSIFT_TEST_SCREENSHOTS") == NULL)
+    return;
+  texture = sky_image_view_render_texture (f->view, NULL);
+  path = g_build_filename (g_getenv ("SKYSIFT_TEST_SCREENSHOTS"), name, NULL);
+  if (texture)
+    gdk_texture_save_to_png (texture, path);
+}
+
+/* The grid's green, antialiased over the grey image: well greener than
+ * it is red or blue (grey colour maps never are). */
+static gboolean
+is_grid_green (Rgb c)
+{
+  return c.g - MAX (c.r, c.b) > 50;
+}
+
+static int
+count_green (const Picture *pic)
+{
+  int n = 0;
+  for (int y = 0; y < pic->height; y++)
+    for (int x = 0; x < pic->width; x++)
+      n += is_grid_green (pixel (pic, x, y));
+  return n;
+}
+
+static gboolean
+green_near (const Picture *pic, double px, double py, int r)
+{
+  for (int dy = -r; dy <= r; dy++)
+    for (int dx = -r; dx <= r; dx++)
+      {
+        int x = (int) floor (px) + dx, y = (int) floor (py) + dy;
+        if (x >= 0 && y >= 0 && x < pic->width && y < pic->height
+            && is_grid_green (pixel (pic, x, y)))
+          return TRUE;
+      }
+  return FALSE;
+}
+
+static int
+count_colour (const Picture *pic, const int rgb[3], int tol)
+{
+  int n = 0;
+  for (int y = 0; y < pic->height; y++)
+    for (int x = 0; x < pic->width; x++)
+      n += close_to (pixel (pic, x, y), rgb, tol);
+  return n;
+}
+
+/* Whether the colour is within r picture pixels of (px, py). */
+static gboolean
+colour_near (const Picture *pic, double px, double py, int r, const int rgb[3], int tol)
+{
+  for (int dy = -r; dy <= r; dy++)
+    for (int dx = -r; dx <= r; dx++)
+      {
+        int x = (int) floor (px) + dx, y = (int) floor (py) + dy;
+        if (x >= 0 && y >= 0 && x < pic->width && y < pic->height
+            && close_to (pixel (pic, x, y), rgb, tol))
+          return TRUE;
+      }
+  return FALSE;
+}
+
+static Picture *
+picture_from_png (const char *path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GdkTexture) texture = gdk_texture_new_from_filename (path, &error);
+  Picture *pic;
+
+  g_assert_no_error (error);
+  pic = g_new0 (Picture, 1);
+  pic->width = gdk_texture_get_width (texture);
+  pic->height = gdk_texture_get_height (texture);
+  pic->scale = 1;
+  pic->argb = g_new (guint32, (gsize) pic->width * pic->height);
+  gdk_texture_download (texture, (guchar *) pic->argb, (gsize) pic->width * 4);
+  return pic;
+}
+
+/* Waits for a frame with the app's state settled, then lets the view's
+ * word of what that frame drew (sent from the main loop after the frame)
+ * reach the state. */
+static void
+wait_drawn (Fixture *f, const char *what)
+{
+  wait_idle (f, what);
+  while (g_main_context_pending (NULL))
+    g_main_context_iteration (NULL, FALSE);
+}
+
+static gboolean
+action_bool (const char *name)
+{
+  g_autoptr (GVariant) state = g_action_group_get_action_state (G_ACTION_GROUP (app), name);
+  return g_variant_get_boolean (state);
+}
+
+static char *
+action_string (const char *name)
+{
+  g_autoptr (GVariant) state = g_action_group_get_action_state (G_ACTION_GROUP (app), name);
+  return g_variant_dup_string (state, NULL);
+}
+
+/* The grid of a SIN field: app.grid's state, the lines and labels in the
+ * app's state; the drawn lines pass where the core's paths go (the middle
+ * point of every path has the grid colour within 2 picture pixels), the
+ * compass points north up and east left (RA grows to the left); the
+ * exported PNG has the grid; turned off, no grid colour is left. */
+void
+test_grid (Fixture *f)
+{
+  Image img = { write_sky_image ("grid-sin.fits", 266.4, -28.9), GRID_NX, GRID_NY };
+  g_autofree char *export_path = sky_test_tmp_path ("grid-view.png");
+  g_autoptr (Picture) before = NULL;
+  g_autoptr (Picture) pic = NULL;
+  g_autoptr (Picture) exported = NULL;
+  g_autoptr (Picture) after = NULL;
+  g_autofree char *json = NULL;
+  const SkyGrid *g;
+  int green, missing = 0;
+
+  open_image (f, &img);
+  before = render_view (f);
+  g_assert_cmpint (count_green (before), ==, 0);
+  activate ("grid", g_variant_new_boolean (TRUE));
+  wait_drawn (f, "the grid drawn");
+  g_assert_true (action_bool ("grid"));
+  pic = render_view (f);
+  save_view_picture (f, "grid-sin.png");
+  save_widget_picture (GTK_WIDGET (f->window), "grid-sin-window.png");
+  json = state_json ();
+  g_test_message ("grid state: %.400s", state_field (json, "grid"));
+  g_assert_true (g_str_has_prefix (state_field (json, "grid"), "{\"shown\": true"));
+  g_assert_true (g_str_has_prefix (state_field (json, "compass"), "true"));
+  g_assert_true (g_str_has_prefix (state_field (json, "beam"), "true"));
+  g_assert_cmpfloat (fabs (g_ascii_strtod (state_field (json, "north_deg"), NULL) - 90), <, 1);
+  g_assert_cmpfloat (fabs (fabs (g_ascii_strtod (state_field (json, "east_deg"), NULL)) - 180), <, 1);
+  g_assert_cmpint (atoi (state_field (json, "labels")), >=, 4);
+  g_assert_nonnull (strstr (state_field (json, "lines"), "17h44m"));
+
+  g = &f->view->grid;
+  g_assert_true (f->view->grid_valid);
+  g_assert_cmpint (g->npaths, >=, 4);
+  for (int p = 0; p < g->npaths; p++)
+    {
+      int64_t k = (g->path_start[p] + g->path_start[p + 1]) / 2;
+      double px, py;
+      to_picture (f, pic, g->px[k] + 0.5, g->py[k] + 0.5, &px, &py);
+      if (!green_near (pic, px, py, 2))
+        {
+          g_test_message ("path %d (%s): no grid colour near (%.1f, %.1f)", p,
+                          g->lines[g->path_line[p]].text, px, py);
+          missing++;
+        }
+    }
+  g_assert_cmpint (missing, ==, 0);
+  green = count_green (pic);
+  g_test_message ("grid colour: %d picture pixels", green);
+  g_assert_cmpint (green, >, 200);
+
+  /* The exported view has it too. */
+  activate ("export-view", g_variant_new_string (export_path));
+  wait_idle (f, "the view exported");
+  exported = picture_from_png (export_path);
+  g_assert_cmpint (count_green (exported), >, 200);
+
+  activate ("grid", g_variant_new_boolean (FALSE));
+  wait_idle (f, "the grid gone");
+  g_assert_false (action_bool ("grid"));
+  after = render_view (f);
+  g_assert_cmpint (count_green (after), ==, 0);
+  g_unlink (export_path);
+}
+
+/* Around the north pole every meridian is drawn (a full circle of them,
+ * labelled) and the compass still finds north. */
+void
+test_grid_pole (Fixture *f)
+{
+  Image img = { write_sky_image ("grid-pole.fits", 40.0, 89.2), GRID_NX, GRID_NY };
+  g_autofree char *json = NULL;
+  g_autoptr (Picture) pic = NULL;
+  int meridians = 0;
+
+  open_image (f, &img);
+  activate ("grid", g_variant_new_boolean (TRUE));
+  wait_drawn (f, "the grid drawn");
+  pic = render_view (f);
+  save_view_picture (f, "grid-pole.png");
+  json = state_json ();
+  g_test_message ("grid state: %.400s", state_field (json, "grid"));
+  g_assert_cmpint (f->view->grid.pole_inside, ==, 1);
+  for (int l = 0; l < f->view->grid.nlines; l++)
+    meridians += f->view->grid.lines[l].axis == 0;
+  g_assert_cmpfloat (fabs (meridians * f->view->grid.step[0] - 360), <, 1e-9);
+  g_assert_cmpint (atoi (state_field (json, "labels")), >=, 4);
+  g_assert_true (g_str_has_prefix (state_field (json, "compass"), "true"));
+  g_assert_cmpint (count_green (pic), >, 200);
+  activate ("grid", g_variant_new_boolean (FALSE));
+  wait_idle (f, "the grid gone");
+}
+
+/* Whether the colour lies on a ring of radius r (image pixels, +- 1) about
+ * image point (cx, cy): found in at least 6 of 8 directions. */
+static int
+ring_directions (Fixture *f, const Picture *pic, double cx, double cy, double r, const int rgb[3])
+{
+  int found = 0;
+  for (int k = 0; k < 8; k++)
+    {
+      double a = k * G_PI / 4;
+      gboolean hit = FALSE;
+      for (double rr = r - 1.0; rr <= r + 1.0 && !hit; rr += 0.25)
+        {
+          double px, py;
+          to_picture (f, pic, cx + rr * cos (a), cy + rr * sin (a), &px, &py);
+          hit = colour_near (pic, px, py, 1, rgb, 60);
+        }
+      found += hit;
+    }
+  return found;
+}
+
+/* Contours at 100 sigma and at the detection threshold (5 sigma, absolute)
+ * around the brightest source: a Gaussian of peak 400 and sigma 1.5 on
+ * noise of sigma 1 meets level L at r = 1.5 sqrt(2 ln (400 / L)): 2.5
+ * pixels for 100 sigma (blue), 4.4 for the threshold (orange). The levels
+ * in the state follow the clip's sigma; a bad level is refused by name;
+ * "" takes them away. */
+void
+test_contours (Fixture *f)
+{
+  const Source *s = &field_sources[0];
+  g_autoptr (Picture) pic = NULL;
+  g_autoptr (Picture) none = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *spec = NULL;
+  double sigma, level0, threshold, r100, rthr;
+  const char *levels;
+  char *end;
+
+  open_image (f, &field);
+  activate ("contours", g_variant_new_string ("threshold, 100 sigma"));
+  wait_drawn (f, "the clip for the contours");
+  spec = action_string ("contours");
+  g_assert_cmpstr (spec, ==, "threshold, 100 sigma");
+  json = state_json ();
+  g_test_message ("contours state: %.300s", state_field (json, "contours"));
+  sigma = g_ascii_strtod (state_field (json, "sigma"), NULL);
+  levels = state_field (json, "levels") + 1;
+  level0 = g_ascii_strtod (levels, &end);
+  threshold = g_ascii_strtod (end + 1, NULL);
+  g_assert_cmpfloat (fabs (level0 - 100 * sigma), <, 1e-6 * sigma);
+  g_assert_cmpfloat (fabs (threshold - 5 * sigma), <, 1e-6 * sigma);
+  g_assert_nonnull (strstr (state_field (json, "contours"), "\"threshold\": true"));
+  g_assert_cmpint (f->view->ncontours, ==, 2);
+  g_assert_cmpint (f->view->contours[0].npaths, >=, 1);
+  g_assert_cmpint (f->view->contours[1].npaths, >=, 4);
+
+  sky_window_set_zoom (f->window, 8);
+  sky_image_view_center_on (f->view, s->x, s->y);
+  wait_drawn (f, "zoomed on the brightest source");
+  f->cx = s->x + 0.5;
+  f->cy = s->y + 0.5;
+  pic = render_view (f);
+  save_view_picture (f, "contours-8x.png");
+  r100 = 1.5 * sqrt (2 * log (400 / level0));
+  rthr = 1.5 * sqrt (2 * log (400 / threshold));
+  g_test_message ("radii: 100 sigma %.2f px, threshold %.2f px", r100, rthr);
+  g_assert_cmpint (ring_directions (f, pic, s->x + 0.5, s->y + 0.5, r100, CONTOUR_RGB8), >=, 6);
+  g_assert_cmpint (ring_directions (f, pic, s->x + 0.5, s->y + 0.5, rthr, THRESHOLD_RGB8), >=, 6);
+
+  activate ("contours", g_variant_new_string ("3,x sigma"));
+  iterate_until (app_idle, NULL, "the bad levels refused");
+  assert_state ("last_error", "\"Those are not contour levels");
+  g_free (spec);
+  spec = action_string ("contours");
+  g_assert_cmpstr (spec, ==, "threshold, 100 sigma");
+
+  activate ("contours", g_variant_new_string (""));
+  wait_idle (f, "the contours gone");
+  none = render_view (f);
+  g_assert_cmpint (count_colour (none, THRESHOLD_RGB8, 40), ==, 0);
+  g_assert_cmpint (count_colour (none, CONTOUR_RGB8, 40), ==, 0);
+}
