@@ -5,6 +5,9 @@
  * threshold where the field's profile puts them). */
 #include "test-ui-gtk.h"
 
+#include "sky-pixel-tools.h"
+#include "sky-scale-dialog.h"
+
 #define GRID_NX 220
 #define GRID_NY 180
 
@@ -337,4 +340,194 @@ test_contours (Fixture *f)
   none = render_view (f);
   g_assert_cmpint (count_colour (none, THRESHOLD_RGB8, 40), ==, 0);
   g_assert_cmpint (count_colour (none, CONTOUR_RGB8, 40), ==, 0);
+}
+
+/* Renders any widget on screen as the PNG export does. */
+static gboolean
+widget_drawn (gpointer widget)
+{
+  g_autoptr (GdkTexture) texture = NULL;
+
+  if (!gtk_widget_get_mapped (widget) || gtk_widget_get_frame_clock (widget) == NULL)
+    return FALSE;
+  texture = sky_render_widget (widget, 1.0, NULL);
+  return texture != NULL;
+}
+
+static void
+painted (GdkFrameClock *clock, gpointer flag)
+{
+  *(gboolean *) flag = TRUE;
+}
+
+/* A window just presented has drawn nothing yet: wait for its first
+ * frame. */
+static Picture *
+render_widget (GtkWidget *widget)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
+  Picture *pic;
+
+  iterate_until (widget_drawn, widget, "the tool window on screen");
+  {
+    /* Then a frame painted after this point, with what it shows now. */
+    GdkFrameClock *clock = gtk_widget_get_frame_clock (widget);
+    gboolean done = FALSE;
+    gulong id = g_signal_connect (clock, "after-paint", G_CALLBACK (painted), &done);
+    gtk_widget_queue_draw (widget);
+    gtk_widget_queue_draw (GTK_WIDGET (gtk_widget_get_root (widget)));
+    iterate_until (flag_set, &done, "a frame of the tool window");
+    g_signal_handler_disconnect (clock, id);
+  }
+  texture = sky_render_widget (widget, 1.0, &error);
+  g_assert_no_error (error);
+  pic = g_new0 (Picture, 1);
+  pic->width = gdk_texture_get_width (texture);
+  pic->height = gdk_texture_get_height (texture);
+  pic->scale = pic->width / (double) gtk_widget_get_width (widget);
+  pic->argb = g_new (guint32, (gsize) pic->width * pic->height);
+  gdk_texture_download (texture, (guchar *) pic->argb, (gsize) pic->width * 4);
+  return pic;
+}
+
+static void
+save_tool_picture (GtkWidget *widget, const char *name)
+{
+  g_autoptr (Picture) drawn = render_widget (widget);
+  save_widget_picture (widget, name);
+}
+
+static int
+action_int (const char *name)
+{
+  g_autoptr (GVariant) state = g_action_group_get_action_state (G_ACTION_GROUP (app), name);
+  return g_variant_get_int32 (state);
+}
+
+/* Each cell of the table against the image: the value of the pixel the
+ * view shows there (rows up the screen, columns as the view runs x). */
+static void
+assert_table (Fixture *f, SkyPixelTools *tools, int size, gint64 cx, gint64 cy)
+{
+  const SkyImage *img = &f->window->image->image;
+  int half = size / 2;
+
+  for (int r = 0; r < size; r++)
+    for (int c = 0; c < size; c++)
+      {
+        gint64 x = cx + (c - half) * (f->flip ? -1 : 1), y = cy + (half - r);
+        char want[32];
+        g_snprintf (want, sizeof want, "%.5g", img->pixels[y * img->nx + x]);
+        g_assert_cmpstr (sky_pixel_tools_get_text (tools, c, r), ==, want);
+      }
+}
+
+/* The pixel table and the magnifier follow the pointer over the brightest
+ * source: every cell holds its pixel's value, the state says which pixel;
+ * the magnifier's centre and its neighbours have the view's colours for
+ * the same pixels; 6 is refused; 0 and no magnifier hide the window. */
+void
+test_pixel_table (Fixture *f)
+{
+  const Source *s = &field_sources[0];
+  g_autoptr (Picture) view = NULL;
+  g_autoptr (Picture) mag = NULL;
+  SkyPixelTools *tools;
+  const int cell = SKY_PIXEL_TOOLS_CELL, half = SKY_PIXEL_TOOLS_MAGNIFIED / 2;
+
+  open_image (f, &field);
+  activate ("pixel-table", g_variant_new_int32 (7));
+  activate ("magnifier", g_variant_new_boolean (TRUE));
+  wait_drawn (f, "the pixel table");
+  tools = g_object_get_data (G_OBJECT (f->window), "sky-pixel-tools");
+  g_assert_nonnull (tools);
+  g_assert_cmpint (action_int ("pixel-table"), ==, 7);
+  g_assert_true (action_bool ("magnifier"));
+
+  g_signal_emit_by_name (f->view, "pointer-moved", TRUE, s->x + 0.5, s->y + 0.5);
+  wait_drawn (f, "the table filled");
+  assert_table (f, tools, 7, (gint64) s->x, (gint64) s->y);
+  {
+    g_autofree char *json = state_json ();
+    g_autofree char *at = g_strdup_printf ("[%d, %d]", (int) s->x + 1, (int) s->y + 1);
+    g_assert_true (g_str_has_prefix (state_field (json, "pixel_tools_at"), at));
+  }
+  save_tool_picture (GTK_WIDGET (tools), "pixel-table-7.png");
+
+  /* The magnifier against the view, pixel for pixel around the source. */
+  view = render_view (f);
+  mag = render_widget (sky_pixel_tools_get_magnifier_widget (tools));
+  for (int d = -2; d <= 2; d++)
+    {
+      Rgb in_view = pixel_at_image (f, view, s->x + d, s->y);
+      int mx = (half + (f->flip ? -d : d)) * cell + cell / 2, my = half * cell + cell / 2;
+      Rgb in_mag = pixel (mag, (int) (mx * mag->scale), (int) (my * mag->scale));
+      const int ref[3] = { in_view.r, in_view.g, in_view.b };
+      g_test_message ("x %+d: view (%d %d %d), magnifier (%d %d %d)", d, in_view.r, in_view.g,
+                      in_view.b, in_mag.r, in_mag.g, in_mag.b);
+      g_assert_true (close_to (in_mag, ref, 12));
+    }
+  g_assert_cmpfloat (luminance (pixel (mag, (int) ((half * cell + cell / 2) * mag->scale),
+                                       (int) ((half * cell + cell / 2) * mag->scale))), <, 40);
+
+  activate ("pixel-table", g_variant_new_int32 (9));
+  wait_drawn (f, "the 9 x 9 table");
+  assert_table (f, tools, 9, (gint64) s->x, (gint64) s->y);
+  save_tool_picture (GTK_WIDGET (tools), "pixel-table-9.png");
+
+  activate ("pixel-table", g_variant_new_int32 (6));
+  iterate_until (app_idle, NULL, "the size refused");
+  assert_state ("last_error", "\"That is not a pixel table size");
+  g_assert_cmpint (action_int ("pixel-table"), ==, 9);
+
+  activate ("pixel-table", g_variant_new_int32 (0));
+  activate ("magnifier", g_variant_new_boolean (FALSE));
+  wait_drawn (f, "the tools hidden");
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (tools)));
+  g_assert_cmpint (action_int ("pixel-table"), ==, 0);
+  g_assert_false (action_bool ("magnifier"));
+}
+
+/* The scale dialog: the upper limit dragged to the place of 20 (what a
+ * drag of the red line ends in) makes the view's limits typed, with the
+ * upper one the plot's value there; the histogram is drawn in blue. */
+void
+test_scale_dialog (Fixture *f)
+{
+  g_autoptr (Picture) pic = NULL;
+  SkyScaleDialog *dialog;
+  double lo0, hi0, x, want, lo, hi;
+  int blue = 0;
+
+  open_image (f, &field);
+  activate ("scale-dialog", g_variant_new_boolean (TRUE));
+  wait_drawn (f, "the scale dialog");
+  g_assert_true (action_bool ("scale-dialog"));
+  dialog = g_object_get_data (G_OBJECT (f->window), "sky-scale-dialog");
+  g_assert_nonnull (dialog);
+  sky_image_view_get_scale (f->view, &lo0, &hi0, NULL);
+  pic = render_widget (GTK_WIDGET (dialog));
+  save_widget_picture (GTK_WIDGET (dialog), "scale-dialog.png");
+  for (int y = 0; y < pic->height; y++)
+    for (int xx = 0; xx < pic->width; xx++)
+      blue += close_to (pixel (pic, xx, y), (const int[3]) { 89, 140, 217 }, 20);
+  g_test_message ("histogram bars: %d picture pixels; limits %g to %g", blue, lo0, hi0);
+  g_assert_cmpint (blue, >, 500);
+
+  x = round (sky_scale_dialog_x_of (dialog, 20.0));
+  want = sky_scale_dialog_value_at (dialog, x);
+  sky_scale_dialog_move_limit (dialog, 1, x);
+  wait_drawn (f, "the limits moved");
+  assert_state ("limits", "\"typed\"");
+  sky_image_view_get_scale (f->view, &lo, &hi, NULL);
+  g_test_message ("after the drag: %g to %g (wanted upper %g)", lo, hi, want);
+  g_assert_cmpfloat (fabs (hi - want), <, 1e-9 * fabs (want));
+  g_assert_cmpfloat (fabs (lo - lo0), <, 1e-9 * MAX (fabs (lo0), 1));
+  save_tool_picture (GTK_WIDGET (dialog), "scale-dialog-dragged.png");
+  save_widget_picture (GTK_WIDGET (f->window), "scale-dialog-window.png");
+
+  activate ("scale-dialog", g_variant_new_boolean (FALSE));
+  wait_drawn (f, "the dialog hidden");
+  g_assert_false (action_bool ("scale-dialog"));
 }

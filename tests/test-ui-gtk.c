@@ -112,6 +112,8 @@ main (int argc, char **argv)
     { "grid", test_grid },
     { "grid-pole", test_grid_pole },
     { "contours", test_contours },
+    { "pixel-table", test_pixel_table },
+    { "scale-dialog", test_scale_dialog },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

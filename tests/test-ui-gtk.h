@@ -199,6 +199,8 @@ void test_about (Fixture *f);
 void test_grid (Fixture *f);
 void test_grid_pole (Fixture *f);
 void test_contours (Fixture *f);
+void test_pixel_table (Fixture *f);
+void test_scale_dialog (Fixture *f);
 
 /* test-ui-gtk-status.c */
 void test_gpu_fault_banner (Fixture *f);

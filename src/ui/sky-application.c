@@ -93,6 +93,9 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "export-view", g_variant_new_string (sky_window_get_view_path (window)));
   set_state (self, "grid", g_variant_new_boolean (sky_window_get_grid (window)));
   set_state (self, "contours", g_variant_new_take_string (sky_window_get_contours (window)));
+  set_state (self, "pixel-table", g_variant_new_int32 (sky_window_get_pixel_table (window)));
+  set_state (self, "magnifier", g_variant_new_boolean (sky_window_get_magnifier (window)));
+  set_state (self, "scale-dialog", g_variant_new_boolean (sky_window_get_scale_dialog (window)));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
 }
 
@@ -370,6 +373,25 @@ action_contours (GSimpleAction *action, GVariant *param, gpointer data)
   sky_window_set_contours (main_window (data), g_variant_get_string (param, NULL));
 }
 
+/* The pixel table's size: 5, 7 or 9; 0 hides it. */
+static void
+action_pixel_table (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_pixel_table (main_window (data), g_variant_get_int32 (param));
+}
+
+static void
+action_magnifier (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_magnifier (main_window (data), g_variant_get_boolean (param));
+}
+
+static void
+action_scale_dialog (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_show_scale_dialog (main_window (data), g_variant_get_boolean (param));
+}
+
 static void
 action_state (GSimpleAction *action, GVariant *param, gpointer data)
 {
@@ -546,6 +568,9 @@ static const GActionEntry app_actions[] = {
   { "convolution-demo", action_convolution_demo, NULL, "''", NULL },
   { "grid", action_grid, "b", "false", NULL },
   { "contours", action_contours, "s", "''", NULL },
+  { "pixel-table", action_pixel_table, "i", "0", NULL },
+  { "magnifier", action_magnifier, "b", "false", NULL },
+  { "scale-dialog", action_scale_dialog, "b", "false", NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
 };

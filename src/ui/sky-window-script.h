@@ -68,6 +68,17 @@ void sky_window_set_grid (SkyWindow *self, gboolean show);
 gboolean sky_window_get_grid (SkyWindow *self);
 gboolean sky_window_set_contours (SkyWindow *self, const char *levels);
 char *sky_window_get_contours (SkyWindow *self);
+/* The pixel table (5, 7 or 9 a side; 0 hides it; others refused with an
+ * error dialog, FALSE), the magnifier, and the scale dialog, each in a
+ * window beside the main one that follows the pointer or the limits. */
+gboolean sky_window_set_pixel_table (SkyWindow *self, int size);
+int sky_window_get_pixel_table (SkyWindow *self);   /* 0 when not shown */
+void sky_window_set_magnifier (SkyWindow *self, gboolean show);
+gboolean sky_window_get_magnifier (SkyWindow *self);
+void sky_window_show_scale_dialog (SkyWindow *self, gboolean show);
+gboolean sky_window_get_scale_dialog (SkyWindow *self);
+/* Appends the tools' state to the state's JSON object. */
+void sky_window_tools_describe (SkyWindow *self, GString *out);
 
 /* What the app's action states mirror ("" where there is nothing yet). */
 const char *sky_window_get_image_path (SkyWindow *self);

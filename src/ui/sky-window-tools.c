@@ -4,6 +4,9 @@
  * and magnifier, and the scale dialog. */
 #include "sky-window-private.h"
 
+#include "sky-pixel-tools.h"
+#include "sky-scale-dialog.h"
+
 /* The view says when a frame drew a new grid or new contours: the state
  * then tells what was drawn. Connected when a script or the menu first
  * asks for either. */
@@ -64,4 +67,148 @@ char *
 sky_window_get_contours (SkyWindow *self)
 {
   return sky_contour_spec_to_string (sky_image_view_get_contours (self->view));
+}
+
+/* ------------------------------------------------- pixel table, scale */
+
+/* The tool windows die with the main window (destroy-with-parent); the
+ * window keeps a reference to each until it is finalized. */
+static void
+unref_window (gpointer window)
+{
+  g_object_unref (window);
+}
+
+/* While the tools show, the state says which pixel they show. */
+static void
+on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWindow *self)
+{
+  GtkWidget *tools = g_object_get_data (G_OBJECT (self), "sky-pixel-tools");
+  if (tools != NULL && gtk_widget_get_visible (tools))
+    sky_window_changed (self);
+}
+
+static SkyPixelTools *
+pixel_tools (SkyWindow *self, gboolean make)
+{
+  SkyPixelTools *tools = g_object_get_data (G_OBJECT (self), "sky-pixel-tools");
+
+  if (tools == NULL && make)
+    {
+      tools = sky_pixel_tools_new (GTK_WINDOW (self), self->view);
+      g_object_set_data_full (G_OBJECT (self), "sky-pixel-tools", g_object_ref_sink (tools),
+                              unref_window);
+      g_signal_connect_object (self->view, "pointer-moved", G_CALLBACK (on_pointer_moved), self, 0);
+    }
+  return tools;
+}
+
+static void
+present_or_hide_pixels (SkyWindow *self, SkyPixelTools *tools)
+{
+  if (sky_pixel_tools_get_size (tools) > 0 || sky_pixel_tools_get_magnifier (tools))
+    gtk_window_present (GTK_WINDOW (tools));
+  else
+    gtk_widget_set_visible (GTK_WIDGET (tools), FALSE);
+  sky_window_changed (self);
+}
+
+gboolean
+sky_window_set_pixel_table (SkyWindow *self, int size)
+{
+  SkyPixelTools *tools;
+
+  if (size != 0 && size != 5 && size != 7 && size != 9)
+    {
+      g_autofree char *detail = g_strdup_printf ("The pixel table is 5, 7 or 9 pixels a side "
+                                                 "(0 hides it), not %d.", size);
+      sky_window_show_error (self, "That is not a pixel table size", detail);
+      return FALSE;
+    }
+  tools = pixel_tools (self, size > 0);
+  if (tools == NULL)
+    return TRUE;
+  sky_pixel_tools_set_size (tools, size);
+  present_or_hide_pixels (self, tools);
+  return TRUE;
+}
+
+void
+sky_window_set_magnifier (SkyWindow *self, gboolean show)
+{
+  SkyPixelTools *tools = pixel_tools (self, show);
+
+  if (tools == NULL)
+    return;
+  if (show && !gtk_widget_get_visible (GTK_WIDGET (tools)))
+    sky_pixel_tools_set_size (tools, 0);   /* the magnifier alone, as asked */
+  sky_pixel_tools_set_magnifier (tools, show);
+  present_or_hide_pixels (self, tools);
+}
+
+int
+sky_window_get_pixel_table (SkyWindow *self)
+{
+  SkyPixelTools *tools = pixel_tools (self, FALSE);
+  return tools != NULL && gtk_widget_get_visible (GTK_WIDGET (tools))
+    ? sky_pixel_tools_get_size (tools) : 0;
+}
+
+gboolean
+sky_window_get_magnifier (SkyWindow *self)
+{
+  SkyPixelTools *tools = pixel_tools (self, FALSE);
+  return tools != NULL && gtk_widget_get_visible (GTK_WIDGET (tools))
+    && sky_pixel_tools_get_magnifier (tools);
+}
+
+static void
+on_scale_limits (SkyScaleDialog *dialog, double lo, double hi, SkyWindow *self)
+{
+  sky_window_set_typed_limits (self, lo, hi);
+}
+
+void
+sky_window_show_scale_dialog (SkyWindow *self, gboolean show)
+{
+  SkyScaleDialog *dialog = g_object_get_data (G_OBJECT (self), "sky-scale-dialog");
+
+  if (dialog == NULL && show)
+    {
+      dialog = sky_scale_dialog_new (GTK_WINDOW (self), self->view);
+      g_signal_connect_object (dialog, "limits-changed", G_CALLBACK (on_scale_limits), self, 0);
+      g_object_set_data_full (G_OBJECT (self), "sky-scale-dialog", g_object_ref_sink (dialog),
+                              unref_window);
+    }
+  if (dialog == NULL)
+    return;
+  if (show)
+    gtk_window_present (GTK_WINDOW (dialog));
+  else
+    gtk_widget_set_visible (GTK_WIDGET (dialog), FALSE);
+  sky_window_changed (self);
+}
+
+gboolean
+sky_window_get_scale_dialog (SkyWindow *self)
+{
+  GtkWidget *dialog = g_object_get_data (G_OBJECT (self), "sky-scale-dialog");
+  return dialog != NULL && gtk_widget_get_visible (dialog);
+}
+
+void
+sky_window_tools_describe (SkyWindow *self, GString *out)
+{
+  SkyPixelTools *tools = pixel_tools (self, FALSE);
+  gint64 x = -1, y = -1;
+
+  g_string_append_printf (out, ", \"pixel_table\": %d, \"magnifier\": %s",
+                          sky_window_get_pixel_table (self),
+                          sky_window_get_magnifier (self) ? "true" : "false");
+  if (tools != NULL)
+    sky_pixel_tools_get_centre (tools, &x, &y);
+  /* The pixel the tools show, FITS-counted as the readout; 0 for none. */
+  g_string_append_printf (out, ", \"pixel_tools_at\": [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                          "], \"scale_dialog\": %s", x + 1, y + 1,
+                          sky_window_get_scale_dialog (self) ? "true" : "false");
 }
