@@ -531,3 +531,45 @@ test_scale_dialog (Fixture *f)
   wait_drawn (f, "the dialog hidden");
   g_assert_false (action_bool ("scale-dialog"));
 }
+
+/* On gc_like_2048.fits, grid and contours at 3, 5, 10 and 20 sigma and the
+ * threshold, traced on a worker: the paths the view holds are the core's
+ * for the same pixels and levels, the levels follow the clip's sigma, and
+ * the main loop never waited as long as one level's tracing. */
+void
+test_contours_gc_like (Fixture *f)
+{
+  const SkyImage *img;
+  g_autofree char *json = NULL;
+  double sigma;
+
+  if (!open_gc_like (f))
+    return;
+  activate ("grid", g_variant_new_boolean (TRUE));
+  activate ("contours", g_variant_new_string ("threshold, 3,5,10,20 sigma"));
+  wait_drawn (f, "contours on gc_like_2048");
+  save_view_picture (f, "contours-grid-gc-like.png");
+  save_widget_picture (GTK_WIDGET (f->window), "contours-grid-gc-like-window.png");
+  json = state_json ();
+  g_test_message ("%.500s", state_field (json, "contours"));
+  sigma = g_ascii_strtod (state_field (json, "sigma"), NULL);
+  img = &f->window->image->image;
+  g_assert_cmpint (f->view->ncontours, ==, 5);
+  g_assert_cmpint (f->view->contour_lod, ==, 0);
+  for (int i = 0; i < f->view->ncontours; i++)
+    {
+      const double k[] = { 3, 5, 10, 20 };
+      SkyContour c;
+      double want = i < 4 ? k[i] * sigma : 5 * sigma;
+      g_assert_cmpfloat (fabs (f->view->contour_level[i] - want), <, 1e-9 * want);
+      g_assert_cmpint (sky_contour_trace (img->pixels, img->nx, img->ny, want, &c), ==, SKY_OK);
+      g_test_message ("level %g: %" G_GINT64_FORMAT " paths", want, c.npaths);
+      g_assert_cmpint (c.npaths, ==, f->view->contours[i].npaths);
+      g_assert_cmpint (c.path_start[c.npaths], ==, f->view->contours[i].path_start[c.npaths]);
+      sky_contour_free (&c);
+    }
+  g_assert_cmpfloat (state_number ("max_gap_ms"), <, 1000);
+  activate ("grid", g_variant_new_boolean (FALSE));
+  activate ("contours", g_variant_new_string (""));
+  wait_drawn (f, "contours gone");
+}

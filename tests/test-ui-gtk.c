@@ -114,6 +114,7 @@ main (int argc, char **argv)
     { "contours", test_contours },
     { "pixel-table", test_pixel_table },
     { "scale-dialog", test_scale_dialog },
+    { "contours-gc-like", test_contours_gc_like },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -201,6 +201,7 @@ void test_grid_pole (Fixture *f);
 void test_contours (Fixture *f);
 void test_pixel_table (Fixture *f);
 void test_scale_dialog (Fixture *f);
+void test_contours_gc_like (Fixture *f);
 
 /* test-ui-gtk-status.c */
 void test_gpu_fault_banner (Fixture *f);

@@ -94,6 +94,8 @@ struct _SkyImageView {
   int ncontours;
   int contour_lod;              /* the pyramid level they were traced on */
   gboolean contours_valid;
+  gboolean contours_pending;    /* a worker is tracing them */
+  guint contour_generation;     /* which request a traced result answers */
   guint tools_hash;             /* what the state last heard of them */
 
   /* Frames: callbacks waiting for a frame that shows the current state. */
