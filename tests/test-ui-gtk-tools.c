@@ -222,6 +222,43 @@ test_grid (Fixture *f)
   exported = picture_from_png (export_path);
   g_assert_cmpint (count_green (exported), >, 200);
 
+  /* The figure: the image in a frame on a white margin, the grid on it,
+   * the labels and axis names outside (dark text in the margins). */
+  {
+    g_autofree char *figure_path = sky_test_tmp_path ("grid-figure.png");
+    g_autoptr (Picture) fig = NULL;
+    int x0, y0, x1, y1, dark_bottom = 0, dark_left = 0;
+
+    activate ("export-figure", g_variant_new_string (figure_path));
+    wait_idle (f, "the figure exported");
+    fig = picture_from_png (figure_path);
+    image_rect (f, pic, &x0, &y0, &x1, &y1);
+    g_test_message ("figure %d x %d, image %d x %d", fig->width, fig->height, x1 - x0, y1 - y0);
+    g_assert_cmpint (abs (fig->width - (x1 - x0 + 78 + 24)), <=, 2);
+    g_assert_cmpint (abs (fig->height - (y1 - y0 + 20 + 52)), <=, 2);
+    g_assert_true (close_to (pixel (fig, 2, 2), (const int[3]) { 255, 255, 255 }, 3));
+    g_assert_cmpint (count_green (fig), >, 200);
+    for (int y = fig->height - 50; y < fig->height; y++)
+      for (int x = 80; x < fig->width - 30; x++)
+        dark_bottom += luminance (pixel (fig, x, y)) < 100;
+    for (int y = 30; y < fig->height - 60; y++)
+      for (int x = 0; x < 70; x++)
+        dark_left += luminance (pixel (fig, x, y)) < 100;
+    g_test_message ("dark text pixels: %d below the image, %d left of it", dark_bottom, dark_left);
+    g_assert_cmpint (dark_bottom, >, 100);
+    g_assert_cmpint (dark_left, >, 100);
+    if (g_getenv ("SKYSIFT_TEST_SCREENSHOTS") != NULL)
+      {
+        g_autofree char *keep = g_build_filename (g_getenv ("SKYSIFT_TEST_SCREENSHOTS"),
+                                                  "grid-figure.png", NULL);
+        g_autofree char *bytes = NULL;
+        gsize len;
+        g_assert_true (g_file_get_contents (figure_path, &bytes, &len, NULL));
+        g_assert_true (g_file_set_contents (keep, bytes, (gssize) len, NULL));
+      }
+    g_unlink (figure_path);
+  }
+
   activate ("grid", g_variant_new_boolean (FALSE));
   wait_idle (f, "the grid gone");
   g_assert_false (action_bool ("grid"));

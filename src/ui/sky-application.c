@@ -249,6 +249,8 @@ action_export (GSimpleAction *action, GVariant *param, gpointer data)
 
   if (g_str_equal (g_action_get_name (G_ACTION (action)), "export-view"))
     sky_window_export_view (main_window (self), path);
+  else if (g_str_equal (g_action_get_name (G_ACTION (action)), "export-figure"))
+    sky_window_export_figure (main_window (self), path);
   else
     sky_window_export_catalogue (main_window (self), path);
 }
@@ -558,6 +560,7 @@ static const GActionEntry app_actions[] = {
   { "pan", action_pan, "(dd)", NULL, NULL },
   { "export-catalog", action_export, "s", "''", NULL },
   { "export-view", action_export, "s", "''", NULL },
+  { "export-figure", action_export, "s", NULL, NULL },
   { "screenshot", action_screenshot, "s", NULL, NULL },
   { "zoom", action_set_value, "d", NULL, NULL },
   { "cancel", action_cancel, NULL, NULL, NULL },

@@ -439,6 +439,8 @@ typedef struct {
   double box[MAX_LABELS][4];
   int n;
   gboolean *labelled;       /* per line */
+  double bounds[4];         /* the picture's extent, widget pixels: x0, y0, x1, y1 */
+  gboolean figure;          /* dark text on the figure's white margin, with ticks */
 } Placed;
 
 /* Places a line's label at widget point (wx, wy) on screen side side (0
@@ -447,21 +449,31 @@ typedef struct {
  * axes), else just inside its edge; not where it would overlap a label
  * placed before. */
 static gboolean
-place_label (cairo_t *cr, Placed *placed, double w, double h, double wx, double wy, int side,
-             const char *text)
+place_label (cairo_t *cr, Placed *placed, double wx, double wy, int side, const char *text)
 {
   cairo_text_extents_t ext;
   double ax = 0.5, ay = 0.5, room, box[4];
+  const double *b = placed->bounds;
 
   if (placed->n == MAX_LABELS)
     return FALSE;
+  if (placed->figure && side >= 0)
+    {
+      /* A tick into the image at the crossing. */
+      double dx = side == 1 ? 1 : side == 3 ? -1 : 0, dy = side == 0 ? -1 : side == 2 ? 1 : 0;
+      cairo_move_to (cr, wx, wy);
+      cairo_line_to (cr, wx + 7 * dx, wy + 7 * dy);
+      cairo_set_source_rgb (cr, 0, 0, 0);
+      cairo_set_line_width (cr, 1.2);
+      cairo_stroke (cr);
+    }
   cairo_text_extents (cr, text, &ext);
   switch (side)
     {
-    case 0: room = h - wy; ay = room > ext.height + 8 ? -0.3 : 1.3; wy += ay < 0 ? 4 : -4; break;
-    case 2: room = wy; ay = room > ext.height + 8 ? 1.3 : -0.3; wy += ay < 0 ? 4 : -4; break;
-    case 1: room = wx; ax = room > ext.x_advance + 10 ? 1.0 : 0.0; wx += ax > 0.5 ? -5 : 5; break;
-    case 3: room = w - wx; ax = room > ext.x_advance + 10 ? 0.0 : 1.0; wx += ax > 0.5 ? -5 : 5; break;
+    case 0: room = b[3] - wy; ay = room > ext.height + 8 ? -0.3 : 1.3; wy += ay < 0 ? 4 : -4; break;
+    case 2: room = wy - b[1]; ay = room > ext.height + 8 ? 1.3 : -0.3; wy += ay < 0 ? 4 : -4; break;
+    case 1: room = wx - b[0]; ax = room > ext.x_advance + 10 ? 1.0 : 0.0; wx += ax > 0.5 ? -5 : 5; break;
+    case 3: room = b[2] - wx; ax = room > ext.x_advance + 10 ? 0.0 : 1.0; wx += ax > 0.5 ? -5 : 5; break;
     default: ay = 1.3; break;
     }
   {
@@ -472,7 +484,19 @@ place_label (cairo_t *cr, Placed *placed, double w, double h, double wx, double 
           && y1 > placed->box[k][1])
         return FALSE;
   }
-  show_boxed (cr, wx, wy, text, ax, ay, box);
+  if (placed->figure && side >= 0)
+    {
+      double tx = wx - ax * ext.x_advance, ty = wy - ay * ext.height - ext.y_bearing;
+      cairo_set_source_rgb (cr, 0, 0, 0);
+      cairo_move_to (cr, tx, ty);
+      cairo_show_text (cr, text);
+      box[0] = tx - 3;
+      box[1] = ty + ext.y_bearing - 2;
+      box[2] = tx + ext.x_advance + 3;
+      box[3] = ty + ext.y_bearing + ext.height + 2;
+    }
+  else
+    show_boxed (cr, wx, wy, text, ax, ay, box);
   memcpy (placed->box[placed->n++], box, sizeof box);
   return TRUE;
 }
@@ -483,13 +507,15 @@ place_label (cairo_t *cr, Placed *placed, double w, double h, double wx, double 
  * edge (a parallel circling a pole in view) at its lowest point on
  * screen. */
 static void
-draw_labels (SkyImageView *self, cairo_t *cr, double w, double h)
+draw_labels (SkyImageView *self, cairo_t *cr, double w, double h, const double bounds[4],
+             gboolean figure)
 {
   const SkyGrid *g = &self->grid;
   int side_of_axis[2];
   g_autofree gboolean *labelled = g_new0 (gboolean, MAX (g->nlines, 1));
-  Placed placed = { .n = 0, .labelled = labelled };
+  Placed placed = { .n = 0, .labelled = labelled, .figure = figure };
 
+  memcpy (placed.bounds, bounds, sizeof placed.bounds);
   cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size (cr, LABEL_FONT);
   label_sides (self, side_of_axis);
@@ -507,7 +533,7 @@ draw_labels (SkyImageView *self, cairo_t *cr, double w, double h)
         if (pass == 0 ? side != side_of_axis[line->axis] : labelled[x->line])
           continue;
         pix_to_widget (self, w, h, x->x, x->y, &wx, &wy);
-        if (place_label (cr, &placed, w, h, wx, wy, side, line->text))
+        if (place_label (cr, &placed, wx, wy, side, line->text))
           labelled[x->line] = TRUE;
       }
   for (int p = 0; p < g->npaths; p++)
@@ -526,7 +552,7 @@ draw_labels (SkyImageView *self, cairo_t *cr, double w, double h)
               by = wy;
             }
         }
-      if (by > -G_MAXDOUBLE && place_label (cr, &placed, w, h, bx, by, -1, g->lines[l].text))
+      if (by > -G_MAXDOUBLE && place_label (cr, &placed, bx, by, -1, g->lines[l].text))
         labelled[l] = TRUE;
     }
   self->grid_labels = placed.n;
@@ -639,7 +665,8 @@ draw_grid (SkyImageView *self, cairo_t *cr, double w, double h)
   cairo_set_line_width (cr, 1.0);
   cairo_set_source_rgb (cr, GRID_RGB[0], GRID_RGB[1], GRID_RGB[2]);
   cairo_stroke (cr);
-  draw_labels (self, cr, w, h);
+  if (!self->figure_pass)
+    draw_labels (self, cr, w, h, (const double[4]) { 0, 0, w, h }, FALSE);
   draw_compass_and_beam (self, cr, w, h, r);
 }
 
@@ -692,6 +719,111 @@ sky_image_view_grid_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
       cairo_destroy (cr);
     }
   note_drawn (self);
+}
+
+/* ------------------------------------------------------------ figure */
+
+#define FIGURE_LEFT 78.0
+#define FIGURE_RIGHT 24.0
+#define FIGURE_TOP 20.0
+#define FIGURE_BOTTOM 52.0
+
+/* The axis titles: the system's names and the frame. */
+static void
+axis_titles (SkyWcs *wcs, char *lng, char *lat, size_t size)
+{
+  const char *frame = sky_wcs_frame (wcs);
+  switch (sky_wcs_system (wcs))
+    {
+    case SKY_COORD_EQUATORIAL:
+      g_snprintf (lng, size, "Right ascension (%s)", frame);
+      g_snprintf (lat, size, "Declination (%s)", frame);
+      break;
+    case SKY_COORD_GALACTIC:
+      g_snprintf (lng, size, "Galactic longitude");
+      g_snprintf (lat, size, "Galactic latitude");
+      break;
+    default:
+      g_snprintf (lng, size, "%s", sky_wcs_lng_name (wcs));
+      g_snprintf (lat, size, "%s", sky_wcs_lat_name (wcs));
+      break;
+    }
+}
+
+GdkTexture *
+sky_image_view_render_figure (SkyImageView *self, GError **error)
+{
+  GtkNative *native = gtk_widget_get_native (GTK_WIDGET (self));
+  int w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
+  double r[4], ax, ay, bx, by, left, right, top, bottom, cw, ch;
+  g_autoptr (GskRenderNode) node = NULL;
+  GtkSnapshot *snapshot;
+  cairo_t *cr;
+
+  if (native == NULL || !gtk_widget_get_mapped (GTK_WIDGET (self)) || self->image == NULL
+      || !visible_rect (self, w, h, r))
+    {
+      g_set_error_literal (error, SKY_UI_ERROR, SKY_UI_ERROR_NOT_SHOWN,
+                           "nothing to render: no image on screen");
+      return NULL;
+    }
+  /* The part of the widget the image covers, then the figure around it. */
+  pix_to_widget (self, w, h, r[0], r[1], &ax, &ay);
+  pix_to_widget (self, w, h, r[2], r[3], &bx, &by);
+  left = floor (MAX (MIN (ax, bx), 0));
+  right = ceil (MIN (MAX (ax, bx), w));
+  top = floor (MAX (MIN (ay, by), 0));
+  bottom = ceil (MIN (MAX (ay, by), h));
+  cw = right - left + FIGURE_LEFT + FIGURE_RIGHT;
+  ch = bottom - top + FIGURE_TOP + FIGURE_BOTTOM;
+
+  snapshot = gtk_snapshot_new ();
+  gtk_snapshot_append_color (snapshot, &(GdkRGBA) { 1, 1, 1, 1 },
+                             &GRAPHENE_RECT_INIT (0, 0, cw, ch));
+  gtk_snapshot_save (snapshot);
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (FIGURE_LEFT - left, FIGURE_TOP - top));
+  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (left, top, right - left, bottom - top));
+  /* The view drawn afresh, its own labels left out: they go outside. */
+  self->figure_pass = TRUE;
+  GTK_WIDGET_GET_CLASS (self)->snapshot (GTK_WIDGET (self), snapshot);
+  self->figure_pass = FALSE;
+  gtk_snapshot_pop (snapshot);
+
+  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (left - FIGURE_LEFT, top - FIGURE_TOP,
+                                                                 cw, ch));
+  cairo_set_source_rgb (cr, 0, 0, 0);
+  cairo_set_line_width (cr, 1);
+  cairo_rectangle (cr, left - 0.5, top - 0.5, right - left + 1, bottom - top + 1);
+  cairo_stroke (cr);
+  if (self->image->wcs != NULL)
+    {
+      char lng[64], lat[64];
+      cairo_text_extents_t ext;
+
+      ensure_grid (self, r);
+      if (self->grid_valid)
+        draw_labels (self, cr, w, h, (const double[4]) { left - FIGURE_LEFT, top - FIGURE_TOP,
+                                                         right + FIGURE_RIGHT, bottom + FIGURE_BOTTOM },
+                     TRUE);
+      axis_titles (self->image->wcs, lng, lat, sizeof lng);
+      cairo_set_source_rgb (cr, 0, 0, 0);
+      cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+      cairo_set_font_size (cr, 12);
+      cairo_text_extents (cr, lng, &ext);
+      cairo_move_to (cr, (left + right - ext.x_advance) / 2, bottom + FIGURE_BOTTOM - 10);
+      cairo_show_text (cr, lng);
+      cairo_text_extents (cr, lat, &ext);
+      cairo_save (cr);
+      cairo_move_to (cr, left - FIGURE_LEFT + 16, (top + bottom + ext.x_advance) / 2);
+      cairo_rotate (cr, -G_PI / 2);
+      cairo_show_text (cr, lat);
+      cairo_restore (cr);
+    }
+  cairo_destroy (cr);
+  gtk_snapshot_restore (snapshot);
+  node = gtk_snapshot_free_to_node (snapshot);
+  return gsk_renderer_render_texture (gtk_native_get_renderer (native), node,
+                                      &GRAPHENE_RECT_INIT (0, 0, cw, ch));
 }
 
 /* ------------------------------------------------------------ state */

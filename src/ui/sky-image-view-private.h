@@ -97,6 +97,7 @@ struct _SkyImageView {
   gboolean contours_pending;    /* a worker is tracing them */
   guint contour_generation;     /* which request a traced result answers */
   guint tools_hash;             /* what the state last heard of them */
+  gboolean figure_pass;         /* drawing for a figure: grid labels go outside */
 
   /* Frames: callbacks waiting for a frame that shows the current state. */
   gboolean render_current;      /* the last GL render drew the current state */

@@ -102,6 +102,13 @@ const SkyContourSpec *sky_image_view_get_contours (SkyImageView *self);
  * `, "grid": {...}, "contours": {...}` (docs/ui.md lists the keys). */
 void sky_image_view_tools_describe (SkyImageView *self, GString *out);
 
+/* A figure of the image in view for a publication: the part of the view
+ * the image covers, as drawn, in a frame on a white margin, with ticks and
+ * coordinate labels outside it where the grid's lines meet it and the axes
+ * named (with a celestial WCS; the grid's lines only where the grid is on).
+ * NULL with error set where no image is on screen. */
+GdkTexture *sky_image_view_render_figure (SkyImageView *self, GError **error);
+
 /* The OpenGL version and renderer, or why there is none. */
 const char *sky_image_view_get_gl_info (SkyImageView *self);
 

@@ -212,3 +212,10 @@ sky_window_tools_describe (SkyWindow *self, GString *out)
                           "], \"scale_dialog\": %s", x + 1, y + 1,
                           sky_window_get_scale_dialog (self) ? "true" : "false");
 }
+
+void
+sky_window_export_figure (SkyWindow *self, const char *path)
+{
+  g_return_if_fail (SKY_IS_WINDOW (self));
+  sky_window_push_job (self, SKY_JOB_EXPORT_FIGURE, path, SKY_STEP_NONE, FALSE);
+}
