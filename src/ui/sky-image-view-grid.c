@@ -305,8 +305,8 @@ ensure_contours (SkyImageView *self)
 
 /* 0-based pixel coordinates (WCS and contours) to widget pixels: the view
  * counts pixel i as [i, i + 1). */
-static void
-pix_to_widget (SkyImageView *self, double w, double h, double x, double y, double *wx, double *wy)
+void
+sky_image_view_pix_to_widget (SkyImageView *self, double w, double h, double x, double y, double *wx, double *wy)
 {
   sky_image_view_to_widget_in (self, w, h, x + 0.5, y + 0.5, wx, wy);
 }
@@ -329,7 +329,7 @@ draw_contours (SkyImageView *self, cairo_t *cr, double w, double h)
             double wx, wy;
             /* A zoom-out level's pixel k centres on full pixels
              * k * scale .. (k + 1) * scale - 1. */
-            pix_to_widget (self, w, h, (c->px[k] + 0.5) * scale - 0.5, (c->py[k] + 0.5) * scale - 0.5,
+            sky_image_view_pix_to_widget (self, w, h, (c->px[k] + 0.5) * scale - 0.5, (c->py[k] + 0.5) * scale - 0.5,
                            &wx, &wy);
             if (k == c->path_start[p])
               cairo_move_to (cr, wx, wy);
@@ -344,8 +344,8 @@ draw_contours (SkyImageView *self, cairo_t *cr, double w, double h)
 
 /* The part of the image in view, in 0-based pixel coordinates; FALSE when
  * none is. */
-static gboolean
-visible_rect (SkyImageView *self, double w, double h, double r[4])
+gboolean
+sky_image_view_visible_rect (SkyImageView *self, double w, double h, double r[4])
 {
   double ax, ay, bx, by;
   const SkyImage *img = &self->image->image;
@@ -359,8 +359,8 @@ visible_rect (SkyImageView *self, double w, double h, double r[4])
   return r[2] > r[0] && r[3] > r[1];
 }
 
-static void
-ensure_grid (SkyImageView *self, const double r[4])
+void
+sky_image_view_ensure_grid (SkyImageView *self, const double r[4])
 {
   if (self->grid_valid && memcmp (r, self->grid_rect, sizeof self->grid_rect) == 0)
     return;
@@ -506,8 +506,8 @@ place_label (cairo_t *cr, Placed *placed, double wx, double wy, int side, const 
  * labelled at its first crossing of another side, and one that meets no
  * edge (a parallel circling a pole in view) at its lowest point on
  * screen. */
-static void
-draw_labels (SkyImageView *self, cairo_t *cr, double w, double h, const double bounds[4],
+void
+sky_image_view_draw_labels (SkyImageView *self, cairo_t *cr, double w, double h, const double bounds[4],
              gboolean figure)
 {
   const SkyGrid *g = &self->grid;
@@ -532,7 +532,7 @@ draw_labels (SkyImageView *self, cairo_t *cr, double w, double h, const double b
             side = k;
         if (pass == 0 ? side != side_of_axis[line->axis] : labelled[x->line])
           continue;
-        pix_to_widget (self, w, h, x->x, x->y, &wx, &wy);
+        sky_image_view_pix_to_widget (self, w, h, x->x, x->y, &wx, &wy);
         if (place_label (cr, &placed, wx, wy, side, line->text))
           labelled[x->line] = TRUE;
       }
@@ -545,7 +545,7 @@ draw_labels (SkyImageView *self, cairo_t *cr, double w, double h, const double b
       for (int64_t k = g->path_start[p]; k < g->path_start[p + 1]; k++)
         {
           double wx, wy;
-          pix_to_widget (self, w, h, g->px[k], g->py[k], &wx, &wy);
+          sky_image_view_pix_to_widget (self, w, h, g->px[k], g->py[k], &wx, &wy);
           if (wy > by)
             {
               bx = wx;
@@ -591,8 +591,8 @@ draw_compass_and_beam (SkyImageView *self, cairo_t *cr, double w, double h, cons
   double sx = self->flip_x ? -1 : 1;
   double north[2], east[2], ix, iy;
 
-  pix_to_widget (self, w, h, r[0], r[1], &ax, &ay);
-  pix_to_widget (self, w, h, r[2], r[3], &bx, &by);
+  sky_image_view_pix_to_widget (self, w, h, r[0], r[1], &ax, &ay);
+  sky_image_view_pix_to_widget (self, w, h, r[2], r[3], &bx, &by);
   left = MAX (MIN (ax, bx), 0);
   right = MIN (MAX (ax, bx), w);
   top = MAX (MIN (ay, by), 0);
@@ -642,9 +642,9 @@ draw_grid (SkyImageView *self, cairo_t *cr, double w, double h)
   double r[4];
   const SkyGrid *g;
 
-  if (!visible_rect (self, w, h, r))
+  if (!sky_image_view_visible_rect (self, w, h, r))
     return;
-  ensure_grid (self, r);
+  sky_image_view_ensure_grid (self, r);
   if (!self->grid_valid)
     return;
   g = &self->grid;
@@ -653,7 +653,7 @@ draw_grid (SkyImageView *self, cairo_t *cr, double w, double h)
     for (int64_t k = g->path_start[p]; k < g->path_start[p + 1]; k++)
       {
         double wx, wy;
-        pix_to_widget (self, w, h, g->px[k], g->py[k], &wx, &wy);
+        sky_image_view_pix_to_widget (self, w, h, g->px[k], g->py[k], &wx, &wy);
         if (k == g->path_start[p])
           cairo_move_to (cr, wx, wy);
         else
@@ -666,7 +666,7 @@ draw_grid (SkyImageView *self, cairo_t *cr, double w, double h)
   cairo_set_source_rgb (cr, GRID_RGB[0], GRID_RGB[1], GRID_RGB[2]);
   cairo_stroke (cr);
   if (!self->figure_pass)
-    draw_labels (self, cr, w, h, (const double[4]) { 0, 0, w, h }, FALSE);
+    sky_image_view_draw_labels (self, cr, w, h, (const double[4]) { 0, 0, w, h }, FALSE);
   draw_compass_and_beam (self, cr, w, h, r);
 }
 
@@ -719,111 +719,6 @@ sky_image_view_grid_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
       cairo_destroy (cr);
     }
   note_drawn (self);
-}
-
-/* ------------------------------------------------------------ figure */
-
-#define FIGURE_LEFT 78.0
-#define FIGURE_RIGHT 24.0
-#define FIGURE_TOP 20.0
-#define FIGURE_BOTTOM 52.0
-
-/* The axis titles: the system's names and the frame. */
-static void
-axis_titles (SkyWcs *wcs, char *lng, char *lat, size_t size)
-{
-  const char *frame = sky_wcs_frame (wcs);
-  switch (sky_wcs_system (wcs))
-    {
-    case SKY_COORD_EQUATORIAL:
-      g_snprintf (lng, size, "Right ascension (%s)", frame);
-      g_snprintf (lat, size, "Declination (%s)", frame);
-      break;
-    case SKY_COORD_GALACTIC:
-      g_snprintf (lng, size, "Galactic longitude");
-      g_snprintf (lat, size, "Galactic latitude");
-      break;
-    default:
-      g_snprintf (lng, size, "%s", sky_wcs_lng_name (wcs));
-      g_snprintf (lat, size, "%s", sky_wcs_lat_name (wcs));
-      break;
-    }
-}
-
-GdkTexture *
-sky_image_view_render_figure (SkyImageView *self, GError **error)
-{
-  GtkNative *native = gtk_widget_get_native (GTK_WIDGET (self));
-  int w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
-  double r[4], ax, ay, bx, by, left, right, top, bottom, cw, ch;
-  g_autoptr (GskRenderNode) node = NULL;
-  GtkSnapshot *snapshot;
-  cairo_t *cr;
-
-  if (native == NULL || !gtk_widget_get_mapped (GTK_WIDGET (self)) || self->image == NULL
-      || !visible_rect (self, w, h, r))
-    {
-      g_set_error_literal (error, SKY_UI_ERROR, SKY_UI_ERROR_NOT_SHOWN,
-                           "nothing to render: no image on screen");
-      return NULL;
-    }
-  /* The part of the widget the image covers, then the figure around it. */
-  pix_to_widget (self, w, h, r[0], r[1], &ax, &ay);
-  pix_to_widget (self, w, h, r[2], r[3], &bx, &by);
-  left = floor (MAX (MIN (ax, bx), 0));
-  right = ceil (MIN (MAX (ax, bx), w));
-  top = floor (MAX (MIN (ay, by), 0));
-  bottom = ceil (MIN (MAX (ay, by), h));
-  cw = right - left + FIGURE_LEFT + FIGURE_RIGHT;
-  ch = bottom - top + FIGURE_TOP + FIGURE_BOTTOM;
-
-  snapshot = gtk_snapshot_new ();
-  gtk_snapshot_append_color (snapshot, &(GdkRGBA) { 1, 1, 1, 1 },
-                             &GRAPHENE_RECT_INIT (0, 0, cw, ch));
-  gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (FIGURE_LEFT - left, FIGURE_TOP - top));
-  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (left, top, right - left, bottom - top));
-  /* The view drawn afresh, its own labels left out: they go outside. */
-  self->figure_pass = TRUE;
-  GTK_WIDGET_GET_CLASS (self)->snapshot (GTK_WIDGET (self), snapshot);
-  self->figure_pass = FALSE;
-  gtk_snapshot_pop (snapshot);
-
-  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (left - FIGURE_LEFT, top - FIGURE_TOP,
-                                                                 cw, ch));
-  cairo_set_source_rgb (cr, 0, 0, 0);
-  cairo_set_line_width (cr, 1);
-  cairo_rectangle (cr, left - 0.5, top - 0.5, right - left + 1, bottom - top + 1);
-  cairo_stroke (cr);
-  if (self->image->wcs != NULL)
-    {
-      char lng[64], lat[64];
-      cairo_text_extents_t ext;
-
-      ensure_grid (self, r);
-      if (self->grid_valid)
-        draw_labels (self, cr, w, h, (const double[4]) { left - FIGURE_LEFT, top - FIGURE_TOP,
-                                                         right + FIGURE_RIGHT, bottom + FIGURE_BOTTOM },
-                     TRUE);
-      axis_titles (self->image->wcs, lng, lat, sizeof lng);
-      cairo_set_source_rgb (cr, 0, 0, 0);
-      cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-      cairo_set_font_size (cr, 12);
-      cairo_text_extents (cr, lng, &ext);
-      cairo_move_to (cr, (left + right - ext.x_advance) / 2, bottom + FIGURE_BOTTOM - 10);
-      cairo_show_text (cr, lng);
-      cairo_text_extents (cr, lat, &ext);
-      cairo_save (cr);
-      cairo_move_to (cr, left - FIGURE_LEFT + 16, (top + bottom + ext.x_advance) / 2);
-      cairo_rotate (cr, -G_PI / 2);
-      cairo_show_text (cr, lat);
-      cairo_restore (cr);
-    }
-  cairo_destroy (cr);
-  gtk_snapshot_restore (snapshot);
-  node = gtk_snapshot_free_to_node (snapshot);
-  return gsk_renderer_render_texture (gtk_native_get_renderer (native), node,
-                                      &GRAPHENE_RECT_INIT (0, 0, cw, ch));
 }
 
 /* ------------------------------------------------------------ state */

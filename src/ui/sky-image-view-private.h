@@ -147,6 +147,17 @@ void sky_image_view_input_init (SkyImageView *self);
  * (image_too), the contours alone for a new run. */
 void sky_image_view_tools_forget (SkyImageView *self, gboolean image_too);
 void sky_image_view_grid_snapshot (SkyImageView *self, GtkSnapshot *snapshot);
+/* For the figure (sky-image-view-figure.c): 0-based pixels to widget
+ * pixels in a w x h view; the part of the image in view (FALSE: none);
+ * the grid of rectangle r worked out (grid_valid says whether it could
+ * be); the grid's labels placed within bounds (x0, y0, x1, y1 in widget
+ * pixels), as dark text with ticks for a figure. */
+void sky_image_view_pix_to_widget (SkyImageView *self, double w, double h, double x, double y,
+                                   double *wx, double *wy);
+gboolean sky_image_view_visible_rect (SkyImageView *self, double w, double h, double r[4]);
+void sky_image_view_ensure_grid (SkyImageView *self, const double r[4]);
+void sky_image_view_draw_labels (SkyImageView *self, cairo_t *cr, double w, double h,
+                                 const double bounds[4], gboolean figure);
 
 /* sky-image-view-frames.c */
 /* The frame clock painted: those waiting for the view's state are told. */
