@@ -268,7 +268,8 @@ test_grid (Fixture *f)
 }
 
 /* Around the north pole every meridian is drawn (a full circle of them,
- * labelled) and the compass still finds north. */
+ * labelled) and the compass still finds north; an image without a
+ * celestial WCS gets no grid, and a word why. */
 void
 test_grid_pole (Fixture *f)
 {
@@ -291,6 +292,22 @@ test_grid_pole (Fixture *f)
   g_assert_cmpint (atoi (state_field (json, "labels")), >=, 4);
   g_assert_true (g_str_has_prefix (state_field (json, "compass"), "true"));
   g_assert_cmpint (count_green (pic), >, 200);
+
+  /* An image with no celestial WCS: nothing drawn, and the state and the
+   * status line say why. */
+  {
+    g_autoptr (Picture) plain = NULL;
+    g_autofree char *state = NULL;
+    open_image (f, &orient_nowcs);
+    activate ("grid", g_variant_new_boolean (FALSE));
+    activate ("grid", g_variant_new_boolean (TRUE));
+    wait_drawn (f, "no grid to draw");
+    state = state_json ();
+    g_assert_nonnull (strstr (state_field (state, "grid"), "\"note\": \"no celestial WCS\""));
+    g_assert_nonnull (strstr (state_field (state, "last_error"), "has no celestial WCS"));
+    plain = render_view (f);
+    g_assert_cmpint (count_green (plain), ==, 0);
+  }
   activate ("grid", g_variant_new_boolean (FALSE));
   wait_idle (f, "the grid gone");
 }
