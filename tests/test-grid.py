@@ -14,6 +14,9 @@ every point of every drawn path lies within 0.1 pixel of its line by the
 same measure; the compass's north and east agree with astropy's to 0.01
 radian.
 
+An all-sky Aitoff map in galactic coordinates and a rotated ZEA field
+holding the south pole are held to the same checks.
+
 Usage: test-grid.py SKY-GEOMETRY-DUMP"""
 import json
 import os
@@ -64,6 +67,13 @@ CASES = {
     "TAN beside the south pole": (240, 200, {
         "CTYPE1": "RA---TAN", "CTYPE2": "DEC--TAN", "CRVAL1": 300.0, "CRVAL2": -86.0,
         "CRPIX1": 120.5, "CRPIX2": 100.5, "CDELT1": -0.02, "CDELT2": 0.02,
+        "RADESYS": "ICRS"}),
+    "AIT, the whole sky in galactic": (360, 180, {
+        "CTYPE1": "GLON-AIT", "CTYPE2": "GLAT-AIT", "CRVAL1": 0.0, "CRVAL2": 0.0,
+        "CRPIX1": 180.5, "CRPIX2": 90.5, "CDELT1": -1.0, "CDELT2": 1.0}),
+    "ZEA holding the south pole, rotated": (200, 200, {
+        "CTYPE1": "RA---ZEA", "CTYPE2": "DEC--ZEA", "CRVAL1": 80.0, "CRVAL2": -89.0,
+        "CRPIX1": 100.5, "CRPIX2": 100.5, "CROTA2": 25.0, "CDELT1": -0.05, "CDELT2": 0.05,
         "RADESYS": "ICRS"}),
 }
 

@@ -56,7 +56,8 @@ typedef struct {
   int ncrossings;
   double step[2];       /* the spacing of longitude and latitude lines, degrees */
   int lng_hours;        /* longitudes are labelled in hours (equatorial) */
-  int pole_inside;      /* +1 / -1: the north / south pole is in the rectangle */
+  int pole_inside;      /* +1 / -1: the north / south pole is in the rectangle;
+                         * 2: both (an all-sky map) */
 } SkyGrid;
 
 /* The grid of the WCS's own system over the pixel rectangle [x0, x1] x

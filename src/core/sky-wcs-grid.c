@@ -236,7 +236,7 @@ static const double arc_steps_as[] = {
 };
 static const double degree_steps[] = {
   1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 30,
-  45, 90,
+  45, 60, 90,
 };
 
 /* The smallest listed spacing (in degrees, from units of unit degrees)
@@ -488,7 +488,7 @@ typedef struct {
   double off_min, off_max;  /* longitude offsets seen, degrees */
   double lat_min, lat_max;
   int full_circle;
-  int pole;                 /* +1, -1: that pole is in the rectangle */
+  int pole;                 /* +1, -1: that pole is in the rectangle; 2: both */
 } Ranges;
 
 static void
@@ -537,7 +537,7 @@ find_ranges (SkyWcs *wcs, const double rect[4], const EdgeSamples es[4], Ranges 
   for (int p = 1; p >= -1; p -= 2)
     if (sky_wcs_world2pix (wcs, 0.0, 90.0 * p, &x, &y) == SKY_OK && inside (rect, x, y))
       {
-        r->pole = p;
+        r->pole = r->pole != 0 ? 2 : p;   /* 2: both, an all-sky map */
         if (p > 0)
           r->lat_max = 90;
         else
