@@ -5,6 +5,7 @@
  * threshold where the field's profile puts them). */
 #include "test-ui-gtk.h"
 
+#include "sky-contour-dialog.h"
 #include "sky-pixel-tools.h"
 #include "sky-scale-dialog.h"
 
@@ -45,6 +46,8 @@ write_sky_image (const char *name, double crval1, double crval2)
   fail_on_cfitsio (path, status);
   return path;
 }
+
+static void save_tool_picture (GtkWidget *widget, const char *name);
 
 static void
 save_view_picture (Fixture *f, const char *name)
@@ -388,6 +391,35 @@ test_contours (Fixture *f)
   g_free (spec);
   spec = action_string ("contours");
   g_assert_cmpstr (spec, ==, "threshold, 100 sigma");
+
+  /* Typed into the Levels dialog and Enter pressed, as a person does: the
+   * entry starts with the levels shown; a word it cannot read marks it. */
+  {
+    SkyContourDialog *dialog;
+    GtkEntry *entry;
+    g_autofree char *typed = NULL;
+
+    activate ("contour-levels", NULL);
+    dialog = g_object_get_data (G_OBJECT (f->window), "sky-contour-dialog");
+    g_assert_nonnull (dialog);
+    g_assert_true (gtk_widget_get_visible (GTK_WIDGET (dialog)));
+    entry = sky_contour_dialog_get_entry (dialog);
+    g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (entry)), ==, "threshold, 100 sigma");
+    gtk_editable_set_text (GTK_EDITABLE (entry), "50 σ");
+    g_signal_emit_by_name (entry, "activate");
+    wait_drawn (f, "the typed levels");
+    typed = action_string ("contours");
+    g_assert_cmpstr (typed, ==, "50 sigma");
+    g_assert_cmpint (f->view->ncontours, ==, 1);
+    g_assert_false (gtk_widget_has_css_class (GTK_WIDGET (entry), "error"));
+    save_tool_picture (GTK_WIDGET (dialog), "contour-levels.png");
+    gtk_editable_set_text (GTK_EDITABLE (entry), "fifty");
+    g_signal_emit_by_name (entry, "activate");
+    iterate_until (app_idle, NULL, "the typed word refused");
+    g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (entry), "error"));
+    assert_state ("last_error", "\"Those are not contour levels");
+    gtk_window_close (GTK_WINDOW (dialog));
+  }
 
   activate ("contours", g_variant_new_string (""));
   wait_idle (f, "the contours gone");

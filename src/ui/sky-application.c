@@ -394,6 +394,13 @@ action_scale_dialog (GSimpleAction *action, GVariant *param, gpointer data)
   sky_window_show_scale_dialog (main_window (data), g_variant_get_boolean (param));
 }
 
+/* The dialog to type contour levels in. */
+static void
+action_contour_levels (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_show_contour_dialog (main_window (data));
+}
+
 static void
 action_state (GSimpleAction *action, GVariant *param, gpointer data)
 {
@@ -574,6 +581,7 @@ static const GActionEntry app_actions[] = {
   { "pixel-table", action_pixel_table, "i", "0", NULL },
   { "magnifier", action_magnifier, "b", "false", NULL },
   { "scale-dialog", action_scale_dialog, "b", "false", NULL },
+  { "contour-levels", action_contour_levels, NULL, NULL, NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
 };

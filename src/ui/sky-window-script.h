@@ -77,6 +77,9 @@ void sky_window_set_magnifier (SkyWindow *self, gboolean show);
 gboolean sky_window_get_magnifier (SkyWindow *self);
 void sky_window_show_scale_dialog (SkyWindow *self, gboolean show);
 gboolean sky_window_get_scale_dialog (SkyWindow *self);
+/* The dialog where a person types contour levels (the current ones in
+ * its entry); Enter or Apply sets them as sky_window_set_contours does. */
+void sky_window_show_contour_dialog (SkyWindow *self);
 /* Queued: the view as a publication figure (sky_image_view_render_figure)
  * written as PNG to path. */
 void sky_window_export_figure (SkyWindow *self, const char *path);

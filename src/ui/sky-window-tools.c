@@ -4,6 +4,7 @@
  * and magnifier, and the scale dialog. */
 #include "sky-window-private.h"
 
+#include "sky-contour-dialog.h"
 #include "sky-pixel-tools.h"
 #include "sky-scale-dialog.h"
 
@@ -218,4 +219,30 @@ sky_window_export_figure (SkyWindow *self, const char *path)
 {
   g_return_if_fail (SKY_IS_WINDOW (self));
   sky_window_push_job (self, SKY_JOB_EXPORT_FIGURE, path, SKY_STEP_NONE, FALSE);
+}
+
+static void
+on_levels_chosen (SkyContourDialog *dialog, const char *text, SkyWindow *self)
+{
+  if (sky_window_set_contours (self, text))
+    gtk_widget_remove_css_class (GTK_WIDGET (sky_contour_dialog_get_entry (dialog)), "error");
+  else
+    gtk_widget_add_css_class (GTK_WIDGET (sky_contour_dialog_get_entry (dialog)), "error");
+}
+
+void
+sky_window_show_contour_dialog (SkyWindow *self)
+{
+  SkyContourDialog *dialog = g_object_get_data (G_OBJECT (self), "sky-contour-dialog");
+  g_autofree char *levels = sky_window_get_contours (self);
+
+  if (dialog == NULL)
+    {
+      dialog = sky_contour_dialog_new (GTK_WINDOW (self));
+      g_signal_connect_object (dialog, "levels-chosen", G_CALLBACK (on_levels_chosen), self, 0);
+      g_object_set_data_full (G_OBJECT (self), "sky-contour-dialog", g_object_ref_sink (dialog),
+                              unref_window);
+    }
+  sky_contour_dialog_set_text (dialog, levels);
+  gtk_window_present (GTK_WINDOW (dialog));
 }
