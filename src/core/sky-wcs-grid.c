@@ -201,7 +201,9 @@ edge_crossings (SkyWcs *wcs, const double rect[4], SkyEdge edge, const EdgeSampl
           continue;
         fa = line_offset (&g->lines[l], a->lng, a->lat);
         fb = line_offset (&g->lines[l], b->lng, b->lat);
-        if ((fa < 0) == (fb < 0) || fabs (fa) > 90 || fabs (fb) > 90)
+        /* A longitude's offset jumps by 360 where it wraps, opposite the
+         * line: no crossing there. */
+        if ((fa < 0) == (fb < 0) || (g->lines[l].axis == 0 && (fabs (fa) > 90 || fabs (fb) > 90)))
           continue;
         for (int it = 0; it < 60 && sb - sa > 1e-13; it++)
           {
