@@ -198,6 +198,15 @@ test_grid (Fixture *f)
   g_assert_cmpfloat (fabs (fabs (g_ascii_strtod (state_field (json, "east_deg"), NULL)) - 180), <, 1);
   g_assert_cmpint (atoi (state_field (json, "labels")), >=, 4);
   g_assert_nonnull (strstr (state_field (json, "lines"), "17h44m"));
+  /* BPA 30: the major axis 30 degrees from north (up) towards east
+   * (left): 120 degrees counter-clockwise from the right, within the
+   * sky's own turn across the image (north is 89.5 at the compass). */
+  {
+    double beam = g_ascii_strtod (state_field (json, "beam_deg"), NULL);
+    double off = fmod (fabs (beam - 120.0), 180.0);
+    g_test_message ("beam on screen at %.2f degrees", beam);
+    g_assert_cmpfloat (MIN (off, 180 - off), <, 2);
+  }
 
   g = &f->view->grid;
   g_assert_true (f->view->grid_valid);

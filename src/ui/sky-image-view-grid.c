@@ -623,6 +623,7 @@ draw_compass_and_beam (SkyImageView *self, cairo_t *cr, double w, double h, cons
           /* Pixel angle from +x towards +y; the screen's y goes down and
            * a mirrored view runs x the other way. */
           cairo_rotate (cr, atan2 (-sin (angle), sx * cos (angle)));
+          self->beam_deg = atan2 (sin (angle), sx * cos (angle)) * 180 / G_PI;
           cairo_scale (cr, MAX (a, 0.5), MAX (b, 0.5));
           cairo_arc (cr, 0, 0, 1, 0, 2 * G_PI);
           cairo_restore (cr);
@@ -745,6 +746,8 @@ sky_image_view_tools_describe (SkyImageView *self, GString *out)
                               self->compass_shown ? self->compass_north_deg : 0.0,
                               self->compass_shown ? self->compass_east_deg : 0.0,
                               self->beam_shown ? "true" : "false");
+      if (self->beam_shown)
+        g_string_append_printf (out, ", \"beam_deg\": %.2f", self->beam_deg);
     }
   g_string_append_printf (out, "}, \"contours\": {\"spec\": \"%s\", \"levels\": [", spec);
   for (int i = 0; i < self->ncontours; i++)

@@ -87,6 +87,7 @@ struct _SkyImageView {
   gboolean compass_shown, beam_shown;
   double compass_north_deg;     /* north's and east's screen angles, degrees */
   double compass_east_deg;      /* counter-clockwise from right */
+  double beam_deg;              /* the beam's major axis on screen, likewise */
   SkyContourSpec contour_spec;
   SkyContour contours[SKY_CONTOUR_MAX_LEVELS + 1];
   double contour_level[SKY_CONTOUR_MAX_LEVELS + 1];
