@@ -98,11 +98,17 @@ def off_line(wcs, axis, value, x, y):
     """Pixel distance from (x, y) to astropy's pixel of the line's value at
     the other coordinate astropy reads at (x, y)."""
     lng, lat = wcs.all_pix2world(np.atleast_1d(x), np.atleast_1d(y), 0)
-    if axis == 0:
-        px, py = wcs.all_world2pix(np.full_like(lat, value), lat, 0)
-    else:
+    if axis == 1:
         px, py = wcs.all_world2pix(lng, np.full_like(lng, value), 0)
-    return np.hypot(px - x, py - y)
+        return np.hypot(px - x, py - y)
+    # A meridian on an all-sky map's seam is its left and its right border:
+    # a hair either side of its value lands on each.
+    d = None
+    for nudge in (0.0, -1e-7, 1e-7):
+        px, py = wcs.all_world2pix(np.full_like(lat, value + nudge), lat, 0)
+        dn = np.hypot(px - x, py - y)
+        d = dn if d is None else np.minimum(d, dn)
+    return d
 
 
 def edge_points(rect, edge, s):

@@ -17,8 +17,18 @@ static const int THRESHOLD_RGB8[3] = { 255, 140, 0 };  /* (1.0, 0.55, 0.0) */
 
 /* Noise with a SIN WCS of 36" pixels at (crval1, crval2) and a 0.05 x 0.03
  * degree beam at 30 degrees: several grid lines, a beam of a few pixels. */
+static char *write_sky_image_as (const char *name, const char *ctype1, const char *ctype2,
+                                  double crval1, double crval2, double cdelt);
+
 static char *
 write_sky_image (const char *name, double crval1, double crval2)
+{
+  return write_sky_image_as (name, "RA---SIN", "DEC--SIN", crval1, crval2, 0.01);
+}
+
+static char *
+write_sky_image_as (const char *name, const char *ctype1, const char *ctype2, double crval1,
+                    double crval2, double cdelt)
 {
   char *path = sky_test_tmp_path (name);
   g_autofree char *create = g_strconcat ("!", path, NULL);
@@ -30,14 +40,14 @@ write_sky_image (const char *name, double crval1, double crval2)
   fits_create_file (&f, create, &status);
   fits_create_img (f, FLOAT_IMG, 2, axes, &status);
   fits_write_key_str (f, "BUNIT", "JY/BEAM", NULL, &status);
-  fits_write_key_str (f, "CTYPE1", "RA---SIN", NULL, &status);
-  fits_write_key_str (f, "CTYPE2", "DEC--SIN", NULL, &status);
+  fits_write_key_str (f, "CTYPE1", ctype1, NULL, &status);
+  fits_write_key_str (f, "CTYPE2", ctype2, NULL, &status);
   fits_write_key_dbl (f, "CRPIX1", GRID_NX / 2.0, 10, NULL, &status);
   fits_write_key_dbl (f, "CRPIX2", GRID_NY / 2.0, 10, NULL, &status);
   fits_write_key_dbl (f, "CRVAL1", crval1, 10, NULL, &status);
   fits_write_key_dbl (f, "CRVAL2", crval2, 10, NULL, &status);
-  fits_write_key_dbl (f, "CDELT1", -0.01, 10, NULL, &status);
-  fits_write_key_dbl (f, "CDELT2", 0.01, 10, NULL, &status);
+  fits_write_key_dbl (f, "CDELT1", -cdelt, 10, NULL, &status);
+  fits_write_key_dbl (f, "CDELT2", cdelt, 10, NULL, &status);
   fits_write_key_dbl (f, "BMAJ", 0.05, 10, NULL, &status);
   fits_write_key_dbl (f, "BMIN", 0.03, 10, NULL, &status);
   fits_write_key_dbl (f, "BPA", 30.0, 10, NULL, &status);
@@ -277,6 +287,32 @@ test_grid (Fixture *f)
   after = render_view (f);
   g_assert_cmpint (count_green (after), ==, 0);
   g_unlink (export_path);
+}
+
+/* The whole sky in galactic Aitoff: six meridians and five parallels
+ * drawn inside the projection's ellipse, in degrees, labelled. */
+void
+test_grid_allsky (Fixture *f)
+{
+  Image img = { write_sky_image_as ("grid-ait.fits", "GLON-AIT", "GLAT-AIT", 0, 0, 1.6),
+                GRID_NX, GRID_NY };
+  g_autoptr (Picture) pic = NULL;
+  g_autofree char *json = NULL;
+
+  open_image (f, &img);
+  activate ("grid", g_variant_new_boolean (TRUE));
+  wait_drawn (f, "the all-sky grid");
+  pic = render_view (f);
+  save_view_picture (f, "grid-allsky.png");
+  json = state_json ();
+  g_test_message ("grid state: %.400s", state_field (json, "grid"));
+  g_assert_nonnull (strstr (state_field (json, "lines"), "\"60°\""));
+  g_assert_nonnull (strstr (state_field (json, "lines"), "\"-30°\""));
+  g_assert_cmpint (f->view->grid.nlines, ==, 11);
+  g_assert_cmpint (atoi (state_field (json, "labels")), >=, 3);
+  g_assert_cmpint (count_green (pic), >, 500);
+  activate ("grid", g_variant_new_boolean (FALSE));
+  wait_idle (f, "the grid gone");
 }
 
 /* Around the north pole every meridian is drawn (a full circle of them,

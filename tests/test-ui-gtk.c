@@ -111,6 +111,7 @@ main (int argc, char **argv)
     { "file-dialogs", test_file_dialogs },
     { "grid", test_grid },
     { "grid-pole", test_grid_pole },
+    { "grid-allsky", test_grid_allsky },
     { "contours", test_contours },
     { "pixel-table", test_pixel_table },
     { "scale-dialog", test_scale_dialog },

@@ -198,6 +198,7 @@ void test_about (Fixture *f);
 /* test-ui-gtk-tools.c */
 void test_grid (Fixture *f);
 void test_grid_pole (Fixture *f);
+void test_grid_allsky (Fixture *f);
 void test_contours (Fixture *f);
 void test_pixel_table (Fixture *f);
 void test_scale_dialog (Fixture *f);

@@ -318,6 +318,7 @@ format_degrees (double deg, double step_deg, char *buf, size_t size)
 typedef struct {
   SkyWcs *wcs;
   const SkyGridLine *line;
+  double nudge;         /* degrees added to a meridian's longitude */
   double tol, max_len, jump;
   Points raw;           /* the traced line, NaN between pieces */
 } Trace;
@@ -325,7 +326,7 @@ typedef struct {
 static void
 trace_eval (Trace *t, double param, double *x, double *y)
 {
-  double lng = t->line->axis == 0 ? t->line->value : param;
+  double lng = t->line->axis == 0 ? t->line->value + t->nudge : param;
   double lat = t->line->axis == 0 ? param : t->line->value;
 
   if (sky_wcs_world2pix (t->wcs, lng, lat, x, y) != SKY_OK)
@@ -674,8 +675,31 @@ sky_wcs_grid (SkyWcs *wcs, double x0, double y0, double x1, double y1, SkyGrid *
           lo = r.lng_c + r.off_min - margin;
           hi = r.lng_c + r.off_max + margin;
         }
+      t.nudge = 0;
       if ((ret = trace_line (&t, lo, hi)) != SKY_OK || (ret = clip_trace (rect, &t.raw, l, &ps)) != SKY_OK)
         goto exit;
+      /* A meridian on the projection's seam (an all-sky map's edge) is
+       * both its left and its right border: a hair's breadth either side
+       * of it lands on each. */
+      if (t.line->axis == 0)
+        {
+          double xa, ya, xb, yb, b = 0.5 * (lo + hi);
+          t.nudge = -1e-7;
+          trace_eval (&t, b, &xa, &ya);
+          t.nudge = 1e-7;
+          trace_eval (&t, b, &xb, &yb);
+          if (hypot (xb - xa, yb - ya) > t.jump)
+            {
+              for (int side = -1; side <= 1; side += 2)
+                {
+                  t.nudge = side * 1e-7;
+                  t.raw.n = 0;
+                  if ((ret = trace_line (&t, lo, hi)) != SKY_OK
+                      || (ret = clip_trace (rect, &t.raw, l, &ps)) != SKY_OK)
+                    goto exit;
+                }
+            }
+        }
     }
   /* Crossings, on each edge sampled finely enough for the spacing. */
   for (int e = 0; e < 4; e++)

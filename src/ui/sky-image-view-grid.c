@@ -504,8 +504,9 @@ place_label (cairo_t *cr, Placed *placed, double wx, double wy, int side, const 
 /* Each line is labelled where it meets its axis's side (meridians along
  * the bottom, parallels along the left); a line that does not meet it is
  * labelled at its first crossing of another side, and one that meets no
- * edge (a parallel circling a pole in view) at its lowest point on
- * screen. */
+ * edge at a point of its own: a parallel (circling a pole in view) at its
+ * lowest point on screen, a meridian (inside an all-sky map) half way
+ * along. */
 void
 sky_image_view_draw_labels (SkyImageView *self, cairo_t *cr, double w, double h, const double bounds[4],
              gboolean figure)
@@ -542,6 +543,16 @@ sky_image_view_draw_labels (SkyImageView *self, cairo_t *cr, double w, double h,
       double bx = 0, by = -G_MAXDOUBLE;
       if (labelled[l])
         continue;
+      if (g->lines[l].axis == 0)
+        {
+          /* A meridian is traced from south to north: its middle point,
+           * where meridians stand apart (they meet at the poles). */
+          int64_t k = (g->path_start[p] + g->path_start[p + 1]) / 2;
+          sky_image_view_pix_to_widget (self, w, h, g->px[k], g->py[k], &bx, &by);
+          if (place_label (cr, &placed, bx, by, -1, g->lines[l].text))
+            labelled[l] = TRUE;
+          continue;
+        }
       for (int64_t k = g->path_start[p]; k < g->path_start[p + 1]; k++)
         {
           double wx, wy;
