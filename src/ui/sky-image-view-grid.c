@@ -683,15 +683,25 @@ draw_grid (SkyImageView *self, cairo_t *cr, double w, double h)
 }
 
 static gboolean
-emit_tools_changed (gpointer data)
+tell_watcher (gpointer data)
 {
-  g_signal_emit_by_name (data, "display-changed");
+  SkyImageView *self = data;
+  /* A view taken out of its window (the window going away) tells no one. */
+  if (self->tools_watcher != NULL && gtk_widget_get_root (GTK_WIDGET (self)) != NULL)
+    self->tools_watcher (self->tools_watcher_data);
   return G_SOURCE_REMOVE;
 }
 
+void
+sky_image_view_set_tools_watcher (SkyImageView *self, void (*watcher) (gpointer), gpointer data)
+{
+  self->tools_watcher = watcher;
+  self->tools_watcher_data = data;
+}
+
 /* What the state says of the grid and contours changed with this frame:
- * say so once, from the main loop, so that the state's readers see what
- * was drawn (the state is written when the view says something changed). */
+ * tell the watcher once, from the main loop, so that the state's readers
+ * see what was drawn. */
 static void
 note_drawn (SkyImageView *self)
 {
@@ -706,7 +716,8 @@ note_drawn (SkyImageView *self)
   if (hash == self->tools_hash)
     return;
   self->tools_hash = hash;
-  g_idle_add_full (G_PRIORITY_DEFAULT, emit_tools_changed, g_object_ref (self), g_object_unref);
+  if (self->tools_watcher != NULL)
+    g_idle_add_full (G_PRIORITY_DEFAULT, tell_watcher, g_object_ref (self), g_object_unref);
 }
 
 void

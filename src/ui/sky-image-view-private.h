@@ -98,6 +98,8 @@ struct _SkyImageView {
   gboolean contours_pending;    /* a worker is tracing them */
   guint contour_generation;     /* which request a traced result answers */
   guint tools_hash;             /* what the state last heard of them */
+  void (*tools_watcher) (gpointer);   /* told when that changes */
+  gpointer tools_watcher_data;
   gboolean figure_pass;         /* drawing for a figure: grid labels go outside */
 
   /* Frames: callbacks waiting for a frame that shows the current state. */

@@ -98,6 +98,12 @@ char *sky_contour_spec_to_string (const SkyContourSpec *spec);
 void sky_image_view_set_contours (SkyImageView *self, const SkyContourSpec *spec);
 const SkyContourSpec *sky_image_view_get_contours (SkyImageView *self);
 
+/* watcher (data) is called, from the main loop, after a frame that drew a
+ * grid or contours other than the last (what the state below says), while
+ * the view is in a window: data is meant to be that window. */
+void sky_image_view_set_tools_watcher (SkyImageView *self, void (*watcher) (gpointer),
+                                       gpointer data);
+
 /* Appends the grid's and contours' state to a JSON object being written:
  * `, "grid": {...}, "contours": {...}` (docs/ui.md lists the keys). */
 void sky_image_view_tools_describe (SkyImageView *self, GString *out);

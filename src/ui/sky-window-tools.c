@@ -8,17 +8,18 @@
 #include "sky-pixel-tools.h"
 #include "sky-scale-dialog.h"
 
+static void
+on_tools_drawn (gpointer data)
+{
+  sky_window_changed (data);
+}
+
 /* The view says when a frame drew a new grid or new contours: the state
- * then tells what was drawn. Connected when a script or the menu first
- * asks for either. */
+ * then tells what was drawn. It says so only while it is in its window. */
 static void
 listen_to_view (SkyWindow *self)
 {
-  if (g_object_get_data (G_OBJECT (self), "sky-tools-listening") != NULL)
-    return;
-  g_object_set_data (G_OBJECT (self), "sky-tools-listening", GINT_TO_POINTER (1));
-  g_signal_connect_object (self->view, "display-changed", G_CALLBACK (sky_window_changed), self,
-                           G_CONNECT_SWAPPED);
+  sky_image_view_set_tools_watcher (self->view, on_tools_drawn, self);
 }
 
 void
