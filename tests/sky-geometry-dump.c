@@ -5,6 +5,11 @@
  *
  *   sky-geometry-dump grid IMAGE.fits [X0 Y0 X1 Y1]
  *   sky-geometry-dump contour IMAGE.fits LEVEL...
+ *   sky-geometry-dump contour-time IMAGE.fits REPEAT LEVEL...
+ *
+ * contour-time traces each level REPEAT times and prints, per level, the
+ * path count and the median time of one trace in ms (for
+ * bench/bench-contours.py); the grid's time over the whole image likewise.
  *
  * The grid covers the whole image (-0.5 to n - 0.5) unless a rectangle is
  * given; pixels are 0-based. */
@@ -13,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *edge_names[] = { "x0", "x1", "y0", "y1" };
 
@@ -101,16 +107,96 @@ dump_contours (const SkyImage *img, int argc, char **argv)
   return 0;
 }
 
+static double
+now_ms (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (double) t.tv_sec * 1e3 + (double) t.tv_nsec / 1e6;
+}
+
+static int
+compare_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static double
+median (double *v, int n)
+{
+  qsort (v, (size_t) n, sizeof *v, compare_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int
+time_contours (const SkyImage *img, int argc, char **argv)
+{
+  int repeat = argc > 0 ? atoi (argv[0]) : 0;
+  double *t;
+  SkyWcs *wcs = NULL;
+
+  if (repeat < 1)
+    {
+      fprintf (stderr, "sky-geometry-dump: contour-time needs a repeat count of 1 or more\n");
+      return 2;
+    }
+  t = malloc ((size_t) repeat * sizeof *t);
+  if (t == NULL)
+    return 1;
+  printf ("{\"levels\": [");
+  for (int k = 1; k < argc; k++)
+    {
+      double level = strtod (argv[k], NULL);
+      int64_t npaths = 0;
+      for (int r = 0; r < repeat; r++)
+        {
+          SkyContour c;
+          double t0 = now_ms ();
+          if (sky_contour_trace (img->pixels, img->nx, img->ny, level, &c) != SKY_OK)
+            {
+              fprintf (stderr, "sky-geometry-dump: %s\n", sky_last_error ());
+              free (t);
+              return 1;
+            }
+          t[r] = now_ms () - t0;
+          npaths = c.npaths;
+          sky_contour_free (&c);
+        }
+      printf ("%s{\"level\": %.17g, \"paths\": %lld, \"median_ms\": %.4f}", k > 1 ? ", " : "",
+              level, (long long) npaths, median (t, repeat));
+    }
+  printf ("]");
+  if (sky_wcs_new (img, &wcs) == SKY_OK)
+    {
+      for (int r = 0; r < repeat; r++)
+        {
+          SkyGrid g;
+          double t0 = now_ms ();
+          if (sky_wcs_grid (wcs, -0.5, -0.5, (double) img->nx - 0.5, (double) img->ny - 0.5, &g)
+              == SKY_OK)
+            sky_grid_free (&g);
+          t[r] = now_ms () - t0;
+        }
+      printf (", \"grid_median_ms\": %.4f", median (t, repeat));
+      sky_wcs_free (wcs);
+    }
+  printf ("}\n");
+  free (t);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
   SkyImage img;
   int ret;
 
-  if (argc < 3 || (strcmp (argv[1], "grid") != 0 && strcmp (argv[1], "contour") != 0))
+  if (argc < 3 || (strcmp (argv[1], "grid") != 0 && strcmp (argv[1], "contour") != 0
+                    && strcmp (argv[1], "contour-time") != 0))
     {
       fprintf (stderr, "usage: sky-geometry-dump grid IMAGE [X0 Y0 X1 Y1] | "
-               "contour IMAGE LEVEL...\n");
+               "contour IMAGE LEVEL... | contour-time IMAGE REPEAT LEVEL...\n");
       return 2;
     }
   if (sky_image_load (argv[2], NULL, &img) != SKY_OK)
@@ -120,6 +206,8 @@ main (int argc, char **argv)
     }
   if (strcmp (argv[1], "grid") == 0)
     ret = dump_grid (&img, argc - 3, argv + 3);
+  else if (strcmp (argv[1], "contour-time") == 0)
+    ret = time_contours (&img, argc - 3, argv + 3);
   else
     ret = dump_contours (&img, argc - 3, argv + 3);
   sky_image_clear (&img);
