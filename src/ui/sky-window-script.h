@@ -85,6 +85,11 @@ void sky_window_show_contour_dialog (SkyWindow *self);
 void sky_window_export_figure (SkyWindow *self, const char *path);
 /* Appends the tools' state to the state's JSON object. */
 void sky_window_tools_describe (SkyWindow *self, GString *out);
+/* Sorts the source table, "COLUMN" or "COLUMN descending" (COLUMN the
+ * first word of its title: id, peak, sum, RA...), timing it and the main
+ * loop's longest stall until the rows are in place (the state's sort_ms,
+ * sort_max_gap_ms; busy until then); FALSE for no such column. */
+gboolean sky_window_sort_sources (SkyWindow *self, const char *spec);
 
 /* What the app's action states mirror ("" where there is nothing yet). */
 const char *sky_window_get_image_path (SkyWindow *self);
