@@ -118,6 +118,13 @@ main (int argc, char **argv)
     { "source-filters", test_source_filters },
     { "smooth-detection", test_smooth_detection },
     { "display-smooth", test_display_smooth },
+    { "grid", test_grid },
+    { "grid-pole", test_grid_pole },
+    { "grid-allsky", test_grid_allsky },
+    { "contours", test_contours },
+    { "pixel-table", test_pixel_table },
+    { "scale-dialog", test_scale_dialog },
+    { "contours-gc-like", test_contours_gc_like },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

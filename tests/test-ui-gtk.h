@@ -203,6 +203,14 @@ void test_overlay_regions (Fixture *f);
 void test_source_filters (Fixture *f);
 void test_smooth_detection (Fixture *f);
 void test_display_smooth (Fixture *f);
+/* test-ui-gtk-tools.c */
+void test_grid (Fixture *f);
+void test_grid_pole (Fixture *f);
+void test_grid_allsky (Fixture *f);
+void test_contours (Fixture *f);
+void test_pixel_table (Fixture *f);
+void test_scale_dialog (Fixture *f);
+void test_contours_gc_like (Fixture *f);
 
 /* test-ui-gtk-status.c */
 void test_gpu_fault_banner (Fixture *f);

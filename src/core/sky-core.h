@@ -365,10 +365,10 @@ void sky_wcs_free (SkyWcs *wcs);
  * must not be used by two threads at once: give each thread its own. */
 int sky_wcs_pix2world (SkyWcs *wcs, double x, double y, double *lng, double *lat);
 
-/* World to pixel, the inverse of sky_wcs_pix2world: lng, lat in degrees in
- * the WCS's own system, x, y skysift's 0-based pixels. SKY_ERR_ARGUMENT
- * (x, y NaN) where the projection has no pixel for the position (the far
- * side of a SIN image). Not thread-safe on one SkyWcs, as above. */
+/* World to pixel, the inverse of sky_wcs_pix2world: lng, lat in degrees
+ * in the WCS's own system, x, y skysift's 0-based pixels. NaN and
+ * SKY_ERR_ARGUMENT where the projection has no pixel for the position
+ * (the far side of a SIN or TAN sphere). Same threading rule. */
 int sky_wcs_world2pix (SkyWcs *wcs, double lng, double lat, double *x, double *y);
 
 /* The same for n pixels; returns how many had a world position. */
@@ -652,6 +652,9 @@ int sky_kernel_gaussian (SkyKernel *k, double sigma, int size);
 int sky_kernel_box (SkyKernel *k, int size);
 
 /* "lesson", "gauss:SIGMA[:SIZE]" or "box:SIZE"; a message names the spec. */
+/* The coordinate grid and contours. */
+#include "sky-geometry.h"
+
 int sky_kernel_parse (SkyKernel *k, const char *spec);
 
 /* The image's beam on its pixel grid: Gaussian sigmas of the major and

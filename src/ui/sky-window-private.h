@@ -30,6 +30,7 @@ typedef enum {
   SKY_JOB_SCREENSHOT,
   SKY_JOB_SCREENSHOT_PANEL,
   SKY_JOB_OVERLAY,      /* path: a catalogue or region file; "": clear them */
+  SKY_JOB_EXPORT_FIGURE,  /* the view as a figure with axes (PNG) */
 } SkyJobKind;
 
 typedef struct {
