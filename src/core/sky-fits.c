@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* FITS loading with cfitsio: one image plane as float32 in FITS row order,
  * blanks as NaN, and the header values later steps need. */
-#include "sky-core.h"
+#include "sky-fits-private.h"
 
 #include <errno.h>
 #include <fitsio.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,9 @@
 #include <unistd.h>
 
 #define SKY_MAX_AXES 9
+
+/* cfitsio's mark for "no BLANK keyword" (fitsio2.h, which is not public). */
+#define SKY_CFITSIO_NULL_UNDEFINED 1234554321
 
 typedef struct {
   int naxis;
@@ -416,6 +420,57 @@ read_compressed_plane (fitsfile *fptr, const char *path, long long first_pixel[]
   return ret;
 }
 
+/* Whether the plane is read by sky_fits_read_raw_plane rather than by
+ * cfitsio: a plain (not tile-compressed) HDU of a regular file that is not
+ * a compressed stream (cfitsio holds those decompressed in memory).
+ * SKYSIFT_FITS_READER=cfitsio sends every plane through cfitsio, so that
+ * tests and benchmarks can compare the two readers. */
+static int
+reads_raw (const char *path, const HduShape *shape)
+{
+  const char *forced = getenv ("SKYSIFT_FITS_READER");
+  struct stat st;
+
+  if (forced != NULL && strcmp (forced, "cfitsio") == 0)
+    return 0;
+  if (shape->compressed || stat (path, &st) != 0 || !S_ISREG (st.st_mode))
+    return 0;
+  return !is_compressed_stream (path);
+}
+
+/* Reads the plane as cfitsio's fits_read_pixll to float would, with the
+ * BSCALE, BZERO and BLANK cfitsio found in the header: cfitsio holds an
+ * image as a table of two columns, the group parameters and the array, and
+ * the array's column carries them (fitscore.c, ffpinit). Which BLANK
+ * values it checks follows ffgcle (getcole.c): none where the header has
+ * none or where the value cannot occur in the data type; a 32-bit
+ * image compares its BLANK narrowed to 32 bits. */
+static int
+read_plane_raw (fitsfile *fptr, const char *path, const HduShape *shape, int64_t plane,
+                SkyImage *out)
+{
+  LONGLONG header_start, data_start, data_end;
+  int status = 0;
+  const tcolumn *column = fptr->Fptr->tableptr + 1;
+  int64_t npixels = out->nx * out->ny;
+  SkyFitsRawPlane raw = { 0 };
+
+  if (fits_get_hduaddrll (fptr, &header_start, &data_start, &data_end, &status))
+    return fits_failure (SKY_ERR_FORMAT, path, status, "cannot locate the data");
+  raw.bitpix = shape->bitpix;
+  raw.npixels = npixels;
+  raw.offset = data_start + column->tbcol + plane * npixels * (abs (shape->bitpix) / 8);
+  raw.scale = column->tscale;
+  raw.zero = column->tzero;
+  raw.blank = column->tnull;
+  raw.check_blank = shape->bitpix > 0 && column->tnull != SKY_CFITSIO_NULL_UNDEFINED;
+  if (shape->bitpix == 16 && (column->tnull > SHRT_MAX || column->tnull < SHRT_MIN))
+    raw.check_blank = 0;
+  if (shape->bitpix == 8 && (column->tnull > 255 || column->tnull < 0))
+    raw.check_blank = 0;
+  return sky_fits_read_raw_plane (path, &raw, 0, out->pixels, &out->nblank, &out->ninf);
+}
+
 /* Whether anything follows the primary HDU: only extensions can be
  * tile-compressed images, and only those need the guarded walk below. */
 static int
@@ -558,21 +613,31 @@ sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out)
    * images are read without that check: it tests only the exponent, so it
    * would turn +-Inf into nulval as well and ninf could never be counted;
    * NaN and Inf come through as they are and mark_blanks sorts them out. */
-  if (shape.compressed)
+  if (reads_raw (path, &shape))
     {
-      ret = read_compressed_plane (fptr, path, first_pixel, nx * ny, shape.bitpix < 0,
-                                   out->pixels);
+      /* Converts, makes +-Inf NaN and counts the blanks as it reads. */
+      ret = read_plane_raw (fptr, path, &shape, opts->plane, out);
       if (ret != SKY_OK)
         goto exit;
     }
-  else if (fits_read_pixll (fptr, TFLOAT, first_pixel, nx * ny,
-                            shape.bitpix < 0 ? NULL : &nulval, out->pixels, &anynul, &status))
+  else
     {
-      ret = fits_failure (SKY_ERR_FORMAT, path, status, "cannot read the pixels");
-      goto exit;
+      if (shape.compressed)
+        {
+          ret = read_compressed_plane (fptr, path, first_pixel, nx * ny, shape.bitpix < 0,
+                                       out->pixels);
+          if (ret != SKY_OK)
+            goto exit;
+        }
+      else if (fits_read_pixll (fptr, TFLOAT, first_pixel, nx * ny,
+                                shape.bitpix < 0 ? NULL : &nulval, out->pixels, &anynul,
+                                &status))
+        {
+          ret = fits_failure (SKY_ERR_FORMAT, path, status, "cannot read the pixels");
+          goto exit;
+        }
+      mark_blanks (out);
     }
-
-  mark_blanks (out);
   if (out->nblank == nx * ny)
     {
       ret = sky_fail (SKY_ERR_EMPTY, "%s: every pixel of HDU %d plane %lld is blank", path, hdu,
