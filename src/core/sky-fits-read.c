@@ -67,6 +67,25 @@ scaled_value (double v, double scale, double zero)
     }                                                                         \
   while (0)
 
+/* The same for a stored value that may equal BLANK. The value is converted
+ * whatever it is and the blank chosen after with a bit mask: written as a
+ * choice, the compiler moves the conversion into a branch, and a loop with
+ * a branch around a floating-point operation does not vectorise. */
+#define STORE_CLASSIFIED_OR_BLANK(dst, value, is_blank)                       \
+  do                                                                          \
+    {                                                                         \
+      float f_ = (value);                                                     \
+      uint32_t u_, a_, m_;                                                    \
+      memcpy (&u_, &f_, sizeof u_);                                           \
+      m_ = 0u - (uint32_t) (is_blank);                                        \
+      u_ = (u_ & ~m_) | (blank_bits & m_);                                    \
+      a_ = u_ & ABS_MASK;                                                     \
+      nonfinite += a_ >= INF_BITS;                                            \
+      infinite += a_ == INF_BITS;                                             \
+      (dst) = a_ == INF_BITS ? blank_bits : u_;                               \
+    }                                                                         \
+  while (0)
+
 /* BITPIX -32 and 32 are converted where pread put them (4 bytes in, 4 out). */
 static void SKY_VECTOR_CLONES
 convert_f32 (uint32_t *p, int64_t n, int scaled, double scale, double zero, uint32_t blank_bits,
@@ -99,9 +118,7 @@ convert_i32 (uint32_t *p, int64_t n, int scaled, double scale, double zero, int 
              int32_t blank, uint32_t blank_bits, BlockCounts *c)
 {
   uint32_t nonfinite = 0, infinite = 0;
-  float blank_f;
 
-  memcpy (&blank_f, &blank_bits, sizeof blank_f);
   /* Without a BLANK no value is blank: the test is kept out of the loop. */
   if (!scaled && !check_blank)
     for (int64_t i = 0; i < n; i++)
@@ -110,7 +127,7 @@ convert_i32 (uint32_t *p, int64_t n, int scaled, double scale, double zero, int 
     for (int64_t i = 0; i < n; i++)
       {
         int32_t v = (int32_t) __builtin_bswap32 (p[i]);
-        STORE_CLASSIFIED (p[i], v == blank ? blank_f : (float) v);
+        STORE_CLASSIFIED_OR_BLANK (p[i], (float) v, v == blank);
       }
   else if (!check_blank)
     for (int64_t i = 0; i < n; i++)
@@ -119,7 +136,7 @@ convert_i32 (uint32_t *p, int64_t n, int scaled, double scale, double zero, int 
     for (int64_t i = 0; i < n; i++)
       {
         int32_t v = (int32_t) __builtin_bswap32 (p[i]);
-        STORE_CLASSIFIED (p[i], v == blank ? blank_f : scaled_value (v, scale, zero));
+        STORE_CLASSIFIED_OR_BLANK (p[i], scaled_value (v, scale, zero), v == blank);
       }
   c->nonfinite = nonfinite;
   c->infinite = infinite;
@@ -157,9 +174,7 @@ convert_i16 (const uint16_t *restrict in, uint32_t *restrict out, int64_t n, int
              BlockCounts *c)
 {
   uint32_t nonfinite = 0, infinite = 0;
-  float blank_f;
 
-  memcpy (&blank_f, &blank_bits, sizeof blank_f);
   if (!scaled && !check_blank)
     for (int64_t i = 0; i < n; i++)
       STORE_CLASSIFIED (out[i], (float) (int16_t) __builtin_bswap16 (in[i]));
@@ -167,7 +182,7 @@ convert_i16 (const uint16_t *restrict in, uint32_t *restrict out, int64_t n, int
     for (int64_t i = 0; i < n; i++)
       {
         int16_t v = (int16_t) __builtin_bswap16 (in[i]);
-        STORE_CLASSIFIED (out[i], v == blank ? blank_f : (float) v);
+        STORE_CLASSIFIED_OR_BLANK (out[i], (float) v, v == blank);
       }
   else if (!check_blank)
     for (int64_t i = 0; i < n; i++)
@@ -176,7 +191,7 @@ convert_i16 (const uint16_t *restrict in, uint32_t *restrict out, int64_t n, int
     for (int64_t i = 0; i < n; i++)
       {
         int16_t v = (int16_t) __builtin_bswap16 (in[i]);
-        STORE_CLASSIFIED (out[i], v == blank ? blank_f : scaled_value (v, scale, zero));
+        STORE_CLASSIFIED_OR_BLANK (out[i], scaled_value (v, scale, zero), v == blank);
       }
   c->nonfinite = nonfinite;
   c->infinite = infinite;
@@ -189,16 +204,14 @@ convert_u8 (const uint8_t *restrict in, uint32_t *restrict out, int64_t n, int s
             BlockCounts *c)
 {
   uint32_t nonfinite = 0, infinite = 0;
-  float blank_f;
 
-  memcpy (&blank_f, &blank_bits, sizeof blank_f);
-  if (!check_blank)
+  if (!scaled)
     for (int64_t i = 0; i < n; i++)
-      STORE_CLASSIFIED (out[i], scaled ? scaled_value (in[i], scale, zero) : (float) in[i]);
+      STORE_CLASSIFIED_OR_BLANK (out[i], (float) in[i], check_blank && in[i] == blank);
   else
     for (int64_t i = 0; i < n; i++)
-      STORE_CLASSIFIED (out[i], in[i] == blank ? blank_f
-                                : scaled ? scaled_value (in[i], scale, zero) : (float) in[i]);
+      STORE_CLASSIFIED_OR_BLANK (out[i], scaled_value (in[i], scale, zero),
+                                 check_blank && in[i] == blank);
   c->nonfinite = nonfinite;
   c->infinite = infinite;
 }
