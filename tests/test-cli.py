@@ -648,6 +648,26 @@ class Suite:
         assert re.search(r"sources\s+344\b", proc.stdout), \
             f"expected 344 sources:\n{proc.stdout}"
 
+    # ---- what the load time counts
+
+    def test_wall_is_load_and_steps(self):
+        """The JSON's wall_ms (the command's start to its outputs written)
+        less its steps is its load: nothing the command does besides the
+        steps goes uncounted, and the load ends with every pixel converted."""
+        image = self.path("wall-2048.fits")
+        proc = self.cli.run("synth", image, "--size", 2048, "--seed", 11)
+        expect_exit(proc, 0)
+        for run in range(3):
+            summary = self.find_json(image)
+            cpu = summary["times_ms"]["cpu"]
+            steps = sum(v for k, v in cpu.items() if k not in ("load", "total"))
+            assert abs(steps - cpu["total"]) <= 1e-6 * cpu["total"] + 1e-3, \
+                f"the steps add up to {steps} ms, total says {cpu['total']} ms"
+            rest = summary["wall_ms"] - steps
+            assert abs(rest - cpu["load"]) <= 0.1 * cpu["load"], \
+                (f"run {run}: wall {summary['wall_ms']:.3f} ms less the steps {steps:.3f} ms "
+                 f"is {rest:.3f} ms, the load {cpu['load']:.3f} ms")
+
     # ---- all of it
 
     def run(self):
@@ -714,6 +734,8 @@ class Suite:
         t("--json failing half-way leaves no partial or temporary file, old file kept",
           self.test_write_limit, "--json")
 
+        t("find: wall time less the steps is the load, within 10%",
+          self.test_wall_is_load_and_steps)
         t("shared data: find gc_like_2048.fits reports 344 sources", self.test_shared_gc_like)
 
 

@@ -13,6 +13,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 typedef struct {
   const char *name;
@@ -246,6 +248,34 @@ static const Case cases[] = {
   { "one-i16.fits", 16, 1., 0., FALSE, 0, FALSE, FALSE, 2, { 1, 1 }, 0 },
 };
 
+/* The load ends with every pixel in memory: no page of the image is left
+ * to be mapped in later (mincore asks the kernel which pages are there). */
+static void
+test_pixels_resident (void)
+{
+  static const Case c = { "resident.fits", -32, 1., 0., FALSE, 0, FALSE, FALSE, ODD };
+  g_autofree char *path = write_case (&c, 7u);
+  SkyImage img = { 0 };
+  long page = sysconf (_SC_PAGESIZE);
+  uintptr_t first, last;
+  size_t npages;
+  unsigned char *there;
+
+  load_with (path, 0, NULL, "2", &img);
+  first = (uintptr_t) img.pixels / (uintptr_t) page * (uintptr_t) page;
+  last = (uintptr_t) (img.pixels + img.nx * img.ny - 1) / (uintptr_t) page * (uintptr_t) page;
+  npages = (last - first) / (size_t) page + 1;
+  there = g_malloc (npages);
+  g_assert_cmpint (mincore ((void *) first, (size_t) (last - first) + (size_t) page, there), ==,
+                   0);
+  for (size_t i = 0; i < npages; i++)
+    if (!(there[i] & 1))
+      g_error ("page %zu of %zu of the image is not in memory after the load", i, npages);
+  g_free (there);
+  sky_image_clear (&img);
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -256,5 +286,6 @@ main (int argc, char **argv)
       g_test_add_data_func (name, &cases[i], check_case);
       g_free (name);
     }
+  g_test_add_func ("/fits-reader/pixels-resident", test_pixels_resident);
   return g_test_run ();
 }

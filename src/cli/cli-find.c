@@ -386,7 +386,7 @@ cli_find (int argc, char **argv)
   SkyStages cpu = { 0 };
   CliLocalInputs local = { 0 };
   const SkyResult *res = &cpu.result;
-  double t0, load_ms;
+  double start = sky_now_ms (), t0, load_ms;
   int ret = parse_find_args (argc, argv, &a);
   int want_cpu, want_gpu, gpu_ok = 0;
   char gpu_why[512] = "";
@@ -488,7 +488,7 @@ cli_find (int argc, char **argv)
     {
       /* What ran: a GPU that failed leaves the CPU's results. */
       SkyRunInfo info = { &img, &a.params, want_gpu && !gpu_ok ? "cpu" : a.backend, load_ms,
-                          a.repeat, NULL, a.smooth };
+                          a.repeat, NULL, a.smooth, sky_now_ms () - start };
 #ifdef SKYSIFT_HAVE_CUDA
       if (gpu_ok)
         info.gpu = &gpu_run.times;

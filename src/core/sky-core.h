@@ -314,6 +314,8 @@ typedef struct SkyRunInfo {
   int repeat;
   const SkyGpuTimes *gpu; /* NULL when no GPU ran; else times_ms.gpu */
   const char *smooth;   /* the detection image's kernel (params.smooth), NULL if none */
+  double wall_ms;       /* from the command's start to its outputs written (JSON
+                         * excepted), as "wall_ms"; 0: not written */
 } SkyRunInfo;
 
 /* Writes the run summary as JSON (image, shape, nblank, clipped statistics,
