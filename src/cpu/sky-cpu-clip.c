@@ -14,6 +14,7 @@
 #include "sky-cpu.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,9 @@ typedef struct {
 } Moments;
 
 typedef struct {
-  const float *pixels;
+  const float *pixels;  /* the image, or NULL: read from source */
+  const SkyPixelSource *source;
+  atomic_int read_status; /* the first failed read's status, else SKY_OK */
   int64_t npixels;
   int ntasks;
   double shift;         /* near the median, so sums of squares keep precision */
@@ -68,18 +71,17 @@ task_range (const Buckets *b, int task, int64_t *start, int64_t *end)
   *end = b->npixels * (task + 1) / b->ntasks;
 }
 
+/* Pixels [start, end) of a task, which pixels holds from pixel first on. */
 static void
-count_task (void *ctx, int task)
+count_range (Buckets *b, Moments *m, const float *pixels, int64_t first, int64_t start,
+             int64_t end)
 {
-  Buckets *b = ctx;
-  Moments *m = b->task_moments + (size_t) task * LANES * NBUCKETS;
   const double shift = b->shift;
-  int64_t start, end;
 
-  task_range (b, task, &start, &end);
+  pixels -= first;
   for (int64_t i = start; i < end; i++)
     {
-      float v = b->pixels[i];
+      float v = pixels[i];
       if (!isnan (v))
         {
           Moments *k = &m[(i & (LANES - 1)) * NBUCKETS + (sky_float_key (v) >> BUCKET_SHIFT)];
@@ -92,17 +94,15 @@ count_task (void *ctx, int task)
 }
 
 static void
-fetch_task (void *ctx, int task)
+fetch_range (Buckets *b, int64_t *cursor, const float *pixels, int64_t first, int64_t start,
+             int64_t end)
 {
-  Buckets *b = ctx;
-  int64_t *cursor = b->task_counts + (size_t) task * NBUCKETS;
   const uint8_t *wanted = b->wanted;
-  int64_t start, end;
 
-  task_range (b, task, &start, &end);
+  pixels -= first;
   for (int64_t i = start; i < end; i++)
     {
-      float v = b->pixels[i];
+      float v = pixels[i];
       int k;
       if (isnan (v))
         continue;
@@ -110,6 +110,76 @@ fetch_task (void *ctx, int task)
       if (wanted[k])
         b->values[k][cursor[k]++] = v;
     }
+}
+
+/* Runs range over a task's pixels: in place, or read from the source a
+ * chunk at a time into the task's own buffer, in the same order, so that
+ * every sum is the same as over the image in memory. */
+static void
+task_pixels (Buckets *b, int task,
+             void (*range) (Buckets *, void *, const float *, int64_t, int64_t, int64_t),
+             void *acc)
+{
+  int64_t start, end;
+  float *buf;
+
+  task_range (b, task, &start, &end);
+  if (b->pixels != NULL)
+    {
+      range (b, acc, b->pixels, 0, start, end);
+      return;
+    }
+  buf = malloc ((size_t) b->source->chunk * sizeof *buf);
+  if (buf == NULL)
+    {
+      int ok = SKY_OK;
+      atomic_compare_exchange_strong (&b->read_status, &ok, SKY_ERR_MEMORY);
+      return;
+    }
+  for (int64_t at = start; at < end && atomic_load (&b->read_status) == SKY_OK;
+       at += b->source->chunk)
+    {
+      int64_t n = end - at < b->source->chunk ? end - at : b->source->chunk;
+      int ret = b->source->read (b->source->ctx, at, n, buf);
+      if (ret != SKY_OK)
+        {
+          int ok = SKY_OK;
+          atomic_compare_exchange_strong (&b->read_status, &ok, ret);
+          break;
+        }
+      range (b, acc, buf, at, at, at + n);
+    }
+  free (buf);
+}
+
+static void
+count_range_any (Buckets *b, void *acc, const float *pixels, int64_t first, int64_t start,
+                 int64_t end)
+{
+  count_range (b, acc, pixels, first, start, end);
+}
+
+static void
+fetch_range_any (Buckets *b, void *acc, const float *pixels, int64_t first, int64_t start,
+                 int64_t end)
+{
+  fetch_range (b, acc, pixels, first, start, end);
+}
+
+static void
+count_task (void *ctx, int task)
+{
+  Buckets *b = ctx;
+
+  task_pixels (b, task, count_range_any, b->task_moments + (size_t) task * LANES * NBUCKETS);
+}
+
+static void
+fetch_task (void *ctx, int task)
+{
+  Buckets *b = ctx;
+
+  task_pixels (b, task, fetch_range_any, b->task_counts + (size_t) task * NBUCKETS);
 }
 
 /* Fetches every wanted bucket from the image in one parallel pass. */
@@ -151,6 +221,8 @@ fetch_wanted (Buckets *b)
         }
     }
   sky_parallel_for (b->ntasks, b->ntasks, fetch_task, b);
+  if (atomic_load (&b->read_status) != SKY_OK)
+    return atomic_load (&b->read_status);
 
   /* Restore the per-task counts for the next fetch. */
   for (int k = 0; k < NBUCKETS; k++)
@@ -385,14 +457,23 @@ compare_floats (const void *a, const void *b)
 /* The median of an even sample of the image: any value near the bulk of
  * the pixels keeps the sums of squares about it precise. */
 static double
-sample_shift (const float *pixels, int64_t n)
+sample_shift (Buckets *b)
 {
   float sample[SAMPLE];
   int m = 0;
 
   for (int i = 0; i < SAMPLE; i++)
     {
-      float v = pixels[(int64_t) ((double) n * i / SAMPLE)];
+      int64_t at = (int64_t) ((double) b->npixels * i / SAMPLE);
+      float v;
+      if (b->pixels != NULL)
+        v = b->pixels[at];
+      else if (b->source->read (b->source->ctx, at, 1, &v) != SKY_OK)
+        {
+          int ok = SKY_OK;
+          atomic_compare_exchange_strong (&b->read_status, &ok, SKY_ERR_IO);
+          return 0.0;
+        }
       if (!isnan (v))
         sample[m++] = v;
     }
@@ -402,19 +483,24 @@ sample_shift (const float *pixels, int64_t n)
   return sample[m / 2];
 }
 
+/* Either img (in memory) or src (read on demand) gives the pixels. */
 static int
-count_buckets (Buckets *b, const SkyImage *img, int nthreads)
+count_buckets (Buckets *b, const SkyImage *img, const SkyPixelSource *src, int nthreads)
 {
   size_t per_task = (size_t) LANES * NBUCKETS;
 
-  b->pixels = img->pixels;
-  b->npixels = img->nx * img->ny;
+  b->pixels = img != NULL ? img->pixels : NULL;
+  b->source = src;
+  atomic_init (&b->read_status, SKY_OK);
+  b->npixels = img != NULL ? img->nx * img->ny : src->nx * src->ny;
   b->ntasks = nthreads <= 0 ? sky_default_threads () : nthreads;
   if (b->ntasks > 64)
     b->ntasks = 64;
   if (b->npixels < 65536)
     b->ntasks = 1;
-  b->shift = sample_shift (b->pixels, b->npixels);
+  b->shift = sample_shift (b);
+  if (atomic_load (&b->read_status) != SKY_OK)
+    return atomic_load (&b->read_status);
 
   b->task_moments = calloc ((size_t) b->ntasks * per_task, sizeof *b->task_moments);
   b->task_counts = calloc ((size_t) b->ntasks * NBUCKETS, sizeof *b->task_counts);
@@ -428,6 +514,8 @@ count_buckets (Buckets *b, const SkyImage *img, int nthreads)
     return sky_fail (SKY_ERR_MEMORY, "clip: out of memory");
 
   sky_parallel_for (b->ntasks, b->ntasks, count_task, b);
+  if (atomic_load (&b->read_status) != SKY_OK)
+    return atomic_load (&b->read_status);
 
   for (int t = 0; t < b->ntasks; t++)
     for (int lane = 0; lane < LANES; lane++)
@@ -499,8 +587,9 @@ want_first_buckets (Buckets *b, double kappa)
   want_window (b, bucket_of_value (hi), BOUND_WINDOW);
 }
 
-int
-sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
+static int
+clip_pixels (const SkyImage *img, const SkyPixelSource *src, const SkyParams *params,
+             SkyClipStats *stats)
 {
   Buckets b = { 0 };
   int64_t first, last;
@@ -510,7 +599,7 @@ sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
   stats->median = stats->sigma = stats->mean = NAN;
   ret = sky_params_check (params);
   if (ret == SKY_OK)
-    ret = count_buckets (&b, img, params->nthreads);
+    ret = count_buckets (&b, img, src, params->nthreads);
   if (ret == SKY_OK)
     {
       want_first_buckets (&b, params->clip_kappa);
@@ -564,4 +653,16 @@ sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
 exit:
   free_buckets (&b);
   return ret;
+}
+
+int
+sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
+{
+  return clip_pixels (img, NULL, params, stats);
+}
+
+int
+sky_cpu_clip_source (const SkyPixelSource *src, const SkyParams *params, SkyClipStats *stats)
+{
+  return clip_pixels (NULL, src, params, stats);
 }

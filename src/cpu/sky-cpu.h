@@ -19,6 +19,23 @@ extern "C" {
  * no pass sorts or even reads the whole image. */
 int sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats);
 
+/* Pixels read on demand, for an image too large to hold: read fills out
+ * with n pixels from pixel first on (raster order, blanks NaN as the
+ * loader makes them) and returns a status. Each thread holds chunk pixels
+ * at a time. */
+typedef struct SkyPixelSource {
+  int64_t nx, ny;
+  int (*read) (void *ctx, int64_t first, int64_t n, float *out);
+  void *ctx;
+  int64_t chunk;
+} SkyPixelSource;
+
+/* sky_cpu_clip on pixels read from src: the same statistics, bit for bit,
+ * as on the image in memory with the same thread count (each thread reads
+ * and sums its share in the same order), with two or three reads of it. */
+int sky_cpu_clip_source (const SkyPixelSource *src, const SkyParams *params,
+                         SkyClipStats *stats);
+
 /* mask[i] = 1 where pixels[i] > threshold_value, else 0 (blanks are 0, and a
  * NAN threshold, a flat image, gives an empty mask). mask holds nx * ny. */
 int sky_cpu_segment (const SkyImage *img, double threshold_value, int nthreads, uint8_t *mask);
