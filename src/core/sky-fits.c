@@ -446,28 +446,39 @@ reads_raw (const char *path, const HduShape *shape)
  * none or where the value cannot occur in the data type; a 32-bit
  * image compares its BLANK narrowed to 32 bits. */
 static int
-read_plane_raw (fitsfile *fptr, const char *path, const HduShape *shape, int64_t plane,
-                SkyImage *out)
+raw_plane_of (fitsfile *fptr, const char *path, const HduShape *shape, int64_t plane,
+              int64_t npixels, SkyFitsRawPlane *raw)
 {
   LONGLONG header_start, data_start, data_end;
   int status = 0;
   const tcolumn *column = fptr->Fptr->tableptr + 1;
-  int64_t npixels = out->nx * out->ny;
-  SkyFitsRawPlane raw = { 0 };
 
+  memset (raw, 0, sizeof *raw);
   if (fits_get_hduaddrll (fptr, &header_start, &data_start, &data_end, &status))
     return fits_failure (SKY_ERR_FORMAT, path, status, "cannot locate the data");
-  raw.bitpix = shape->bitpix;
-  raw.npixels = npixels;
-  raw.offset = data_start + column->tbcol + plane * npixels * (abs (shape->bitpix) / 8);
-  raw.scale = column->tscale;
-  raw.zero = column->tzero;
-  raw.blank = column->tnull;
-  raw.check_blank = shape->bitpix > 0 && column->tnull != SKY_CFITSIO_NULL_UNDEFINED;
+  raw->bitpix = shape->bitpix;
+  raw->npixels = npixels;
+  raw->offset = data_start + column->tbcol + plane * npixels * (abs (shape->bitpix) / 8);
+  raw->scale = column->tscale;
+  raw->zero = column->tzero;
+  raw->blank = column->tnull;
+  raw->check_blank = shape->bitpix > 0 && column->tnull != SKY_CFITSIO_NULL_UNDEFINED;
   if (shape->bitpix == 16 && (column->tnull > SHRT_MAX || column->tnull < SHRT_MIN))
-    raw.check_blank = 0;
+    raw->check_blank = 0;
   if (shape->bitpix == 8 && (column->tnull > 255 || column->tnull < 0))
-    raw.check_blank = 0;
+    raw->check_blank = 0;
+  return SKY_OK;
+}
+
+static int
+read_plane_raw (fitsfile *fptr, const char *path, const HduShape *shape, int64_t plane,
+                SkyImage *out)
+{
+  SkyFitsRawPlane raw;
+  int ret = raw_plane_of (fptr, path, shape, plane, out->nx * out->ny, &raw);
+
+  if (ret != SKY_OK)
+    return ret;
   return sky_fits_read_raw_plane (path, &raw, 0, out->pixels, &out->nblank, &out->ninf);
 }
 
@@ -725,4 +736,87 @@ sky_fits_read_header (const char *path, char **cards, int *ncards, int *hdu, int
   *ncards = img.nheader_cards;
   *naxis = shape.naxis;
   return SKY_OK;
+}
+
+struct SkyPlaneFile {
+  char *path;
+  SkyFitsRawPlane raw;  /* the whole plane */
+};
+
+int
+sky_plane_file_open (const char *path, const SkyLoadOptions *opts, SkyImage *img,
+                     SkyPlaneFile **out)
+{
+  SkyLoadOptions defaults = { 0, 0 };
+  SkyPlaneFile *f = NULL;
+  fitsfile *fptr = NULL;
+  HduShape shape;
+  long long first_pixel[SKY_MAX_AXES];
+  int64_t nx = 0, ny = 0, nplanes = 0;
+  int hdu = 0, ret;
+
+  memset (img, 0, sizeof *img);
+  *out = NULL;
+  if (opts == NULL)
+    opts = &defaults;
+  ret = open_plane (path, opts, &fptr, &shape, &hdu, &nx, &ny, &nplanes, first_pixel);
+  if (ret != SKY_OK)
+    return ret;
+  if (shape.compressed || is_compressed_stream (path))
+    ret = sky_fail (SKY_ERR_ARGUMENT, "%s: only an uncompressed image can be read in parts "
+                    "(this one is compressed)", path);
+  else if ((f = calloc (1, sizeof *f)) == NULL || (f->path = strdup (path)) == NULL
+           || (img->path = strdup (path)) == NULL)
+    ret = sky_fail (SKY_ERR_MEMORY, "%s: out of memory", path);
+  else
+    ret = raw_plane_of (fptr, path, &shape, opts->plane, nx * ny, &f->raw);
+  if (ret == SKY_OK)
+    {
+      read_header_values (fptr, img);
+      img->nx = nx;
+      img->ny = ny;
+      img->hdu = hdu;
+      img->plane = opts->plane;
+      img->nplanes = nplanes;
+      img->bitpix = shape.bitpix;
+      *out = f;
+      f = NULL;
+    }
+  {
+    int close_status = 0;
+    fits_close_file (fptr, &close_status);
+  }
+  fits_clear_errmsg ();
+  sky_plane_file_close (f);
+  if (ret != SKY_OK)
+    sky_image_clear (img);
+  return ret;
+}
+
+int
+sky_plane_file_read (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads, float *out,
+                     int64_t *ninf)
+{
+  SkyFitsRawPlane part = f->raw;
+  int64_t nblank = 0, ninf_part = 0;
+  int ret;
+
+  if (first < 0 || n < 0 || first + n > f->raw.npixels)
+    return sky_fail (SKY_ERR_ARGUMENT, "%s: pixels %lld to %lld are not in the plane",
+                     f->path, (long long) first, (long long) (first + n));
+  part.offset += first * (abs (part.bitpix) / 8);
+  part.npixels = n;
+  ret = sky_fits_read_raw_plane (f->path, &part, nthreads, out, &nblank, &ninf_part);
+  if (ret == SKY_OK && ninf != NULL)
+    *ninf += ninf_part;
+  return ret;
+}
+
+void
+sky_plane_file_close (SkyPlaneFile *f)
+{
+  if (f == NULL)
+    return;
+  free (f->path);
+  free (f);
 }

@@ -140,7 +140,7 @@ task_pixels (Buckets *b, int task,
        at += b->source->chunk)
     {
       int64_t n = end - at < b->source->chunk ? end - at : b->source->chunk;
-      int ret = b->source->read (b->source->ctx, at, n, buf);
+      int ret = b->source->read (b->source->ctx, at, n, 1, buf, NULL);
       if (ret != SKY_OK)
         {
           int ok = SKY_OK;
@@ -468,7 +468,7 @@ sample_shift (Buckets *b)
       float v;
       if (b->pixels != NULL)
         v = b->pixels[at];
-      else if (b->source->read (b->source->ctx, at, 1, &v) != SKY_OK)
+      else if (b->source->read (b->source->ctx, at, 1, 1, &v, NULL) != SKY_OK)
         {
           int ok = SKY_OK;
           atomic_compare_exchange_strong (&b->read_status, &ok, SKY_ERR_IO);
