@@ -241,10 +241,12 @@ fits_bytes (fitsfile *fptr, const char *path, const struct stat *st)
                                      : (long long) st->st_size;
 }
 
-/* Refuses an image that cannot fit in memory, or whose data the file does
- * not hold, before anything large is allocated. */
+/* Refuses an image that cannot fit in memory (where it is to be held
+ * whole), or whose data the file does not hold, before anything large is
+ * allocated. */
 static int
-check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx, int64_t ny)
+check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx, int64_t ny,
+            int whole)
 {
   uint64_t bytes = (uint64_t) nx * (uint64_t) ny * sizeof (float);
   uint64_t memory = physical_memory ();
@@ -252,7 +254,7 @@ check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx,
   int status = 0;
   struct stat st;
 
-  if (memory > 0 && bytes > memory)
+  if (whole && memory > 0 && bytes > memory)
     return sky_fail (SKY_ERR_SIZE,
                      "%s: a %lld x %lld plane needs %.1f GiB, more than this machine's %.1f GiB",
                      path, (long long) nx, (long long) ny, bytes / 1073741824.0,
@@ -533,11 +535,13 @@ walk_headers_in_child (const char *path, const SkyLoadOptions *opts)
   return SKY_OK;
 }
 
-/* Opens path and finds the plane to read: the checks every reader shares.
- * On success *fptr is open and the caller closes it. */
+/* Opens path and finds the plane to read: the checks every reader shares
+ * (whole: the plane is to be held in memory whole). On success *fptr is
+ * open and the caller closes it. */
 static int
 open_plane (const char *path, const SkyLoadOptions *opts, fitsfile **fptr, HduShape *shape,
-            int *hdu, int64_t *nx, int64_t *ny, int64_t *nplanes, long long first_pixel[])
+            int *hdu, int64_t *nx, int64_t *ny, int64_t *nplanes, long long first_pixel[],
+            int whole)
 {
   int status = 0, ret;
   struct stat st;
@@ -578,7 +582,7 @@ open_plane (const char *path, const SkyLoadOptions *opts, fitsfile **fptr, HduSh
   if (ret == SKY_OK)
     ret = check_shape (path, shape, opts->plane, nx, ny, nplanes, first_pixel);
   if (ret == SKY_OK)
-    ret = check_size (*fptr, path, shape, *nx, *ny);
+    ret = check_size (*fptr, path, shape, *nx, *ny, whole);
   if (ret != SKY_OK)
     {
       status = 0;
@@ -602,7 +606,7 @@ sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out)
   memset (out, 0, sizeof *out);
   if (opts == NULL)
     opts = &defaults;
-  ret = open_plane (path, opts, &fptr, &shape, &hdu, &nx, &ny, &nplanes, first_pixel);
+  ret = open_plane (path, opts, &fptr, &shape, &hdu, &nx, &ny, &nplanes, first_pixel, 1);
   if (ret != SKY_OK)
     goto exit;
 
@@ -688,7 +692,7 @@ sky_fits_read_plane_f64 (const char *path, int64_t *nx, int64_t *ny, double **da
   double nulval = NAN;
 
   *data = NULL;
-  ret = open_plane (path, &opts, &fptr, &shape, &hdu, nx, ny, &nplanes, first_pixel);
+  ret = open_plane (path, &opts, &fptr, &shape, &hdu, nx, ny, &nplanes, first_pixel, 1);
   if (ret != SKY_OK)
     return ret;
   *data = malloc ((size_t) (*nx * *ny) * sizeof **data);
@@ -722,7 +726,7 @@ sky_fits_read_header (const char *path, char **cards, int *ncards, int *hdu, int
 
   *cards = NULL;
   *ncards = 0;
-  ret = open_plane (path, &opts, &fptr, &shape, hdu, &nx, &ny, &nplanes, first_pixel);
+  ret = open_plane (path, &opts, &fptr, &shape, hdu, &nx, &ny, &nplanes, first_pixel, 1);
   if (ret != SKY_OK)
     return ret;
   memset (&img, 0, sizeof img);
@@ -759,7 +763,7 @@ sky_plane_file_open (const char *path, const SkyLoadOptions *opts, SkyImage *img
   *out = NULL;
   if (opts == NULL)
     opts = &defaults;
-  ret = open_plane (path, opts, &fptr, &shape, &hdu, &nx, &ny, &nplanes, first_pixel);
+  ret = open_plane (path, opts, &fptr, &shape, &hdu, &nx, &ny, &nplanes, first_pixel, 0);
   if (ret != SKY_OK)
     return ret;
   if (shape.compressed || is_compressed_stream (path))
