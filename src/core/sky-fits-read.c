@@ -34,6 +34,10 @@
 #define TASK_PIXELS ((int64_t) 1 << 20)
 #define BLOCK_PIXELS ((int64_t) 1 << 15)
 
+/* The pixels are handled as their bits: a type that may alias the image's
+ * floats (and the file's bytes read into them). */
+typedef uint32_t Bits __attribute__ ((may_alias));
+
 #define ABS_MASK 0x7fffffffu
 #define INF_BITS 0x7f800000u
 
@@ -88,7 +92,7 @@ scaled_value (double v, double scale, double zero)
 
 /* BITPIX -32 and 32 are converted where pread put them (4 bytes in, 4 out). */
 static void SKY_VECTOR_CLONES
-convert_f32 (uint32_t *p, int64_t n, int scaled, double scale, double zero, uint32_t blank_bits,
+convert_f32 (Bits *p, int64_t n, int scaled, double scale, double zero, uint32_t blank_bits,
              BlockCounts *c)
 {
   uint32_t nonfinite = 0, infinite = 0;
@@ -114,7 +118,7 @@ convert_f32 (uint32_t *p, int64_t n, int scaled, double scale, double zero, uint
 }
 
 static void SKY_VECTOR_CLONES
-convert_i32 (uint32_t *p, int64_t n, int scaled, double scale, double zero, int check_blank,
+convert_i32 (Bits *p, int64_t n, int scaled, double scale, double zero, int check_blank,
              int32_t blank, uint32_t blank_bits, BlockCounts *c)
 {
   uint32_t nonfinite = 0, infinite = 0;
@@ -143,7 +147,7 @@ convert_i32 (uint32_t *p, int64_t n, int scaled, double scale, double zero, int 
 }
 
 static void SKY_VECTOR_CLONES
-convert_f64 (const uint64_t *restrict in, uint32_t *restrict out, int64_t n, int scaled,
+convert_f64 (const uint64_t *restrict in, Bits *restrict out, int64_t n, int scaled,
              double scale, double zero, uint32_t blank_bits, BlockCounts *c)
 {
   uint32_t nonfinite = 0, infinite = 0;
@@ -169,7 +173,7 @@ convert_f64 (const uint64_t *restrict in, uint32_t *restrict out, int64_t n, int
 }
 
 static void SKY_VECTOR_CLONES
-convert_i16 (const uint16_t *restrict in, uint32_t *restrict out, int64_t n, int scaled,
+convert_i16 (const uint16_t *restrict in, Bits *restrict out, int64_t n, int scaled,
              double scale, double zero, int check_blank, int16_t blank, uint32_t blank_bits,
              BlockCounts *c)
 {
@@ -199,7 +203,7 @@ convert_i16 (const uint16_t *restrict in, uint32_t *restrict out, int64_t n, int
 
 /* BITPIX 8 is unsigned, one byte: nothing to swap. */
 static void SKY_VECTOR_CLONES
-convert_u8 (const uint8_t *restrict in, uint32_t *restrict out, int64_t n, int scaled,
+convert_u8 (const uint8_t *restrict in, Bits *restrict out, int64_t n, int scaled,
             double scale, double zero, int check_blank, uint8_t blank, uint32_t blank_bits,
             BlockCounts *c)
 {
@@ -220,7 +224,7 @@ convert_u8 (const uint8_t *restrict in, uint32_t *restrict out, int64_t n, int s
  * cast), and BZERO = 2^63 with BSCALE = 1 read as unsigned, as cfitsio
  * does, since the double sum would round twice. */
 static void SKY_VECTOR_CLONES
-convert_i64 (const uint64_t *restrict in, uint32_t *restrict out, int64_t n, double scale,
+convert_i64 (const uint64_t *restrict in, Bits *restrict out, int64_t n, double scale,
              double zero, int check_blank, int64_t blank, uint32_t blank_bits, BlockCounts *c)
 {
   uint32_t nonfinite = 0, infinite = 0;
@@ -253,7 +257,7 @@ typedef struct {
   int bytes;            /* per stored value */
   int scaled;
   uint32_t blank_bits;
-  uint32_t *pixels;     /* the image, as bits */
+  Bits *pixels;         /* the image, as bits */
   int64_t ntasks;
   atomic_llong nblank, ninf;
   atomic_int error;     /* first errno, or -1 where the file ended early */
@@ -282,7 +286,7 @@ pread_fully (int fd, void *buf, size_t count, int64_t offset)
 }
 
 static void
-convert_block (const Reader *r, const void *raw, uint32_t *out, int64_t n, BlockCounts *c)
+convert_block (const Reader *r, const void *raw, Bits *out, int64_t n, BlockCounts *c)
 {
   const SkyFitsRawPlane *p = r->plane;
 
@@ -362,7 +366,7 @@ sky_fits_read_raw_plane (const char *path, const SkyFitsRawPlane *plane, int nth
   r.bytes = abs (plane->bitpix) / 8;
   r.scaled = !(plane->scale == 1. && plane->zero == 0.);
   memcpy (&r.blank_bits, &blank, sizeof blank);
-  r.pixels = (uint32_t *) pixels;
+  r.pixels = (Bits *) pixels;
   r.ntasks = (plane->npixels + TASK_PIXELS - 1) / TASK_PIXELS;
   atomic_init (&r.nblank, 0);
   atomic_init (&r.ninf, 0);
