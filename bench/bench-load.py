@@ -8,8 +8,10 @@ sky_image_load through cfitsio's path and through the loader's own reader
 in turn, from the page cache. Prints medians, GB/s (file size over the
 median load time) and the ratio; --record appends the report to a file.
 
-usage: bench/bench-load.py [--build build] [--size 8192] [--rounds 11]
-                           [--dir /tmp/skysift-bench-load] [--keep] [--record FILE]
+usage: bench/bench-load.py [--build build | --binary EXE] [--size 8192] [--rounds 11]
+                           [--dir /tmp/skysift-bench-load] [--keep] [--threads N]
+                           [--record FILE]
+(--binary: a bench-load built elsewhere, e.g. for a machine with no compiler)
 """
 import argparse
 import datetime
@@ -94,6 +96,7 @@ def main():
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--dir", default="/tmp/skysift-bench-load")
+    ap.add_argument("--binary", help="an already built bench-load")
     ap.add_argument("--keep", action="store_true", help="keep the images for the next run")
     ap.add_argument("--threads", help="SKYSIFT_THREADS for the run (default: every core)")
     ap.add_argument("--record", help="also append the report to this Markdown file")
@@ -104,7 +107,7 @@ def main():
              for t in ("f32", "f64", "i16", "i32")]
     if not all(os.path.exists(p) for p in paths):
         paths = make_images(args.dir, args.size)
-    exe = build(args.build)
+    exe = args.binary or build(args.build)
     env = dict(os.environ)
     if args.threads:
         env["SKYSIFT_THREADS"] = args.threads
