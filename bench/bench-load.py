@@ -78,6 +78,16 @@ def make_images(folder, n):
     return paths
 
 
+def loadavg():
+    """The machine's load average: on a shared machine it says how much of
+    the cores the run had."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
 def build(build_dir):
     exe = os.path.join(build_dir, "bench-load")
     libs = subprocess.run(["pkg-config", "--libs", "cfitsio", "wcslib"], check=True,
@@ -111,6 +121,7 @@ def main():
     env = dict(os.environ)
     if args.threads:
         env["SKYSIFT_THREADS"] = args.threads
+    load_before = loadavg()
     try:
         out = subprocess.run([exe, str(args.rounds), *paths], check=True, capture_output=True,
                              text=True, env=env).stdout
@@ -122,7 +133,8 @@ def main():
              f"machine: {machine()}",
              f"command: bench/bench-load.py {' '.join(sys.argv[1:])}",
              f"threads: {args.threads or 'every core'}; median of {args.rounds} loads each, "
-             "alternating, after one warm-up load of each", "",
+             "alternating, after one warm-up load of each",
+             f"load average (1, 5, 15 min) before: {load_before}; after: {loadavg()}", "",
              out.rstrip("\n"), ""]
     report = "\n".join(lines)
     print(report)
