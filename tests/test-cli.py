@@ -8,6 +8,7 @@ Environment: SKYSIFT_CLI (the program), SKYSIFT_SHARED_DATA (optional folder
 of shared images; checks on it skip when it is absent)."""
 import csv
 import glob
+import gzip
 import json
 import math
 import os
@@ -727,6 +728,17 @@ class Suite:
                         or image == field, f"{image}: {whole['nsources']} sources"
         assert checked == 16
 
+    def test_memory_limit_compressed(self):
+        """A gzipped image cannot be read in parts: with --memory-limit it is
+        loaded whole, and gives the plain file's catalogue."""
+        field = need(self.field, self.synth_error)
+        gz = self.path("field-limit.fits.gz")
+        with open(field, "rb") as src, gzip.open(gz, "wb") as dst:
+            dst.write(src.read())
+        plain = self.find_csv(field, "plain.csv")
+        limited = self.find_csv(gz, "gz.csv", "--memory-limit", "4096")
+        assert limited == plain, "the gzipped image's catalogue differs"
+
     def test_memory_limit_refused(self):
         """--memory-limit takes a size, and only with the global method on the CPU."""
         field = need(self.field, self.synth_error)
@@ -805,6 +817,8 @@ class Suite:
 
         t("find --memory-limit: bands of rows give the whole-image catalogue byte for byte",
           self.test_memory_limit_same_catalogue)
+        t("find --memory-limit: a gzipped image is loaded whole, same catalogue",
+          self.test_memory_limit_compressed)
         t("find --memory-limit: a bad size or another method is a usage error",
           self.test_memory_limit_refused)
         t("find: wall time less the steps is the load, within 10%",
