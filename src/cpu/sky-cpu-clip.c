@@ -56,7 +56,20 @@ typedef struct {
   uint8_t *wanted;      /* [bucket]: to be fetched by the next pass */
   float **chunks;       /* storage of each fetch, freed at the end */
   int nchunks;
+  /* Read from a source, a bucket's values are never fetched (that would
+   * hold a share of the image): one read counts its pixels by their low
+   * key bits instead, and one key is one value, so the bucket becomes its
+   * distinct values in order, each with its end rank inside the bucket. */
+  float **dvalue;       /* [bucket]: distinct values ascending, NULL until counted */
+  int64_t **dend;       /* [bucket]: end (exclusive) of each within the bucket */
+  int64_t *ndistinct;   /* [bucket] */
+  _Atomic uint64_t **low; /* [bucket]: counts by low key bits while counting */
 } Buckets;
+
+/* Buckets counted around a needed one from a source: each costs 8 MiB
+ * while its read lasts. */
+#define SOURCE_WINDOW 1
+#define LOW_KEYS (1 << BUCKET_SHIFT)
 
 static inline int
 bucket_of_value (double v)
@@ -182,6 +195,102 @@ fetch_task (void *ctx, int task)
   task_pixels (b, task, fetch_range_any, b->task_counts + (size_t) task * NBUCKETS);
 }
 
+static void
+refine_range (Buckets *b, void *acc, const float *pixels, int64_t first, int64_t start,
+              int64_t end)
+{
+  (void) acc;
+  pixels -= first;
+  for (int64_t i = start; i < end; i++)
+    {
+      float v = pixels[i];
+      uint32_t key;
+      if (isnan (v))
+        continue;
+      key = sky_float_key (v);
+      if (b->wanted[key >> BUCKET_SHIFT])
+        atomic_fetch_add_explicit (&b->low[key >> BUCKET_SHIFT][key & (LOW_KEYS - 1)], 1,
+                                   memory_order_relaxed);
+    }
+}
+
+static void
+refine_task (void *ctx, int task)
+{
+  task_pixels (ctx, task, refine_range, NULL);
+}
+
+/* Counts every wanted bucket by its low key bits in one read of the
+ * source, and keeps each as its distinct values and their end ranks. */
+static int
+refine_wanted (Buckets *b)
+{
+  int ret = SKY_OK;
+
+  for (int k = 0; k < NBUCKETS && ret == SKY_OK; k++)
+    if (b->wanted[k] && (b->low[k] = calloc (LOW_KEYS, sizeof **b->low)) == NULL)
+      ret = sky_fail (SKY_ERR_MEMORY, "clip: no memory to count a bucket");
+  if (ret == SKY_OK)
+    {
+      sky_parallel_for (b->ntasks, b->ntasks, refine_task, b);
+      ret = atomic_load (&b->read_status);
+    }
+  for (int k = 0; k < NBUCKETS; k++)
+    {
+      int64_t n = 0, at = 0;
+      if (!b->wanted[k])
+        continue;
+      b->wanted[k] = 0;
+      if (ret != SKY_OK || b->low[k] == NULL)
+        {
+          free (b->low[k]);
+          b->low[k] = NULL;
+          continue;
+        }
+      for (int64_t j = 0; j < LOW_KEYS; j++)
+        n += atomic_load_explicit (&b->low[k][j], memory_order_relaxed) > 0;
+      b->dvalue[k] = malloc ((size_t) (n > 0 ? n : 1) * sizeof **b->dvalue);
+      b->dend[k] = malloc ((size_t) (n > 0 ? n : 1) * sizeof **b->dend);
+      if (b->dvalue[k] == NULL || b->dend[k] == NULL)
+        ret = sky_fail (SKY_ERR_MEMORY, "clip: no memory for a bucket's values");
+      else
+        {
+          int64_t d = 0;
+          for (int64_t j = 0; j < LOW_KEYS; j++)
+            {
+              uint64_t c = atomic_load_explicit (&b->low[k][j], memory_order_relaxed);
+              if (c == 0)
+                continue;
+              at += (int64_t) c;
+              b->dvalue[k][d] = sky_key_float (((uint32_t) k << BUCKET_SHIFT) | (uint32_t) j);
+              b->dend[k][d] = at;
+              d++;
+            }
+          b->ndistinct[k] = n;
+        }
+      free (b->low[k]);
+      b->low[k] = NULL;
+    }
+  return ret;
+}
+
+/* Index of the first distinct value of bucket k whose end passes offset. */
+static int64_t
+distinct_at (const Buckets *b, int k, int64_t offset)
+{
+  int64_t lo = 0, hi = b->ndistinct[k] - 1;
+
+  while (lo < hi)
+    {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (b->dend[k][mid] > offset)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  return lo;
+}
+
 /* Fetches every wanted bucket from the image in one parallel pass. */
 static int
 fetch_wanted (Buckets *b)
@@ -243,8 +352,11 @@ fetch_wanted (Buckets *b)
 static void
 want_window (Buckets *b, int k, int window)
 {
+  if (b->pixels == NULL && window > SOURCE_WINDOW)
+    window = SOURCE_WINDOW;
   for (int j = k - window; j <= k + window; j++)
-    if (j >= 0 && j < NBUCKETS && b->values[j] == NULL && b->moments[j].count > 0)
+    if (j >= 0 && j < NBUCKETS && b->values[j] == NULL && b->moments[j].count > 0
+        && (b->dvalue == NULL || b->dvalue[j] == NULL))
       b->wanted[j] = 1;
 }
 
@@ -291,6 +403,13 @@ need_bucket (Buckets *b, int k)
 {
   int ret;
 
+  if (b->pixels == NULL)
+    {
+      if (b->dvalue[k] != NULL)
+        return SKY_OK;
+      want_window (b, k, BOUND_WINDOW);
+      return refine_wanted (b);
+    }
   if (b->values[k] == NULL)
     {
       want_window (b, k, BOUND_WINDOW);
@@ -329,7 +448,9 @@ value_at (Buckets *b, int64_t r, double *value)
   int k = bucket_of_rank (b, r);
   int ret = need_bucket (b, k);
 
-  if (ret == SKY_OK)
+  if (ret == SKY_OK && b->pixels == NULL)
+    *value = b->dvalue[k][distinct_at (b, k, r - b->rank[k])];
+  else if (ret == SKY_OK)
     *value = b->values[k][r - b->rank[k]];
   return ret;
 }
@@ -364,9 +485,27 @@ first_beyond (Buckets *b, int64_t first, int64_t last, double bound, int inclusi
     }
   if ((ret = need_bucket (b, k)) != SKY_OK)
     return ret;
-  v = b->values[k] - b->rank[k]; /* indexed by rank */
   lo = b->rank[k] > first ? b->rank[k] : first;
   hi = b->rank[k + 1] < last ? b->rank[k + 1] : last;
+  if (b->pixels == NULL)
+    {
+      /* The first distinct value beyond the bound starts the answer over
+       * the whole bucket; the search over [lo, hi) is that, clamped. */
+      int64_t dlo = 0, dhi = b->ndistinct[k], at;
+      while (dlo < dhi)
+        {
+          int64_t mid = dlo + (dhi - dlo) / 2;
+          double x = b->dvalue[k][mid];
+          if (inclusive ? x >= bound : x > bound)
+            dhi = mid;
+          else
+            dlo = mid + 1;
+        }
+      at = b->rank[k] + (dlo > 0 ? b->dend[k][dlo - 1] : 0);
+      *pos = at < lo ? lo : at > hi ? hi : at;
+      return SKY_OK;
+    }
+  v = b->values[k] - b->rank[k]; /* indexed by rank */
   while (lo < hi)
     {
       int64_t mid = lo + (hi - lo) / 2;
@@ -395,6 +534,22 @@ add_ranks (Buckets *b, int k, int64_t start, int64_t end, double *s, double *s2)
     }
   if ((ret = need_bucket (b, k)) != SKY_OK)
     return ret;
+  if (b->pixels == NULL)
+    {
+      /* Value by value in rank order, as over the sorted values. */
+      int64_t r = start;
+      for (int64_t j = distinct_at (b, k, start - b->rank[k]); r < end; j++)
+        {
+          double d = (double) b->dvalue[k][j] - b->shift;
+          int64_t stop = b->rank[k] + b->dend[k][j] < end ? b->rank[k] + b->dend[k][j] : end;
+          for (; r < stop; r++)
+            {
+              *s += d;
+              *s2 += d * d;
+            }
+        }
+      return SKY_OK;
+    }
   v = b->values[k] - b->rank[k];
   for (int64_t r = start; r < end; r++)
     {
@@ -508,6 +663,15 @@ count_buckets (Buckets *b, const SkyImage *img, const SkyPixelSource *src, int n
   b->rank = calloc (NBUCKETS + 1, sizeof *b->rank);
   b->values = calloc (NBUCKETS, sizeof *b->values);
   b->sorted = calloc (NBUCKETS, 1);
+  if (src != NULL)
+    {
+      b->dvalue = calloc (NBUCKETS, sizeof *b->dvalue);
+      b->dend = calloc (NBUCKETS, sizeof *b->dend);
+      b->ndistinct = calloc (NBUCKETS, sizeof *b->ndistinct);
+      b->low = calloc (NBUCKETS, sizeof *b->low);
+      if (!b->dvalue || !b->dend || !b->ndistinct || !b->low)
+        return sky_fail (SKY_ERR_MEMORY, "clip: out of memory");
+    }
   b->wanted = calloc (NBUCKETS, 1);
   if (!b->task_moments || !b->task_counts || !b->moments || !b->rank || !b->values
       || !b->sorted || !b->wanted)
@@ -547,6 +711,17 @@ free_buckets (Buckets *b)
   free (b->values);
   free (b->sorted);
   free (b->wanted);
+  for (int k = 0; k < NBUCKETS && b->dvalue != NULL; k++)
+    {
+      free (b->dvalue[k]);
+      free (b->dend[k]);
+    }
+  for (int k = 0; k < NBUCKETS && b->low != NULL; k++)
+    free (b->low[k]);
+  free (b->dvalue);
+  free (b->dend);
+  free (b->ndistinct);
+  free (b->low);
 }
 
 /* The open interval (lo, hi) of the pixels a pass keeps. A bound of zero
@@ -603,7 +778,7 @@ clip_pixels (const SkyImage *img, const SkyPixelSource *src, const SkyParams *pa
   if (ret == SKY_OK)
     {
       want_first_buckets (&b, params->clip_kappa);
-      ret = fetch_wanted (&b);
+      ret = b.pixels != NULL ? fetch_wanted (&b) : refine_wanted (&b);
     }
   if (ret != SKY_OK)
     goto exit;
