@@ -33,7 +33,10 @@ typedef struct SkyPixelSource {
 
 /* sky_cpu_clip on pixels read from src: the same statistics, bit for bit,
  * as on the image in memory with the same thread count (each thread reads
- * and sums its share in the same order), with two or three reads of it. */
+ * and sums its share in the same order). Memory stays small whatever the
+ * image: a needed bucket is counted by its low key bits in one more read
+ * (8 MiB a bucket while it lasts) rather than fetched, so the image is
+ * read once per bucket window a pass needs. */
 int sky_cpu_clip_source (const SkyPixelSource *src, const SkyParams *params,
                          SkyClipStats *stats);
 
@@ -82,8 +85,8 @@ void sky_measure_stream_free (SkyMeasureStream *s);
  * rows at a time, for an image whose pixels, mask and labels do not fit in
  * memory together; res gets the statistics, threshold, sources and
  * catalogue of sky_cpu_run on the whole image with the same parameters,
- * bit for bit, but no mask or label image. The clip reads the image two
- * or three times (sky_cpu_clip_source); the segment step reads it, cuts
+ * bit for bit, but no mask or label image. The clip reads the image
+ * several times (sky_cpu_clip_source); the segment step reads it, cuts
  * each band into a mask and labels it alone, and joins the labels of
  * neighbouring bands along their common edge (union-find over every
  * band's labels, roots numbered in order, which is raster order of first
