@@ -207,6 +207,71 @@ test_pool (void)
   sky_image_clear (&img);
 }
 
+/* A run that replaces one still held takes that run's mask and labels
+ * once they are given back, not fresh memory; the earlier run keeps its
+ * statistics and catalogue, and no later run keeps what it gave back. */
+static void
+test_give_back (void)
+{
+  SkyImage img;
+  SkyParams params;
+  SkyStages shown, moved, eight, again;
+  SkyRunRequest req;
+  void *mask, *labels;
+  size_t npix = 256 * 256;
+
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, NULL);
+  run_ok (&req, &shown);
+  mask = shown.result.mask;
+  labels = shown.result.labels;
+
+  /* Nothing to give back for a run that shown already answers. */
+  g_assert_cmpuint (sky_stages_give_back (&shown, &req), ==, 0);
+  g_assert_true (shown.result.mask == mask);
+
+  /* A moved threshold computes both anew: both go back, and come again. */
+  params.threshold = 7;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &shown, NULL);
+  g_assert_cmpuint (sky_stages_give_back (&shown, &req), ==, npix * 5);
+  g_assert_null (shown.result.mask);
+  g_assert_null (shown.result.labels);
+  g_assert_cmpint (shown.result.catalogue.n, ==, 12);
+  run_ok (&req, &moved);
+  g_assert_cmpint (moved.kept, ==, SKY_STEP_CLIP);
+  g_assert_true ((void *) moved.result.mask == mask);
+  g_assert_true ((void *) moved.result.labels == labels);
+  assert_same_as_cpu (&img, &params, &moved.result);
+
+  /* Another connectivity keeps the mask: only the labels go back. */
+  params.connectivity = 8;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &moved, NULL);
+  g_assert_cmpuint (sky_stages_give_back (&moved, &req), ==, npix * 4);
+  g_assert_true ((void *) moved.result.mask == mask);
+  g_assert_null (moved.result.labels);
+  run_ok (&req, &eight);
+  g_assert_cmpint (eight.kept, ==, SKY_STEP_SEGMENT);
+  g_assert_true (eight.mask_buffer == moved.mask_buffer);
+  g_assert_true ((void *) eight.result.labels == labels);
+  assert_same_as_cpu (&img, &params, &eight.result);
+
+  /* A run without its labels answers nothing past segment any more. */
+  params.connectivity = 4;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &moved, NULL);
+  g_assert_cmpint (sky_run_valid_step (&moved, &req), ==, SKY_STEP_SEGMENT);
+  g_assert_false (sky_run_is_current (&moved, &req));
+  sky_stages_clear (&eight);
+  run_ok (&req, &again);
+  g_assert_cmpint (again.kept, ==, SKY_STEP_SEGMENT);
+  assert_same_as_cpu (&img, &params, &again.result);
+
+  sky_stages_clear (&again);
+  sky_stages_clear (&moved);
+  sky_stages_clear (&shown);
+  sky_image_clear (&img);
+}
+
 static int
 cancel_after (void *data)
 {
@@ -335,7 +400,7 @@ static void
 test_gpu_fallback (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, NULL };
+  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, NULL, NULL };
   SkyImage img;
   SkyParams params;
   SkyStages st;
@@ -365,11 +430,73 @@ test_gpu_fallback (void)
   sky_image_clear (&img);
 }
 
+static int
+count_asks (void *data)
+{
+  ++*(int *) data;
+  return 0;
+}
+
+/* Both backends with the CPU timed as the GPU is, the best of the same
+ * number of runs: the CPU runs the steps it computes that many times (the
+ * runner asks about cancelling before each step of each run, and once
+ * before the GPU), each step's time no more than one run's, and
+ * cpu_runs says how many; a step kept from an earlier run is not run
+ * again. Without cpu_repeat the CPU runs once and says so. */
+static void
+test_cpu_best_of (void)
+{
+  FakeGpu fake = { 0 };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL, NULL };
+  SkyImage img;
+  SkyParams params;
+  SkyStages once, best, moved;
+  SkyRunRequest req;
+  int asks = 0;
+
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_BOTH, SKY_STEP_MEASURE, NULL, &gpu);
+  req.gpu_repeat = 3;
+  req.cancelled = count_asks;
+  req.cancel_data = &asks;
+  run_ok (&req, &once);
+  g_assert_cmpint (once.cpu_runs, ==, 1);
+  g_assert_cmpint (once.gpu_times.runs, ==, 3);
+  g_assert_cmpint (asks, ==, 4 + 1);
+
+  asks = 0;
+  req.cpu_repeat = 3;
+  run_ok (&req, &best);
+  g_assert_cmpint (best.cpu_runs, ==, 3);
+  g_assert_cmpint (best.cpu_runs, ==, best.gpu_times.runs);
+  g_assert_cmpint (asks, ==, 3 * 4 + 1);
+  g_assert_cmpfloat (best.result.times.total, >, 0);
+  assert_same_as_cpu (&img, &params, &best.result);
+
+  /* A moved threshold: segment, label and measure three times each. */
+  asks = 0;
+  params.threshold = 7;
+  req.previous = &best;
+  run_ok (&req, &moved);
+  g_assert_cmpint (moved.kept, ==, SKY_STEP_CLIP);
+  g_assert_cmpint (moved.cpu_runs, ==, 3);
+  g_assert_cmpint (asks, ==, 3 * 3 + 1);
+  g_assert_cmpfloat (moved.result.times.ms[SKY_STEP_CLIP], ==,
+                     best.result.times.ms[SKY_STEP_CLIP]);
+  assert_same_as_cpu (&img, &params, &moved.result);
+
+  sky_stages_clear (&moved);
+  sky_stages_clear (&best);
+  sky_stages_clear (&once);
+  sky_image_clear (&img);
+}
+
 static void
 test_gpu_fill_and_check (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL, NULL };
   SkyImage img;
   SkyParams params;
   SkyStages st;
@@ -455,7 +582,8 @@ static void
 test_gpu_local_maps (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, cpu_maps_as_gpu };
+  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, cpu_maps_as_gpu,
+                        NULL };
   SkyImage img;
   SkyParams params;
   SkyStages cpu, st;
@@ -576,6 +704,131 @@ test_default_gpu (void)
   sky_image_clear (&img);
 }
 
+/* ------------------------------------------------------- the local method */
+
+typedef struct {
+  int runs;
+  int given_maps;        /* the last run was handed maps */
+  int flip_label;        /* one label pixel wrong: deblend and measure differ */
+} FakeLocalGpu;
+
+/* A device that runs the CPU's local method: from the maps it is given,
+ * or its own. */
+static int
+cpu_as_gpu_local (void *data, const SkyImage *img, const SkyParams *params,
+                  const float *background, const float *rms, const float *snr, int repeat,
+                  SkyResult *res, SkyGpuTimes *times)
+{
+  FakeLocalGpu *fake = data;
+  int64_t n = img->nx * img->ny;
+  float *b = NULL, *r = NULL;
+  int ret;
+
+  (void) snr;
+  fake->runs++;
+  fake->given_maps = background != NULL;
+  if (background != NULL)
+    {
+      b = g_memdup2 (background, (gsize) n * sizeof *b);
+      r = g_memdup2 (rms, (gsize) n * sizeof *r);
+    }
+  ret = sky_cpu_run_local (img, params, NULL, b, r, res);
+  if (ret == SKY_OK && fake->flip_label)
+    for (int64_t i = 0; i < n; i++)
+      if (res->labels[i] != 0)
+        {
+          res->labels[i] = res->labels[i] == 1 ? 2 : 1;
+          break;
+        }
+  for (int k = 0; k < SKY_STEP_COUNT; k++)
+    times->ms[k] = k + 1;
+  times->runs = repeat;
+  return ret;
+}
+
+static void
+test_local_gpu (void)
+{
+  FakeLocalGpu fake = { 0 };
+  FakeGpu lesson = { 0 };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL,
+                        cpu_as_gpu_local };
+  SkyGpuBackend none = { fake_available, cpu_as_gpu_run, fake_compare, &lesson, NULL, NULL };
+  SkyImage img;
+  SkyParams params;
+  SkyStages st, cpu;
+  SkyRunRequest req;
+
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, &gpu);
+  req.method = SKY_METHOD_LOCAL;
+  run_ok (&req, &cpu);
+  g_assert_cmpint (cpu.result.nsources, >, 0);
+
+  /* The GPU alone: every step on the device (no maps handed over), its
+   * results the run's. */
+  req.backend = SKY_BACKEND_GPU;
+  run_ok (&req, &st);
+  g_assert_cmpint (fake.runs, ==, 1);
+  g_assert_false (fake.given_maps);
+  g_assert_null (st.gpu_fault);
+  g_assert_true (st.has_gpu);
+  g_assert_cmpint (st.done, ==, SKY_STEP_MEASURE);
+  g_assert_cmpint (st.result.nsources, ==, cpu.result.nsources);
+  g_assert_cmpint (st.result.nislands, ==, cpu.result.nislands);
+  g_assert_cmpmem (st.result.labels, img.nx * img.ny * 4, cpu.result.labels,
+                   img.nx * img.ny * 4);
+  g_assert_cmpfloat (st.gpu_kernel.ms[SKY_STEP_DEBLEND], ==, SKY_STEP_DEBLEND + 1);
+  sky_stages_clear (&st);
+
+  /* Given maps: the CPU's background step takes them, the device gets them. */
+  {
+    SkyResult direct = { 0 };
+    g_assert_cmpint (sky_cpu_run_local (&img, &params, NULL, NULL, NULL, &direct), ==, SKY_OK);
+    req.background = g_memdup2 (direct.background, (gsize) (img.nx * img.ny) * 4);
+    req.rms = g_memdup2 (direct.rms, (gsize) (img.nx * img.ny) * 4);
+    sky_result_clear (&direct);
+  }
+  run_ok (&req, &st);
+  g_assert_true (fake.given_maps);
+  g_assert_null (st.gpu_fault);
+  g_assert_cmpint (st.result.nsources, ==, cpu.result.nsources);
+  sky_stages_clear (&st);
+  g_free ((void *) req.background);
+  g_free ((void *) req.rms);
+  req.background = req.rms = NULL;
+
+  /* Both: every step checked and agreeing; then one wrong label pixel,
+   * which deblend's check names. */
+  req.backend = SKY_BACKEND_BOTH;
+  run_ok (&req, &st);
+  for (int s = SKY_STEP_BACKGROUND; s <= SKY_STEP_DEBLEND; s++)
+    g_assert_true (st.agree[s]);
+  g_assert_true (st.agree[SKY_STEP_MEASURE]);
+  g_assert_null (st.gpu_note);
+  sky_stages_clear (&st);
+  fake.flip_label = 1;
+  run_ok (&req, &st);
+  g_assert_true (st.agree[SKY_STEP_FLOOD]);
+  g_assert_false (st.agree[SKY_STEP_DEBLEND]);
+  g_assert_nonnull (st.gpu_note);
+  g_assert_nonnull (strstr (st.gpu_note, "deblend"));
+  sky_stages_clear (&st);
+
+  /* A backend without the local method: the CPU runs it and says why. */
+  req = request (&img, &params, SKY_BACKEND_GPU, SKY_STEP_MEASURE, NULL, &none);
+  req.method = SKY_METHOD_LOCAL;
+  run_ok (&req, &st);
+  g_assert_nonnull (st.gpu_fault);
+  g_assert_nonnull (strstr (st.gpu_fault, "no local method"));
+  g_assert_cmpint (st.result.nsources, ==, cpu.result.nsources);
+  g_assert_cmpint (lesson.runs, ==, 0);
+  sky_stages_clear (&st);
+  sky_stages_clear (&cpu);
+  sky_image_clear (&img);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -583,11 +836,14 @@ main (int argc, char **argv)
   g_test_add_func ("/runner/steps/names", test_steps_names);
   g_test_add_func ("/runner/reuse", test_reuse);
   g_test_add_func ("/runner/pool", test_pool);
+  g_test_add_func ("/runner/give-back", test_give_back);
   g_test_add_func ("/runner/cancel", test_cancel);
   g_test_add_func ("/runner/bad-input", test_bad_input);
   g_test_add_func ("/runner/gpu/fallback", test_gpu_fallback);
   g_test_add_func ("/runner/gpu/fill-and-check", test_gpu_fill_and_check);
+  g_test_add_func ("/runner/gpu/cpu-best-of", test_cpu_best_of);
   g_test_add_func ("/runner/gpu/default", test_default_gpu);
   g_test_add_func ("/runner/gpu/local-maps", test_gpu_local_maps);
+  g_test_add_func ("/runner/gpu/local", test_local_gpu);
   return g_test_run ();
 }

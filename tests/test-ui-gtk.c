@@ -105,9 +105,11 @@ main (int argc, char **argv)
     { "about", test_about },
     { "junk-pixel-limits", test_junk_pixel_limits },
     { "status-says-what-ran", test_status_says_what_ran },
+    { "rerun-gives-back-arrays", test_rerun_gives_back_arrays },
     { "plane-reruns", test_plane_reruns },
     { "lab-readout-keys", test_lab_readout_keys },
     { "sort-responsive", test_sort_responsive },
+    { "sort-action", test_sort_action },
     { "file-dialogs", test_file_dialogs },
   };
   static const char *const views[] = { "cpu", "gl" };

@@ -56,7 +56,10 @@ sky_run_valid_step (const SkyStages *prev, const SkyRunRequest *req)
   done = position (steps, nsteps, prev->done);
   for (int k = 0; k < nsteps && k <= done; k++)
     {
-      if (sky_step_defs[steps[k]].params_differ (&prev->params, req->params))
+      const SkyStepDef *def = &sky_step_defs[steps[k]];
+
+      if (def->params_differ (&prev->params, req->params)
+          || (def->held != NULL && !def->held (prev)))
         break;
       valid = steps[k];
     }
@@ -78,6 +81,44 @@ sky_run_is_current (const SkyStages *prev, const SkyRunRequest *req)
     if (sky_step_defs[steps[k]].params_differ (&prev->params, req->params))
       return 0;
   return 1;
+}
+
+size_t
+sky_stages_give_back (SkyStages *prev, const SkyRunRequest *req)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (req->method, &steps);
+  int keep = position (steps, nsteps, sky_run_valid_step (prev, req));
+  int until = position (steps, nsteps, req->until);
+  SkyStages kept = { 0 };
+  size_t npix, given = 0;
+
+  if (prev == NULL || sky_run_is_current (prev, req))
+    return 0;
+  npix = (size_t) (prev->result.nx * prev->result.ny);
+  /* What req's run will take from prev: the buffers that the keep
+   * functions of its kept steps reference (the GPU alone keeps none). */
+  kept.params = *req->params;
+  for (int k = 0; req->backend != SKY_BACKEND_GPU && k <= keep && k <= until
+                  && sky_step_defs[steps[k]].keep; k++)
+    sky_step_defs[steps[k]].keep (&kept, prev);
+  if (prev->mask_buffer != NULL && prev->mask_buffer != kept.mask_buffer)
+    {
+      sky_buffer_unref (prev->mask_buffer);
+      prev->mask_buffer = NULL;
+      prev->result.mask = NULL;
+      given += npix;
+    }
+  if (prev->labels_buffer != NULL && prev->labels_buffer != kept.labels_buffer)
+    {
+      sky_buffer_unref (prev->labels_buffer);
+      prev->labels_buffer = NULL;
+      prev->result.labels = NULL;
+      given += npix * sizeof (int32_t);
+    }
+  sky_buffer_unref (kept.mask_buffer);
+  sky_buffer_unref (kept.labels_buffer);
+  return given;
 }
 
 void
@@ -204,6 +245,141 @@ gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
   return SKY_OK;
 }
 
+/* The local method's maps for a device that does not make them itself:
+ * the caller's maps, or a matched filter's detection image (the device
+ * makes the unfiltered maps only). The whole maps, made from the mesh the
+ * background step left where they were not given. NULL maps: the device
+ * makes every step. */
+static int
+local_device_maps (SkyStages *st, const float **background, const float **rms,
+                   const float **snr)
+{
+  const size_t n = (size_t) (st->image->nx * st->image->ny);
+
+  *background = *rms = *snr = NULL;
+  if (st->given_background == NULL && st->filter == NULL)
+    return SKY_OK;
+  if (st->result.background == NULL)
+    {
+      float *b = sky_alloc_large (n * sizeof *b), *r = sky_alloc_large (n * sizeof *r);
+      int ret;
+      if (b == NULL || r == NULL || st->local == NULL || st->local->mesh == NULL)
+        {
+          free (b);
+          free (r);
+          return sky_fail (b == NULL || r == NULL ? SKY_ERR_MEMORY : SKY_ERR_ARGUMENT,
+                           "no background maps for the GPU");
+        }
+      ret = sky_cpu_background_rows (st->local->mesh, 0, st->image->ny, st->params.nthreads, b,
+                                     r);
+      st->result.background = b;
+      st->result.rms = r;
+      if (ret != SKY_OK)
+        return ret;
+    }
+  *background = st->result.background;
+  *rms = st->result.rms;
+  *snr = st->local != NULL ? st->local->snr : NULL;
+  return SKY_OK;
+}
+
+/* The steps the device ran of the local method: every one, or, where it
+ * took the CPU's maps, the detection's. */
+static void
+set_local_gpu_steps (SkyStages *st, int took_maps)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+
+  st->gpu_steps = 0;
+  for (int k = 0; k < nsteps; k++)
+    if (!took_maps || (steps[k] != SKY_STEP_BACKGROUND && steps[k] != SKY_STEP_DETECT))
+      st->gpu_steps |= 1u << steps[k];
+}
+
+/* The local method on the GPU alone: every step on the device, or, with
+ * given maps or a matched filter, flood, deblend and measure from the
+ * maps the CPU's background and detect steps made. */
+static int
+local_gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+  size_t npix = (size_t) (st->image->nx * st->image->ny);
+  const float *background, *rms, *snr;
+  SkyResult res = { 0 };
+  SkyGpuTimes times = { 0 };
+  int ret = local_device_maps (st, &background, &rms, &snr);
+
+  if (ret == SKY_OK)
+    ret = gpu->run_local (gpu->data, st->image, &st->params, background, rms, snr, repeat, &res,
+                          &times);
+  if (ret != SKY_OK)
+    {
+      sky_result_clear (&res);
+      return ret;
+    }
+  sky_buffer_unref (st->mask_buffer);
+  sky_buffer_unref (st->labels_buffer);
+  st->mask_buffer = res.mask ? sky_buffer_adopt (res.mask, npix) : NULL;
+  st->labels_buffer = res.labels ? sky_buffer_adopt (res.labels, npix * sizeof (int32_t)) : NULL;
+  res.mask = NULL;
+  res.labels = NULL;
+  st->result.mask = sky_buffer_data (st->mask_buffer);
+  st->result.labels = sky_buffer_data (st->labels_buffer);
+  st->result.nsources = res.nsources;
+  st->result.nislands = res.nislands;
+  st->result.ndeblended = res.ndeblended;
+  sky_catalogue_clear (&st->result.catalogue);
+  st->result.catalogue = res.catalogue;
+  memset (&res.catalogue, 0, sizeof res.catalogue);
+  sky_result_clear (&res);
+  /* Steps the CPU ran (the maps, where the device took them made) keep
+   * their CPU times; those the device ran are timed there. */
+  if (background != NULL)
+    {
+      times.ms[SKY_STEP_BACKGROUND] = st->result.times.ms[SKY_STEP_BACKGROUND];
+      times.ms[SKY_STEP_DETECT] = st->result.times.ms[SKY_STEP_DETECT];
+    }
+  set_gpu_times (st, &times);
+  set_local_gpu_steps (st, background != NULL);
+  st->done = steps[nsteps - 1];
+  return SKY_OK;
+}
+
+/* Both, the local method: the device's run from the same maps as the
+ * CPU's where the device cannot make them, else from its own. */
+static int
+local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+  int done = position (steps, nsteps, st->done);
+  const float *background, *rms, *snr;
+  SkyResult res = { 0 };
+  SkyGpuTimes times = { 0 };
+  char note[2048] = "";
+  int ret = local_device_maps (st, &background, &rms, &snr);
+
+  if (ret == SKY_OK)
+    ret = gpu->run_local (gpu->data, st->image, &st->params, background, rms, snr, repeat, &res,
+                          &times);
+  if (ret != SKY_OK)
+    {
+      sky_result_clear (&res);
+      return ret;
+    }
+  res.method = SKY_METHOD_LOCAL;
+  set_gpu_times (st, &times);
+  for (int k = 0; k <= done; k++)
+    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
+  free (st->gpu_note);
+  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
+  sky_result_clear (&res);
+  set_local_gpu_steps (st, background != NULL);
+  return SKY_OK;
+}
+
 /* The local method's background step on the GPU: its figures, and the
  * steps after it on the CPU (set_gpu_times' upload and download belong to
  * this step alone). */
@@ -250,9 +426,11 @@ local_gpu_maps (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 }
 
 /* Both, local method: the GPU's maps against the CPU's, bit for bit (NaN
- * equal to NaN), the CPU's made row by row from its mesh. */
+ * equal to NaN), the CPU's made row by row from its mesh. with_steps: the
+ * device's run of every step was checked already (local_gpu_check): its
+ * figures stand, and the maps' verdict joins the background's. */
 static int
-local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+local_gpu_check_maps (SkyStages *st, const SkyGpuBackend *gpu, int repeat, int with_steps)
 {
   const int64_t nx = st->image->nx, ny = st->image->ny;
   size_t n = (size_t) (nx * ny);
@@ -286,17 +464,24 @@ local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
                   }
               }
         }
-      set_local_gpu_times (st, &times);
-      st->agree[SKY_STEP_BACKGROUND] = bad == 0;
-      free (st->gpu_note);
-      st->gpu_note = NULL;
+      if (!with_steps)
+        {
+          set_local_gpu_times (st, &times);
+          free (st->gpu_note);
+          st->gpu_note = NULL;
+          st->agree[SKY_STEP_BACKGROUND] = 1;
+        }
+      st->agree[SKY_STEP_BACKGROUND] = st->agree[SKY_STEP_BACKGROUND] && bad == 0;
       if (bad > 0)
         {
           char note[256];
+          char *joined;
           snprintf (note, sizeof note, "background: %lld map values differ, the first at x %lld "
                     "y %lld. ", (long long) bad, (long long) (first % nx),
                     (long long) (first / nx));
-          st->gpu_note = copy_text ("", note);
+          joined = copy_text (st->gpu_note ? st->gpu_note : "", note);
+          free (st->gpu_note);
+          st->gpu_note = joined;
         }
     }
   free (bkg);
@@ -316,18 +501,10 @@ take_gpu_fault (SkyStages *st)
   st->gpu_steps = 0;
 }
 
-int
-sky_run (const SkyRunRequest *req, SkyStages *st)
+/* A fresh run of req in st, nothing done yet. */
+static void
+stages_init (const SkyRunRequest *req, SkyStages *st)
 {
-  const SkyStages *prev = req->previous;
-  const SkyGpuBackend *gpu = req->gpu ? req->gpu : sky_gpu_backend_default ();
-  const SkyStep *steps;
-  int nsteps = sky_method_steps (req->method, &steps);
-  int until = position (steps, nsteps, req->until);
-  int keep = position (steps, nsteps, sky_run_valid_step (prev, req));
-  int repeat = req->gpu_repeat > 0 ? req->gpu_repeat : SKY_RUN_GPU_REPEAT;
-  int ret;
-
   memset (st, 0, sizeof *st);
   st->image = req->image;
   st->detect = detect_image (req);
@@ -343,45 +520,28 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
   st->result.nx = req->image->nx;
   st->result.ny = req->image->ny;
   st->result.threshold_value = NAN;
+}
 
-  if (nsteps == 0 || until < 0)
-    return sky_fail (SKY_ERR_ARGUMENT, "the %s method has no step '%s'",
-                     sky_method_name (req->method), sky_step_name (req->until));
-  if ((ret = sky_params_check (req->params)) != SKY_OK)
-    return ret;
-  if (st->detect->nx != st->image->nx || st->detect->ny != st->image->ny)
-    return sky_fail (SKY_ERR_ARGUMENT, "the detection image is %lld x %lld, the image %lld x %lld",
-                     (long long) st->detect->nx, (long long) st->detect->ny,
-                     (long long) st->image->nx, (long long) st->image->ny);
-  if (req->backend != SKY_BACKEND_CPU && req->method == SKY_METHOD_LOCAL
-      && req->background != NULL)
-    return sky_fail (SKY_ERR_ARGUMENT, "the local method with given maps runs on the CPU only");
-  if ((req->background == NULL) != (req->rms == NULL))
-    return sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
-  if (req->backend != SKY_BACKEND_CPU && st->detect != st->image)
-    return sky_fail (SKY_ERR_ARGUMENT, "detection on a smoothed image runs on the CPU only");
+static void
+sum_total (SkyStages *st)
+{
+  st->result.times.total = 0;
+  for (int s = 0; s < SKY_STEP_COUNT; s++)
+    st->result.times.total += st->result.times.ms[s];
+}
 
-  /* The GPU alone runs the steps in one go on the device. If it fails
-   * (no device, out of memory, lost), the CPU does the whole job. */
-  if (req->backend == SKY_BACKEND_GPU && req->method == SKY_METHOD_LOCAL)
-    {
-      /* The maps on the device, the rest on the CPU from them. */
-      if (cancelled (req))
-        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (local_gpu_maps (st, gpu, repeat) != SKY_OK)
-        take_gpu_fault (st);
-    }
-  else if (req->backend == SKY_BACKEND_GPU)
-    {
-      if (cancelled (req))
-        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (gpu_fill (st, gpu, repeat) == SKY_OK)
-        return SKY_OK;
-      take_gpu_fault (st);
-      keep = -1;
-      until = nsteps - 1;
-    }
+/* Takes from prev the steps up to position keep (and until), with their
+ * times; then runs the rest up to until on the CPU, each timed. */
+static int
+cpu_steps (const SkyRunRequest *req, int keep, int until, SkyStages *st)
+{
+  const SkyStages *prev = req->previous;
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (req->method, &steps), ret;
 
+  /* A second call (the CPU going on after the device) keeps nothing anew. */
+  if (st->done != SKY_STEP_NONE)
+    keep = -1;
   for (int k = 0; k <= keep && k <= until && sky_step_defs[steps[k]].keep; k++)
     {
       SkyStep s = steps[k];
@@ -393,7 +553,6 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
       st->agree[s] = prev->agree[s];
       st->done = st->kept = s;
     }
-
   for (int k = position (steps, nsteps, st->done) + 1; k <= until; k++)
     {
       SkyStep s = steps[k];
@@ -409,16 +568,155 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
         return ret;
       st->done = s;
     }
-  st->result.times.total = 0;
-  for (int s = 0; s < SKY_STEP_COUNT; s++)
-    st->result.times.total += st->result.times.ms[s];
+  st->cpu_runs = st->done != st->kept ? 1 : prev != NULL && st->done != SKY_STEP_NONE
+                                            ? prev->cpu_runs : 0;
+  return SKY_OK;
+}
+
+/* The CPU's part timed as the best of req->cpu_repeat: the extra runs
+ * first, each freed as it ends, so that their buffers go on to the run
+ * kept (one set lives at a time); then the run kept, its times each
+ * step's best. A run whose steps the GPU began (the local method's maps)
+ * runs once: the extra runs could not begin where it does. */
+static int
+cpu_steps_best_of (const SkyRunRequest *req, int keep, int until, SkyStages *st)
+{
+  SkyStepTimes best = { 0 };
+  int repeat = st->gpu_steps == 0 ? req->cpu_repeat : 1, ret;
+
+  for (int r = 1; r < repeat; r++)
+    {
+      SkyStages extra;
+
+      stages_init (req, &extra);
+      ret = cpu_steps (req, keep, until, &extra);
+      if (ret == SKY_OK && r == 1)
+        best = extra.result.times;
+      else if (ret == SKY_OK)
+        sky_step_times_min (&best, &extra.result.times);
+      sky_stages_clear (&extra);
+      if (ret != SKY_OK)
+        return ret;
+    }
+  if ((ret = cpu_steps (req, keep, until, st)) != SKY_OK)
+    return ret;
+  if (repeat > 1 && st->done != st->kept)
+    {
+      sky_step_times_min (&st->result.times, &best);
+      st->cpu_runs = repeat;
+    }
+  sum_total (st);
+  return SKY_OK;
+}
+
+int
+sky_run (const SkyRunRequest *req, SkyStages *st)
+{
+  const SkyStages *prev = req->previous;
+  const SkyGpuBackend *gpu = req->gpu ? req->gpu : sky_gpu_backend_default ();
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (req->method, &steps);
+  int until = position (steps, nsteps, req->until);
+  int keep = position (steps, nsteps, sky_run_valid_step (prev, req));
+  int repeat = req->gpu_repeat > 0 ? req->gpu_repeat : SKY_RUN_GPU_REPEAT;
+  int ret;
+
+  stages_init (req, st);
+  if (nsteps == 0 || until < 0)
+    return sky_fail (SKY_ERR_ARGUMENT, "the %s method has no step '%s'",
+                     sky_method_name (req->method), sky_step_name (req->until));
+  if ((ret = sky_params_check (req->params)) != SKY_OK)
+    return ret;
+  if (st->detect->nx != st->image->nx || st->detect->ny != st->image->ny)
+    return sky_fail (SKY_ERR_ARGUMENT, "the detection image is %lld x %lld, the image %lld x %lld",
+                     (long long) st->detect->nx, (long long) st->detect->ny,
+                     (long long) st->image->nx, (long long) st->image->ny);
+  if ((req->background == NULL) != (req->rms == NULL))
+    return sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
+  if (req->backend != SKY_BACKEND_CPU && st->detect != st->image)
+    return sky_fail (SKY_ERR_ARGUMENT, "detection on a smoothed image runs on the CPU only");
+
+  /* The GPU alone runs the steps in one go on the device. If it fails
+   * (no device, out of memory, lost), the CPU does the whole job. */
+  if (req->backend == SKY_BACKEND_GPU && req->method != SKY_METHOD_LOCAL)
+    {
+      if (cancelled (req))
+        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+      if (gpu_fill (st, gpu, repeat) == SKY_OK)
+        return SKY_OK;
+      take_gpu_fault (st);
+      keep = -1;
+      until = nsteps - 1;
+    }
+
+  /* The local method on the GPU alone: every step on the device, or, with
+   * given maps or a matched filter (which the device does not make), the
+   * CPU's background and detect steps first. A backend that only makes
+   * the maps (local_maps) makes them, and the CPU does the rest. */
+  int cpu_until = until;
+  int local_gpu = req->backend == SKY_BACKEND_GPU && req->method == SKY_METHOD_LOCAL;
+  if (local_gpu && gpu->run_local == NULL)
+    {
+      local_gpu = 0;
+      if (cancelled (req))
+        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+      if (req->background != NULL)
+        {
+          sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend runs no local step on given maps");
+          take_gpu_fault (st);
+        }
+      else if (local_gpu_maps (st, gpu, repeat) != SKY_OK)
+        take_gpu_fault (st);
+    }
+  if (local_gpu)
+    {
+      until = nsteps - 1;
+      if (req->background == NULL && req->filter == NULL)
+        {
+          if (cancelled (req))
+            return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+          if (local_gpu_fill (st, gpu, repeat) == SKY_OK)
+            return SKY_OK;
+          take_gpu_fault (st);
+          local_gpu = 0;
+        }
+      else
+        cpu_until = position (steps, nsteps, SKY_STEP_DETECT);
+    }
+
+  if ((ret = cpu_steps_best_of (req, keep, cpu_until, st)) != SKY_OK)
+    return ret;
+  if (cpu_until != until)
+    {
+      /* The maps are made: the device runs the rest, or the CPU does. */
+      if (cancelled (req))
+        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+      if (local_gpu_fill (st, gpu, repeat) != SKY_OK)
+        {
+          take_gpu_fault (st);
+          if ((ret = cpu_steps_best_of (req, keep, until, st)) != SKY_OK)
+            return ret;
+        }
+      sum_total (st);
+    }
 
   if (req->backend == SKY_BACKEND_BOTH)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if ((req->method == SKY_METHOD_LOCAL ? local_gpu_check (st, gpu, repeat)
-                                            : gpu_check (st, gpu, repeat)) != SKY_OK)
+      if (req->method != SKY_METHOD_LOCAL)
+        ret = gpu_check (st, gpu, repeat);
+      else if (gpu->run_local == NULL && gpu->local_maps == NULL)
+        ret = sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend does not run the local method");
+      else
+        {
+          /* Every step of the device's run checked against the CPU's, then
+           * (where the backend brings them home) the maps bit for bit. */
+          ret = gpu->run_local != NULL ? local_gpu_check (st, gpu, repeat) : SKY_OK;
+          if (ret == SKY_OK && gpu->local_maps != NULL && req->background == NULL)
+            ret = local_gpu_check_maps (st, gpu, repeat, gpu->run_local != NULL);
+        }
+      if (ret != SKY_OK)
         take_gpu_fault (st);
     }
   return SKY_OK;

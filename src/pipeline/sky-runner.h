@@ -84,6 +84,16 @@ typedef struct SkyGpuBackend {
    * the run says why (gpu_fault). */
   int (*local_maps) (void *data, const SkyImage *img, const SkyParams *params, int repeat,
                      float *background, float *rms, SkyGpuTimes *times);
+  /* The local method on the device, timed as run is: every step where
+   * background is NULL, else flood, deblend and measure from the maps
+   * (nx * ny floats each on the host: background, rms, and the filtered
+   * detection image or NULL). res gets the mask, labels, catalogue and
+   * island counts. NULL where the backend has none: local_maps, if any,
+   * makes the maps and the CPU the rest; else the CPU runs every step and
+   * gpu_fault says why. */
+  int (*run_local) (void *data, const SkyImage *img, const SkyParams *params,
+                    const float *background, const float *rms, const float *snr, int repeat,
+                    SkyResult *res, SkyGpuTimes *times);
 } SkyGpuBackend;
 
 const SkyGpuBackend *sky_gpu_backend_default (void);
@@ -93,7 +103,8 @@ const SkyGpuBackend *sky_gpu_backend_default (void);
 /* What a run holds, step by step, up to `done`. result is the usual
  * SkyResult (its mask and labels live in the buffers below, its times are
  * the CPU's); hand &stages->result to the writers, never clear it alone.
- * Immutable once made: later runs read it and share its buffers. */
+ * Immutable once made (later runs read it and share its buffers), but for
+ * the mask and labels that sky_stages_give_back hands to the next run. */
 typedef struct SkyStages {
   const SkyImage *image;     /* borrowed: the image measured */
   const SkyImage *detect;    /* borrowed: the image clipped and segmented */
@@ -105,6 +116,8 @@ typedef struct SkyStages {
                               * (SKY_STEP_NONE: none was) */
 
   SkyResult result;          /* statistics, threshold, mask, labels, catalogue */
+  int cpu_runs;              /* result.times are each step's best of this
+                              * many CPU runs (0: no CPU step ran) */
   SkyBuffer *mask_buffer, *labels_buffer;
   /* The local method: its matched filter (borrowed, NULL for none), the
    * maps given in place of the computed ones (borrowed, copied by its
@@ -116,7 +129,8 @@ typedef struct SkyStages {
   int has_gpu;               /* the GPU times below are valid */
   /* The steps the GPU computed, a bit (1u << step) each: every step of the
    * lesson's method; of the local method the background alone, its maps
-   * brought home for the CPU's detect, flood, deblend and measure. */
+   * brought home for the CPU's detect, flood, deblend and measure, or
+   * (run_local) every step, or the detection's from the CPU's maps. */
   unsigned gpu_steps;
   SkyStepTimes gpu_kernel;   /* ms, the kernels alone */
   SkyStepTimes gpu_total;    /* ms, with the upload in the first step and
@@ -148,6 +162,10 @@ typedef struct SkyRunRequest {
   const SkyGpuBackend *gpu;  /* NULL: sky_gpu_backend_default () */
   int gpu_repeat;            /* the GPU's timed runs after its warm-up;
                               * 0: SKY_RUN_GPU_REPEAT */
+  int cpu_repeat;            /* the CPU's runs of the steps it computes,
+                              * each step's time its best (a ratio to the
+                              * GPU's best of gpu_repeat wants as many);
+                              * 0 or 1: one run */
   /* Asked between steps; nonzero stops the run with SKY_ERR_CANCELLED. */
   int (*cancelled) (void *data);
   void *cancel_data;
@@ -162,13 +180,24 @@ SkyStep sky_run_valid_step (const SkyStages *previous, const SkyRunRequest *req)
  * the same parameters: the caller may then use previous as it is. */
 int sky_run_is_current (const SkyStages *previous, const SkyRunRequest *req);
 
+/* Gives back to the buffer pool the mask and labels of previous that a
+ * run of req will compute anew (none where previous already answers req),
+ * so that the run takes them instead of fresh pages: without this, a front
+ * end that shows previous until the next run is done holds two sets at
+ * once (2.5 GiB at 16384 x 16384). Call it before sky_run, once nothing
+ * reads those arrays any more. previous keeps its statistics, catalogue
+ * and times; its result's mask and labels become NULL, and no later run
+ * keeps a step whose buffer is gone. Returns the bytes given back. */
+size_t sky_stages_give_back (SkyStages *previous, const SkyRunRequest *req);
+
 /* Runs req into out (which it zeroes first). SKY_OK; SKY_ERR_CANCELLED
  * when asked to stop; another status with sky_last_error() when a CPU step
  * failed. A GPU that fails is no failure: the CPU does the work and
  * out->gpu_fault says why (the caller tells the person). The GPU alone
- * runs every step of the lesson's method whatever req->until says; of the
- * local method it makes the background maps, and the CPU the steps after
- * them (out->gpu_steps says which ran where). Clear out with
+ * runs every step of the method whatever req->until says (of the local
+ * method, with given maps or a matched filter, the CPU makes the maps and
+ * the device the rest; a backend with local_maps alone makes the maps and
+ * the CPU the rest: out->gpu_steps says which ran where). Clear out with
  * sky_stages_clear, also after a failure. */
 int sky_run (const SkyRunRequest *req, SkyStages *out);
 
