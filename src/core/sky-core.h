@@ -85,6 +85,20 @@ typedef struct SkyLoadOptions {
  * *out is left empty and sky_last_error() says why, naming the file. */
 int sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out);
 
+/* A plane left in its file and read in parts, for an image larger than
+ * memory allows: open fills img as sky_image_load does but for the pixels
+ * (pixels NULL, nblank and ninf 0) and works only where the plane is
+ * uncompressed (SKY_ERR_ARGUMENT otherwise); read converts n pixels from
+ * pixel first on (raster order) into out exactly as the loader does, on
+ * nthreads threads (0: every core), and adds the infinities to *ninf (if
+ * not NULL). Each read reopens the file: a part is best a few MiB. */
+typedef struct SkyPlaneFile SkyPlaneFile;
+int sky_plane_file_open (const char *path, const SkyLoadOptions *opts, SkyImage *img,
+                         SkyPlaneFile **out);
+int sky_plane_file_read (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads, float *out,
+                         int64_t *ninf);
+void sky_plane_file_close (SkyPlaneFile *f);
+
 /* Makes an image of nx by ny zero pixels with no header (tests, synth). */
 int sky_image_alloc (SkyImage *img, int64_t nx, int64_t ny);
 
@@ -318,6 +332,8 @@ typedef struct SkyRunInfo {
    * run them all (the local method's background alone, the CPU the rest);
    * 0: the backend's. */
   unsigned gpu_steps;
+  double wall_ms;       /* from the command's start to its outputs written (JSON
+                         * excepted), as "wall_ms"; 0: not written */
 } SkyRunInfo;
 
 /* Writes the run summary as JSON (image, shape, nblank, clipped statistics,
