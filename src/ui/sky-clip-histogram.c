@@ -25,7 +25,7 @@ sky_clip_histogram_set_run (SkyClipHistogram *self, SkyRun *run)
   if (run == self->run)
     return;
   g_clear_pointer (&self->run, sky_run_unref);
-  if (run != NULL && run->done >= SKY_STEP_CLIP)
+  if (run != NULL && sky_run_has (run, SKY_STEP_CLIP))
     self->run = sky_run_ref (run);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }

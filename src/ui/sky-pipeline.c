@@ -28,6 +28,9 @@ static void
 run_free (SkyRun *run)
 {
   g_clear_pointer (&run->image, sky_image_data_unref);
+  g_clear_pointer (&run->maps, sky_run_maps_unref);
+  g_clear_pointer (&run->mesh, sky_run_mesh_unref);
+  g_free (run->cpu_only);
   sky_stages_clear (&run->stages);
 }
 
@@ -51,6 +54,7 @@ show_stages (SkyRun *run)
   const SkyStages *st = &run->stages;
 
   run->params = st->params;
+  run->method = st->method;
   run->backend = st->backend;
   run->done = st->done;
   run->stats = st->result.stats;
@@ -103,13 +107,22 @@ SkyRun *
 sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
                   SkyStep until, SkyRun *prev, GCancellable *cancellable, GError **error)
 {
+  return sky_pipeline_run_method (image, params, SKY_METHOD_LESSON, backend, until, prev,
+                                  cancellable, error);
+}
+
+SkyRun *
+sky_pipeline_run_method (SkyImageData *image, const SkyParams *params, SkyMethod method,
+                         SkyBackend backend, SkyStep until, SkyRun *prev,
+                         GCancellable *cancellable, GError **error)
+{
   g_autoptr (SkyRun) run = NULL;
   SkyRunRequest req = { 0 };
   int ret;
 
   req.image = &image->image;
   req.params = params;
-  req.method = SKY_METHOD_LESSON;
+  req.method = method;
   req.backend = backend;
   req.until = until;
   req.previous = prev && prev->image == image ? &prev->stages : NULL;
@@ -122,6 +135,18 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
   run = g_atomic_rc_box_new0 (SkyRun);
   run->image = sky_image_data_ref (image);
   ret = sky_run (&req, &run->stages);
+  if (ret == SKY_ERR_ARGUMENT && method != SKY_METHOD_LESSON && backend != SKY_BACKEND_CPU)
+    {
+      /* The runner refuses the method on the GPU: it has no GPU steps for
+       * it. The CPU runs it, and the run keeps the runner's reason for the
+       * window to say; where the GPU has the steps, the runner takes the
+       * request as it is and this never happens. Bad parameters fail again
+       * below, on the CPU, with their own message. */
+      run->cpu_only = g_strdup (sky_last_error ());
+      sky_stages_clear (&run->stages);
+      req.backend = SKY_BACKEND_CPU;
+      ret = sky_run (&req, &run->stages);
+    }
   if (ret == SKY_ERR_CANCELLED && g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
   if (ret != SKY_OK)
@@ -140,8 +165,10 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
       run->hist_hi = prev->hist_hi;
       memcpy (run->hist, prev->hist, sizeof run->hist);
     }
-  else if (run->done != SKY_STEP_NONE)
+  else if (sky_run_has (run, SKY_STEP_CLIP))
     clip_histogram (run);
+  if (!sky_run_prepare_background (run, prev, error))
+    return NULL;
   return g_steal_pointer (&run);
 }
 
@@ -150,6 +177,7 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
 typedef struct {
   SkyImageData *image;
   SkyParams params;
+  SkyMethod method;
   SkyBackend backend;
   SkyStep until;
   SkyRun *previous;
@@ -168,8 +196,8 @@ run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
 {
   RunInput *in = task_data;
   GError *error = NULL;
-  SkyRun *run = sky_pipeline_run (in->image, &in->params, in->backend, in->until, in->previous,
-                                  cancellable, &error);
+  SkyRun *run = sky_pipeline_run_method (in->image, &in->params, in->method, in->backend,
+                                         in->until, in->previous, cancellable, &error);
   if (run == NULL)
     g_task_return_error (task, error);
   else
@@ -179,6 +207,7 @@ run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
 void
 sky_pipeline_run_async (SkyImageData *image,
                         const SkyParams *params,
+                        SkyMethod method,
                         SkyBackend backend,
                         SkyStep until,
                         SkyRun *previous,
@@ -191,6 +220,7 @@ sky_pipeline_run_async (SkyImageData *image,
 
   in->image = sky_image_data_ref (image);
   in->params = *params;
+  in->method = method;
   in->backend = backend;
   in->until = until;
   in->previous = previous ? sky_run_ref (previous) : NULL;

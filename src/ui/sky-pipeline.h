@@ -28,6 +28,32 @@ char *sky_backend_gpu_description (void);
 
 #define SKY_CLIP_HIST_BINS 160
 
+/* The local method's maps as images the view can show, made on the worker
+ * once the background step is done (sky-pipeline-background.c): the
+ * background, the rms and the image minus the background, with the mesh
+ * they come from. Shared, read-only, by the runs that keep the same mesh. */
+typedef struct _SkyRunMaps {
+  SkyImageData *background, *rms, *residual;
+  int box, filter;           /* the mesh: boxes of box pixels, filtered over filter boxes */
+  gint64 nbx, nby;
+  double global_back, global_rms;  /* the mesh's medians */
+} SkyRunMaps;
+
+SkyRunMaps *sky_run_maps_ref (SkyRunMaps *maps);
+void sky_run_maps_unref (SkyRunMaps *maps);
+
+/* The lesson's method: the mesh background (boxes of box pixels, median
+ * filtered over filter boxes), made beside the clip to say whether its
+ * one threshold lies below the local background (sky_run_background_above). */
+typedef struct _SkyRunMesh {
+  int box, filter;
+  gint64 n;                  /* boxes */
+  float *back;               /* n, the filtered mesh's background */
+} SkyRunMesh;
+
+SkyRunMesh *sky_run_mesh_ref (SkyRunMesh *mesh);
+void sky_run_mesh_unref (SkyRunMesh *mesh);
+
 typedef struct _SkyRun {
   SkyImageData *image;
   SkyStages stages;          /* what the runner made; the fields below show it */
@@ -55,7 +81,31 @@ typedef struct _SkyRun {
   gboolean agree[SKY_STEP_COUNT]; /* GPU result equals CPU, per step */
   const char *gpu_note;      /* why there are no GPU figures, or NULL */
   const char *gpu_fault;     /* the GPU failed and the CPU finished: why, or NULL */
+
+  SkyMethod method;
+  SkyRunMaps *maps;          /* local, after background: the maps to show */
+  SkyRunMesh *mesh;          /* lesson, after clip: the mesh background */
+  /* The method asked of the GPU has no GPU steps, so the CPU ran it: why
+   * (the runner's refusal), or NULL. Never silent: the window says it. */
+  char *cpu_only;
 } SkyRun;
+
+/* Whether run holds step's result: step is one of its method's steps, at
+ * or before the last done. */
+gboolean sky_run_has (const SkyRun *run, SkyStep step);
+/* Whether run holds a label image (the lesson's label, the local flood). */
+gboolean sky_run_has_labels (const SkyRun *run);
+
+/* The share of the mesh's boxes whose background lies above the lesson's
+ * threshold (0 to 1), or -1 where it is not known (no mesh, no threshold).
+ * Above SKY_BACKGROUND_ABOVE_SHARE the window offers the local method. */
+double sky_run_background_above (const SkyRun *run);
+#define SKY_BACKGROUND_ABOVE_SHARE 0.01
+
+/* The background products of a new run, on the worker: the maps of a
+ * local run, the mesh of a lesson run; taken from prev where it holds
+ * them for the same image and mesh. FALSE with error when out of memory. */
+gboolean sky_run_prepare_background (SkyRun *run, SkyRun *prev, GError **error);
 
 #define SKY_TYPE_RUN (sky_run_get_type ())
 GType sky_run_get_type (void) G_GNUC_CONST;
@@ -74,12 +124,17 @@ char *sky_run_describe_gpu (const SkyGpuTimes *times);
  * lends what it holds that the same image and parameters would give again;
  * when it already holds everything up to `until`, it is what comes back.
  * Cancelling stops between steps. */
-void sky_pipeline_run_async (SkyImageData *image, const SkyParams *params, SkyBackend backend,
-                             SkyStep until, SkyRun *previous, GCancellable *cancellable,
+void sky_pipeline_run_async (SkyImageData *image, const SkyParams *params, SkyMethod method,
+                             SkyBackend backend, SkyStep until, SkyRun *previous, GCancellable *cancellable,
                              GAsyncReadyCallback callback, gpointer user_data);
 SkyRun *sky_pipeline_run_finish (GAsyncResult *result, GError **error);
 
-/* Synchronous form, for tests and the worker itself. */
+/* Synchronous form, for tests and the worker itself. sky_pipeline_run
+ * runs the lesson's method. A method whose steps the GPU does not have,
+ * asked of the GPU or of both, runs on the CPU and says so (cpu_only). */
+SkyRun *sky_pipeline_run_method (SkyImageData *image, const SkyParams *params, SkyMethod method,
+                                 SkyBackend backend, SkyStep until, SkyRun *previous,
+                                 GCancellable *cancellable, GError **error);
 SkyRun *sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
                           SkyStep until, SkyRun *previous, GCancellable *cancellable,
                           GError **error);

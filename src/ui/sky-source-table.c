@@ -114,7 +114,7 @@ show_run (SkySourceTable *self)
 {
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
   SkyRun *run = self->run;
-  gint64 n = run && run->done >= SKY_STEP_MEASURE ? run->catalogue.n : 0;
+  gint64 n = run && sky_run_has (run, SKY_STEP_MEASURE) ? run->catalogue.n : 0;
   g_autofree char *text = NULL;
   SkyResult res = { 0 };
   SkyExport ex = { 0 };
@@ -144,7 +144,7 @@ show_run (SkySourceTable *self)
   sky_export_clear (&ex);
   self->stale = FALSE;
   g_clear_handle_id (&self->show_timer, g_source_remove);
-  if (run == NULL || run->done < SKY_STEP_MEASURE)
+  if (run == NULL || !sky_run_has (run, SKY_STEP_MEASURE))
     text = g_strdup ("Run measure to list the sources");
   else
     {

@@ -287,6 +287,7 @@ restore_shown_params (SkyWindow *self, GString *moved)
       gtk_check_button_set_active (self->relative_check, shown->relative);
       append_item (moved, shown->relative ? "threshold above the median" : "absolute threshold");
     }
+  sky_window_method_restore (self, moved);
   self->restoring_params = FALSE;
   /* The handlers took the widgets' values, which an adjustment may have
    * clamped to its bounds: the run's own values are what the results are. */
@@ -516,22 +517,26 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer data)
       g_autofree char *found = sky_source_count_text (run->nsources);
       g_autofree char *ran = sky_window_ran_text (run, run == self->run);
       sky_window_apply_run (self, run, ctx->step);
-      if (run->done >= SKY_STEP_MEASURE && run->gpu_fault != NULL)
+      if (sky_run_has (run, SKY_STEP_MEASURE) && run->gpu_fault != NULL)
         status = g_strdup_printf ("%s; the GPU failed and %s", found, ran);
-      else if (run->done >= SKY_STEP_MEASURE && run->backend == SKY_BACKEND_GPU)
+      else if (run->cpu_only != NULL)
+        status = sky_window_cpu_only_text (run, found, ran);
+      else if (sky_run_has (run, SKY_STEP_MEASURE) && run->backend == SKY_BACKEND_GPU)
         status = g_strdup_printf ("%s; the four steps took %.2f ms on the GPU, %.2f ms with the "
                                   "transfers", found, run->gpu_kernel.total, run->gpu_total.total);
-      else if (run->done >= SKY_STEP_MEASURE && run->has_gpu)
+      else if (sky_run_has (run, SKY_STEP_MEASURE) && run->has_gpu)
         status = g_strdup_printf ("%s; %s, the GPU %.2f ms with the transfers; %s", found, ran,
                                   run->gpu_total.total,
                                   run->gpu_note ? "the results DIFFER (Timings)" : "same results");
-      else if (run->done >= SKY_STEP_MEASURE)
+      else if (sky_run_has (run, SKY_STEP_MEASURE))
         status = g_strdup_printf ("%s; %s", found, ran);
-      else if (run->done >= SKY_STEP_LABEL)
+      else if (sky_run_has_labels (run))
         status = g_strdup_printf ("%s labelled", found);
-      else if (run->done >= SKY_STEP_CLIP)
+      else if (sky_run_has (run, SKY_STEP_CLIP))
         status = g_strdup_printf ("Background: median %.4g, σ %.4g %s", run->stats.median,
                                   run->stats.sigma, run->image->image.bunit);
+      else if (run->maps != NULL)
+        status = sky_window_maps_text (run);
       sky_window_set_status (self, status);
       sky_image_view_when_drawn (self->view, on_run_drawn, ctx);
     }
@@ -585,8 +590,8 @@ start_run (SkyWindow *self, SkyJob *job)
     params.nthreads = MAX (1, atoi (g_getenv ("SKYSIFT_RERUN_THREADS")));
   g_debug ("run job starts %.1f ms after it was asked for",
            (g_get_monotonic_time () - job->queued_us) / 1000.0);
-  sky_pipeline_run_async (self->image, &params, self->backend, job->step, self->run,
-                          self->cancellable, on_run_done, ctx);
+  sky_pipeline_run_async (self->image, &params, self->method, self->backend, job->step,
+                          self->run, self->cancellable, on_run_done, ctx);
 }
 
 /* ---------------------------------------------------------------- export */
@@ -662,7 +667,7 @@ start_export_csv (SkyWindow *self, SkyJob *job)
   g_autoptr (GTask) task = NULL;
   JobContext *ctx;
 
-  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+  if (self->run == NULL || !sky_run_has (self->run, SKY_STEP_MEASURE))
     {
       sky_window_show_error (self, "There is no catalogue to export yet",
                              "Run measure (or Run All) first, then export.");
