@@ -109,6 +109,10 @@ main (int argc, char **argv)
     { "lab-readout-keys", test_lab_readout_keys },
     { "sort-responsive", test_sort_responsive },
     { "file-dialogs", test_file_dialogs },
+    { "method-switch", test_method_switch },
+    { "background-views", test_background_views },
+    { "lesson-banner", test_lesson_banner },
+    { "local-gpu-says-cpu", test_local_gpu_says_cpu },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

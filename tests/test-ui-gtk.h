@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "sky-application.h"
+#include "sky-clip-histogram.h"
 #include "sky-color-bar.h"
 #include "sky-convolution-lab.h"
 #include "sky-image-view-private.h"
@@ -194,6 +195,12 @@ void test_file_dialogs (Fixture *f);
 void test_export_folder (Fixture *f);
 void save_widget_picture (GtkWidget *widget, const char *name);
 void test_about (Fixture *f);
+
+/* test-ui-gtk-method.c */
+void test_method_switch (Fixture *f);
+void test_background_views (Fixture *f);
+void test_lesson_banner (Fixture *f);
+void test_local_gpu_says_cpu (Fixture *f);
 
 /* test-ui-gtk-status.c */
 void test_gpu_fault_banner (Fixture *f);
