@@ -299,6 +299,15 @@ test_lesson_banner (Fixture *f)
     g_assert_cmpfloat (f->window->run->threshold_value, >, f->window->run->hist_hi);
     g_assert_cmpstr (text, ==, want);
   }
+  if (g_getenv ("SKYSIFT_TEST_SCREENSHOTS"))
+    {
+      g_autofree char *file = g_strdup_printf ("histogram-threshold-arrow-%s.png",
+                                               g_getenv ("SKYSIFT_VIEW"));
+      g_autofree char *shot = g_build_filename (g_getenv ("SKYSIFT_TEST_SCREENSHOTS"), file,
+                                                NULL);
+      sky_window_screenshot (f->window, "panel", 1, shot);
+      wait_idle (f, "the panel's screenshot");
+    }
   activate ("threshold", g_variant_new_double (5));
   wait_idle (f, "threshold 5");
 
