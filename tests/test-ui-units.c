@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sky-colormap.h"
+#include "sky-cpu.h"
 #include "sky-display-stats.h"
 #include "sky-image-data.h"
 #include "sky-pipeline.h"
@@ -495,6 +496,90 @@ test_pipeline_cancel (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 }
 
+/* The local method's run: the maps the view shows are the CPU's maps to
+ * the bit (sky_cpu_background, the maps skysift-cli background writes),
+ * the residual the image less the background; runs with the same mesh
+ * share them and a new box makes new ones; a run holds the steps of its
+ * own method only. The lesson's run has the mesh for its banner instead. */
+static void
+test_pipeline_local (void)
+{
+  SkyImageData *image = small_field ();
+  const SkyImage *img = &image->image;
+  gsize npix = (gsize) (img->nx * img->ny);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SkyRun) background = NULL, all = NULL, seed = NULL, box = NULL, lesson = NULL;
+  g_autoptr (SkyRun) gpu = NULL;
+  g_autofree float *b = g_new (float, npix);
+  g_autofree float *r = g_new (float, npix);
+  SkyParams params;
+
+  sky_params_init (&params);
+  background = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                        SKY_STEP_BACKGROUND, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (sky_run_has (background, SKY_STEP_BACKGROUND));
+  g_assert_false (sky_run_has (background, SKY_STEP_CLIP));
+  g_assert_false (sky_run_has (background, SKY_STEP_MEASURE));
+  g_assert_false (sky_run_has_labels (background));
+  g_assert_nonnull (background->maps);
+  g_assert_null (background->mesh);
+  g_assert_cmpint (sky_cpu_background (img, &params, 0, b, r), ==, SKY_OK);
+  g_assert_cmpmem (background->maps->background->image.pixels, npix * sizeof (float), b,
+                   npix * sizeof (float));
+  g_assert_cmpmem (background->maps->rms->image.pixels, npix * sizeof (float), r,
+                   npix * sizeof (float));
+  for (gsize i = 0; i < npix; i++)
+    {
+      float want = img->pixels[i] - b[i], got = background->maps->residual->image.pixels[i];
+      g_assert_true ((isnan (want) && isnan (got)) || want == got);
+    }
+  g_assert_cmpint (background->maps->nbx, ==, (img->nx + params.bkg_box - 1) / params.bkg_box);
+
+  all = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                 SKY_STEP_MEASURE, background, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (sky_run_has (all, SKY_STEP_MEASURE) && sky_run_has_labels (all));
+  g_assert_cmpint (all->nsources, >, 0);
+  g_assert_true (all->maps == background->maps);
+  params.seed_sigma = 6;
+  seed = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                  SKY_STEP_MEASURE, all, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (seed->maps == background->maps);
+  g_assert_cmpint (seed->nsources, <=, all->nsources);
+  params.bkg_box = 32;
+  box = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                 SKY_STEP_BACKGROUND, seed, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (box->maps != background->maps);
+  g_assert_cmpint (box->maps->box, ==, 32);
+
+  lesson = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_CLIP, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (lesson->maps);
+  g_assert_nonnull (lesson->mesh);
+  g_assert_cmpint (lesson->mesh->n, ==, box->maps->nbx * box->maps->nby);
+  g_assert_cmpfloat (sky_run_background_above (lesson), >=, 0);
+  g_assert_cmpfloat (sky_run_background_above (lesson), <=, 1);
+  g_assert_cmpfloat (sky_run_background_above (all), ==, -1);
+
+  /* Asked of the GPU: the CPU's run and the reason (no GPU steps for the
+   * method), or the GPU's fault, or the GPU's own run; never the CPU's
+   * results with nothing said. */
+  params.bkg_box = 64;
+  params.seed_sigma = 4.6;
+  gpu = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_GPU,
+                                 SKY_STEP_MEASURE, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (gpu->cpu_only != NULL || gpu->gpu_fault != NULL || gpu->has_gpu);
+  if (gpu->cpu_only != NULL)
+    {
+      g_assert_cmpint (gpu->backend, ==, SKY_BACKEND_CPU);
+      g_assert_cmpint (gpu->nsources, ==, all->nsources);
+    }
+}
+
 static void
 test_pipeline_bad_params (void)
 {
@@ -720,6 +805,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/pipeline/steps", test_pipeline_steps);
   g_test_add_func ("/ui/pipeline/cancel", test_pipeline_cancel);
   g_test_add_func ("/ui/pipeline/bad-params", test_pipeline_bad_params);
+  g_test_add_func ("/ui/pipeline/local", test_pipeline_local);
   g_test_add_func ("/ui/pipeline/gpu", test_pipeline_gpu);
   g_test_add_func ("/ui/pipeline/gpu-caption", test_pipeline_gpu_caption);
   g_test_add_func ("/ui/pipeline/gpu-fault", test_pipeline_gpu_fault);
