@@ -170,6 +170,16 @@ test_method_switch (Fixture *f)
   wait_idle (f, "seed 1 refused");
   assert_state ("last_error", "\"The local method cannot take that");
   g_assert_cmpfloat (f->window->params.seed_sigma, ==, 4.6);
+  /* The lesson's step names stand for the local method's own. */
+  activate ("run", g_variant_new_string ("clip"));
+  wait_idle (f, "clip asked of the local method");
+  assert_state ("shown_step", "\"background\"");
+  activate ("run", g_variant_new_string ("detect"));
+  wait_idle (f, "detect");
+  assert_state ("shown_step", "\"detect\"");
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all, the local method");
+  assert_state ("shown_step", "\"measure\"");
   activate ("method", g_variant_new_string ("global"));
   wait_idle (f, "an unknown method refused");
   assert_state ("last_error", "\"There is no such method");
@@ -236,6 +246,15 @@ test_background_views (Fixture *f)
   wait_idle (f, "the rms map");
   assert_state ("background_view", "\"rms\"");
   g_assert_true (sky_image_view_get_shown_pixels (f->view) == f->window->run->maps->rms);
+  /* The readout gives the map's value beside the image's. */
+  g_signal_emit_by_name (f->view, "pointer-moved", TRUE, 200.5, 100.5);
+  {
+    const char *readout = gtk_label_get_text (f->window->readout_label);
+    g_autofree char *want = g_strdup_printf (
+      "rms %.5g", f->window->run->maps->rms->image.pixels[100 * EMISSION_NX + 200]);
+    if (strstr (readout, want) == NULL)
+      g_error ("the readout \"%s\" lacks \"%s\"", readout, want);
+  }
 
   activate ("display", g_variant_new_string ("background=residual"));
   wait_idle (f, "the image less the background");

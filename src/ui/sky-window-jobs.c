@@ -522,8 +522,9 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer data)
       else if (run->cpu_only != NULL)
         status = sky_window_cpu_only_text (run, found, ran);
       else if (sky_run_has (run, SKY_STEP_MEASURE) && run->backend == SKY_BACKEND_GPU)
-        status = g_strdup_printf ("%s; the four steps took %.2f ms on the GPU, %.2f ms with the "
-                                  "transfers", found, run->gpu_kernel.total, run->gpu_total.total);
+        status = g_strdup_printf ("%s; the %s steps took %.2f ms on the GPU, %.2f ms with the "
+                                  "transfers", found, sky_method_name (run->method),
+                                  run->gpu_kernel.total, run->gpu_total.total);
       else if (sky_run_has (run, SKY_STEP_MEASURE) && run->has_gpu)
         status = g_strdup_printf ("%s; %s, the GPU %.2f ms with the transfers; %s", found, ran,
                                   run->gpu_total.total,

@@ -197,6 +197,18 @@ equivalent_step (SkyStep step, SkyMethod to)
   return step;
 }
 
+SkyStep
+sky_window_method_step (SkyWindow *self, SkyStep step)
+{
+  const SkyStep *steps;
+  int n = sky_method_steps (self->method, &steps);
+
+  for (int k = 0; k < n; k++)
+    if (steps[k] == step)
+      return step;
+  return step == SKY_STEP_NONE ? step : equivalent_step (step, self->method);
+}
+
 /* The controls of the method in use: the toolbar's steps, the local
  * method's parameters shown, the lesson's alone sensitive with it. */
 static void
@@ -271,6 +283,16 @@ show_background (SkyWindow *self)
       mesh = shown != NULL || self->shown_step == SKY_STEP_BACKGROUND ? maps->box : 0;
     }
   sky_image_view_show_pixels (self->view, shown, mesh);
+}
+
+const char *
+sky_window_shown_map_name (SkyWindow *self)
+{
+  static const char *const names[] = { NULL, "background", "rms", "image − background" };
+  SkyImageData *shown = sky_image_view_get_shown_pixels (self->view);
+
+  return shown != NULL ? names[gtk_drop_down_get_selected (self->background_view_dropdown)]
+                       : NULL;
 }
 
 static void

@@ -181,6 +181,12 @@ void sky_window_method_apply_run (SkyWindow *self, SkyRun *run, gboolean new_ste
  * and of a local run's background step. */
 char *sky_window_cpu_only_text (const SkyRun *run, const char *found, const char *ran);
 char *sky_window_maps_text (const SkyRun *run);
+/* step, or where the method in use has no such step, the one of its own
+ * that stands for it (clip for background, flood for segment...). */
+SkyStep sky_window_method_step (SkyWindow *self, SkyStep step);
+/* What the view shows in the image's place ("background", "rms", "image −
+ * background"), or NULL for the image itself. */
+const char *sky_window_shown_map_name (SkyWindow *self);
 /* A cancel: the method and local parameters back to the run shown's. */
 void sky_window_method_restore (SkyWindow *self, GString *moved);
 /* The method's part of describe (): a JSON member list with a leading ", ". */

@@ -53,7 +53,7 @@ void
 sky_window_run (SkyWindow *self, SkyStep until)
 {
   g_return_if_fail (SKY_IS_WINDOW (self));
-  sky_window_push_job (self, SKY_JOB_RUN, NULL, until, FALSE);
+  sky_window_push_job (self, SKY_JOB_RUN, NULL, sky_window_method_step (self, until), FALSE);
 }
 
 void
@@ -457,6 +457,11 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWi
     g_string_append (text, "blank");
   else
     g_string_append_printf (text, "%.5g %s", v, img->bunit);
+  /* A map shown in the image's place: its value too, the one the colours show. */
+  if (sky_window_shown_map_name (self) != NULL)
+    g_string_append_printf (text, "  %s %.5g", sky_window_shown_map_name (self),
+                            sky_image_view_get_shown_pixels (self->view)->image.pixels[iy * img->nx
+                                                                                      + ix]);
   g_string_append_c (text, '\n');
   if (self->image->wcs != NULL)
     {
