@@ -89,7 +89,8 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "connectivity",
              g_variant_new_int32 (sky_window_get_params (window)->connectivity));
   set_state (self, "relative", g_variant_new_boolean (sky_window_get_params (window)->relative));
-  set_state (self, "method", g_variant_new_string (sky_method_name (sky_window_get_method (window))));
+  set_state (self, "method",
+             g_variant_new_string (sky_method_name (sky_window_get_method (window))));
   set_state (self, "plane", g_variant_new_int64 (sky_window_get_plane (window)));
   set_state (self, "export-catalog", g_variant_new_string (sky_window_get_catalogue_path (window)));
   set_state (self, "export-view", g_variant_new_string (sky_window_get_view_path (window)));

@@ -230,8 +230,9 @@ void
 sky_image_view_show_pixels (SkyImageView *self, SkyImageData *shown, int mesh_box)
 {
   g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
-  g_return_if_fail (shown == NULL || (self->image != NULL && shown->image.nx == self->image->image.nx
-                                      && shown->image.ny == self->image->image.ny));
+  g_return_if_fail (shown == NULL
+                    || (self->image != NULL && shown->image.nx == self->image->image.nx
+                        && shown->image.ny == self->image->image.ny));
 
   if (shown == self->shown && mesh_box == self->mesh_box)
     return;

@@ -125,7 +125,8 @@ char *sky_run_describe_gpu (const SkyGpuTimes *times);
  * when it already holds everything up to `until`, it is what comes back.
  * Cancelling stops between steps. */
 void sky_pipeline_run_async (SkyImageData *image, const SkyParams *params, SkyMethod method,
-                             SkyBackend backend, SkyStep until, SkyRun *previous, GCancellable *cancellable,
+                             SkyBackend backend, SkyStep until, SkyRun *previous,
+                             GCancellable *cancellable,
                              GAsyncReadyCallback callback, gpointer user_data);
 SkyRun *sky_pipeline_run_finish (GAsyncResult *result, GError **error);
 
