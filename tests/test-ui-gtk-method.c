@@ -185,6 +185,18 @@ test_method_switch (Fixture *f)
   assert_state ("last_error", "\"There is no such method");
   assert_state ("method", "\"local\"");
 
+  /* The export is the local method's catalogue, with its columns and
+   * provenance. */
+  {
+    g_autofree char *path = sky_test_tmp_path ("local.ecsv");
+    g_autofree char *text = NULL;
+    activate ("export-catalog", g_variant_new_string (path));
+    wait_idle (f, "the local catalogue exported");
+    g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+    g_assert_nonnull (strstr (text, "method: local"));
+    g_assert_nonnull (strstr (text, "x_win"));
+    g_unlink (path);
+  }
   activate ("method", g_variant_new_string ("lesson"));
   wait_idle (f, "back to the lesson's method");
   assert_state ("shown_step", "\"measure\"");

@@ -95,7 +95,11 @@ sky_run_mesh_unref (SkyRunMesh *mesh)
  * area of 6 x 6 boxes on a 2048-pixel image at 64-pixel boxes, after the
  * filter, so never one bright source) is past what a person would call an
  * accident of the field, and still well short of the half of the image a
- * comparison of the clip's median with the threshold would need. */
+ * comparison of the clip's median with the threshold would need.
+ * skysift-cli find warns in two cases of this (a threshold under the
+ * clipped median, a sky level; one source over half the image); both lift
+ * most of the mesh above the threshold, so the banner comes for them too,
+ * and for emission over a part of the image, which neither sees. */
 double
 sky_run_background_above (const SkyRun *run)
 {

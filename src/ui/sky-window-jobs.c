@@ -623,6 +623,11 @@ csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   res.nsources = run->nsources;
   res.catalogue = run->catalogue;   /* borrowed: res is not cleared */
   res.times = run->cpu;
+  /* The local method's: its columns and provenance. */
+  res.method = run->method;
+  res.noise_scale = run->stages.result.noise_scale;
+  res.nislands = run->stages.result.nislands;
+  res.ndeblended = run->stages.result.ndeblended;
   info.image = &run->image->image;
   info.params = &run->params;
   info.backend = run->backend == SKY_BACKEND_GPU && run->gpu_fault == NULL ? "gpu" : "cpu";
