@@ -140,6 +140,14 @@ test_method_switch (Fixture *f)
   screenshot (f, "method-local-timings");
   activate ("panel", g_variant_new_string ("pipeline"));
   screenshot (f, "method-local");
+  /* Its toolbar and panel still fit the narrow window, the panels below
+   * (resize_window fails where the window cannot take the size). */
+  activate ("display", g_variant_new_string ("panels=below"));
+  resize_window (f, 700, 600);
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (f->window)), <=, 700);
+  screenshot (f, "method-local-narrow");
+  activate ("display", g_variant_new_string ("panels=side"));
+  resize_window (f, 1280, 820);
 
   /* A parameter re-runs: a smaller mesh, the same sources. */
   activate ("local", g_variant_new_string ("box=32"));
