@@ -239,7 +239,11 @@ test_background_views (Fixture *f)
   assert_state ("background_view", "\"background\"");
   g_assert_cmpfloat (state_number ("mesh_box"), ==, 32);
   g_assert_nonnull (f->window->run->maps);
-  g_assert_true (sky_image_view_get_shown_pixels (f->view) == f->window->run->maps->background);
+  g_assert_true (sky_image_view_get_shown_pixels (f->view)
+                 == sky_run_maps_peek (f->window->run->maps, SKY_MAP_BACKGROUND));
+  /* Only the map looked at is made. */
+  g_assert_null (sky_run_maps_peek (f->window->run->maps, SKY_MAP_RMS));
+  g_assert_null (sky_run_maps_peek (f->window->run->maps, SKY_MAP_RESIDUAL));
   screenshot (f, "background-map");
   {
     g_autoptr (Picture) pic = render_view (f);
@@ -265,13 +269,16 @@ test_background_views (Fixture *f)
   activate ("display", g_variant_new_string ("background=rms"));
   wait_idle (f, "the rms map");
   assert_state ("background_view", "\"rms\"");
-  g_assert_true (sky_image_view_get_shown_pixels (f->view) == f->window->run->maps->rms);
+  g_assert_nonnull (sky_run_maps_peek (f->window->run->maps, SKY_MAP_RMS));
+  g_assert_true (sky_image_view_get_shown_pixels (f->view)
+                 == sky_run_maps_peek (f->window->run->maps, SKY_MAP_RMS));
   /* The readout gives the map's value beside the image's. */
   g_signal_emit_by_name (f->view, "pointer-moved", TRUE, 200.5, 100.5);
   {
     const char *readout = gtk_label_get_text (f->window->readout_label);
     g_autofree char *want = g_strdup_printf (
-      "rms %.5g", f->window->run->maps->rms->image.pixels[100 * EMISSION_NX + 200]);
+      "rms %.5g", sky_run_maps_peek (f->window->run->maps, SKY_MAP_RMS)
+                    ->image.pixels[100 * EMISSION_NX + 200]);
     if (strstr (readout, want) == NULL)
       g_error ("the readout \"%s\" lacks \"%s\"", readout, want);
   }

@@ -47,9 +47,15 @@ sky_run_has_labels (const SkyRun *run)
 static void
 maps_free (SkyRunMaps *maps)
 {
-  g_clear_pointer (&maps->background, sky_image_data_unref);
-  g_clear_pointer (&maps->rms, sky_image_data_unref);
-  g_clear_pointer (&maps->residual, sky_image_data_unref);
+  for (int k = 0; k < SKY_MAP_COUNT; k++)
+    g_clear_pointer (&maps->made[k], sky_image_data_unref);
+  g_clear_pointer (&maps->image, sky_image_data_unref);
+  if (maps->mesh != NULL)
+    {
+      sky_background_mesh_clear (maps->mesh);
+      g_free (maps->mesh);
+    }
+  g_mutex_clear (&maps->lock);
 }
 
 SkyRunMaps *
@@ -169,81 +175,94 @@ map_image (const SkyImageData *like, float *pixels, const char *what, GError **e
   return data;
 }
 
-/* The maps at every pixel, the values the steps read (sky_local_maps: the
- * mesh's interpolator, or given maps), and the image less the background
- * (blank where the image is). */
-static SkyRunMaps *
-make_maps (const SkyRun *run, GError **error)
+/* A finished mesh's copy, to outlive the run whose steps made it. */
+static SkyBackgroundMesh *
+copy_mesh (const SkyBackgroundMesh *mesh)
 {
-  const SkyImage *img = &run->image->image;
+  SkyBackgroundMesh *copy = g_new (SkyBackgroundMesh, 1);
+  gsize n = (gsize) (mesh->nbx * mesh->nby);
+
+  /* malloc'ed, as sky_background_mesh_clear frees them. */
+  float **arrays[4] = { &copy->back, &copy->rms, &copy->dback, &copy->drms };
+  const float *from[4] = { mesh->back, mesh->rms, mesh->dback, mesh->drms };
+
+  *copy = *mesh;
+  for (int k = 0; k < 4; k++)
+    {
+      *arrays[k] = malloc (n * sizeof (float));
+      g_assert (*arrays[k] != NULL);   /* a few floats a box: as GLib does */
+      memcpy (*arrays[k], from[k], n * sizeof (float));
+    }
+  return copy;
+}
+
+/* The maps of a local run, none made yet: its mesh and image kept. NULL
+ * where the steps left no mesh here (given maps, a device's run). */
+static SkyRunMaps *
+new_maps (const SkyRun *run)
+{
   const SkyStages *st = &run->stages;
-  SkyLocalState none = { 0 };
-  SkyLocalMaps lm = sky_local_maps (&st->result, st->local ? st->local : &none);
-  gsize npix = (gsize) (img->nx * img->ny);
-  float *back = malloc (npix * sizeof (float));
-  float *rms = malloc (npix * sizeof (float));
-  float *residual = malloc (npix * sizeof (float));
   SkyRunMaps *maps;
 
-  /* A run whose steps left neither maps nor a mesh here (a device's run)
-   * has nothing to show from the host. */
-  if (lm.background == NULL && lm.interp == NULL)
-    {
-      free (back);
-      free (rms);
-      free (residual);
-      return NULL;
-    }
-  if (back == NULL || rms == NULL || residual == NULL)
-    {
-      free (back);
-      free (rms);
-      free (residual);
-      g_set_error (error, SKY_UI_ERROR, SKY_UI_ERROR_MEMORY,
-                   "Out of memory for the background maps of %s", run->image->display_name);
-      return NULL;
-    }
-  /* From a mesh, on every core (sky_cpu_background_rows gives the values
-   * the interpolator gives, to the bit); given maps, as they are. */
-  if (st->local != NULL && st->local->mesh != NULL && lm.background == NULL)
-    {
-      int ret = sky_cpu_background_rows (st->local->mesh, 0, img->ny, run->params.nthreads, back,
-                                         rms);
-      if (ret != SKY_OK)
-        {
-          free (back);
-          free (rms);
-          free (residual);
-          g_propagate_error (error, sky_ui_error_new_from_status (ret));
-          return NULL;
-        }
-    }
-  else
-    sky_local_maps_window (&lm, 0, 0, img->nx, img->ny, back, rms);
-  for (gsize i = 0; i < npix; i++)
-    residual[i] = img->pixels[i] - back[i];
+  if (st->local == NULL || st->local->mesh == NULL || st->result.background != NULL)
+    return NULL;
   maps = g_atomic_rc_box_new0 (SkyRunMaps);
-  maps->box = run->params.bkg_box;
-  maps->filter = run->params.bkg_filter;
-  if (st->local != NULL && st->local->mesh != NULL)
-    {
-      maps->nbx = st->local->mesh->nbx;
-      maps->nby = st->local->mesh->nby;
-      maps->global_back = st->local->mesh->global_back;
-      maps->global_rms = st->local->mesh->global_rms;
-    }
-  /* map_image takes the pixels it is given, failing or not. */
-  maps->background = map_image (run->image, back, "background", error);
-  maps->rms = maps->background ? map_image (run->image, g_steal_pointer (&rms), "rms", error)
-                               : NULL;
-  maps->residual = maps->rms ? map_image (run->image, g_steal_pointer (&residual),
-                                          "image − background", error)
-                             : NULL;
-  free (rms);
-  free (residual);
-  if (maps->residual == NULL)
-    g_clear_pointer (&maps, sky_run_maps_unref);
+  g_mutex_init (&maps->lock);
+  maps->image = sky_image_data_ref (run->image);
+  maps->mesh = copy_mesh (st->local->mesh);
+  maps->box = maps->mesh->box;
+  maps->filter = maps->mesh->filter;
+  maps->nbx = maps->mesh->nbx;
+  maps->nby = maps->mesh->nby;
+  maps->global_back = maps->mesh->global_back;
+  maps->global_rms = maps->mesh->global_rms;
   return maps;
+}
+
+SkyImageData *
+sky_run_maps_peek (SkyRunMaps *maps, SkyMapKind kind)
+{
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&maps->lock);
+  return maps->made[kind];
+}
+
+/* One map at every pixel, from the mesh on every core: the floats the
+ * steps' interpolator reads, to the bit (sky_cpu_background_rows); the
+ * residual is the image less the background, blank where the image is. */
+SkyImageData *
+sky_run_maps_make (SkyRunMaps *maps, SkyMapKind kind, GError **error)
+{
+  static const char *const what[SKY_MAP_COUNT] = { "background", "rms", "image − background" };
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&maps->lock);
+  const SkyImage *img = &maps->image->image;
+  gsize npix = (gsize) (img->nx * img->ny);
+  float *pixels;
+  double t0 = sky_now_ms ();
+  int ret;
+
+  if (maps->made[kind] != NULL)
+    return maps->made[kind];
+  if ((pixels = malloc (npix * sizeof (float))) == NULL)
+    {
+      g_set_error (error, SKY_UI_ERROR, SKY_UI_ERROR_MEMORY,
+                   "Out of memory for the %s map of %s", what[kind], maps->image->display_name);
+      return NULL;
+    }
+  ret = sky_cpu_background_rows (maps->mesh, 0, img->ny, 0,
+                                 kind == SKY_MAP_RMS ? NULL : pixels,
+                                 kind == SKY_MAP_RMS ? pixels : NULL);
+  if (ret != SKY_OK)
+    {
+      free (pixels);
+      g_propagate_error (error, sky_ui_error_new_from_status (ret));
+      return NULL;
+    }
+  if (kind == SKY_MAP_RESIDUAL)
+    for (gsize i = 0; i < npix; i++)
+      pixels[i] = img->pixels[i] - pixels[i];
+  maps->made[kind] = map_image (maps->image, pixels, what[kind], error);
+  g_debug ("the %s map for the view made in %.1f ms", what[kind], sky_now_ms () - t0);
+  return maps->made[kind];
 }
 
 static gboolean
@@ -258,20 +277,8 @@ sky_run_prepare_background (SkyRun *run, SkyRun *prev, GError **error)
 {
   if (run->method == SKY_METHOD_LOCAL && sky_run_has (run, SKY_STEP_BACKGROUND))
     {
-      if (same_mesh (run, prev) && prev->maps != NULL)
-        run->maps = sky_run_maps_ref (prev->maps);
-      else
-        {
-          g_autoptr (GError) local_error = NULL;
-          double t0 = sky_now_ms ();
-          run->maps = make_maps (run, &local_error);
-          g_debug ("background maps for the view made in %.1f ms", sky_now_ms () - t0);
-          if (local_error != NULL)
-            {
-              g_propagate_error (error, g_steal_pointer (&local_error));
-              return FALSE;
-            }
-        }
+      run->maps = same_mesh (run, prev) && prev->maps != NULL ? sky_run_maps_ref (prev->maps)
+                                                               : new_maps (run);
       return TRUE;
     }
   if (run->method == SKY_METHOD_LESSON && sky_run_has (run, SKY_STEP_CLIP))

@@ -28,16 +28,36 @@ char *sky_backend_gpu_description (void);
 
 #define SKY_CLIP_HIST_BINS 160
 
-/* The local method's maps as images the view can show, made on the worker
- * once the background step is done (sky-pipeline-background.c): the
- * background, the rms and the image minus the background, with the mesh
- * they come from. Shared, read-only, by the runs that keep the same mesh. */
-typedef struct _SkyRunMaps {
-  SkyImageData *background, *rms, *residual;
+/* The local method's maps as images the view can show: the background,
+ * the rms and the image minus the background, each made when first asked
+ * for (on a worker: a map with its display statistics and pyramid is some
+ * 5.3 bytes a pixel, which a person who never looks at it should not pay),
+ * from the run's mesh, kept here. Shared, read-only but for the maps made,
+ * by the runs that keep the same mesh (sky-pipeline-background.c). */
+typedef enum {
+  SKY_MAP_BACKGROUND,
+  SKY_MAP_RMS,
+  SKY_MAP_RESIDUAL,     /* the image minus the background */
+  SKY_MAP_COUNT
+} SkyMapKind;
+
+typedef struct _SkyRunMaps SkyRunMaps;
+struct _SkyRunMaps {
   int box, filter;           /* the mesh: boxes of box pixels, filtered over filter boxes */
   gint64 nbx, nby;
   double global_back, global_rms;  /* the mesh's medians */
-} SkyRunMaps;
+  /* private */
+  SkyImageData *image;
+  struct SkyBackgroundMesh *mesh;  /* a copy: it outlives the run that made it */
+  GMutex lock;
+  SkyImageData *made[SKY_MAP_COUNT];
+};
+
+/* The map if it is made, else NULL (no reference given). */
+SkyImageData *sky_run_maps_peek (SkyRunMaps *maps, SkyMapKind kind);
+/* The map, made now if it is not yet (on a worker: it reads the whole
+ * image); NULL with error when out of memory. No reference given. */
+SkyImageData *sky_run_maps_make (SkyRunMaps *maps, SkyMapKind kind, GError **error);
 
 SkyRunMaps *sky_run_maps_ref (SkyRunMaps *maps);
 void sky_run_maps_unref (SkyRunMaps *maps);
@@ -102,9 +122,10 @@ gboolean sky_run_has_labels (const SkyRun *run);
 double sky_run_background_above (const SkyRun *run);
 #define SKY_BACKGROUND_ABOVE_SHARE 0.01
 
-/* The background products of a new run, on the worker: the maps of a
- * local run, the mesh of a lesson run; taken from prev where it holds
- * them for the same image and mesh. FALSE with error when out of memory. */
+/* The background products of a new run, on the worker: the mesh of a
+ * local run for its maps (none made yet), the mesh of a lesson run for
+ * its banner; taken from prev where it holds them for the same image and
+ * mesh. FALSE with error when out of memory. */
 gboolean sky_run_prepare_background (SkyRun *run, SkyRun *prev, GError **error);
 
 #define SKY_TYPE_RUN (sky_run_get_type ())

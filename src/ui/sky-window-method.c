@@ -264,9 +264,67 @@ sky_window_get_method (SkyWindow *self)
 
 static const char *const background_views[] = { "image", "background", "rms", "residual" };
 
-/* The view shows the map chosen where the run shown has the maps, the
- * image otherwise; the mesh's boxes are outlined over a map, and over the
- * image while the background step is what is shown. */
+static void show_background (SkyWindow *self);
+
+/* A map being made on a worker (sky_run_maps_make): the state is busy
+ * until it is, then the view shows it if it is still what is chosen. */
+typedef struct {
+  SkyRunMaps *maps;
+  SkyMapKind kind;
+} MapTask;
+
+static void
+map_task_free (MapTask *m)
+{
+  sky_run_maps_unref (m->maps);
+  g_free (m);
+}
+
+static void
+map_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  MapTask *m = data;
+  GError *error = NULL;
+
+  if (sky_run_maps_make (m->maps, m->kind, &error) != NULL)
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+on_map_made (GObject *source, GAsyncResult *result, gpointer data)
+{
+  SkyWindow *self = SKY_WINDOW (source);
+  g_autoptr (GError) error = NULL;
+
+  self->maps_pending--;
+  if (self->disposed)
+    return;
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    sky_window_show_error (self, "Could not make the map", error->message);
+  else
+    show_background (self);
+  sky_window_changed (self);
+}
+
+static void
+make_map (SkyWindow *self, SkyRunMaps *maps, SkyMapKind kind)
+{
+  g_autoptr (GTask) task = g_task_new (self, NULL, on_map_made, NULL);
+  MapTask *m = g_new (MapTask, 1);
+
+  m->maps = sky_run_maps_ref (maps);
+  m->kind = kind;
+  g_task_set_task_data (task, m, (GDestroyNotify) map_task_free);
+  self->maps_pending++;
+  g_task_run_in_thread (task, map_thread);
+}
+
+/* The view shows the map chosen where the run shown has the maps (made on
+ * a worker the first time: the image until then), the image otherwise;
+ * the mesh's boxes are outlined over a map, and over the image while the
+ * background step is what is shown. */
 static void
 show_background (SkyWindow *self)
 {
@@ -278,9 +336,9 @@ show_background (SkyWindow *self)
 
   if (maps != NULL)
     {
-      shown = which == 1 ? maps->background : which == 2 ? maps->rms
-              : which == 3 ? maps->residual : NULL;
-      mesh = shown != NULL || self->shown_step == SKY_STEP_BACKGROUND ? maps->box : 0;
+      if (which > 0 && (shown = sky_run_maps_peek (maps, which - 1)) == NULL)
+        make_map (self, maps, which - 1);
+      mesh = which > 0 || self->shown_step == SKY_STEP_BACKGROUND ? maps->box : 0;
     }
   sky_image_view_show_pixels (self->view, shown, mesh);
 }

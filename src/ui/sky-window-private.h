@@ -101,7 +101,8 @@ struct _SkyWindow {
   GtkRevealer *method_banner;    /* the lesson's threshold below the background */
   GtkLabel *method_banner_label;
   GtkButton *method_banner_button;
-  gconstpointer method_banner_dismissed;  /* the image whose banner was dismissed (not a ref) */
+  gconstpointer method_banner_dismissed;
+  int maps_pending;              /* background maps being made for the view */  /* the image whose banner was dismissed (not a ref) */
 
   /* What the window shows */
   SkyImageData *image;

@@ -50,7 +50,8 @@ sky_window_describe (SkyWindow *self)
                             self->image->image.plane, self->image->image.nplanes,
                             self->image->image.ny, self->image->image.nx);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
-                          self->current || !g_queue_is_empty (&self->jobs) ? "true" : "false",
+                          self->current || !g_queue_is_empty (&self->jobs)
+                          || self->maps_pending > 0 ? "true" : "false",
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
   json_string (out, sky_backend_name (self->backend));
