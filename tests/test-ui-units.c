@@ -568,7 +568,16 @@ test_pipeline_local (void)
   lesson = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_CLIP, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_null (lesson->maps);
+  /* The mesh comes later, made once. */
+  g_assert_null (sky_run_get_mesh (lesson));
+  g_assert_cmpfloat (sky_run_background_above (lesson), ==, -1);
+  g_assert_true (sky_run_make_mesh (lesson, &error));
+  g_assert_no_error (error);
   g_assert_nonnull (lesson->mesh);
+  {
+    SkyRunMesh *first = sky_run_get_mesh (lesson);
+    g_assert_true (sky_run_make_mesh (lesson, &error) && sky_run_get_mesh (lesson) == first);
+  }
   g_assert_cmpint (lesson->mesh->n, ==, box->maps->nbx * box->maps->nby);
   g_assert_cmpfloat (sky_run_background_above (lesson), >=, 0);
   g_assert_cmpfloat (sky_run_background_above (lesson), <=, 1);

@@ -109,14 +109,23 @@ sky_run_mesh_unref (SkyRunMesh *mesh)
 double
 sky_run_background_above (const SkyRun *run)
 {
+  SkyRunMesh *mesh = run != NULL ? sky_run_get_mesh (run) : NULL;
   gint64 above = 0;
 
-  if (run == NULL || run->mesh == NULL || run->mesh->n == 0 || !isfinite (run->threshold_value)
+  if (mesh == NULL || mesh->n == 0 || !isfinite (run->threshold_value)
       || !sky_run_has (run, SKY_STEP_CLIP))
     return -1;
-  for (gint64 i = 0; i < run->mesh->n; i++)
-    above += run->mesh->back[i] > run->threshold_value;
-  return (double) above / (double) run->mesh->n;
+  for (gint64 i = 0; i < mesh->n; i++)
+    above += mesh->back[i] > run->threshold_value;
+  return (double) above / (double) mesh->n;
+}
+
+SkyRunMesh *
+sky_run_get_mesh (const SkyRun *run)
+{
+  /* Set once from NULL by another thread (sky_run_make_mesh): read atomically. */
+  SkyRunMesh *const *where = &run->mesh;
+  return g_atomic_pointer_get ((SkyRunMesh **) where);
 }
 
 static SkyRunMesh *
@@ -140,6 +149,23 @@ make_mesh (const SkyRun *run, GError **error)
   out->back = g_memdup2 (mesh.back, (gsize) out->n * sizeof (float));
   sky_background_mesh_clear (&mesh);
   return out;
+}
+
+gboolean
+sky_run_make_mesh (SkyRun *run, GError **error)
+{
+  double t0 = sky_now_ms ();
+  SkyRunMesh *mesh;
+
+  if (sky_run_get_mesh (run) != NULL)
+    return TRUE;
+  if ((mesh = make_mesh (run, error)) == NULL)
+    return FALSE;
+  /* Another worker may have been first: its mesh is the same. */
+  if (!g_atomic_pointer_compare_and_exchange (&run->mesh, NULL, mesh))
+    sky_run_mesh_unref (mesh);
+  g_debug ("background mesh for the banner made in %.1f ms", sky_now_ms () - t0);
+  return TRUE;
 }
 
 /* ------------------------------------------------------- the local maps */
@@ -281,17 +307,10 @@ sky_run_prepare_background (SkyRun *run, SkyRun *prev, GError **error)
                                                                : new_maps (run);
       return TRUE;
     }
-  if (run->method == SKY_METHOD_LESSON && sky_run_has (run, SKY_STEP_CLIP))
-    {
-      if (same_mesh (run, prev) && prev->mesh != NULL)
-        run->mesh = sky_run_mesh_ref (prev->mesh);
-      else
-        {
-          double t0 = sky_now_ms ();
-          run->mesh = make_mesh (run, error);
-          g_debug ("background mesh for the banner made in %.1f ms", sky_now_ms () - t0);
-        }
-      return run->mesh != NULL;
-    }
+  /* The lesson's mesh: taken along, or made later (sky_run_make_mesh),
+   * after the run is shown, since it costs as much as a clip. */
+  if (run->method == SKY_METHOD_LESSON && sky_run_has (run, SKY_STEP_CLIP) && same_mesh (run, prev)
+      && sky_run_get_mesh (prev) != NULL)
+    run->mesh = sky_run_mesh_ref (sky_run_get_mesh (prev));
   return TRUE;
 }

@@ -104,7 +104,8 @@ typedef struct _SkyRun {
 
   SkyMethod method;
   SkyRunMaps *maps;          /* local, after background: the maps to show */
-  SkyRunMesh *mesh;          /* lesson, after clip: the mesh background */
+  SkyRunMesh *mesh;          /* lesson, after clip: the mesh background, set once
+                              * (sky_run_get_mesh, sky_run_make_mesh) */
   /* The method asked of the GPU has no GPU steps, so the CPU ran it: why
    * (the runner's refusal), or NULL. Never silent: the window says it. */
   char *cpu_only;
@@ -116,6 +117,12 @@ gboolean sky_run_has (const SkyRun *run, SkyStep step);
 /* Whether run holds a label image (the lesson's label, the local flood). */
 gboolean sky_run_has_labels (const SkyRun *run);
 
+/* The lesson's run's mesh, or NULL until it is made: sky_run_make_mesh
+ * makes it (on a worker: it reads the whole image) and sets it once,
+ * the one change a run sees after it is made besides give-backs. */
+SkyRunMesh *sky_run_get_mesh (const SkyRun *run);
+gboolean sky_run_make_mesh (SkyRun *run, GError **error);
+
 /* The share of the mesh's boxes whose background lies above the lesson's
  * threshold (0 to 1), or -1 where it is not known (no mesh, no threshold).
  * Above SKY_BACKGROUND_ABOVE_SHARE the window offers the local method. */
@@ -123,9 +130,9 @@ double sky_run_background_above (const SkyRun *run);
 #define SKY_BACKGROUND_ABOVE_SHARE 0.01
 
 /* The background products of a new run, on the worker: the mesh of a
- * local run for its maps (none made yet), the mesh of a lesson run for
- * its banner; taken from prev where it holds them for the same image and
- * mesh. FALSE with error when out of memory. */
+ * local run for its maps (none made yet); a lesson run's mesh where prev
+ * holds it for the same image and mesh (else none yet). FALSE with error
+ * when out of memory. */
 gboolean sky_run_prepare_background (SkyRun *run, SkyRun *prev, GError **error);
 
 #define SKY_TYPE_RUN (sky_run_get_type ())

@@ -102,7 +102,8 @@ struct _SkyWindow {
   GtkLabel *method_banner_label;
   GtkButton *method_banner_button;
   gconstpointer method_banner_dismissed;
-  int maps_pending;              /* background maps being made for the view */  /* the image whose banner was dismissed (not a ref) */
+  int maps_pending;              /* background maps or meshes being made */
+  SkyRun *mesh_pending;          /* the run whose mesh is being made (not a ref) */  /* the image whose banner was dismissed (not a ref) */
 
   /* What the window shows */
   SkyImageData *image;
