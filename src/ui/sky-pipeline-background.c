@@ -133,8 +133,9 @@ make_mesh (const SkyRun *run, GError **error)
 {
   SkyBackgroundMesh mesh = { 0 };
   SkyRunMesh *out;
-  int ret = sky_cpu_background_mesh (&run->image->image, &run->params, run->params.nthreads,
-                                     &mesh);
+  /* One thread: it runs while the window draws the run it goes with, and
+   * on two cores every core taken would stall the main loop's frame. */
+  int ret = sky_cpu_background_mesh (&run->image->image, &run->params, 1, &mesh);
 
   if (ret != SKY_OK)
     {
