@@ -424,22 +424,50 @@ on_mesh_made (GObject *source, GAsyncResult *result, gpointer data)
   sky_window_changed (self);
 }
 
-/* A lesson run's mesh for the banner, made on a worker after the run is
- * shown: it costs about a clip (8 ms at 2048 x 2048, some 0.5 s at
- * 16384 x 16384), which the results need not wait for. */
+typedef struct {
+  SkyWindow *self;
+  SkyRun *run;
+} MeshWanted;
+
+/* The run's frame is on screen: its mesh may be made now. */
+static void
+on_shown_for_mesh (gpointer data, gpointer unused)
+{
+  MeshWanted *w = data;
+  SkyWindow *self = w->self;
+
+  if (self->disposed)
+    self->maps_pending--;
+  else
+    {
+      g_autoptr (GTask) task = g_task_new (self, NULL, on_mesh_made, NULL);
+      g_task_set_task_data (task, g_steal_pointer (&w->run), (GDestroyNotify) sky_run_unref);
+      g_task_run_in_thread (task, mesh_thread);
+    }
+  g_clear_pointer (&w->run, sky_run_unref);
+  g_object_unref (w->self);
+  g_free (w);
+}
+
+/* A lesson run's mesh for the banner, made on a worker once the run's
+ * frame is on screen: it costs about a clip (8 ms at 2048 x 2048, some
+ * 0.5 s at 16384 x 16384), which the results need not wait for, and on
+ * two cores it would slow the frame it ran beside. The state is busy from
+ * now until it is made. */
 static void
 make_mesh (SkyWindow *self, SkyRun *run)
 {
-  g_autoptr (GTask) task = NULL;
+  MeshWanted *w;
 
   if (run->method != SKY_METHOD_LESSON || !sky_run_has (run, SKY_STEP_CLIP)
       || sky_run_get_mesh (run) != NULL || self->mesh_pending == run)
     return;
-  task = g_task_new (self, NULL, on_mesh_made, NULL);
-  g_task_set_task_data (task, sky_run_ref (run), (GDestroyNotify) sky_run_unref);
+  w = g_new (MeshWanted, 1);
+  w->self = g_object_ref (self);
+  w->run = sky_run_ref (run);
   self->mesh_pending = run;
   self->maps_pending++;
-  g_task_run_in_thread (task, mesh_thread);
+  sky_image_view_when_drawn (self->view, on_shown_for_mesh, w);
 }
 
 static void
