@@ -546,6 +546,28 @@ test_pipeline_local (void)
   }
   g_assert_cmpint (background->maps->nbx, ==, (img->nx + params.bkg_box - 1) / params.bkg_box);
 
+  /* A run whose maps came whole (the GPU's, brought home; no mesh on the
+   * host) shows the same maps, from a copy. */
+  {
+    g_autoptr (SkyRun) whole = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL,
+                                                        SKY_BACKEND_CPU, SKY_STEP_BACKGROUND,
+                                                        NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_clear_pointer (&whole->maps, sky_run_maps_unref);
+    whole->stages.result.background = g_memdup2 (b, npix * sizeof (float));
+    whole->stages.result.rms = g_memdup2 (r, npix * sizeof (float));
+    g_assert_true (sky_run_prepare_background (whole, NULL, &error));
+    g_assert_nonnull (whole->maps);
+    for (int k = 0; k < SKY_MAP_COUNT; k++)
+      {
+        SkyImageData *from_whole = sky_run_maps_make (whole->maps, k, &error);
+        SkyImageData *from_mesh = sky_run_maps_make (background->maps, k, &error);
+        g_assert_no_error (error);
+        g_assert_cmpmem (from_whole->image.pixels, npix * sizeof (float),
+                         from_mesh->image.pixels, npix * sizeof (float));
+      }
+  }
+
   all = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
                                  SKY_STEP_MEASURE, background, NULL, &error);
   g_assert_no_error (error);
@@ -592,11 +614,35 @@ test_pipeline_local (void)
                                  SKY_STEP_MEASURE, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_true (gpu->cpu_only != NULL || gpu->gpu_fault != NULL || gpu->has_gpu);
-  if (gpu->cpu_only != NULL)
-    {
-      g_assert_cmpint (gpu->backend, ==, SKY_BACKEND_CPU);
-      g_assert_cmpint (gpu->nsources, ==, all->nsources);
-    }
+  g_assert_cmpint (gpu->nsources, ==, all->nsources);
+  if (gpu->cpu_only != NULL && !gpu->has_gpu)
+    g_assert_cmpint (gpu->backend, ==, SKY_BACKEND_CPU);
+
+  /* What the window says of a run whose steps the GPU ran in part. */
+  {
+    SkyRun part = { 0 };
+    g_autofree char *gpu_text = NULL, *both_text = NULL, *lesson_text = NULL;
+
+    part.method = SKY_METHOD_LOCAL;
+    part.backend = SKY_BACKEND_GPU;
+    part.has_gpu = TRUE;
+    part.stages.gpu_steps = 1u << SKY_STEP_BACKGROUND;
+    gpu_text = sky_run_cpu_steps_text (&part);
+    g_assert_cmpstr (gpu_text, ==, "The GPU ran background; the CPU ran detect, flood, deblend, "
+                                   "measure: the GPU has no such steps for the local method yet.");
+    part.backend = SKY_BACKEND_BOTH;
+    both_text = sky_run_cpu_steps_text (&part);
+    g_assert_cmpstr (both_text, ==, "The GPU checked background alone: it has no detect, flood, "
+                                    "deblend, measure for the local method yet.");
+    part.gpu_fault = "GPU backend: no device";
+    g_assert_null (sky_run_cpu_steps_text (&part));
+    part.gpu_fault = NULL;
+    part.method = SKY_METHOD_LESSON;
+    part.stages.gpu_steps = (1u << SKY_STEP_CLIP) | (1u << SKY_STEP_SEGMENT)
+                            | (1u << SKY_STEP_LABEL) | (1u << SKY_STEP_MEASURE);
+    lesson_text = sky_run_cpu_steps_text (&part);
+    g_assert_null (lesson_text);
+  }
 }
 
 static void

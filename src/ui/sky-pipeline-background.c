@@ -42,6 +42,37 @@ sky_run_has_labels (const SkyRun *run)
   return sky_run_has (run, SKY_STEP_LABEL) || sky_run_has (run, SKY_STEP_FLOOD);
 }
 
+char *
+sky_run_cpu_steps_text (const SkyRun *run)
+{
+  const SkyStep *steps;
+  int n = sky_method_steps (run->method, &steps), ngpu = 0, ncpu = 0;
+  g_autoptr (GString) cpu = g_string_new (NULL);
+  g_autoptr (GString) gpu = g_string_new (NULL);
+
+  if (run->backend == SKY_BACKEND_CPU || run->gpu_fault != NULL || !run->has_gpu)
+    return NULL;
+  for (int k = 0; k < n; k++)
+    {
+      gboolean on_gpu = (run->stages.gpu_steps & (1u << steps[k])) != 0;
+      GString *list = on_gpu ? gpu : cpu;
+
+      g_string_append_printf (list, "%s%s", list->len ? ", " : "", sky_step_name (steps[k]));
+      if (on_gpu)
+        ngpu++;
+      else
+        ncpu++;
+    }
+  if (ncpu == 0)
+    return NULL;
+  if (run->backend == SKY_BACKEND_BOTH)
+    return g_strdup_printf ("The GPU checked %s alone: it has no %s for the %s method yet.",
+                            ngpu ? gpu->str : "nothing", cpu->str, sky_method_name (run->method));
+  return g_strdup_printf ("The GPU ran %s; the CPU ran %s: the GPU has no such steps for the %s "
+                          "method yet.", ngpu ? gpu->str : "nothing", cpu->str,
+                          sky_method_name (run->method));
+}
+
 /* ------------------------------------------------------- shared pieces */
 
 static void
@@ -50,6 +81,8 @@ maps_free (SkyRunMaps *maps)
   for (int k = 0; k < SKY_MAP_COUNT; k++)
     g_clear_pointer (&maps->made[k], sky_image_data_unref);
   g_clear_pointer (&maps->image, sky_image_data_unref);
+  free (maps->background);
+  free (maps->rms);
   if (maps->mesh != NULL)
     {
       sky_background_mesh_clear (maps->mesh);
@@ -223,15 +256,38 @@ copy_mesh (const SkyBackgroundMesh *mesh)
   return copy;
 }
 
-/* The maps of a local run, none made yet: its mesh and image kept. NULL
- * where the steps left no mesh here (given maps, a device's run). */
+/* The maps of a local run, none made yet: its mesh and image kept, or
+ * where the GPU made the whole maps (no mesh on the host), a copy of them.
+ * NULL where there is neither. */
 static SkyRunMaps *
 new_maps (const SkyRun *run)
 {
   const SkyStages *st = &run->stages;
+  gsize npix = (gsize) (run->image->image.nx * run->image->image.ny);
   SkyRunMaps *maps;
 
-  if (st->local == NULL || st->local->mesh == NULL || st->result.background != NULL)
+  if (st->result.background != NULL && st->result.rms != NULL)
+    {
+      maps = g_atomic_rc_box_new0 (SkyRunMaps);
+      g_mutex_init (&maps->lock);
+      maps->image = sky_image_data_ref (run->image);
+      maps->background = malloc (npix * sizeof (float));
+      maps->rms = malloc (npix * sizeof (float));
+      if (maps->background == NULL || maps->rms == NULL)
+        {
+          sky_run_maps_unref (maps);
+          return NULL;
+        }
+      memcpy (maps->background, st->result.background, npix * sizeof (float));
+      memcpy (maps->rms, st->result.rms, npix * sizeof (float));
+      maps->box = run->params.bkg_box;
+      maps->filter = run->params.bkg_filter;
+      maps->nbx = (run->image->image.nx + maps->box - 1) / maps->box;
+      maps->nby = (run->image->image.ny + maps->box - 1) / maps->box;
+      maps->global_back = maps->global_rms = NAN;
+      return maps;
+    }
+  if (st->local == NULL || st->local->mesh == NULL)
     return NULL;
   maps = g_atomic_rc_box_new0 (SkyRunMaps);
   g_mutex_init (&maps->lock);
@@ -275,9 +331,15 @@ sky_run_maps_make (SkyRunMaps *maps, SkyMapKind kind, GError **error)
                    "Out of memory for the %s map of %s", what[kind], maps->image->display_name);
       return NULL;
     }
-  ret = sky_cpu_background_rows (maps->mesh, 0, img->ny, 0,
-                                 kind == SKY_MAP_RMS ? NULL : pixels,
-                                 kind == SKY_MAP_RMS ? pixels : NULL);
+  if (maps->mesh == NULL)
+    {
+      memcpy (pixels, kind == SKY_MAP_RMS ? maps->rms : maps->background, npix * sizeof (float));
+      ret = SKY_OK;
+    }
+  else
+    ret = sky_cpu_background_rows (maps->mesh, 0, img->ny, 0,
+                                   kind == SKY_MAP_RMS ? NULL : pixels,
+                                   kind == SKY_MAP_RMS ? pixels : NULL);
   if (ret != SKY_OK)
     {
       free (pixels);

@@ -142,7 +142,9 @@ sky_pipeline_run_method (SkyImageData *image, const SkyParams *params, SkyMethod
        * window to say; where the GPU has the steps, the runner takes the
        * request as it is and this never happens. Bad parameters fail again
        * below, on the CPU, with their own message. */
-      run->cpu_only = g_strdup (sky_last_error ());
+      run->cpu_only = g_strdup_printf ("The GPU has no steps of the %s method, so the CPU ran "
+                                       "them all: every figure is the CPU's (%s).",
+                                       sky_method_name (method), sky_last_error ());
       sky_stages_clear (&run->stages);
       req.backend = SKY_BACKEND_CPU;
       ret = sky_run (&req, &run->stages);
@@ -157,6 +159,8 @@ sky_pipeline_run_method (SkyImageData *image, const SkyParams *params, SkyMethod
   if (run->stages.gpu_fault != NULL)
     g_message ("the GPU failed, the CPU does the run: %s", run->stages.gpu_fault);
   show_stages (run);
+  if (run->cpu_only == NULL)
+    run->cpu_only = sky_run_cpu_steps_text (run);
 
   /* The histogram goes with the clip step: taken along where it was kept. */
   if (run->stages.kept != SKY_STEP_NONE)

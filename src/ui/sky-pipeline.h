@@ -49,6 +49,7 @@ struct _SkyRunMaps {
   /* private */
   SkyImageData *image;
   struct SkyBackgroundMesh *mesh;  /* a copy: it outlives the run that made it */
+  float *background, *rms;         /* or the whole maps (the GPU's), copied */
   GMutex lock;
   SkyImageData *made[SKY_MAP_COUNT];
 };
@@ -106,10 +107,17 @@ typedef struct _SkyRun {
   SkyRunMaps *maps;          /* local, after background: the maps to show */
   SkyRunMesh *mesh;          /* lesson, after clip: the mesh background, set once
                               * (sky_run_get_mesh, sky_run_make_mesh) */
-  /* The method asked of the GPU has no GPU steps, so the CPU ran it: why
-   * (the runner's refusal), or NULL. Never silent: the window says it. */
+  /* Steps asked of the GPU that the CPU ran because the GPU has no such
+   * steps (the local method's after its background maps, or all of a
+   * method the runner refuses on the GPU), said for a person, or NULL.
+   * Never silent: the window shows it. A GPU that failed is gpu_fault. */
   char *cpu_only;
 } SkyRun;
+
+/* Which of run's steps the CPU ran although the GPU was asked (its
+ * stages' gpu_steps lack them), as a sentence; NULL where the GPU ran
+ * every step it was asked for, or failed (gpu_fault), or was not asked. */
+char *sky_run_cpu_steps_text (const SkyRun *run);
 
 /* Whether run holds step's result: step is one of its method's steps, at
  * or before the last done. */

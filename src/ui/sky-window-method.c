@@ -494,6 +494,10 @@ sky_window_maps_text (const SkyRun *run)
 {
   const SkyRunMaps *m = run->maps;
 
+  if (isnan (m->global_back))   /* the GPU's maps: no mesh on the host */
+    return g_strdup_printf ("Background: %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT " boxes of "
+                            "%d pixels, filtered over %d, made on the GPU", m->nbx, m->nby,
+                            m->box, m->filter);
   return g_strdup_printf ("Background: %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT " boxes of %d "
                           "pixels, filtered over %d; %.4g, rms %.4g %s (the mesh's medians)",
                           m->nbx, m->nby, m->box, m->filter, m->global_back, m->global_rms,
@@ -503,8 +507,8 @@ sky_window_maps_text (const SkyRun *run)
 char *
 sky_window_cpu_only_text (const SkyRun *run, const char *found, const char *ran)
 {
-  return g_strdup_printf ("%s; %s: the GPU has no steps of the %s method yet",
-                          sky_run_has (run, SKY_STEP_MEASURE) ? found : "The CPU ran it",
+  return g_strdup_printf ("%s; %s (the GPU has no such steps for the %s method yet)",
+                          sky_run_has (run, SKY_STEP_MEASURE) ? found : "The background",
                           ran, sky_method_name (run->method));
 }
 
@@ -552,10 +556,7 @@ sky_window_method_apply_run (SkyWindow *self, SkyRun *run, gboolean new_step)
    * says so where a GPU failure would. */
   if (run->cpu_only != NULL)
     {
-      g_autofree char *text = g_strdup_printf (
-        "The GPU has no steps of the %s method yet, so the CPU ran it: every figure is the "
-        "CPU's. (%s)", sky_method_name (run->method), run->cpu_only);
-      gtk_label_set_text (self->gpu_banner_label, text);
+      gtk_label_set_text (self->gpu_banner_label, run->cpu_only);
       gtk_revealer_set_reveal_child (self->gpu_banner, TRUE);
     }
 }
