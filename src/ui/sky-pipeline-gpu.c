@@ -140,6 +140,42 @@ bridge_local_maps (void *data, const SkyImage *img, const SkyParams *params, int
   return SKY_OK;
 }
 
+/* The local method on the device, every step or the detection's from
+ * the CPU's maps, timed as the runner's default times it (a warm-up run,
+ * then each figure's best of repeat), on this bridge's context under its
+ * lock. Its mask and labels are not where the view's interop reads a
+ * run's (the lesson's buffers), so the view is told the device holds
+ * nothing it shows: it fills its textures from the host. */
+static int
+bridge_run_local (void *data, const SkyImage *img, const SkyParams *params,
+                  const float *background, const float *rms, const float *snr, int repeat,
+                  SkyResult *res, SkyGpuTimes *times)
+{
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&gpu_lock);
+  SkyGpuDetectInput in = { background, rms, snr };
+  SkyGpuTimes t;
+  int ret = SKY_OK;
+
+  if (gpu_context == NULL)
+    ret = sky_gpu_new (&gpu_context);
+  for (int r = -1; ret == SKY_OK && r < (repeat > 0 ? repeat : 1); r++)
+    {
+      ret = sky_gpu_run_local_on (gpu_context, img, params, background != NULL ? &in : NULL,
+                                  SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS, res, &t);
+      if (ret != SKY_OK || r < 0)
+        continue;
+      if (r == 0)
+        *times = t;
+      else
+        sky_gpu_times_min (times, &t);
+      times->runs = r + 1;
+    }
+  times->outputs = -1;
+  if (gpu_context != NULL)
+    sky_display_publish (gpu_context, &gpu_lock, NULL, NULL);
+  return ret;
+}
+
 static int
 bridge_compare (void *data, const SkyImage *img, const SkyResult *ref, const SkyResult *res,
                 char *what, size_t what_size)
@@ -151,7 +187,7 @@ const SkyGpuBackend *
 sky_pipeline_gpu_backend (void)
 {
   static const SkyGpuBackend bridge = { bridge_available, bridge_run, bridge_compare, NULL,
-                                        bridge_local_maps };
+                                        bridge_local_maps, bridge_run_local };
   return &bridge;
 }
 
