@@ -567,6 +567,26 @@ test_pipeline_local (void)
                          from_mesh->image.pixels, npix * sizeof (float));
       }
   }
+  /* A run whose every step ran on the device leaves neither: the view's
+   * maps come from a CPU mesh made when first asked for, the same. */
+  {
+    g_autoptr (SkyRun) device = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL,
+                                                         SKY_BACKEND_CPU, SKY_STEP_BACKGROUND,
+                                                         NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_clear_pointer (&device->maps, sky_run_maps_unref);
+    sky_local_state_clear (device->stages.local);
+    g_assert_true (sky_run_prepare_background (device, NULL, &error));
+    g_assert_nonnull (device->maps);
+    for (int k = 0; k < SKY_MAP_COUNT; k++)
+      {
+        SkyImageData *late = sky_run_maps_make (device->maps, k, &error);
+        g_assert_no_error (error);
+        g_assert_cmpmem (late->image.pixels, npix * sizeof (float),
+                         sky_run_maps_peek (background->maps, k)->image.pixels,
+                         npix * sizeof (float));
+      }
+  }
 
   all = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
                                  SKY_STEP_MEASURE, background, NULL, &error);

@@ -288,7 +288,21 @@ new_maps (const SkyRun *run)
       return maps;
     }
   if (st->local == NULL || st->local->mesh == NULL)
-    return NULL;
+    {
+      /* Every step on the device: no maps came home. The view's are made
+       * on the CPU when first chosen, from the CPU's mesh, which equals
+       * the device's to the bit (docs/contract.md). */
+      maps = g_atomic_rc_box_new0 (SkyRunMaps);
+      g_mutex_init (&maps->lock);
+      maps->image = sky_image_data_ref (run->image);
+      maps->params = run->params;
+      maps->box = run->params.bkg_box;
+      maps->filter = run->params.bkg_filter;
+      maps->nbx = (run->image->image.nx + maps->box - 1) / maps->box;
+      maps->nby = (run->image->image.ny + maps->box - 1) / maps->box;
+      maps->global_back = maps->global_rms = NAN;
+      return maps;
+    }
   maps = g_atomic_rc_box_new0 (SkyRunMaps);
   g_mutex_init (&maps->lock);
   maps->image = sky_image_data_ref (run->image);
@@ -325,6 +339,20 @@ sky_run_maps_make (SkyRunMaps *maps, SkyMapKind kind, GError **error)
 
   if (maps->made[kind] != NULL)
     return maps->made[kind];
+  if (maps->mesh == NULL && maps->background == NULL)
+    {
+      SkyBackgroundMesh *mesh = g_new0 (SkyBackgroundMesh, 1);
+
+      ret = sky_cpu_background_mesh (img, &maps->params, 0, mesh);
+      if (ret != SKY_OK)
+        {
+          sky_background_mesh_clear (mesh);
+          g_free (mesh);
+          g_propagate_error (error, sky_ui_error_new_from_status (ret));
+          return NULL;
+        }
+      maps->mesh = mesh;
+    }
   if ((pixels = malloc (npix * sizeof (float))) == NULL)
     {
       g_set_error (error, SKY_UI_ERROR, SKY_UI_ERROR_MEMORY,

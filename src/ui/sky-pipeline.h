@@ -50,6 +50,7 @@ struct _SkyRunMaps {
   SkyImageData *image;
   struct SkyBackgroundMesh *mesh;  /* a copy: it outlives the run that made it */
   float *background, *rms;         /* or the whole maps (the GPU's), copied */
+  SkyParams params;                /* or neither: the mesh made when first asked for */
   GMutex lock;
   SkyImageData *made[SKY_MAP_COUNT];
 };
