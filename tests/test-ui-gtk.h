@@ -206,4 +206,6 @@ void test_local_gpu_says_cpu (Fixture *f);
 void test_gpu_fault_banner (Fixture *f);
 void test_junk_pixel_limits (Fixture *f);
 void test_status_says_what_ran (Fixture *f);
+void test_rerun_gives_back_arrays (Fixture *f);
+void test_sort_action (Fixture *f);
 void test_plane_reruns (Fixture *f);

@@ -549,6 +549,54 @@ sky_key_float (uint32_t k)
   return b.f;
 }
 
+/* The exact integer square root of v >= 0 (the background's fill measures
+ * squared distances between boxes with it, on the CPU and the GPU). */
+static inline SKY_HOST_DEVICE int64_t
+sky_isqrt64 (int64_t v)
+{
+  int64_t r = (int64_t) sqrt ((double) v);
+  while (r * r > v)
+    r--;
+  while ((r + 1) * (r + 1) <= v)
+    r++;
+  return r;
+}
+
+/* The k-th smallest of v[0..n-1], v reordered (quickselect, Hoare's
+ * partition about the middle element): the background mesh's medians, which
+ * the CPU and the GPU's kernels must pick the same way, value for value. */
+static inline SKY_HOST_DEVICE float
+sky_select_kth (float *v, int64_t n, int64_t k)
+{
+  int64_t lo = 0, hi = n - 1;
+
+  while (lo < hi)
+    {
+      float pivot = v[lo + (hi - lo) / 2];
+      int64_t i = lo, j = hi;
+      while (i <= j)
+        {
+          while (v[i] < pivot)
+            i++;
+          while (v[j] > pivot)
+            j--;
+          if (i <= j)
+            {
+              float t = v[i];
+              v[i++] = v[j];
+              v[j--] = t;
+            }
+        }
+      if (k <= j)
+        hi = j;
+      else if (k >= i)
+        lo = i;
+      else
+        break;
+    }
+  return v[k];
+}
+
 /* ------------------------------------------------------------- convolution */
 
 /* A convolution kernel: ny rows of nx values, row-major, in double. */

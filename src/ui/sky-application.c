@@ -386,6 +386,14 @@ action_panel (GSimpleAction *action, GVariant *param, gpointer data)
                g_variant_get_string (param, NULL));
 }
 
+static void
+action_sort (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  if (!sky_window_sort_sources (main_window (data), g_variant_get_string (param, NULL)))
+    g_warning ("app.sort: “%s” is not a column (id, peak, sum, ...) with ascending or "
+               "descending", g_variant_get_string (param, NULL));
+}
+
 /* "setting=value", e.g. "stretch=asinh", "limits=zscale", "colormap=inferno". */
 static void
 action_display (GSimpleAction *action, GVariant *param, gpointer data)
@@ -571,6 +579,7 @@ static const GActionEntry app_actions[] = {
   { "cancel", action_cancel, NULL, NULL, NULL },
   { "select-source", action_set_value, "x", NULL, NULL },
   { "panel", action_panel, "s", NULL, NULL },
+  { "sort", action_sort, "s", NULL, NULL },
   { "display", action_display, "s", NULL, NULL },
   { "state", action_state, NULL, "'{}'", NULL },
   { "convolution-demo", action_convolution_demo, NULL, "''", NULL },

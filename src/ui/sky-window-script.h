@@ -73,6 +73,12 @@ void sky_window_select_source (SkyWindow *self, gint64 id);
 gboolean sky_window_show_panel (SkyWindow *self, const char *name);
 gboolean sky_window_set_display (SkyWindow *self, const char *setting, const char *value);
 
+/* Sorts the source table, "COLUMN" or "COLUMN descending" (COLUMN the
+ * first word of its title: id, peak, sum, RA...), timing it and the main
+ * loop's longest stall until the rows are in place (the state's sort_ms,
+ * sort_max_gap_ms; busy until then); FALSE for no such column. */
+gboolean sky_window_sort_sources (SkyWindow *self, const char *spec);
+
 /* What the app's action states mirror ("" where there is nothing yet). */
 const char *sky_window_get_image_path (SkyWindow *self);
 SkyBackend sky_window_get_backend (SkyWindow *self);
