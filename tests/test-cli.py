@@ -8,6 +8,7 @@ Environment: SKYSIFT_CLI (the program), SKYSIFT_SHARED_DATA (optional folder
 of shared images; checks on it skip when it is absent)."""
 import csv
 import glob
+import gzip
 import json
 import math
 import os
@@ -648,6 +649,106 @@ class Suite:
         assert re.search(r"sources\s+344\b", proc.stdout), \
             f"expected 344 sources:\n{proc.stdout}"
 
+    # ---- what the load time counts
+
+    def test_wall_is_load_and_steps(self):
+        """The JSON's wall_ms (the command's start to its outputs written)
+        less its steps is its load: nothing the command does besides the
+        steps goes uncounted, and the load ends with every pixel converted."""
+        image = self.path("wall-2048.fits")
+        proc = self.cli.run("synth", image, "--size", 2048, "--seed", 11)
+        expect_exit(proc, 0)
+        for run in range(3):
+            summary = self.find_json(image)
+            cpu = summary["times_ms"]["cpu"]
+            steps = sum(v for k, v in cpu.items() if k not in ("load", "total"))
+            assert abs(steps - cpu["total"]) <= 1e-6 * cpu["total"] + 1e-3, \
+                f"the steps add up to {steps} ms, total says {cpu['total']} ms"
+            rest = summary["wall_ms"] - steps
+            assert abs(rest - cpu["load"]) <= 0.1 * cpu["load"], \
+                (f"run {run}: wall {summary['wall_ms']:.3f} ms less the steps {steps:.3f} ms "
+                 f"is {rest:.3f} ms, the load {cpu['load']:.3f} ms")
+
+    # ---- a field in bands of rows
+
+    def test_memory_limit_same_catalogue(self):
+        """find --memory-limit small enough to run in bands of rows gives the
+        whole-image run's CSV byte for byte and its statistics exactly: with
+        bands of one row and of many, 4- and 8-connected, on 1 and 3 threads,
+        on a field with blank rows, a blank block and infinities."""
+        field = self.path("bands-1024.fits")
+        expect_exit(self.cli.run("synth", field, "--size", 1024, "--seed", 5), 0)
+        data = bytearray(open(field, "rb").read())
+        end = 0
+        while data[end:end + 8] != b"END     ":
+            end += 80
+        start = (end // 2880 + 1) * 2880
+        nan, inf = struct.pack(">f", math.nan), struct.pack(">f", math.inf)
+        for y in list(range(100, 103)) + [511, 512]:
+            for x in range(1024):
+                at = start + 4 * (y * 1024 + x)
+                data[at:at + 4] = nan
+        for y in range(600, 700):
+            for x in range(300, 420):
+                at = start + 4 * (y * 1024 + x)
+                data[at:at + 4] = nan
+        for y, x in ((5, 5), (800, 1000), (1023, 0)):
+            at = start + 4 * (y * 1024 + x)
+            data[at:at + 4] = inf
+        blanked = write_file(self.path("bands-1024-blank.fits"), bytes(data))
+        # A band of one row, and of 37 rows (12 bytes a pixel, half the limit).
+        limits = [str(2 * 1024 * 12), str(2 * 1024 * 12 * 37)]
+        checked = 0
+        for image in (field, blanked):
+            for conn in ("4", "8"):
+                for threads in ("1", "3"):
+                    common = ["--connectivity", conn, "--threads", threads]
+                    whole_csv, whole_json = self.path("whole.csv"), self.path("whole.json")
+                    proc = self.cli.run("find", image, "--quiet", "--csv", whole_csv,
+                                        "--json", whole_json, *common)
+                    expect_exit(proc, 0)
+                    whole = read_json(whole_json)
+                    for limit in limits:
+                        csv_path, json_path = self.path("bands.csv"), self.path("bands.json")
+                        proc = self.cli.run("find", image, "--quiet", "--csv", csv_path,
+                                            "--json", json_path, "--memory-limit", limit,
+                                            *common)
+                        expect_exit(proc, 0)
+                        bands = read_json(json_path)
+                        what = f"{os.path.basename(image)} {' '.join(common)} limit {limit}"
+                        assert bands["clipped"] == whole["clipped"], \
+                            f"{what}: {bands['clipped']} != {whole['clipped']}"
+                        for key in ("nsources", "threshold", "nblank", "top_sum_flux"):
+                            assert bands[key] == whole[key], \
+                                f"{what}: {key} {bands[key]} != {whole[key]}"
+                        assert open(csv_path, "rb").read() == open(whole_csv, "rb").read(), \
+                            f"{what}: the CSV differs from the whole-image run's"
+                        checked += 1
+                    assert whole["nsources"] > 50 and whole["nblank"] > 3 * 1024 \
+                        or image == field, f"{image}: {whole['nsources']} sources"
+        assert checked == 16
+
+    def test_memory_limit_compressed(self):
+        """A gzipped image cannot be read in parts: with --memory-limit it is
+        loaded whole, and gives the plain file's catalogue."""
+        field = need(self.field, self.synth_error)
+        gz = self.path("field-limit.fits.gz")
+        with open(field, "rb") as src, gzip.open(gz, "wb") as dst:
+            dst.write(src.read())
+        plain = self.find_csv(field, "plain.csv")
+        limited = self.find_csv(gz, "gz.csv", "--memory-limit", "4096")
+        assert limited == plain, "the gzipped image's catalogue differs"
+
+    def test_memory_limit_refused(self):
+        """--memory-limit takes a size, and only with the global method on the CPU."""
+        field = need(self.field, self.synth_error)
+        proc = self.cli.run("find", field, "--memory-limit", "lots")
+        expect_exit(proc, 2)
+        assert "--memory-limit" in proc.stderr, describe(proc)
+        proc = self.cli.run("find", field, "--memory-limit", "1G", "--method", "local")
+        expect_exit(proc, 2)
+        assert "--memory-limit" in proc.stderr, describe(proc)
+
     # ---- all of it
 
     def run(self):
@@ -714,6 +815,14 @@ class Suite:
         t("--json failing half-way leaves no partial or temporary file, old file kept",
           self.test_write_limit, "--json")
 
+        t("find --memory-limit: bands of rows give the whole-image catalogue byte for byte",
+          self.test_memory_limit_same_catalogue)
+        t("find --memory-limit: a gzipped image is loaded whole, same catalogue",
+          self.test_memory_limit_compressed)
+        t("find --memory-limit: a bad size or another method is a usage error",
+          self.test_memory_limit_refused)
+        t("find: wall time less the steps is the load, within 10%",
+          self.test_wall_is_load_and_steps)
         t("shared data: find gc_like_2048.fits reports 344 sources", self.test_shared_gc_like)
 
 

@@ -262,7 +262,39 @@ test_clip_iteration_cap (void)
   sky_image_clear (&img);
 }
 
-/* Random fields of several shapes against the lesson's literal loop. */
+/* A pixel source over an image in memory, as a file would give it. */
+static int
+read_from_image (void *ctx, int64_t first, int64_t n, int nthreads, float *out, int64_t *ninf)
+{
+  const SkyImage *img = ctx;
+
+  (void) nthreads;
+  (void) ninf;
+  memcpy (out, img->pixels + first, (size_t) n * sizeof *out);
+  return SKY_OK;
+}
+
+/* sky_cpu_clip_source (which counts buckets rather than fetching them)
+ * gives sky_cpu_clip's statistics bit for bit, read a few pixels at a time. */
+static void
+assert_clip_source_same (const SkyImage *img, const SkyParams *p, const SkyClipStats *want)
+{
+  SkyPixelSource src = { img->nx, img->ny, read_from_image, (void *) img, 997 };
+  SkyClipStats got;
+
+  g_assert_cmpint (sky_cpu_clip_source (&src, p, &got), ==, SKY_OK);
+  g_assert_cmpint (got.iterations, ==, want->iterations);
+  g_assert_cmpint (got.n, ==, want->n);
+  g_assert_cmpint (got.ninput, ==, want->ninput);
+  g_assert_cmpint (got.converged, ==, want->converged);
+  g_assert_cmpint (got.flat, ==, want->flat);
+  g_assert_true (memcmp (&got.median, &want->median, sizeof got.median) == 0);
+  g_assert_true (memcmp (&got.sigma, &want->sigma, sizeof got.sigma) == 0);
+  g_assert_true (memcmp (&got.mean, &want->mean, sizeof got.mean) == 0);
+}
+
+/* Random fields of several shapes against the lesson's literal loop, and
+ * the clip from a pixel source against the clip in memory. */
 static void
 test_clip_matches_naive (void)
 {
@@ -270,7 +302,7 @@ test_clip_matches_naive (void)
   const int sizes[][2] = { { 1, 1 }, { 3, 1 }, { 17, 13 }, { 300, 301 }, { 700, 650 } };
 
   for (unsigned s = 0; s < G_N_ELEMENTS (sizes); s++)
-    for (int kind = 0; kind < 6; kind++)
+    for (int kind = 0; kind < 7; kind++)
       for (int threads = 1; threads <= 3; threads += 2)
         {
           int64_t nx = sizes[s][0], ny = sizes[s][1], n = nx * ny;
@@ -291,8 +323,10 @@ test_clip_matches_naive (void)
                 case 2: img.pixels[i] = (float) g_rand_int_range (rng, -3, 4); break; /* ties */
                 case 3: img.pixels[i] = (float) (6000 + 30 * g); break;          /* offset */
                 case 4: img.pixels[i] = i % 5 == 0 ? NAN : (float) (1e-6 * g); break;
-                default: img.pixels[i] = (float) (g_rand_boolean (rng) ? -0.0 : 0.0)
+                case 5: img.pixels[i] = (float) (g_rand_boolean (rng) ? -0.0 : 0.0)
                            + (i % 7 == 0 ? (float) g : 0.0f); break;    /* signed zeros */
+                default: img.pixels[i] = 0.1f * (float) g_rand_int_range (rng, -40, 41)
+                           + (i % 11 == 0 ? (float) g : 0.0f); break;   /* inexact ties */
                 }
             }
           if (n == 1 && kind == 4)
@@ -303,6 +337,7 @@ test_clip_matches_naive (void)
           if (kind == 2)
             p.clip_kappa = 1.5;
           g_assert_cmpint (sky_cpu_clip (&img, &p, &got), ==, SKY_OK);
+          assert_clip_source_same (&img, &p, &got);
           naive_clip (img.pixels, n, p.clip_kappa, &want);
           assert_clip_equal (&got, &want);
           sky_image_clear (&img);

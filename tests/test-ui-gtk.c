@@ -115,6 +115,13 @@ main (int argc, char **argv)
     { "background-views", test_background_views },
     { "lesson-banner", test_lesson_banner },
     { "local-gpu-says-cpu", test_local_gpu_says_cpu },
+    { "grid", test_grid },
+    { "grid-pole", test_grid_pole },
+    { "grid-allsky", test_grid_allsky },
+    { "contours", test_contours },
+    { "pixel-table", test_pixel_table },
+    { "scale-dialog", test_scale_dialog },
+    { "contours-gc-like", test_contours_gc_like },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -202,6 +202,15 @@ void test_background_views (Fixture *f);
 void test_lesson_banner (Fixture *f);
 void test_local_gpu_says_cpu (Fixture *f);
 
+/* test-ui-gtk-tools.c */
+void test_grid (Fixture *f);
+void test_grid_pole (Fixture *f);
+void test_grid_allsky (Fixture *f);
+void test_contours (Fixture *f);
+void test_pixel_table (Fixture *f);
+void test_scale_dialog (Fixture *f);
+void test_contours_gc_like (Fixture *f);
+
 /* test-ui-gtk-status.c */
 void test_gpu_fault_banner (Fixture *f);
 void test_junk_pixel_limits (Fixture *f);

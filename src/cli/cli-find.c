@@ -59,6 +59,9 @@ static const char find_usage[] =
   "  --bkg-filter N       local: median filter of N x N boxes, odd (default 3)\n"
   "  --bkg FILE --rms FILE  local: FITS maps of the image's size replacing the\n"
   "                       computed background and rms\n"
+  "  --memory-limit SIZE  the global method on the CPU within SIZE bytes (K, M, G):\n"
+  "                       a field whose whole-image run needs more is read and run\n"
+  "                       in bands of rows, with the same catalogue\n"
   "  --quiet              print nothing but errors\n";
 
 typedef struct {
@@ -70,6 +73,7 @@ typedef struct {
   const char *bkg, *rms; /* the local method's given maps, NULL for none */
   SkyMethod method;
   double smooth_ms;
+  int64_t memory_limit; /* bytes, 0 for none */
   int repeat, quiet;
 } FindArgs;
 
@@ -79,7 +83,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
   enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN,
          O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_QUIET, O_SMOOTH,
          O_METHOD, O_SEED, O_FLOOD, O_MIN_AREA, O_DEBLEND, O_DEBLEND_SIGMA, O_BKG, O_RMS,
-         O_BKG_BOX, O_BKG_FILTER };
+         O_BKG_BOX, O_BKG_FILTER, O_MEMORY_LIMIT };
   static const struct option options[] = {
     { "backend", required_argument, NULL, O_BACKEND },
     { "clip-kappa", required_argument, NULL, O_KAPPA },
@@ -104,6 +108,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
     { "bkg-box", required_argument, NULL, O_BKG_BOX },
     { "bkg-filter", required_argument, NULL, O_BKG_FILTER },
     { "rms", required_argument, NULL, O_RMS },
+    { "memory-limit", required_argument, NULL, O_MEMORY_LIMIT },
     CLI_IMAGE_OPTIONS,
     { NULL, 0, NULL, 0 },
   };
@@ -166,6 +171,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
           ret = cli_parse_int_to ("--bkg-filter", optarg, 1, 1023, &a->params.bkg_filter);
           break;
         case O_RMS: a->rms = optarg; break;
+        case O_MEMORY_LIMIT: ret = cli_parse_size ("--memory-limit", optarg, &a->memory_limit); break;
         case O_CSV: a->csv = optarg; break;
         case O_ECSV: a->ecsv = optarg; break;
         case O_REGIONS: a->regions = optarg; break;
@@ -202,6 +208,12 @@ parse_find_args (int argc, char **argv, FindArgs *a)
   if (a->method != SKY_METHOD_LOCAL && (a->bkg != NULL || a->rms != NULL))
     {
       cli_error ("--bkg, --rms: maps for the local method; add --method local");
+      return CLI_EXIT_USAGE;
+    }
+  if (a->memory_limit > 0
+      && (a->method != SKY_METHOD_LESSON || strcmp (a->backend, "cpu") != 0 || a->smooth != NULL))
+    {
+      cli_error ("--memory-limit: runs the global method on the CPU backend, without --smooth");
       return CLI_EXIT_USAGE;
     }
   if (a->smooth != NULL && a->method != SKY_METHOD_LOCAL && strcmp (a->backend, "cpu") != 0)
@@ -407,9 +419,9 @@ cli_find (int argc, char **argv)
   SkyStages cpu = { 0 };
   CliLocalInputs local = { 0 };
   const SkyResult *res = &cpu.result;
-  double t0, load_ms;
+  double start = sky_now_ms (), t0, load_ms = 0;
   int ret = parse_find_args (argc, argv, &a);
-  int want_cpu, want_gpu, gpu_ok = 0, local_gpu = 0;
+  int want_cpu, want_gpu, gpu_ok = 0, local_gpu = 0, tiled = 0;
   char gpu_why[512] = "";
 #ifdef SKYSIFT_HAVE_CUDA
   CliGpuRun gpu_run = { 0 };
@@ -435,12 +447,25 @@ cli_find (int argc, char **argv)
     }
 
   t0 = sky_now_ms ();
-  if (sky_image_load (a.image, &a.load, &img) != SKY_OK)
+  if (a.memory_limit > 0)
+    {
+      /* A tiled run opens the image without its pixels: the load is the
+       * header, and the steps read the pixels. */
+      double t_run = 0;
+      ret = cli_find_tiled (a.image, &a.load, &a.params, a.memory_limit, &img, &cpu.result,
+                            &tiled);
+      if (ret != 0)
+        goto exit;
+      t_run = cpu.result.times.total;
+      load_ms = sky_now_ms () - t0 - t_run;
+    }
+  if (!tiled && sky_image_load (a.image, &a.load, &img) != SKY_OK)
     {
       cli_error ("%s", sky_last_error ());
       return CLI_EXIT_FAILURE;
     }
-  load_ms = sky_now_ms () - t0;
+  if (!tiled)
+    load_ms = sky_now_ms () - t0;
 
   ret = CLI_EXIT_FAILURE;
   if (a.method == SKY_METHOD_LOCAL)
@@ -484,7 +509,8 @@ cli_find (int argc, char **argv)
       gpu_ok = 0;
       want_cpu = 1;   /* the results are the runner's, in cpu */
     }
-  else if (want_cpu && run_steps (&a, &img, detect, &local, SKY_BACKEND_CPU, &cpu) != 0)
+  else if (want_cpu && !tiled
+           && run_steps (&a, &img, detect, &local, SKY_BACKEND_CPU, &cpu) != 0)
     goto exit;
   if (a.method == SKY_METHOD_LESSON && want_cpu)
     cli_warn_global (&a.params, &img, res);
@@ -533,7 +559,7 @@ cli_find (int argc, char **argv)
       /* What ran: a GPU that failed leaves the CPU's results. */
       SkyRunInfo info = { &img, &a.params,
                           (want_gpu && !gpu_ok && !local_gpu) ? "cpu" : a.backend, load_ms,
-                          a.repeat, NULL, a.smooth, 0 };
+                          a.repeat, NULL, a.smooth, 0, sky_now_ms () - start };
       if (local_gpu)
         {
           info.gpu = &cpu.gpu_times;

@@ -39,4 +39,15 @@ void cli_print_local (const CliLocalArgs *a, const SkyParams *params, const SkyR
  * the clipped median or one source covers most of the image. */
 void cli_warn_global (const SkyParams *params, const SkyImage *img, const SkyResult *res);
 
+/* --memory-limit: "2G", "512M", "1.5G", or bytes. */
+int cli_parse_size (const char *option, const char *text, int64_t *bytes);
+
+/* The global method on the CPU within limit bytes (cli-find-tiled.c): where
+ * the whole-image run would need more, the image is opened without its
+ * pixels (img), run in bands into res and *tiled set; otherwise, or for a
+ * compressed image, nothing is done and the caller loads it whole. 0, or
+ * an exit status with the error printed. */
+int cli_find_tiled (const char *image, const SkyLoadOptions *load, const SkyParams *params,
+                    int64_t limit, SkyImage *img, SkyResult *res, int *tiled);
+
 #endif

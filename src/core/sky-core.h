@@ -85,6 +85,20 @@ typedef struct SkyLoadOptions {
  * *out is left empty and sky_last_error() says why, naming the file. */
 int sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out);
 
+/* A plane left in its file and read in parts, for an image larger than
+ * memory allows: open fills img as sky_image_load does but for the pixels
+ * (pixels NULL, nblank and ninf 0) and works only where the plane is
+ * uncompressed (SKY_ERR_ARGUMENT otherwise); read converts n pixels from
+ * pixel first on (raster order) into out exactly as the loader does, on
+ * nthreads threads (0: every core), and adds the infinities to *ninf (if
+ * not NULL). Each read reopens the file: a part is best a few MiB. */
+typedef struct SkyPlaneFile SkyPlaneFile;
+int sky_plane_file_open (const char *path, const SkyLoadOptions *opts, SkyImage *img,
+                         SkyPlaneFile **out);
+int sky_plane_file_read (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads, float *out,
+                         int64_t *ninf);
+void sky_plane_file_close (SkyPlaneFile *f);
+
 /* Makes an image of nx by ny zero pixels with no header (tests, synth). */
 int sky_image_alloc (SkyImage *img, int64_t nx, int64_t ny);
 
@@ -318,6 +332,8 @@ typedef struct SkyRunInfo {
    * run them all (the local method's background alone, the CPU the rest);
    * 0: the backend's. */
   unsigned gpu_steps;
+  double wall_ms;       /* from the command's start to its outputs written (JSON
+                         * excepted), as "wall_ms"; 0: not written */
 } SkyRunInfo;
 
 /* Writes the run summary as JSON (image, shape, nblank, clipped statistics,
@@ -364,6 +380,12 @@ void sky_wcs_free (SkyWcs *wcs);
  * SKY_ERR_ARGUMENT. wcslib keeps scratch state in the WCS, so one SkyWcs
  * must not be used by two threads at once: give each thread its own. */
 int sky_wcs_pix2world (SkyWcs *wcs, double x, double y, double *lng, double *lat);
+
+/* World to pixel, the inverse of sky_wcs_pix2world: lng, lat in degrees
+ * in the WCS's own system, x, y skysift's 0-based pixels. NaN and
+ * SKY_ERR_ARGUMENT where the projection has no pixel for the position
+ * (the far side of a SIN or TAN sphere). Same threading rule. */
+int sky_wcs_world2pix (SkyWcs *wcs, double lng, double lat, double *x, double *y);
 
 /* The same for n pixels; returns how many had a world position. */
 int64_t sky_wcs_pix2world_n (SkyWcs *wcs, int64_t n, const double *x, const double *y,
@@ -646,6 +668,9 @@ int sky_kernel_gaussian (SkyKernel *k, double sigma, int size);
 int sky_kernel_box (SkyKernel *k, int size);
 
 /* "lesson", "gauss:SIGMA[:SIZE]" or "box:SIZE"; a message names the spec. */
+/* The coordinate grid and contours. */
+#include "sky-geometry.h"
+
 int sky_kernel_parse (SkyKernel *k, const char *spec);
 
 /* The image's beam on its pixel grid: Gaussian sigmas of the major and

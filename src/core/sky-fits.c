@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* FITS loading with cfitsio: one image plane as float32 in FITS row order,
  * blanks as NaN, and the header values later steps need. */
-#include "sky-core.h"
+#include "sky-fits-private.h"
 
 #include <errno.h>
 #include <fitsio.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,9 @@
 #include <unistd.h>
 
 #define SKY_MAX_AXES 9
+
+/* cfitsio's mark for "no BLANK keyword" (fitsio2.h, which is not public). */
+#define SKY_CFITSIO_NULL_UNDEFINED 1234554321
 
 typedef struct {
   int naxis;
@@ -237,10 +241,12 @@ fits_bytes (fitsfile *fptr, const char *path, const struct stat *st)
                                      : (long long) st->st_size;
 }
 
-/* Refuses an image that cannot fit in memory, or whose data the file does
- * not hold, before anything large is allocated. */
+/* Refuses an image that cannot fit in memory (where it is to be held
+ * whole), or whose data the file does not hold, before anything large is
+ * allocated. */
 static int
-check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx, int64_t ny)
+check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx, int64_t ny,
+            int whole)
 {
   uint64_t bytes = (uint64_t) nx * (uint64_t) ny * sizeof (float);
   uint64_t memory = physical_memory ();
@@ -248,7 +254,7 @@ check_size (fitsfile *fptr, const char *path, const HduShape *shape, int64_t nx,
   int status = 0;
   struct stat st;
 
-  if (memory > 0 && bytes > memory)
+  if (whole && memory > 0 && bytes > memory)
     return sky_fail (SKY_ERR_SIZE,
                      "%s: a %lld x %lld plane needs %.1f GiB, more than this machine's %.1f GiB",
                      path, (long long) nx, (long long) ny, bytes / 1073741824.0,
@@ -416,6 +422,68 @@ read_compressed_plane (fitsfile *fptr, const char *path, long long first_pixel[]
   return ret;
 }
 
+/* Whether the plane is read by sky_fits_read_raw_plane rather than by
+ * cfitsio: a plain (not tile-compressed) HDU of a regular file that is not
+ * a compressed stream (cfitsio holds those decompressed in memory).
+ * SKYSIFT_FITS_READER=cfitsio sends every plane through cfitsio, so that
+ * tests and benchmarks can compare the two readers. */
+static int
+reads_raw (const char *path, const HduShape *shape)
+{
+  const char *forced = getenv ("SKYSIFT_FITS_READER");
+  struct stat st;
+
+  if (forced != NULL && strcmp (forced, "cfitsio") == 0)
+    return 0;
+  if (shape->compressed || stat (path, &st) != 0 || !S_ISREG (st.st_mode))
+    return 0;
+  return !is_compressed_stream (path);
+}
+
+/* Reads the plane as cfitsio's fits_read_pixll to float would, with the
+ * BSCALE, BZERO and BLANK cfitsio found in the header: cfitsio holds an
+ * image as a table of two columns, the group parameters and the array, and
+ * the array's column carries them (fitscore.c, ffpinit). Which BLANK
+ * values it checks follows ffgcle (getcole.c): none where the header has
+ * none or where the value cannot occur in the data type; a 32-bit
+ * image compares its BLANK narrowed to 32 bits. */
+static int
+raw_plane_of (fitsfile *fptr, const char *path, const HduShape *shape, int64_t plane,
+              int64_t npixels, SkyFitsRawPlane *raw)
+{
+  LONGLONG header_start, data_start, data_end;
+  int status = 0;
+  const tcolumn *column = fptr->Fptr->tableptr + 1;
+
+  memset (raw, 0, sizeof *raw);
+  if (fits_get_hduaddrll (fptr, &header_start, &data_start, &data_end, &status))
+    return fits_failure (SKY_ERR_FORMAT, path, status, "cannot locate the data");
+  raw->bitpix = shape->bitpix;
+  raw->npixels = npixels;
+  raw->offset = data_start + column->tbcol + plane * npixels * (abs (shape->bitpix) / 8);
+  raw->scale = column->tscale;
+  raw->zero = column->tzero;
+  raw->blank = column->tnull;
+  raw->check_blank = shape->bitpix > 0 && column->tnull != SKY_CFITSIO_NULL_UNDEFINED;
+  if (shape->bitpix == 16 && (column->tnull > SHRT_MAX || column->tnull < SHRT_MIN))
+    raw->check_blank = 0;
+  if (shape->bitpix == 8 && (column->tnull > 255 || column->tnull < 0))
+    raw->check_blank = 0;
+  return SKY_OK;
+}
+
+static int
+read_plane_raw (fitsfile *fptr, const char *path, const HduShape *shape, int64_t plane,
+                SkyImage *out)
+{
+  SkyFitsRawPlane raw;
+  int ret = raw_plane_of (fptr, path, shape, plane, out->nx * out->ny, &raw);
+
+  if (ret != SKY_OK)
+    return ret;
+  return sky_fits_read_raw_plane (path, &raw, 0, out->pixels, &out->nblank, &out->ninf);
+}
+
 /* Whether anything follows the primary HDU: only extensions can be
  * tile-compressed images, and only those need the guarded walk below. */
 static int
@@ -467,11 +535,13 @@ walk_headers_in_child (const char *path, const SkyLoadOptions *opts)
   return SKY_OK;
 }
 
-/* Opens path and finds the plane to read: the checks every reader shares.
- * On success *fptr is open and the caller closes it. */
+/* Opens path and finds the plane to read: the checks every reader shares
+ * (whole: the plane is to be held in memory whole). On success *fptr is
+ * open and the caller closes it. */
 static int
 open_plane (const char *path, const SkyLoadOptions *opts, fitsfile **fptr, HduShape *shape,
-            int *hdu, int64_t *nx, int64_t *ny, int64_t *nplanes, long long first_pixel[])
+            int *hdu, int64_t *nx, int64_t *ny, int64_t *nplanes, long long first_pixel[],
+            int whole)
 {
   int status = 0, ret;
   struct stat st;
@@ -512,7 +582,7 @@ open_plane (const char *path, const SkyLoadOptions *opts, fitsfile **fptr, HduSh
   if (ret == SKY_OK)
     ret = check_shape (path, shape, opts->plane, nx, ny, nplanes, first_pixel);
   if (ret == SKY_OK)
-    ret = check_size (*fptr, path, shape, *nx, *ny);
+    ret = check_size (*fptr, path, shape, *nx, *ny, whole);
   if (ret != SKY_OK)
     {
       status = 0;
@@ -536,7 +606,7 @@ sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out)
   memset (out, 0, sizeof *out);
   if (opts == NULL)
     opts = &defaults;
-  ret = open_plane (path, opts, &fptr, &shape, &hdu, &nx, &ny, &nplanes, first_pixel);
+  ret = open_plane (path, opts, &fptr, &shape, &hdu, &nx, &ny, &nplanes, first_pixel, 1);
   if (ret != SKY_OK)
     goto exit;
 
@@ -558,21 +628,31 @@ sky_image_load (const char *path, const SkyLoadOptions *opts, SkyImage *out)
    * images are read without that check: it tests only the exponent, so it
    * would turn +-Inf into nulval as well and ninf could never be counted;
    * NaN and Inf come through as they are and mark_blanks sorts them out. */
-  if (shape.compressed)
+  if (reads_raw (path, &shape))
     {
-      ret = read_compressed_plane (fptr, path, first_pixel, nx * ny, shape.bitpix < 0,
-                                   out->pixels);
+      /* Converts, makes +-Inf NaN and counts the blanks as it reads. */
+      ret = read_plane_raw (fptr, path, &shape, opts->plane, out);
       if (ret != SKY_OK)
         goto exit;
     }
-  else if (fits_read_pixll (fptr, TFLOAT, first_pixel, nx * ny,
-                            shape.bitpix < 0 ? NULL : &nulval, out->pixels, &anynul, &status))
+  else
     {
-      ret = fits_failure (SKY_ERR_FORMAT, path, status, "cannot read the pixels");
-      goto exit;
+      if (shape.compressed)
+        {
+          ret = read_compressed_plane (fptr, path, first_pixel, nx * ny, shape.bitpix < 0,
+                                       out->pixels);
+          if (ret != SKY_OK)
+            goto exit;
+        }
+      else if (fits_read_pixll (fptr, TFLOAT, first_pixel, nx * ny,
+                                shape.bitpix < 0 ? NULL : &nulval, out->pixels, &anynul,
+                                &status))
+        {
+          ret = fits_failure (SKY_ERR_FORMAT, path, status, "cannot read the pixels");
+          goto exit;
+        }
+      mark_blanks (out);
     }
-
-  mark_blanks (out);
   if (out->nblank == nx * ny)
     {
       ret = sky_fail (SKY_ERR_EMPTY, "%s: every pixel of HDU %d plane %lld is blank", path, hdu,
@@ -612,7 +692,7 @@ sky_fits_read_plane_f64 (const char *path, int64_t *nx, int64_t *ny, double **da
   double nulval = NAN;
 
   *data = NULL;
-  ret = open_plane (path, &opts, &fptr, &shape, &hdu, nx, ny, &nplanes, first_pixel);
+  ret = open_plane (path, &opts, &fptr, &shape, &hdu, nx, ny, &nplanes, first_pixel, 1);
   if (ret != SKY_OK)
     return ret;
   *data = malloc ((size_t) (*nx * *ny) * sizeof **data);
@@ -646,7 +726,7 @@ sky_fits_read_header (const char *path, char **cards, int *ncards, int *hdu, int
 
   *cards = NULL;
   *ncards = 0;
-  ret = open_plane (path, &opts, &fptr, &shape, hdu, &nx, &ny, &nplanes, first_pixel);
+  ret = open_plane (path, &opts, &fptr, &shape, hdu, &nx, &ny, &nplanes, first_pixel, 1);
   if (ret != SKY_OK)
     return ret;
   memset (&img, 0, sizeof img);
@@ -660,4 +740,87 @@ sky_fits_read_header (const char *path, char **cards, int *ncards, int *hdu, int
   *ncards = img.nheader_cards;
   *naxis = shape.naxis;
   return SKY_OK;
+}
+
+struct SkyPlaneFile {
+  char *path;
+  SkyFitsRawPlane raw;  /* the whole plane */
+};
+
+int
+sky_plane_file_open (const char *path, const SkyLoadOptions *opts, SkyImage *img,
+                     SkyPlaneFile **out)
+{
+  SkyLoadOptions defaults = { 0, 0 };
+  SkyPlaneFile *f = NULL;
+  fitsfile *fptr = NULL;
+  HduShape shape;
+  long long first_pixel[SKY_MAX_AXES];
+  int64_t nx = 0, ny = 0, nplanes = 0;
+  int hdu = 0, ret;
+
+  memset (img, 0, sizeof *img);
+  *out = NULL;
+  if (opts == NULL)
+    opts = &defaults;
+  ret = open_plane (path, opts, &fptr, &shape, &hdu, &nx, &ny, &nplanes, first_pixel, 0);
+  if (ret != SKY_OK)
+    return ret;
+  if (shape.compressed || is_compressed_stream (path))
+    ret = sky_fail (SKY_ERR_ARGUMENT, "%s: only an uncompressed image can be read in parts "
+                    "(this one is compressed)", path);
+  else if ((f = calloc (1, sizeof *f)) == NULL || (f->path = strdup (path)) == NULL
+           || (img->path = strdup (path)) == NULL)
+    ret = sky_fail (SKY_ERR_MEMORY, "%s: out of memory", path);
+  else
+    ret = raw_plane_of (fptr, path, &shape, opts->plane, nx * ny, &f->raw);
+  if (ret == SKY_OK)
+    {
+      read_header_values (fptr, img);
+      img->nx = nx;
+      img->ny = ny;
+      img->hdu = hdu;
+      img->plane = opts->plane;
+      img->nplanes = nplanes;
+      img->bitpix = shape.bitpix;
+      *out = f;
+      f = NULL;
+    }
+  {
+    int close_status = 0;
+    fits_close_file (fptr, &close_status);
+  }
+  fits_clear_errmsg ();
+  sky_plane_file_close (f);
+  if (ret != SKY_OK)
+    sky_image_clear (img);
+  return ret;
+}
+
+int
+sky_plane_file_read (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads, float *out,
+                     int64_t *ninf)
+{
+  SkyFitsRawPlane part = f->raw;
+  int64_t nblank = 0, ninf_part = 0;
+  int ret;
+
+  if (first < 0 || n < 0 || first + n > f->raw.npixels)
+    return sky_fail (SKY_ERR_ARGUMENT, "%s: pixels %lld to %lld are not in the plane",
+                     f->path, (long long) first, (long long) (first + n));
+  part.offset += first * (abs (part.bitpix) / 8);
+  part.npixels = n;
+  ret = sky_fits_read_raw_plane (f->path, &part, nthreads, out, &nblank, &ninf_part);
+  if (ret == SKY_OK && ninf != NULL)
+    *ninf += ninf_part;
+  return ret;
+}
+
+void
+sky_plane_file_close (SkyPlaneFile *f)
+{
+  if (f == NULL)
+    return;
+  free (f->path);
+  free (f);
 }

@@ -128,6 +128,12 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
       json_number (out.fp, res->catalogue.sum[top[i]]);
     }
   fprintf (out.fp, "],\n  \"repeat\": %d,\n", info->repeat);
+  if (info->wall_ms > 0)
+    {
+      fputs ("  \"wall_ms\": ", out.fp);
+      json_number (out.fp, info->wall_ms);
+      fputs (",\n", out.fp);
+    }
   fputs ("  \"times_ms\": {", out.fp);
   if (info->gpu == NULL || info->backend == NULL || strcmp (info->backend, "gpu") != 0
       || info->gpu_steps != 0)

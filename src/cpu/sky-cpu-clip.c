@@ -14,6 +14,7 @@
 #include "sky-cpu.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,9 @@ typedef struct {
 } Moments;
 
 typedef struct {
-  const float *pixels;
+  const float *pixels;  /* the image, or NULL: read from source */
+  const SkyPixelSource *source;
+  atomic_int read_status; /* the first failed read's status, else SKY_OK */
   int64_t npixels;
   int ntasks;
   double shift;         /* near the median, so sums of squares keep precision */
@@ -53,7 +56,20 @@ typedef struct {
   uint8_t *wanted;      /* [bucket]: to be fetched by the next pass */
   float **chunks;       /* storage of each fetch, freed at the end */
   int nchunks;
+  /* Read from a source, a bucket's values are never fetched (that would
+   * hold a share of the image): one read counts its pixels by their low
+   * key bits instead, and one key is one value, so the bucket becomes its
+   * distinct values in order, each with its end rank inside the bucket. */
+  float **dvalue;       /* [bucket]: distinct values ascending, NULL until counted */
+  int64_t **dend;       /* [bucket]: end (exclusive) of each within the bucket */
+  int64_t *ndistinct;   /* [bucket] */
+  _Atomic uint64_t **low; /* [bucket]: counts by low key bits while counting */
 } Buckets;
+
+/* Buckets counted around a needed one from a source: each costs 8 MiB
+ * while its read lasts. */
+#define SOURCE_WINDOW 1
+#define LOW_KEYS (1 << BUCKET_SHIFT)
 
 static inline int
 bucket_of_value (double v)
@@ -68,18 +84,17 @@ task_range (const Buckets *b, int task, int64_t *start, int64_t *end)
   *end = b->npixels * (task + 1) / b->ntasks;
 }
 
+/* Pixels [start, end) of a task, which pixels holds from pixel first on. */
 static void
-count_task (void *ctx, int task)
+count_range (Buckets *b, Moments *m, const float *pixels, int64_t first, int64_t start,
+             int64_t end)
 {
-  Buckets *b = ctx;
-  Moments *m = b->task_moments + (size_t) task * LANES * NBUCKETS;
   const double shift = b->shift;
-  int64_t start, end;
 
-  task_range (b, task, &start, &end);
+  pixels -= first;
   for (int64_t i = start; i < end; i++)
     {
-      float v = b->pixels[i];
+      float v = pixels[i];
       if (!isnan (v))
         {
           Moments *k = &m[(i & (LANES - 1)) * NBUCKETS + (sky_float_key (v) >> BUCKET_SHIFT)];
@@ -92,17 +107,15 @@ count_task (void *ctx, int task)
 }
 
 static void
-fetch_task (void *ctx, int task)
+fetch_range (Buckets *b, int64_t *cursor, const float *pixels, int64_t first, int64_t start,
+             int64_t end)
 {
-  Buckets *b = ctx;
-  int64_t *cursor = b->task_counts + (size_t) task * NBUCKETS;
   const uint8_t *wanted = b->wanted;
-  int64_t start, end;
 
-  task_range (b, task, &start, &end);
+  pixels -= first;
   for (int64_t i = start; i < end; i++)
     {
-      float v = b->pixels[i];
+      float v = pixels[i];
       int k;
       if (isnan (v))
         continue;
@@ -110,6 +123,172 @@ fetch_task (void *ctx, int task)
       if (wanted[k])
         b->values[k][cursor[k]++] = v;
     }
+}
+
+/* Runs range over a task's pixels: in place, or read from the source a
+ * chunk at a time into the task's own buffer, in the same order, so that
+ * every sum is the same as over the image in memory. */
+static void
+task_pixels (Buckets *b, int task,
+             void (*range) (Buckets *, void *, const float *, int64_t, int64_t, int64_t),
+             void *acc)
+{
+  int64_t start, end;
+  float *buf;
+
+  task_range (b, task, &start, &end);
+  if (b->pixels != NULL)
+    {
+      range (b, acc, b->pixels, 0, start, end);
+      return;
+    }
+  buf = malloc ((size_t) b->source->chunk * sizeof *buf);
+  if (buf == NULL)
+    {
+      int ok = SKY_OK;
+      atomic_compare_exchange_strong (&b->read_status, &ok, SKY_ERR_MEMORY);
+      return;
+    }
+  for (int64_t at = start; at < end && atomic_load (&b->read_status) == SKY_OK;
+       at += b->source->chunk)
+    {
+      int64_t n = end - at < b->source->chunk ? end - at : b->source->chunk;
+      int ret = b->source->read (b->source->ctx, at, n, 1, buf, NULL);
+      if (ret != SKY_OK)
+        {
+          int ok = SKY_OK;
+          atomic_compare_exchange_strong (&b->read_status, &ok, ret);
+          break;
+        }
+      range (b, acc, buf, at, at, at + n);
+    }
+  free (buf);
+}
+
+static void
+count_range_any (Buckets *b, void *acc, const float *pixels, int64_t first, int64_t start,
+                 int64_t end)
+{
+  count_range (b, acc, pixels, first, start, end);
+}
+
+static void
+fetch_range_any (Buckets *b, void *acc, const float *pixels, int64_t first, int64_t start,
+                 int64_t end)
+{
+  fetch_range (b, acc, pixels, first, start, end);
+}
+
+static void
+count_task (void *ctx, int task)
+{
+  Buckets *b = ctx;
+
+  task_pixels (b, task, count_range_any, b->task_moments + (size_t) task * LANES * NBUCKETS);
+}
+
+static void
+fetch_task (void *ctx, int task)
+{
+  Buckets *b = ctx;
+
+  task_pixels (b, task, fetch_range_any, b->task_counts + (size_t) task * NBUCKETS);
+}
+
+static void
+refine_range (Buckets *b, void *acc, const float *pixels, int64_t first, int64_t start,
+              int64_t end)
+{
+  (void) acc;
+  pixels -= first;
+  for (int64_t i = start; i < end; i++)
+    {
+      float v = pixels[i];
+      uint32_t key;
+      if (isnan (v))
+        continue;
+      key = sky_float_key (v);
+      if (b->wanted[key >> BUCKET_SHIFT])
+        atomic_fetch_add_explicit (&b->low[key >> BUCKET_SHIFT][key & (LOW_KEYS - 1)], 1,
+                                   memory_order_relaxed);
+    }
+}
+
+static void
+refine_task (void *ctx, int task)
+{
+  task_pixels (ctx, task, refine_range, NULL);
+}
+
+/* Counts every wanted bucket by its low key bits in one read of the
+ * source, and keeps each as its distinct values and their end ranks. */
+static int
+refine_wanted (Buckets *b)
+{
+  int ret = SKY_OK;
+
+  for (int k = 0; k < NBUCKETS && ret == SKY_OK; k++)
+    if (b->wanted[k] && (b->low[k] = calloc (LOW_KEYS, sizeof **b->low)) == NULL)
+      ret = sky_fail (SKY_ERR_MEMORY, "clip: no memory to count a bucket");
+  if (ret == SKY_OK)
+    {
+      sky_parallel_for (b->ntasks, b->ntasks, refine_task, b);
+      ret = atomic_load (&b->read_status);
+    }
+  for (int k = 0; k < NBUCKETS; k++)
+    {
+      int64_t n = 0, at = 0;
+      if (!b->wanted[k])
+        continue;
+      b->wanted[k] = 0;
+      if (ret != SKY_OK || b->low[k] == NULL)
+        {
+          free (b->low[k]);
+          b->low[k] = NULL;
+          continue;
+        }
+      for (int64_t j = 0; j < LOW_KEYS; j++)
+        n += atomic_load_explicit (&b->low[k][j], memory_order_relaxed) > 0;
+      b->dvalue[k] = malloc ((size_t) (n > 0 ? n : 1) * sizeof **b->dvalue);
+      b->dend[k] = malloc ((size_t) (n > 0 ? n : 1) * sizeof **b->dend);
+      if (b->dvalue[k] == NULL || b->dend[k] == NULL)
+        ret = sky_fail (SKY_ERR_MEMORY, "clip: no memory for a bucket's values");
+      else
+        {
+          int64_t d = 0;
+          for (int64_t j = 0; j < LOW_KEYS; j++)
+            {
+              uint64_t c = atomic_load_explicit (&b->low[k][j], memory_order_relaxed);
+              if (c == 0)
+                continue;
+              at += (int64_t) c;
+              b->dvalue[k][d] = sky_key_float (((uint32_t) k << BUCKET_SHIFT) | (uint32_t) j);
+              b->dend[k][d] = at;
+              d++;
+            }
+          b->ndistinct[k] = n;
+        }
+      free (b->low[k]);
+      b->low[k] = NULL;
+    }
+  return ret;
+}
+
+/* Index of the first distinct value of bucket k whose end passes offset. */
+static int64_t
+distinct_at (const Buckets *b, int k, int64_t offset)
+{
+  int64_t lo = 0, hi = b->ndistinct[k] - 1;
+
+  while (lo < hi)
+    {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (b->dend[k][mid] > offset)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  return lo;
 }
 
 /* Fetches every wanted bucket from the image in one parallel pass. */
@@ -151,6 +330,8 @@ fetch_wanted (Buckets *b)
         }
     }
   sky_parallel_for (b->ntasks, b->ntasks, fetch_task, b);
+  if (atomic_load (&b->read_status) != SKY_OK)
+    return atomic_load (&b->read_status);
 
   /* Restore the per-task counts for the next fetch. */
   for (int k = 0; k < NBUCKETS; k++)
@@ -171,8 +352,11 @@ fetch_wanted (Buckets *b)
 static void
 want_window (Buckets *b, int k, int window)
 {
+  if (b->pixels == NULL && window > SOURCE_WINDOW)
+    window = SOURCE_WINDOW;
   for (int j = k - window; j <= k + window; j++)
-    if (j >= 0 && j < NBUCKETS && b->values[j] == NULL && b->moments[j].count > 0)
+    if (j >= 0 && j < NBUCKETS && b->values[j] == NULL && b->moments[j].count > 0
+        && (b->dvalue == NULL || b->dvalue[j] == NULL))
       b->wanted[j] = 1;
 }
 
@@ -219,6 +403,13 @@ need_bucket (Buckets *b, int k)
 {
   int ret;
 
+  if (b->pixels == NULL)
+    {
+      if (b->dvalue[k] != NULL)
+        return SKY_OK;
+      want_window (b, k, BOUND_WINDOW);
+      return refine_wanted (b);
+    }
   if (b->values[k] == NULL)
     {
       want_window (b, k, BOUND_WINDOW);
@@ -257,7 +448,9 @@ value_at (Buckets *b, int64_t r, double *value)
   int k = bucket_of_rank (b, r);
   int ret = need_bucket (b, k);
 
-  if (ret == SKY_OK)
+  if (ret == SKY_OK && b->pixels == NULL)
+    *value = b->dvalue[k][distinct_at (b, k, r - b->rank[k])];
+  else if (ret == SKY_OK)
     *value = b->values[k][r - b->rank[k]];
   return ret;
 }
@@ -292,9 +485,27 @@ first_beyond (Buckets *b, int64_t first, int64_t last, double bound, int inclusi
     }
   if ((ret = need_bucket (b, k)) != SKY_OK)
     return ret;
-  v = b->values[k] - b->rank[k]; /* indexed by rank */
   lo = b->rank[k] > first ? b->rank[k] : first;
   hi = b->rank[k + 1] < last ? b->rank[k + 1] : last;
+  if (b->pixels == NULL)
+    {
+      /* The first distinct value beyond the bound starts the answer over
+       * the whole bucket; the search over [lo, hi) is that, clamped. */
+      int64_t dlo = 0, dhi = b->ndistinct[k], at;
+      while (dlo < dhi)
+        {
+          int64_t mid = dlo + (dhi - dlo) / 2;
+          double x = b->dvalue[k][mid];
+          if (inclusive ? x >= bound : x > bound)
+            dhi = mid;
+          else
+            dlo = mid + 1;
+        }
+      at = b->rank[k] + (dlo > 0 ? b->dend[k][dlo - 1] : 0);
+      *pos = at < lo ? lo : at > hi ? hi : at;
+      return SKY_OK;
+    }
+  v = b->values[k] - b->rank[k]; /* indexed by rank */
   while (lo < hi)
     {
       int64_t mid = lo + (hi - lo) / 2;
@@ -323,6 +534,22 @@ add_ranks (Buckets *b, int k, int64_t start, int64_t end, double *s, double *s2)
     }
   if ((ret = need_bucket (b, k)) != SKY_OK)
     return ret;
+  if (b->pixels == NULL)
+    {
+      /* Value by value in rank order, as over the sorted values. */
+      int64_t r = start;
+      for (int64_t j = distinct_at (b, k, start - b->rank[k]); r < end; j++)
+        {
+          double d = (double) b->dvalue[k][j] - b->shift;
+          int64_t stop = b->rank[k] + b->dend[k][j] < end ? b->rank[k] + b->dend[k][j] : end;
+          for (; r < stop; r++)
+            {
+              *s += d;
+              *s2 += d * d;
+            }
+        }
+      return SKY_OK;
+    }
   v = b->values[k] - b->rank[k];
   for (int64_t r = start; r < end; r++)
     {
@@ -385,14 +612,23 @@ compare_floats (const void *a, const void *b)
 /* The median of an even sample of the image: any value near the bulk of
  * the pixels keeps the sums of squares about it precise. */
 static double
-sample_shift (const float *pixels, int64_t n)
+sample_shift (Buckets *b)
 {
   float sample[SAMPLE];
   int m = 0;
 
   for (int i = 0; i < SAMPLE; i++)
     {
-      float v = pixels[(int64_t) ((double) n * i / SAMPLE)];
+      int64_t at = (int64_t) ((double) b->npixels * i / SAMPLE);
+      float v;
+      if (b->pixels != NULL)
+        v = b->pixels[at];
+      else if (b->source->read (b->source->ctx, at, 1, 1, &v, NULL) != SKY_OK)
+        {
+          int ok = SKY_OK;
+          atomic_compare_exchange_strong (&b->read_status, &ok, SKY_ERR_IO);
+          return 0.0;
+        }
       if (!isnan (v))
         sample[m++] = v;
     }
@@ -402,19 +638,24 @@ sample_shift (const float *pixels, int64_t n)
   return sample[m / 2];
 }
 
+/* Either img (in memory) or src (read on demand) gives the pixels. */
 static int
-count_buckets (Buckets *b, const SkyImage *img, int nthreads)
+count_buckets (Buckets *b, const SkyImage *img, const SkyPixelSource *src, int nthreads)
 {
   size_t per_task = (size_t) LANES * NBUCKETS;
 
-  b->pixels = img->pixels;
-  b->npixels = img->nx * img->ny;
+  b->pixels = img != NULL ? img->pixels : NULL;
+  b->source = src;
+  atomic_init (&b->read_status, SKY_OK);
+  b->npixels = img != NULL ? img->nx * img->ny : src->nx * src->ny;
   b->ntasks = nthreads <= 0 ? sky_default_threads () : nthreads;
   if (b->ntasks > 64)
     b->ntasks = 64;
   if (b->npixels < 65536)
     b->ntasks = 1;
-  b->shift = sample_shift (b->pixels, b->npixels);
+  b->shift = sample_shift (b);
+  if (atomic_load (&b->read_status) != SKY_OK)
+    return atomic_load (&b->read_status);
 
   b->task_moments = calloc ((size_t) b->ntasks * per_task, sizeof *b->task_moments);
   b->task_counts = calloc ((size_t) b->ntasks * NBUCKETS, sizeof *b->task_counts);
@@ -422,12 +663,23 @@ count_buckets (Buckets *b, const SkyImage *img, int nthreads)
   b->rank = calloc (NBUCKETS + 1, sizeof *b->rank);
   b->values = calloc (NBUCKETS, sizeof *b->values);
   b->sorted = calloc (NBUCKETS, 1);
+  if (src != NULL)
+    {
+      b->dvalue = calloc (NBUCKETS, sizeof *b->dvalue);
+      b->dend = calloc (NBUCKETS, sizeof *b->dend);
+      b->ndistinct = calloc (NBUCKETS, sizeof *b->ndistinct);
+      b->low = calloc (NBUCKETS, sizeof *b->low);
+      if (!b->dvalue || !b->dend || !b->ndistinct || !b->low)
+        return sky_fail (SKY_ERR_MEMORY, "clip: out of memory");
+    }
   b->wanted = calloc (NBUCKETS, 1);
   if (!b->task_moments || !b->task_counts || !b->moments || !b->rank || !b->values
       || !b->sorted || !b->wanted)
     return sky_fail (SKY_ERR_MEMORY, "clip: out of memory");
 
   sky_parallel_for (b->ntasks, b->ntasks, count_task, b);
+  if (atomic_load (&b->read_status) != SKY_OK)
+    return atomic_load (&b->read_status);
 
   for (int t = 0; t < b->ntasks; t++)
     for (int lane = 0; lane < LANES; lane++)
@@ -459,6 +711,17 @@ free_buckets (Buckets *b)
   free (b->values);
   free (b->sorted);
   free (b->wanted);
+  for (int k = 0; k < NBUCKETS && b->dvalue != NULL; k++)
+    {
+      free (b->dvalue[k]);
+      free (b->dend[k]);
+    }
+  for (int k = 0; k < NBUCKETS && b->low != NULL; k++)
+    free (b->low[k]);
+  free (b->dvalue);
+  free (b->dend);
+  free (b->ndistinct);
+  free (b->low);
 }
 
 /* The open interval (lo, hi) of the pixels a pass keeps. A bound of zero
@@ -499,8 +762,9 @@ want_first_buckets (Buckets *b, double kappa)
   want_window (b, bucket_of_value (hi), BOUND_WINDOW);
 }
 
-int
-sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
+static int
+clip_pixels (const SkyImage *img, const SkyPixelSource *src, const SkyParams *params,
+             SkyClipStats *stats)
 {
   Buckets b = { 0 };
   int64_t first, last;
@@ -510,11 +774,11 @@ sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
   stats->median = stats->sigma = stats->mean = NAN;
   ret = sky_params_check (params);
   if (ret == SKY_OK)
-    ret = count_buckets (&b, img, params->nthreads);
+    ret = count_buckets (&b, img, src, params->nthreads);
   if (ret == SKY_OK)
     {
       want_first_buckets (&b, params->clip_kappa);
-      ret = fetch_wanted (&b);
+      ret = b.pixels != NULL ? fetch_wanted (&b) : refine_wanted (&b);
     }
   if (ret != SKY_OK)
     goto exit;
@@ -564,4 +828,16 @@ sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
 exit:
   free_buckets (&b);
   return ret;
+}
+
+int
+sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats)
+{
+  return clip_pixels (img, NULL, params, stats);
+}
+
+int
+sky_cpu_clip_source (const SkyPixelSource *src, const SkyParams *params, SkyClipStats *stats)
+{
+  return clip_pixels (NULL, src, params, stats);
 }

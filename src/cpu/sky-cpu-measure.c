@@ -274,3 +274,158 @@ exit:
     sky_catalogue_clear (cat);
   return ret;
 }
+
+/* ----------------------------------------------------------- row by row */
+
+/* sky_cpu_measure over rows given one at a time in raster order. The rows
+ * are cut into the bands sky_cpu_measure_rows would give its threads, and
+ * every sum is made in the order it makes them: a band adds the sources
+ * that start in it straight into the catalogue and the others into a
+ * table, which is added at the band's end (the bands are merged in row
+ * order there too, after all of them; per source the order is the same). */
+struct SkyMeasureStream {
+  Measure m;
+  int band;
+  int64_t band_end;       /* first row of the next band */
+  int32_t first_own;      /* the current band's first own label */
+  int32_t largest;        /* largest label in the rows so far */
+};
+
+static void
+stream_merge_foreign (SkyMeasureStream *s)
+{
+  Measure *m = &s->m;
+
+  for (int64_t slot = 0; slot < m->foreign_size; slot++)
+    if (m->foreign[0][slot].label != 0)
+      merge_partial (m, &m->foreign[0][slot]);
+  memset (m->foreign[0], 0, (size_t) m->foreign_size * sizeof (Partial));
+}
+
+int
+sky_measure_stream_new (int64_t nx, int64_t ny, int64_t nlabels, int nthreads,
+                        SkyCatalogue *cat, SkyMeasureStream **out)
+{
+  SkyMeasureStream *s = calloc (1, sizeof *s);
+  Measure *m;
+  int ret;
+
+  *out = NULL;
+  if (s == NULL)
+    return sky_fail (SKY_ERR_MEMORY, "measure: out of memory");
+  m = &s->m;
+  if ((ret = sky_catalogue_alloc (cat, nlabels)) != SKY_OK)
+    {
+      free (s);
+      return ret;
+    }
+  m->nx = nx;
+  m->ny = ny;
+  m->cat = cat;
+  /* The bands sky_cpu_measure_rows would make. */
+  m->nbands = nthreads <= 0 ? sky_default_threads () : nthreads;
+  if (m->nbands > ny)
+    m->nbands = (int) ny;
+  if (nx * ny < (1 << 18))
+    m->nbands = 1;
+  m->foreign_size = 16;
+  while (m->foreign_size < 2 * nx + 2)
+    m->foreign_size *= 2;
+  m->sum_x = calloc ((size_t) (nlabels > 0 ? nlabels : 1), sizeof *m->sum_x);
+  m->sum_y = calloc ((size_t) (nlabels > 0 ? nlabels : 1), sizeof *m->sum_y);
+  m->foreign = calloc (1, sizeof *m->foreign);
+  if (m->foreign != NULL)
+    m->foreign[0] = calloc ((size_t) m->foreign_size, sizeof (Partial));
+  if (!m->sum_x || !m->sum_y || !m->foreign || !m->foreign[0])
+    {
+      sky_measure_stream_free (s);
+      sky_catalogue_clear (cat);
+      return sky_fail (SKY_ERR_MEMORY, "measure: out of memory");
+    }
+  for (int64_t i = 0; i < nlabels; i++)
+    {
+      cat->peak[i] = -INFINITY;
+      cat->xmin[i] = cat->ymin[i] = INT32_MAX;
+      cat->xmax[i] = cat->ymax[i] = -1;
+    }
+  s->band = 0;
+  s->band_end = ny / m->nbands;
+  s->first_own = 1;
+  *out = s;
+  return SKY_OK;
+}
+
+void
+sky_measure_stream_row (SkyMeasureStream *s, int64_t y, const float *values,
+                        const int32_t *labels)
+{
+  Measure *m = &s->m;
+  SkyCatalogue *cat = m->cat;
+  int64_t nx = m->nx;
+
+  while (y >= s->band_end)
+    {
+      /* A new band: what started above it is foreign to it. */
+      stream_merge_foreign (s);
+      s->band++;
+      s->band_end = m->ny * (s->band + 1) / m->nbands;
+      s->first_own = s->largest + 1;
+    }
+  for (int64_t x = 0; x < nx; x++)
+    {
+      int32_t label = labels[x];
+      if (label == 0)
+        continue;
+      s->largest = label > s->largest ? label : s->largest;
+      float value = values[x];
+      double v = value;
+      if (label < s->first_own)
+        {
+          add_to_partial (foreign_slot (m, 0, label), v, value, (int32_t) x, (int32_t) y);
+          continue;
+        }
+      int64_t i = label - 1;
+      cat->npix[i]++;
+      cat->sum[i] += v;
+      m->sum_x[i] += v * x;
+      m->sum_y[i] += v * y;
+      if (value > cat->peak[i])
+        {
+          cat->peak[i] = value;
+          cat->peak_x[i] = (int32_t) x;
+          cat->peak_y[i] = (int32_t) y;
+        }
+      cat->xmin[i] = x < cat->xmin[i] ? (int32_t) x : cat->xmin[i];
+      cat->xmax[i] = x > cat->xmax[i] ? (int32_t) x : cat->xmax[i];
+      cat->ymin[i] = y < cat->ymin[i] ? (int32_t) y : cat->ymin[i];
+      cat->ymax[i] = y > cat->ymax[i] ? (int32_t) y : cat->ymax[i];
+    }
+}
+
+void
+sky_measure_stream_finish (SkyMeasureStream *s)
+{
+  Measure *m = &s->m;
+  SkyCatalogue *cat = m->cat;
+
+  stream_merge_foreign (s);
+  for (int64_t i = 0; i < cat->n; i++)
+    {
+      cat->x[i] = m->sum_x[i] / cat->sum[i];
+      cat->y[i] = m->sum_y[i] / cat->sum[i];
+    }
+  sky_measure_stream_free (s);
+}
+
+void
+sky_measure_stream_free (SkyMeasureStream *s)
+{
+  if (s == NULL)
+    return;
+  if (s->m.foreign != NULL)
+    free (s->m.foreign[0]);
+  free (s->m.foreign);
+  free (s->m.sum_x);
+  free (s->m.sum_y);
+  free (s);
+}

@@ -19,6 +19,27 @@ extern "C" {
  * no pass sorts or even reads the whole image. */
 int sky_cpu_clip (const SkyImage *img, const SkyParams *params, SkyClipStats *stats);
 
+/* Pixels read on demand, for an image too large to hold: read fills out
+ * with n pixels from pixel first on (raster order, blanks NaN as the
+ * loader makes them) on nthreads threads (0: every core), adds the
+ * infinities it made NaN to *ninf (if not NULL) and returns a status. Each thread holds chunk pixels
+ * at a time. */
+typedef struct SkyPixelSource {
+  int64_t nx, ny;
+  int (*read) (void *ctx, int64_t first, int64_t n, int nthreads, float *out, int64_t *ninf);
+  void *ctx;
+  int64_t chunk;
+} SkyPixelSource;
+
+/* sky_cpu_clip on pixels read from src: the same statistics, bit for bit,
+ * as on the image in memory with the same thread count (each thread reads
+ * and sums its share in the same order). Memory stays small whatever the
+ * image: a needed bucket is counted by its low key bits in one more read
+ * (8 MiB a bucket while it lasts) rather than fetched, so the image is
+ * read once per bucket window a pass needs. */
+int sky_cpu_clip_source (const SkyPixelSource *src, const SkyParams *params,
+                         SkyClipStats *stats);
+
 /* mask[i] = 1 where pixels[i] > threshold_value, else 0 (blanks are 0, and a
  * NAN threshold, a flat image, gives an empty mask). mask holds nx * ny. */
 int sky_cpu_segment (const SkyImage *img, double threshold_value, int nthreads, uint8_t *mask);
@@ -45,6 +66,36 @@ typedef const float *(*SkyRowValues) (void *ctx, int64_t y, float *buf);
 int sky_cpu_measure_rows (int64_t nx, int64_t ny, SkyRowValues row, void *row_ctx,
                           int64_t buf_floats, const int32_t *labels, int64_t nlabels,
                           int nthreads, SkyCatalogue *cat);
+
+/* sky_cpu_measure over label rows given one at a time, in raster order
+ * from row 0 (rows without labels may be left out): for a run that never
+ * holds the label image whole. The sums are made in the order
+ * sky_cpu_measure makes them with the same nthreads, so the catalogue is
+ * the same bit for bit. new allocates cat for nlabels; finish computes
+ * the centroids and frees the stream; free alone drops it (on an error). */
+typedef struct SkyMeasureStream SkyMeasureStream;
+int sky_measure_stream_new (int64_t nx, int64_t ny, int64_t nlabels, int nthreads,
+                            SkyCatalogue *cat, SkyMeasureStream **out);
+void sky_measure_stream_row (SkyMeasureStream *s, int64_t y, const float *values,
+                             const int32_t *labels);
+void sky_measure_stream_finish (SkyMeasureStream *s);
+void sky_measure_stream_free (SkyMeasureStream *s);
+
+/* The lesson's four steps on an image read from src a band of tile_rows
+ * rows at a time, for an image whose pixels, mask and labels do not fit in
+ * memory together; res gets the statistics, threshold, sources and
+ * catalogue of sky_cpu_run on the whole image with the same parameters,
+ * bit for bit, but no mask or label image. The clip reads the image
+ * several times (sky_cpu_clip_source); the segment step reads it, cuts
+ * each band into a mask and labels it alone, and joins the labels of
+ * neighbouring bands along their common edge (union-find over every
+ * band's labels, roots numbered in order, which is raster order of first
+ * pixels); the measure step reads it again, labels each band the same way
+ * and measures its rows with the final labels (sky_measure_stream_*). The
+ * times of the reads are in the steps that make them. *ninf (if not NULL)
+ * gets the infinities read. */
+int sky_cpu_run_tiled (const SkyPixelSource *src, const SkyParams *params, int64_t tile_rows,
+                       SkyResult *res, int64_t *ninf);
 
 /* Runs the four steps, timing each, into res, which must be zeroed or hold
  * an earlier result: its mask and label buffers are reused when the image

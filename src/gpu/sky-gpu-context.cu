@@ -247,6 +247,15 @@ sky_gpu_new (SkyGpu **out)
 }
 
 
+/* d_work: the clip's values by bucket, then the labeller's union-find over
+ * pixel indices, 4 bytes each up to 2^31 - 1 pixels and 8 beyond
+ * (sky-gpu-label.cu). */
+static size_t
+work_bytes (int64_t n)
+{
+  return (size_t) ((n + 32767) / 32768 * 32768) * (n > INT32_MAX ? 8 : 4);
+}
+
 /* Bytes of the image-sized buffers for capacity pixels. */
 static size_t
 image_bytes (int64_t n)
@@ -256,7 +265,7 @@ image_bytes (int64_t n)
 
   return (size_t) ((n + 15) / 16 * 16) * 4      /* image */
          + (size_t) (ntiles * SKY_LABEL_TILE)   /* mask */
-         + (size_t) ((n + 32767) / 32768 * 32768) * 4 /* work */
+         + work_bytes (n)                        /* work */
          + (size_t) ((n + 15) / 16 * 16) * 4    /* labels */
          + (size_t) (ntiles + nsupers) * 4;     /* tile and super-tile counts */
 }
@@ -308,8 +317,7 @@ sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n)
 
   if ((ret = device_alloc (gpu, &gpu->d_image, (size_t) ((n + 15) / 16 * 16) * 4)) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_mask, (size_t) (ntiles * SKY_LABEL_TILE))) != SKY_OK
-      || (ret = device_alloc (gpu, &gpu->d_work, (size_t) ((n + 32767) / 32768 * 32768) * 4))
-             != SKY_OK
+      || (ret = device_alloc (gpu, &gpu->d_work, work_bytes (n))) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_labels, (size_t) ((n + 15) / 16 * 16) * 4)) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_tile_counts, (size_t) ntiles * 4)) != SKY_OK
       || (ret = device_alloc (gpu, &gpu->d_super_counts, (size_t) nsupers * 4)) != SKY_OK)

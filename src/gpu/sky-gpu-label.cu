@@ -39,11 +39,15 @@ constexpr int kPixels = 16;                            /* per thread */
 constexpr int kTileThreads = SKY_LABEL_TILE / kPixels; /* 512 */
 constexpr int kThreads = 256;
 
+/* Index is the type of a pixel index and of a union-find entry: int up to
+ * 2^31 - 1 pixels, long long beyond (the entries then take 8 bytes). */
+
 /* Reads through L2 only: other threads relink roots during the merge. */
-__device__ __forceinline__ int
-find_root (const int *parent, int x)
+template <typename Index>
+__device__ __forceinline__ Index
+find_root (const Index *parent, Index x)
 {
-  int p = __ldcg (parent + x);
+  Index p = __ldcg (parent + x);
   while (p != x)
     {
       x = p;
@@ -55,8 +59,9 @@ find_root (const int *parent, int x)
 /* Joins the sets of a and b, the smaller root becoming the root. When
  * another thread relinked the root we tried to link, atomicMin returns its
  * new parent and we go on joining with that. */
+template <typename Index>
 __device__ void
-unite (int *parent, int a, int b)
+unite (Index *parent, Index a, Index b)
 {
   for (;;)
     {
@@ -64,14 +69,14 @@ unite (int *parent, int a, int b)
       b = find_root (parent, b);
       if (a < b)
         {
-          int old = atomicMin (parent + b, a);
+          Index old = atomicMin (parent + b, a);
           if (old == b)
             return;
           b = old;
         }
       else if (b < a)
         {
-          int old = atomicMin (parent + a, b);
+          Index old = atomicMin (parent + a, b);
           if (old == a)
             return;
           a = old;
@@ -82,8 +87,9 @@ unite (int *parent, int a, int b)
 }
 
 /* The 16 mask bytes of a thread as a 16-bit set of its source pixels. */
+template <typename Index>
 __device__ __forceinline__ uint32_t
-source_bits (const uint8_t *__restrict__ mask, int p0)
+source_bits (const uint8_t *__restrict__ mask, Index p0)
 {
   const uint4 m = *reinterpret_cast<const uint4 *> (mask + p0);
   const uint32_t w[4] = { m.x, m.y, m.z, m.w };
@@ -108,13 +114,14 @@ run_starts (uint32_t bits, int x0, int nx)
   return bits & ~((bits << 1) & ~row_starts);
 }
 
+template <typename Index>
 __global__ void __launch_bounds__ (kThreads)
-labelInitKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restrict__ parent,
+labelInitKernel (const uint8_t *__restrict__ mask, Index n, int nx, Index *__restrict__ parent,
                  uint32_t *__restrict__ tile_counts, uint32_t *__restrict__ super_counts,
                  int ntiles)
 {
   sky_grid_wait ();
-  const int t = blockIdx.x * kThreads + threadIdx.x, p0 = t * kPixels;
+  const Index t = (Index) blockIdx.x * kThreads + threadIdx.x, p0 = t * kPixels;
 
   /* The compress phase adds to the tile counts: clear them first. */
   if (t < ntiles)
@@ -126,8 +133,8 @@ labelInitKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restric
   const uint32_t bits = source_bits (mask, p0);
   if (bits == 0)
     return;
-  const uint32_t starts = run_starts (bits, p0 % nx, nx);
-  int root = p0;
+  const uint32_t starts = run_starts (bits, (int) (p0 % nx), nx);
+  Index root = p0;
   for (int k = 0; k < kPixels; k++)
     if (bits & (1u << k))
       {
@@ -144,25 +151,26 @@ labelInitKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restric
  * NW). 8-connectivity: join N unless W is a source pixel (W reaches N as
  * its NE or through its N); with N empty, join NE, and NW unless W is a
  * source pixel (W reaches NW as its N). */
+template <typename Index>
 __global__ void __launch_bounds__ (kThreads)
-labelMergeKernel (const uint8_t *__restrict__ mask, int n, int nx,
-                  const SkyGpuParams *__restrict__ params, int *__restrict__ parent)
+labelMergeKernel (const uint8_t *__restrict__ mask, Index n, int nx,
+                  const SkyGpuParams *__restrict__ params, Index *__restrict__ parent)
 {
   sky_grid_wait ();
-  const int p0 = (blockIdx.x * kThreads + threadIdx.x) * kPixels;
+  const Index p0 = ((Index) blockIdx.x * kThreads + threadIdx.x) * kPixels;
   if (p0 >= n)
     return;
   const uint32_t bits = source_bits (mask, p0);
   if (bits == 0)
     return;
   const bool eight = params->connectivity == 8;
-  int x = p0 % nx;
+  int x = (int) (p0 % nx);
 
   for (int k = 0; k < kPixels; k++, x = x + 1 == nx ? 0 : x + 1)
     {
       if (!(bits & (1u << k)))
         continue;
-      const int p = p0 + k;
+      const Index p = p0 + k;
       const bool w = x > 0 && (k > 0 ? (bits >> (k - 1)) & 1u : mask[p - 1] != 0);
       if (w && k == 0)
         unite (parent, p, p - 1);
@@ -191,21 +199,23 @@ labelMergeKernel (const uint8_t *__restrict__ mask, int n, int nx,
 
 /* Run starts point straight at their roots; each warp adds the roots it
  * found to its tile's and its super-tile's counts. */
+template <typename Index>
 __global__ void __launch_bounds__ (kThreads)
-labelCompressKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restrict__ parent,
+labelCompressKernel (const uint8_t *__restrict__ mask, Index n, int nx, Index *__restrict__ parent,
                      uint32_t *__restrict__ tile_counts, uint32_t *__restrict__ super_counts)
 {
   sky_grid_wait ();
-  const int t = blockIdx.x * kThreads + threadIdx.x, p0 = t * kPixels;
+  const Index t = (Index) blockIdx.x * kThreads + threadIdx.x, p0 = t * kPixels;
   uint32_t roots = 0;
 
   if (p0 < n)
     {
       const uint32_t bits = source_bits (mask, p0);
-      uint32_t starts = bits ? run_starts (bits, p0 % nx, nx) : 0;
+      uint32_t starts = bits ? run_starts (bits, (int) (p0 % nx), nx) : 0;
       while (starts)
         {
-          const int k = __ffs (starts) - 1, p = p0 + k, r = find_root (parent, p);
+          const int k = __ffs (starts) - 1;
+          const Index p = p0 + k, r = find_root (parent, p);
           starts &= starts - 1;
           if (r != p)
             parent[p] = r;
@@ -226,8 +236,9 @@ labelCompressKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__res
  * sum of the super-tiles' counts before the tile's super-tile and of the
  * tiles' counts before it inside it (at most 63), one load or a few per
  * thread; the last tile's block also writes the source count. */
+template <typename Index>
 __global__ void __launch_bounds__ (kTileThreads)
-labelNumberKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restrict__ parent,
+labelNumberKernel (const uint8_t *__restrict__ mask, Index n, int nx, Index *__restrict__ parent,
                    const uint32_t *__restrict__ tile_counts,
                    const uint32_t *__restrict__ super_counts, int ntiles,
                    SkyGpuState *__restrict__ st)
@@ -243,7 +254,7 @@ labelNumberKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restr
   const int tile = blockIdx.x;
   const bool last = tile == ntiles - 1;
   const uint32_t mine = tile_counts[tile];
-  const int p0 = tile * SKY_LABEL_TILE + threadIdx.x * kPixels;
+  const Index p0 = (Index) tile * SKY_LABEL_TILE + threadIdx.x * kPixels;
   uint32_t roots = 0, rank, part = 0;
 
   if (mine == 0 && !last)
@@ -267,7 +278,7 @@ labelNumberKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restr
   if (p0 < n)
     {
       const uint32_t bits = source_bits (mask, p0);
-      uint32_t starts = bits ? run_starts (bits, p0 % nx, nx) : 0;
+      uint32_t starts = bits ? run_starts (bits, (int) (p0 % nx), nx) : 0;
       while (starts)
         {
           const int k = __ffs (starts) - 1;
@@ -283,15 +294,16 @@ labelNumberKernel (const uint8_t *__restrict__ mask, int n, int nx, int *__restr
     {
       const int k = __ffs (roots) - 1;
       roots &= roots - 1;
-      parent[p0 + k] = -label++;
+      parent[p0 + k] = -(Index) label++;
     }
 }
 
 /* The label image. A run start holds -label (a root) or its root's index;
  * the pixels after it in the run take the same label. */
+template <typename Index>
 __global__ void __launch_bounds__ (kThreads)
-labelRelabelKernel (const uint8_t *__restrict__ mask, int n, int nx,
-                    const int *__restrict__ parent, int *__restrict__ labels,
+labelRelabelKernel (const uint8_t *__restrict__ mask, Index n, int nx,
+                    const Index *__restrict__ parent, int *__restrict__ labels,
                     const SkyGpuState *__restrict__ st, unsigned char *__restrict__ meas,
                     int64_t cap)
 {
@@ -300,20 +312,20 @@ labelRelabelKernel (const uint8_t *__restrict__ mask, int n, int nx,
   __shared__ int4 s_out[kThreads * 4];
   sky_grid_wait ();
   const int lane = threadIdx.x & 31, warp0 = threadIdx.x & ~31;
-  const int p0 = (blockIdx.x * kThreads + threadIdx.x) * kPixels;
+  const Index p0 = ((Index) blockIdx.x * kThreads + threadIdx.x) * kPixels;
   const uint32_t bits = p0 < n ? source_bits (mask, p0) : 0;
   int out[kPixels], label = 0;
 
   if (bits != 0)
     {
-      const uint32_t starts = run_starts (bits, p0 % nx, nx);
+      const uint32_t starts = run_starts (bits, (int) (p0 % nx), nx);
 #pragma unroll
       for (int k = 0; k < kPixels; k++)
         {
           if (starts & (1u << k))
             {
-              const int v = parent[p0 + k];
-              label = v < 0 ? -v : -parent[v];
+              const Index v = parent[p0 + k];
+              label = (int) (v < 0 ? -v : -parent[v]);
             }
           out[k] = (bits & (1u << k)) ? label : 0;
         }
@@ -326,7 +338,7 @@ labelRelabelKernel (const uint8_t *__restrict__ mask, int n, int nx,
     s_out[threadIdx.x * 4 + q] = make_int4 (out[4 * q], out[4 * q + 1], out[4 * q + 2], out[4 * q + 3]);
   __syncwarp ();
   /* The warp's 32 threads cover 512 consecutive pixels: 128 int4. */
-  const int wp0 = (blockIdx.x * kThreads + warp0) * kPixels;
+  const Index wp0 = ((Index) blockIdx.x * kThreads + warp0) * kPixels;
   int4 *dst = reinterpret_cast<int4 *> (labels + wp0);
   for (int q = lane; q < 128; q += 32)
     if (wp0 + q * 4 < n)
@@ -345,26 +357,39 @@ labelRelabelKernel (const uint8_t *__restrict__ mask, int n, int nx,
 
 } /* namespace */
 
-int
-sky_gpu_label_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny)
+/* The five phases with pixel indices of type Index. */
+template <typename Index>
+static int
+label_enqueue_as (SkyGpu *gpu, Index n, int nx, int ntiles)
 {
   cudaStream_t s = gpu->stream;
-  const int n = (int) (nx * ny), ntiles = (int) gpu->ntiles;
   const unsigned blocks = (unsigned) ((n + kThreads * kPixels - 1) / (kThreads * kPixels));
   const unsigned init_blocks = (unsigned) ((ntiles + kThreads - 1) / kThreads) > blocks
                                    ? (unsigned) ((ntiles + kThreads - 1) / kThreads)
                                    : blocks;
-  int *parent = reinterpret_cast<int *> (gpu->d_work);
+  Index *parent = reinterpret_cast<Index *> (gpu->d_work);
 
-  SKY_LAUNCH (labelInitKernel, init_blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
+  SKY_LAUNCH (labelInitKernel<Index>, init_blocks, kThreads, 0, s, gpu->d_mask, n, nx, parent,
               gpu->d_tile_counts, gpu->d_super_counts, ntiles);
-  SKY_LAUNCH (labelMergeKernel, blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, gpu->d_params,
+  SKY_LAUNCH (labelMergeKernel<Index>, blocks, kThreads, 0, s, gpu->d_mask, n, nx, gpu->d_params,
               parent);
-  SKY_LAUNCH (labelCompressKernel, blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
+  SKY_LAUNCH (labelCompressKernel<Index>, blocks, kThreads, 0, s, gpu->d_mask, n, nx, parent,
               gpu->d_tile_counts, gpu->d_super_counts);
-  SKY_LAUNCH (labelNumberKernel, ntiles, kTileThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
+  SKY_LAUNCH (labelNumberKernel<Index>, ntiles, kTileThreads, 0, s, gpu->d_mask, n, nx, parent,
               gpu->d_tile_counts, gpu->d_super_counts, ntiles, gpu->d_state);
-  SKY_LAUNCH (labelRelabelKernel, blocks, kThreads, 0, s, gpu->d_mask, n, (int) nx, parent,
+  SKY_LAUNCH (labelRelabelKernel<Index>, blocks, kThreads, 0, s, gpu->d_mask, n, nx, parent,
               gpu->d_labels, gpu->d_state, gpu->d_meas, gpu->meas_cap);
   return SKY_OK;
+}
+
+int
+sky_gpu_label_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny)
+{
+  const int64_t n = nx * ny;
+
+  /* 32-bit indices wherever they reach: the union-find then moves half the
+   * bytes (sky_gpu_work_bytes sizes d_work to match). */
+  if (n <= INT32_MAX)
+    return label_enqueue_as<int> (gpu, (int) n, (int) nx, (int) gpu->ntiles);
+  return label_enqueue_as<long long> (gpu, (long long) n, (int) nx, (int) gpu->ntiles);
 }

@@ -77,9 +77,13 @@ add_to_source (const Acc &a, const Part &r)
   atomicMax (&a.y1[i], r.y1);
 }
 
+/* Index: the type of a pixel index, int up to 2^31 - 1 pixels, long long
+ * beyond; the peak's tie-break packs the index in 32 bits (peak_word),
+ * which holds up to 2^32 - 1 pixels. */
+template <typename Index>
 __global__ void __launch_bounds__ (kThreads)
 measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask,
-               const int *__restrict__ labels, int n, int nx,
+               const int *__restrict__ labels, Index n, int nx,
                const SkyGpuState *__restrict__ st, unsigned char *__restrict__ base, int64_t cap)
 {
   __shared__ int s_count;
@@ -93,7 +97,7 @@ measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask
   if (st->nsources > cap)
     return;
   const Acc a = acc_layout (base, cap);
-  const int p0 = (blockIdx.x * kThreads + threadIdx.x) * kPixels;
+  const Index p0 = ((Index) blockIdx.x * kThreads + threadIdx.x) * kPixels;
   uint32_t bits = 0;
 
   if (threadIdx.x == 0)
@@ -123,7 +127,7 @@ measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask
           lab[4 * q] = l.x; lab[4 * q + 1] = l.y; lab[4 * q + 2] = l.z; lab[4 * q + 3] = l.w;
           val[4 * q] = v.x; val[4 * q + 1] = v.y; val[4 * q + 2] = v.z; val[4 * q + 3] = v.w;
         }
-      int x = p0 % nx, y = p0 / nx;
+      int x = (int) (p0 % nx), y = (int) (p0 / nx);
       Part r = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
       bool open = false;
 #pragma unroll
@@ -268,8 +272,12 @@ sky_gpu_measure_image_enqueue (SkyGpu *gpu, const float *image, int64_t nx, int6
   const unsigned blocks = (unsigned) ((nx * ny + kThreads * kPixels - 1) / (kThreads * kPixels));
   if (clear)
     SKY_LAUNCH (measureInitKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap);
-  SKY_LAUNCH (measureKernel, blocks, kThreads, 0, s, image, gpu->d_mask, gpu->d_labels,
-              (int) (nx * ny), (int) nx, gpu->d_state, gpu->d_meas, cap);
+  if (nx * ny <= INT32_MAX)
+    SKY_LAUNCH (measureKernel<int>, blocks, kThreads, 0, s, image, gpu->d_mask, gpu->d_labels,
+                (int) (nx * ny), (int) nx, gpu->d_state, gpu->d_meas, cap);
+  else
+    SKY_LAUNCH (measureKernel<long long>, blocks, kThreads, 0, s, image, gpu->d_mask,
+                gpu->d_labels, (long long) (nx * ny), (int) nx, gpu->d_state, gpu->d_meas, cap);
   SKY_LAUNCH (measureFinalizeKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap,
               (int) nx);
   return SKY_OK;

@@ -341,8 +341,11 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
     return ret;
   if (gpu->broken)
     return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
-  if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || img->nx * img->ny > INT32_MAX)
-    return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^31 - 1 pixels (got %lld x %lld)",
+  /* Pixel indices are 64-bit where they pass 2^31 - 1 (label, measure);
+   * the clip's counts and the peak's tie-break hold 32 bits. */
+  if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || img->nx > INT32_MAX
+      || img->ny > INT32_MAX || img->nx * img->ny > (int64_t) UINT32_MAX)
+    return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^32 - 1 pixels (got %lld x %lld)",
                      (long long) img->nx, (long long) img->ny);
   if ((ret = reset_result (res, img, flags)) != SKY_OK)
     return ret;

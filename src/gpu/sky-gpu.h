@@ -61,7 +61,9 @@ enum {
  * the pixels are first copied into (host time outside the events). Pixels
  * already in the device's memory (a caller's device array) are copied on
  * the device, with no host copy.
- * Images up to 2^31 - 1 pixels. */
+ * Images up to 2^32 - 1 pixels (46341^2, 65536 x 40000), as far as the
+ * device's memory goes: past 2^31 - 1 the labeller's union-find takes 8
+ * bytes a pixel instead of 4. */
 int sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
                     SkyResult *res, SkyGpuTimes *times);
 

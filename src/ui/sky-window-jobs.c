@@ -350,6 +350,7 @@ cancelled_text (SkyJobKind kind)
     case SKY_JOB_EXPORT_PNG:
     case SKY_JOB_SCREENSHOT:
     case SKY_JOB_SCREENSHOT_PANEL:
+    case SKY_JOB_EXPORT_FIGURE:
       return "Export cancelled";
     case SKY_JOB_RUN:
     case SKY_JOB_RERUN:
@@ -789,6 +790,8 @@ on_view_ready (gpointer data, gpointer unused)
     }
   if (ctx->kind == SKY_JOB_EXPORT_PNG)
     texture = sky_image_view_render_texture (self->view, &error);
+  else if (ctx->kind == SKY_JOB_EXPORT_FIGURE)
+    texture = sky_image_view_render_figure (self->view, &error);
   else if (ctx->kind == SKY_JOB_SCREENSHOT_PANEL)
     texture = sky_render_widget (self->side_panel, ctx->zoom, &error);
   else
@@ -844,7 +847,7 @@ after_view_drawn (gpointer data, gpointer unused)
 static void
 start_export_png (SkyWindow *self, SkyJob *job)
 {
-  if (job->kind == SKY_JOB_EXPORT_PNG && self->image == NULL)
+  if ((job->kind == SKY_JOB_EXPORT_PNG || job->kind == SKY_JOB_EXPORT_FIGURE) && self->image == NULL)
     {
       sky_window_show_error (self, "There is no image to export", "Open an image first.");
       job_done (self);
@@ -884,6 +887,7 @@ next_job (SkyWindow *self)
     case SKY_JOB_EXPORT_PNG:
     case SKY_JOB_SCREENSHOT:
     case SKY_JOB_SCREENSHOT_PANEL:
+    case SKY_JOB_EXPORT_FIGURE:
       start_export_png (self, job);
       break;
     default:

@@ -26,6 +26,7 @@ typedef enum {
   SKY_JOB_EXPORT_PNG,
   SKY_JOB_SCREENSHOT,
   SKY_JOB_SCREENSHOT_PANEL,
+  SKY_JOB_EXPORT_FIGURE,  /* the view as a figure with axes (PNG) */
 } SkyJobKind;
 
 typedef struct {

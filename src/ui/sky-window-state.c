@@ -166,6 +166,8 @@ sky_window_describe (SkyWindow *self)
       json_string (out, g_variant_get_string (panels, NULL));
     }
   }
+  sky_image_view_tools_describe (self->view, out);
+  sky_window_tools_describe (self, out);
   g_string_append (out, ", \"catalogue\": ");
   json_string (out, self->catalogue_path);
   g_string_append (out, ", \"view\": ");
