@@ -551,3 +551,15 @@ sky_api_run_new_device (int64_t nx, int64_t ny, const SkyParams *params, SkyApiR
   *out = run;
   return SKY_OK;
 }
+
+const SkyImage *
+sky_api_image_core (const SkyApiImage *img)
+{
+  return &img->image;
+}
+
+void
+sky_api_run_set_image (SkyApiRun *run, const SkyImage *image)
+{
+  run->image = image;
+}
