@@ -110,6 +110,7 @@ def _load():
         "sky_api_image_pixels": (vp, [vp, _i64p, _i64p]),
         "sky_api_image_free": (None, [vp]),
         "sky_api_params_init": (None, [c.POINTER(Params)]),
+        "sky_api_params_check": (c.c_int, [c.POINTER(Params)]),
         "sky_api_run": (c.c_int, [vp, c.POINTER(Params), c.c_char_p, c.c_char_p, c.c_char_p,
                                   vp, vp, c.POINTER(vp)]),
         "sky_api_background": (c.c_int, [vp, c.POINTER(Params), vp, vp]),

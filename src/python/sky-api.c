@@ -223,6 +223,14 @@ sky_api_core_params (const SkyApiParams *p, SkyParams *out)
   return sky_params_check (out);
 }
 
+int
+sky_api_params_check (const SkyApiParams *params)
+{
+  SkyParams p;
+
+  return sky_api_core_params (params, &p);
+}
+
 static SkyApiRun *
 run_new (void)
 {

@@ -73,6 +73,11 @@ typedef struct SkyApiParams {
 
 void sky_api_params_init (SkyApiParams *params);
 
+/* SKY_OK where every parameter is in range, else SKY_ERR_ARGUMENT with a
+ * message naming the first that is not (what a run would say), so that a
+ * caller may refuse them before sending any work out. */
+int sky_api_params_check (const SkyApiParams *params);
+
 typedef struct SkyApiRun SkyApiRun;
 
 /* What a run found, by pointers into the run (valid until it is freed). */

@@ -18,6 +18,7 @@ From a shell: ``python3 -m skysift.survey FILES... --out DIR
 [--scheduler ADDRESS]``. README.md, "Surveys", shows a local run and one
 across hosts.
 """
+import ctypes
 import inspect
 import json
 import os
@@ -25,6 +26,7 @@ import time
 import uuid
 
 import skysift
+from skysift import _lib
 
 from . import _cluster, _records, _task
 
@@ -65,8 +67,9 @@ def _result_params(params):
                  "bkg_filter"):
         out[name] = int(out[name])
     out["relative"] = bool(out["relative"])
-    # The core checks the values (a clear message) before any work is sent out.
-    skysift._params(**{k: v for k, v in out.items() if k not in ("method", "hdu", "plane")})
+    # The core checks the values (its message) before any work is sent out.
+    p = skysift._params(**{k: v for k, v in out.items() if k not in ("method", "hdu", "plane")})
+    _lib.check(_lib.lib.sky_api_params_check(ctypes.byref(p)))
     return out
 
 

@@ -78,8 +78,10 @@ def _local_cluster(workers, tasks_per_worker, gpus):
     import logging
 
     from distributed import Nanny, Scheduler, SpecCluster
+    # The scheduler's HTTP server (metrics, and the dashboard where bokeh
+    # is installed) on a free port, so that clusters side by side agree.
     scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0,
-                                               "dashboard_address": None}}
+                                               "dashboard_address": ":0"}}
     quiet = {"host": "127.0.0.1", "silence_logs": logging.ERROR, "dashboard": False}
     spec = {}
     if gpus:
