@@ -96,7 +96,10 @@ class Survey:
         the first task sent to the last result), images_per_s, skysift_s
         (the workers' load, find and write wall times summed), slots (task
         threads of all workers), outside_fraction (1 - skysift_s / (slots
-        x wall_s): the share of the workers' time spent outside skysift).
+        x wall_s): the share of the task slots' time spent outside skysift;
+        a task waiting for its worker's device counts as inside), and
+        outside_fraction_workers (1 - skysift_s / (workers x wall_s), the
+        same where each worker runs one task at a time).
     summary : str
         One line with those figures.
     workers : dict
@@ -176,7 +179,7 @@ def _gather(images, out, formats):
     return table, paths, nrows
 
 
-def _figures(images, results, slots, wall):
+def _figures(images, results, slots, nworkers, wall):
     done = sum(i["status"] == "done" for i in images)
     failed = sum(i["status"] == "failed" for i in images)
     skipped = sum(i["status"] == "skipped" for i in images)
@@ -189,9 +192,11 @@ def _figures(images, results, slots, wall):
                "sources": sum(i.get("nsources", 0) for i in images
                               if i["status"] in ("done", "skipped")),
                "ran": ran, "wall_s": wall, "images_per_s": ran / wall if wall > 0 else 0.0,
-               "skysift_s": skysift_s, "slots": slots,
+               "skysift_s": skysift_s, "slots": slots, "workers": nworkers,
                "outside_fraction": 1 - skysift_s / (slots * wall) if slots and wall > 0
-               else 0.0}
+               else 0.0,
+               "outside_fraction_workers": 1 - skysift_s / (nworkers * wall)
+               if nworkers and wall > 0 else 0.0}
     line = (f"survey: {len(images)} images: {done} done, {failed} failed, {skipped} skipped "
             f"(done before)")
     if skipped_failed:
@@ -283,7 +288,7 @@ def run(files, out, *, scheduler=None, workers=None, tasks_per_worker=None, gpus
             results, workers_seen, slots, wall = _submit(client, todo, out, want, backend,
                                                          threads, progress)
     table, paths, _ = _gather(images, out, formats)
-    figures, line = _figures(images, results, slots, wall)
+    figures, line = _figures(images, results, slots, len(workers_seen), wall)
     paths["summary"] = os.path.join(out, "survey.json")
     tmp = f"{paths['summary']}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:
