@@ -224,8 +224,9 @@ def run(files, out, *, scheduler=None, workers=None, tasks_per_worker=None, gpus
         survey.ecsv, survey.parquet, survey.vot) gathering them, and
         survey.json (the figures and every image's outcome).
     scheduler : str, optional
-        A running Dask scheduler's address ("tcp://host:8786"); None starts
-        a local cluster of worker processes, closed at the end.
+        A running Dask scheduler's address ("tcp://host:8786") or scheduler
+        file (dask-scheduler --scheduler-file); None starts a local cluster
+        of worker processes, closed at the end.
     workers : int, optional
         Local CPU workers (default: one per core, fewer where the largest
         image's memory would not fit four times in half the free memory).

@@ -27,7 +27,8 @@ def parser():
     p.add_argument("files", nargs="+", metavar="FILE", help="FITS images")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="a running Dask scheduler (tcp://host:8786); default: a local cluster")
+                   help="a running Dask scheduler (tcp://host:8786, or the file of "
+                        "dask-scheduler --scheduler-file); default: a local cluster")
     p.add_argument("--workers", type=int, metavar="N",
                    help="local CPU worker processes (default: one per core, fewer where "
                         "memory is short; one per GPU where there are GPUs)")
@@ -92,6 +93,7 @@ def main(argv=None):
     devices = sorted({i.get("device", "") for i in s.images if i.get("device")})
     for d in devices:
         print(f"device {d}")
+    sys.stdout.flush()
     for i in s.images:
         if i["status"] in ("failed", "skipped-failed"):
             when = "" if i["status"] == "failed" else " (an earlier run; --retry-failed)"
@@ -99,6 +101,7 @@ def main(argv=None):
         elif i.get("gpu_fault"):
             print(f"warning {i['image']}: the GPU failed, the CPU ran it: {i['gpu_fault']}",
                   file=sys.stderr)
+    sys.stderr.flush()
     print(f"table {s.paths['csv']}" + (f", {s.paths['ecsv']}" if "ecsv" in s.paths else ""))
     print(s.summary)
     return 1 if s.failed else 0

@@ -99,12 +99,17 @@ def _local_cluster(workers, tasks_per_worker, gpus):
 @contextlib.contextmanager
 def connect(scheduler=None, *, paths=(), workers=None, tasks_per_worker=None, gpus="auto",
             timeout=120):
-    """A Client on the scheduler at that address, or on a new local
-    cluster that is closed on exit. Yields (client, description)."""
+    """A Client on the scheduler at that address (or named in that
+    scheduler file), or on a new local cluster that is closed on exit.
+    Yields (client, description)."""
     from distributed import Client
     if scheduler is not None:
-        with Client(scheduler, timeout=timeout) as client:
-            yield client, f"scheduler {scheduler}"
+        # A scheduler's address, or the file dask-scheduler --scheduler-file
+        # writes (as a Slurm job shares it).
+        where = {"scheduler_file": scheduler} if os.path.isfile(scheduler) else \
+            {"address": scheduler}
+        with Client(**where, timeout=timeout) as client:
+            yield client, f"scheduler {client.scheduler.address}"
         return
     ids = gpu_ids(gpus)
     if tasks_per_worker is None:
