@@ -177,11 +177,19 @@ def test_the_command_reports_the_failure_and_the_summary(fields, tmp_path, sched
     assert r.returncode == 0, r.stderr
     assert "survey: 6 images: 6 done, 0 failed" in r.stdout
     assert os.path.exists(os.path.join(out, "field00.vot"))
+    # The scheduler named by its file, as dask-scheduler --scheduler-file
+    # writes it for a Slurm job.
+    from distributed import Client
+    sched_file = str(tmp_path / "scheduler.json")
+    with Client(scheduler) as client:
+        client.write_scheduler_file(sched_file)
+    cmd[cmd.index("--scheduler") + 1] = sched_file
     r = subprocess.run(cmd + [paths[BROKEN]] + good, capture_output=True, text=True, env=env,
                        timeout=180)
     assert r.returncode == 1
     assert f"failed {paths[BROKEN]}: " in r.stderr
     assert "1 failed, 6 skipped (done before)" in r.stdout
+    assert f"scheduler {scheduler}" in r.stdout
     # A bad parameter is refused with the core's message before any work.
     r = subprocess.run(cmd + ["--clip-kappa", "0"] + good, capture_output=True, text=True,
                        env=env, timeout=180)
