@@ -267,6 +267,12 @@ def run(files, out, *, scheduler=None, workers=None, tasks_per_worker=None, gpus
     """
     files = [os.fspath(f) for f in files]
     out = os.fspath(out)
+    seen = {}
+    for f in files:
+        key = os.path.realpath(f)
+        if key in seen:
+            raise ValueError(f"{f}: the same image as {seen[key]}, listed twice")
+        seen[key] = f
     formats = tuple(dict.fromkeys(f for f in formats if f != "csv"))
     bad = [f for f in formats if f not in FORMATS]
     if bad:

@@ -8,6 +8,7 @@ on the device that the worker's CUDA_VISIBLE_DEVICES leaves it. Tasks of
 one worker share it behind the library's lock, so a worker with two task
 threads loads (and writes) one image while the device runs another."""
 import ctypes
+import importlib
 import os
 import socket
 import threading
@@ -56,8 +57,8 @@ def worker_info():
 
 def pyarrow_available():
     try:
-        import pyarrow.csv  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
+        for name in ("pyarrow.csv", "pyarrow.parquet"):
+            importlib.import_module(name)
     except ImportError:
         return False
     return True
