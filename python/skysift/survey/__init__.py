@@ -19,6 +19,7 @@ From a shell: ``python3 -m skysift.survey FILES... --out DIR
 across hosts.
 """
 import ctypes
+import importlib
 import inspect
 import json
 import os
@@ -88,7 +89,8 @@ class Survey:
         ``find_s``, ``write_s``) for the images run now.
     table : astropy.table.Table or None
         Every source of every image done, with an ``image`` column first
-        (None without astropy: ``paths["csv"]`` has it).
+        (None with ``table=False`` or without astropy: ``paths["csv"]`` and
+        ``paths["ecsv"]`` have it).
     paths : dict
         The gathered table's files by format, and the summary's JSON.
     figures : dict
@@ -144,39 +146,69 @@ def _plan(files, names, out, want, resume, retry_failed):
     return images
 
 
-def _gather(images, out, formats):
-    """The gathered table's files: CSV always (the images' CSV rows as they
-    are), then with astropy an ECSV (units from the images' ECSV), Parquet
-    where pyarrow is and a VOTable where the images have one."""
+def _gather(images, out, formats, meta, table):
+    """The gathered table's files, and the astropy Table where asked. The
+    CSV always (the images' CSV rows as they are); the ECSV where the
+    images have theirs (their rows and column descriptions, by text; with
+    astropy from the CSV where their columns differ); Parquet where pyarrow
+    is (read from the CSV by pyarrow); a VOTable with astropy where asked."""
+    done = [i for i in images if i["status"] in ("done", "skipped")]
     paths = {"csv": os.path.join(out, "survey.csv")}
-    items = [(i["image"], _records.output_path(out, i["name"], "csv"))
-             for i in images if i["status"] in ("done", "skipped")]
-    nrows = _records.gather_csv(items, paths["csv"])
-    try:
-        from astropy.table import Table
-    except ImportError:
-        return None, paths, nrows
-    table = Table.read(paths["csv"], format="ascii.csv")
-    ecsv = [_records.output_path(out, i["name"], "ecsv") for i in images
-            if i["status"] in ("done", "skipped")]
-    ecsv = [p for p in ecsv if os.path.exists(p)]
-    if ecsv:
-        first = Table.read(ecsv[0], format="ascii.ecsv")
-        for name in first.colnames:
-            if name in table.colnames:
-                table[name].unit = first[name].unit
-                table[name].description = first[name].description
-    table["image"].description = "The image the source was found in (its path as given)"
-    table.meta["skysift_version"] = skysift.__version__
-    paths["ecsv"] = os.path.join(out, "survey.ecsv")
-    table.write(paths["ecsv"], format="ascii.ecsv", overwrite=True)
+    _records.gather_csv([(i["image"], _records.output_path(out, i["name"], "csv"))
+                         for i in done], paths["csv"])
+    if "ecsv" in formats and done:
+        paths["ecsv"] = os.path.join(out, "survey.ecsv")
+        items = [(i["image"], _records.output_path(out, i["name"], "ecsv")) for i in done]
+        if not _records.gather_ecsv(items, paths["ecsv"], meta):
+            if not _astropy_table_possible():
+                del paths["ecsv"]
+            else:
+                t = _table_from_csv(paths["csv"], items[0][1], meta)
+                t.write(paths["ecsv"], format="ascii.ecsv", overwrite=True)
     if _task.pyarrow_available():
+        import pyarrow.csv
+        import pyarrow.parquet
         paths["parquet"] = os.path.join(out, "survey.parquet")
-        table.write(paths["parquet"], format="parquet", overwrite=True)
-    if "votable" in formats:
-        paths["votable"] = os.path.join(out, "survey.vot")
-        table.write(paths["votable"], format="votable", overwrite=True)
-    return table, paths, nrows
+        tmp = f"{paths['parquet']}.{os.getpid()}.tmp"
+        pyarrow.parquet.write_table(pyarrow.csv.read_csv(paths["csv"]), tmp)
+        os.replace(tmp, paths["parquet"])
+    result = None
+    if (table or "votable" in formats) and _astropy_table_possible():
+        if "ecsv" in paths:
+            from astropy.table import Table
+            result = Table.read(paths["ecsv"], format="ascii.ecsv")
+        else:
+            first = [_records.output_path(out, i["name"], "ecsv") for i in done]
+            first = [p for p in first if os.path.exists(p)]
+            result = _table_from_csv(paths["csv"], first[0] if first else None, meta)
+        if "votable" in formats:
+            paths["votable"] = os.path.join(out, "survey.vot")
+            result.write(paths["votable"], format="votable", overwrite=True)
+    return (result if table else None), paths
+
+
+def _astropy_table_possible():
+    try:
+        importlib.import_module("astropy.table")
+    except ImportError:
+        return False
+    return True
+
+
+def _table_from_csv(csv_path, ecsv_path, meta):
+    """The gathered CSV as an astropy Table, with the units and
+    descriptions of one image's ECSV where given."""
+    from astropy.table import Table
+    t = Table.read(csv_path, format="ascii.csv")
+    if ecsv_path is not None:
+        first = Table.read(ecsv_path, format="ascii.ecsv")
+        for name in first.colnames:
+            if name in t.colnames:
+                t[name].unit = first[name].unit
+                t[name].description = first[name].description
+    t["image"].description = _records.IMAGE_DESCRIPTION
+    t.meta.update(meta)
+    return t
 
 
 def _figures(images, results, slots, nworkers, wall):
@@ -211,7 +243,7 @@ def _figures(images, results, slots, nworkers, wall):
 
 def run(files, out, *, scheduler=None, workers=None, tasks_per_worker=None, gpus="auto",
         threads=None, backend="auto", formats=("ecsv",), resume=True, retry_failed=False,
-        progress=False, timeout=120, **params):
+        progress=False, timeout=120, table=True, **params):
     """Finds the sources of every image in files, one Dask task per image.
 
     Parameters
@@ -257,6 +289,10 @@ def run(files, out, *, scheduler=None, workers=None, tasks_per_worker=None, gpus
         Show Dask's progress bar (on stdout).
     timeout : float
         Seconds to wait for the scheduler or the local cluster.
+    table : bool
+        Read the gathered table back as an astropy Table (``.table``);
+        False leaves it in the files (the command does: reading a large
+        table takes seconds).
     **params
         find()'s parameters (method, clip_kappa, threshold, connectivity,
         hdu, plane, the local method's...), the same for every image.
@@ -294,7 +330,11 @@ def run(files, out, *, scheduler=None, workers=None, tasks_per_worker=None, gpus
                               timeout=timeout) as (client, where):
             results, workers_seen, slots, wall = _submit(client, todo, out, want, backend,
                                                          threads, progress)
-    table, paths, _ = _gather(images, out, formats)
+    meta = {"software": f"skysift {skysift.__version__}", "date": _records.now_utc(),
+            "images": len(images),
+            "images_done": sum(i["status"] in ("done", "skipped") for i in images),
+            **{k: v for k, v in want["params"].items()}}
+    table, paths = _gather(images, out, formats, meta, table)
     figures, line = _figures(images, results, slots, len(workers_seen), wall)
     paths["summary"] = os.path.join(out, "survey.json")
     tmp = f"{paths['summary']}.{os.getpid()}.tmp"

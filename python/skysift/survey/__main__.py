@@ -80,7 +80,7 @@ def main(argv=None):
                 tasks_per_worker=args.tasks_per_worker, gpus=args.gpus, threads=args.threads,
                 backend=args.backend, formats=args.formats or ("ecsv",), resume=args.resume,
                 retry_failed=args.retry_failed, progress=args.progress, timeout=args.timeout,
-                **params)
+                table=False, **params)
     except (ValueError, TypeError, OSError, RuntimeError) as e:
         print(f"skysift.survey: {e}", file=sys.stderr)
         return 2

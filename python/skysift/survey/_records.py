@@ -161,3 +161,90 @@ def gather_csv(items, path):
             nrows += len(rows)
     os.replace(tmp, path)
     return nrows
+
+
+IMAGE_DESCRIPTION = "The image the source was found in (its path as given)"
+
+
+def _ecsv_split(path):
+    """An ECSV file of the core's writer as (its column lines of the
+    header's datatype list, its data rows without the names row)."""
+    columns, rows, names_seen = [], [], False
+    in_datatype = False
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("#"):
+                if line == "# datatype:":
+                    in_datatype = True
+                elif in_datatype and line.startswith("# - "):
+                    columns.append(line)
+                else:
+                    in_datatype = False
+            elif not names_seen:
+                names_seen = True
+            elif line:
+                rows.append(line)
+    return columns, rows
+
+
+def _ecsv_quote(text):
+    if text == "" or any(c in text for c in ' \t"'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _yaml_value(v):
+    """A value as YAML that PyYAML reads back as its type (a float always
+    with a decimal point: PyYAML reads 1e-05 as text)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        text = repr(v)
+        if "e" in text and "." not in text.split("e")[0]:
+            mantissa, exponent = text.split("e")
+            text = f"{mantissa}.0e{exponent}"
+        return text
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_yaml_value(x) for x in v) + "]"
+    return json.dumps(str(v))
+
+
+def gather_ecsv(items, path, meta):
+    """Writes the gathered table as ECSV 1.0 without astropy: the images'
+    column descriptions (units, UCDs) with an ``image`` column first, meta
+    (a flat dict) as the table's metadata, and every row as the image's ECSV
+    has it. items: (image, ecsv path) in input order. Returns False, writing
+    nothing, where the images' columns differ (another unit, no WCS): the
+    caller then builds it from the CSV with astropy."""
+    columns, parts = None, []
+    for image, ecsv_path in items:
+        cols, rows = _ecsv_split(ecsv_path)
+        if columns is None:
+            columns = cols
+        elif cols != columns:
+            return False
+        parts.append((image, rows))
+    if columns is None:
+        return False
+    names = [c.split("name: ", 1)[1].split(",", 1)[0] for c in columns]
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write("# %ECSV 1.0\n# ---\n# datatype:\n")
+        f.write(f"# - {{name: image, datatype: string, description: "
+                f"{json.dumps(IMAGE_DESCRIPTION)}}}\n")
+        for c in columns:
+            f.write(c + "\n")
+        f.write("# meta:\n")
+        for key, value in meta.items():
+            f.write(f"#   {key}: {_yaml_value(value)}\n")
+        f.write("# schema: astropy-2.0\n")
+        f.write(" ".join(["image", *names]) + "\n")
+        for image, rows in parts:
+            prefix = _ecsv_quote(image) + " "
+            for row in rows:
+                f.write(prefix + row + "\n")
+    os.replace(tmp, path)
+    return True
