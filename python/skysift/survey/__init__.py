@@ -372,12 +372,13 @@ def _submit(client, todo, out, want, backend, threads, progress):
         dask_progress(futures, notebook=False)
     wait(futures)
     wall = time.perf_counter() - t0
+    finished = [f for f in futures if f.status == "finished"]
+    by_key = dict(zip((f.key for f in finished), client.gather(finished)))
     results = []
     for entry, future in zip(todo, futures):
-        if future.status == "finished":
-            r = future.result()
-            results.append(r)
-            entry.update(r)
+        if future.key in by_key:
+            results.append(by_key[future.key])
+            entry.update(by_key[future.key])
         else:
             e = future.exception()
             entry.update(status="failed", error=f"{type(e).__name__}: {e}")
