@@ -197,6 +197,9 @@ def test_the_command_reports_the_failure_and_the_summary(fields, tmp_path, sched
     r = subprocess.run(cmd + ["--clip-kappa", "0"] + good, capture_output=True, text=True,
                        env=env, timeout=180)
     assert r.returncode == 2 and "clipping kappa must be a positive number" in r.stderr
+    r = subprocess.run(cmd + ["--workers", "3"] + good, capture_output=True, text=True,
+                       env=env, timeout=180)
+    assert r.returncode == 2 and "shape a local cluster" in r.stderr
 
 
 def test_local_workers_are_pinned_one_per_gpu(fields, tmp_path):

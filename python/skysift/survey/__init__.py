@@ -317,6 +317,10 @@ def run(files, out, *, scheduler=None, workers=None, tasks_per_worker=None, gpus
         raise ValueError(f"backend: {backend!r} is not 'auto', 'cpu' or 'gpu'")
     if threads is not None and int(threads) < 1:
         raise ValueError(f"threads: {threads!r} is not a positive number")
+    if scheduler is not None and (workers is not None or tasks_per_worker is not None
+                                  or gpus != "auto"):
+        raise ValueError("workers, tasks_per_worker and gpus shape a local cluster; a running "
+                         "scheduler's workers are those dask-worker started")
     want = {"params": _result_params(params), "version": skysift.__version__,
             "formats": formats}
     os.makedirs(out, exist_ok=True)
