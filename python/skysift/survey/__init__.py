@@ -333,7 +333,7 @@ def run(files, out, *, scheduler=None, workers=None, tasks_per_worker=None, gpus
                               tasks_per_worker=tasks_per_worker, gpus=gpus,
                               timeout=timeout) as (client, where):
             results, workers_seen, slots, wall = _submit(client, todo, out, want, backend,
-                                                         threads, progress)
+                                                         threads, progress, timeout)
     meta = {"software": f"skysift {skysift.__version__}", "date": _records.now_utc(),
             "images": len(images),
             "images_done": sum(i["status"] in ("done", "skipped") for i in images),
@@ -351,11 +351,13 @@ def run(files, out, *, scheduler=None, workers=None, tasks_per_worker=None, gpus
     return Survey(images, table, paths, figures, line, workers_seen, where)
 
 
-def _submit(client, todo, out, want, backend, threads, progress):
+def _submit(client, todo, out, want, backend, threads, progress, timeout):
     """Sends one task per image, waits for all of them and folds their
     results (or the exception of a task that died) into the entries."""
     from distributed import progress as dask_progress
     from distributed import wait
+    # A scheduler started beside its workers (a Slurm job) may have none yet.
+    client.wait_for_workers(1, timeout=timeout)
     per_worker, infos = _cluster.threads_per_task(client)
     slots = sum(client.nthreads().values())
     if "parquet" in want["formats"]:
