@@ -4,7 +4,8 @@
 level becomes many sources (and matches SEP's where sep is importable), the files say
 which method made them, given maps replace the computed ones, bad input fails cleanly,
 the global method warns where its one threshold cannot work, a small synth field keeps
-its quality floors, and synth fields stay byte-identical per size and seed.
+its quality floors, synth fields stay byte-identical per size and seed, and --backend gpu
+makes the background maps on the GPU (or warns and runs on the CPU) with the CPU's catalogue.
 
 Speaks TAP. Environment: SKYSIFT_CLI, SKYSIFT_SHARED_DATA (checks on the shared images
 skip when it is absent)."""
@@ -168,7 +169,8 @@ def check_bad_input():
         (["--method", "local", "--seed-sigma", "2", "--flood-sigma", "3"], 2, "seed level"),
         (["--method", "local", "--min-area", "0"], 2, "--min-area"),
         (["--method", "local", "--bkg-filter", "4"], 2, "filter"),
-        (["--method", "local", "--backend", "gpu"], 2, "CPU backend only"),
+        (["--method", "local", "--backend", "gpu", "--bkg", image, "--rms", image], 2,
+         "given maps leave the GPU nothing to compute"),
         (["--method", "local", "--bkg", tmp("nope.fits"), "--rms", image], 1, "nope.fits"),
     ]
     from_other = tmp("small.fits")
@@ -227,6 +229,24 @@ def check_synth_checksums():
         assert sha256(a) == want, f"synth {size} seed {seed} changed: {sha256(a)}"
 
 
+def check_gpu_backend():
+    # --backend gpu: the background maps on the GPU and the rest on the CPU, said so in the
+    # JSON; without a usable GPU a warning and the CPU's run. Either way the CPU's catalogue.
+    image, _ = synth(1024, 11)
+    run("find", image, "--method", "local", "--csv", tmp("cpu-l.csv"))
+    r = run("find", image, "--method", "local", "--backend", "gpu", "--csv", tmp("gpu-l.csv"),
+            "--json", tmp("gpu-l.json"))
+    j = json.load(open(tmp("gpu-l.json")))
+    if "no usable GPU" in r.stderr:
+        assert j["backend"] == "cpu" and "gpu_steps" not in j, j
+        assert "gpu" not in j["times_ms"], j["times_ms"]
+    else:
+        assert j["backend"] == "gpu" and j["gpu_steps"] == ["background"], j
+        assert j["times_ms"]["gpu"]["background"] > 0 and j["times_ms"]["cpu"]["background"] == 0
+        assert "detect, flood, deblend and measure on the CPU" in r.stdout, r.stdout
+    assert open(tmp("gpu-l.csv")).read() == open(tmp("cpu-l.csv")).read()
+
+
 def main():
     tap = Tap()
     tap.check("2MASS K: the global method warns, the local one finds many", check_sky_level_image)
@@ -235,6 +255,8 @@ def main():
               check_files_say_method)
     tap.check("--bkg and --rms replace the computed maps", check_given_maps)
     tap.check("bad input: a message, a status, no file", check_bad_input)
+    tap.check("--backend gpu: the maps on the GPU (or a warning), the CPU's catalogue",
+              check_gpu_backend)
     tap.check("--smooth beam: the filtered noise is measured", check_smooth_beam)
     tap.check("2048 synth field: quality floors", check_quality_floor)
     tap.check("synth fields are byte-identical per size and seed", check_synth_checksums)

@@ -425,7 +425,7 @@ test_local_runner (void)
   g_assert_cmpmem (st.result.background, n * 4, direct.background, n * 4);
   sky_stages_clear (&st);
 
-  /* The local method runs on the CPU only. */
+  /* Given maps leave the GPU nothing to compute: the CPU only. */
   req.backend = SKY_BACKEND_GPU;
   g_assert_cmpint (sky_run (&req, &st), ==, SKY_ERR_ARGUMENT);
   sky_stages_clear (&st);

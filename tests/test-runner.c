@@ -335,7 +335,7 @@ static void
 test_gpu_fallback (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake };
+  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, NULL };
   SkyImage img;
   SkyParams params;
   SkyStages st;
@@ -369,7 +369,7 @@ static void
 test_gpu_fill_and_check (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL };
   SkyImage img;
   SkyParams params;
   SkyStages st;
@@ -425,6 +425,94 @@ test_gpu_fill_and_check (void)
   g_assert_nonnull (st.gpu_note);
   g_assert_nonnull (strstr (st.gpu_note, "segment: the masks differ"));
   sky_stages_clear (&st);
+  sky_image_clear (&img);
+}
+
+/* A stand-in device's local maps: the CPU's own, or a failure. */
+static int
+cpu_maps_as_gpu (void *data, const SkyImage *img, const SkyParams *params, int repeat,
+                 float *background, float *rms, SkyGpuTimes *times)
+{
+  FakeGpu *fake = data;
+
+  fake->runs++;
+  fake->last_repeat = repeat;
+  if (fake->flip_mask_pixel)
+    return sky_fail (SKY_ERR_UNAVAILABLE, "cudaMalloc: out of memory (fake)");
+  memset (times, 0, sizeof *times);
+  times->upload = 1;
+  times->ms[SKY_STEP_BACKGROUND] = 2;
+  times->download = 3;
+  times->kernels = 2;
+  times->total = 6;
+  return sky_cpu_background (img, params, 0, background, rms);
+}
+
+/* The local method's background on a GPU: the maps come from the device
+ * and the CPU's steps after them give the CPU's own result; both checks
+ * the maps; a device that fails leaves the CPU's maps and says why. */
+static void
+test_gpu_local_maps (void)
+{
+  FakeGpu fake = { 0 };
+  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, cpu_maps_as_gpu };
+  SkyImage img;
+  SkyParams params;
+  SkyStages cpu, st;
+  SkyRunRequest req;
+
+  make_field (&img);
+  sky_params_init (&params);
+  params.bkg_box = 32;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, &gpu);
+  req.method = SKY_METHOD_LOCAL;
+  run_ok (&req, &cpu);
+  g_assert_cmpint (cpu.gpu_steps, ==, 0);
+
+  req.backend = SKY_BACKEND_GPU;
+  req.gpu_repeat = 3;
+  run_ok (&req, &st);
+  g_assert_null (st.gpu_fault);
+  g_assert_true (st.has_gpu);
+  g_assert_cmpuint (st.gpu_steps, ==, 1u << SKY_STEP_BACKGROUND);
+  g_assert_cmpint (fake.runs, ==, 1);
+  g_assert_cmpint (fake.last_repeat, ==, 3);
+  g_assert_cmpfloat (st.gpu_kernel.ms[SKY_STEP_BACKGROUND], ==, 2);
+  g_assert_cmpfloat (st.gpu_total.ms[SKY_STEP_BACKGROUND], ==, 6);
+  g_assert_cmpfloat (st.result.times.ms[SKY_STEP_BACKGROUND], ==, 0);
+  g_assert_nonnull (st.result.background);
+  g_assert_cmpint (st.result.nsources, ==, cpu.result.nsources);
+  g_assert_cmpint (st.result.nsources, >, 0);
+  g_assert_cmpmem (st.result.labels, img.nx * img.ny * 4, cpu.result.labels,
+                   img.nx * img.ny * 4);
+  g_assert_cmpmem (st.result.catalogue.sum, st.result.nsources * 8, cpu.result.catalogue.sum,
+                   cpu.result.nsources * 8);
+  sky_stages_clear (&st);
+
+  req.backend = SKY_BACKEND_BOTH;
+  run_ok (&req, &st);
+  g_assert_null (st.gpu_fault);
+  g_assert_true (st.agree[SKY_STEP_BACKGROUND]);
+  g_assert_null (st.gpu_note);
+  g_assert_cmpfloat (st.result.times.ms[SKY_STEP_BACKGROUND], >, 0);
+  sky_stages_clear (&st);
+
+  fake.flip_mask_pixel = 1;  /* the device fails */
+  req.backend = SKY_BACKEND_GPU;
+  run_ok (&req, &st);
+  g_assert_nonnull (st.gpu_fault);
+  g_assert_nonnull (strstr (st.gpu_fault, "out of memory (fake)"));
+  g_assert_false (st.has_gpu);
+  g_assert_cmpuint (st.gpu_steps, ==, 0);
+  g_assert_cmpint (st.result.nsources, ==, cpu.result.nsources);
+  sky_stages_clear (&st);
+
+  /* A backend without the local method says so, and the CPU does it. */
+  gpu.local_maps = NULL;
+  run_ok (&req, &st);
+  g_assert_nonnull (strstr (st.gpu_fault, "no local method"));
+  sky_stages_clear (&st);
+  sky_stages_clear (&cpu);
   sky_image_clear (&img);
 }
 
@@ -500,5 +588,6 @@ main (int argc, char **argv)
   g_test_add_func ("/runner/gpu/fallback", test_gpu_fallback);
   g_test_add_func ("/runner/gpu/fill-and-check", test_gpu_fill_and_check);
   g_test_add_func ("/runner/gpu/default", test_default_gpu);
+  g_test_add_func ("/runner/gpu/local-maps", test_gpu_local_maps);
   return g_test_run ();
 }

@@ -199,9 +199,10 @@ parse_find_args (int argc, char **argv, FindArgs *a)
       cli_error ("--backend: '%s' is not one of cpu, gpu, both", a->backend);
       return CLI_EXIT_USAGE;
     }
-  if (a->method == SKY_METHOD_LOCAL && strcmp (a->backend, "cpu") != 0)
+  if (a->method == SKY_METHOD_LOCAL && strcmp (a->backend, "cpu") != 0
+      && (a->bkg != NULL || a->rms != NULL))
     {
-      cli_error ("--method local: runs on the CPU backend only");
+      cli_error ("--bkg, --rms: given maps leave the GPU nothing to compute; use --backend cpu");
       return CLI_EXIT_USAGE;
     }
   if (a->method != SKY_METHOD_LOCAL && (a->bkg != NULL || a->rms != NULL))
@@ -337,13 +338,15 @@ write_catalogues (const FindArgs *a, const SkyImage *img, const SkyResult *res,
   return ret;
 }
 
-/* The steps on the CPU through the runner, repeat times; the result's
- * times become each step's best. Each repeat starts afresh (a benchmark
- * reuses no step), but its buffers come back from the runner's pool. 0, or
+/* The steps through the runner, repeat times; the result's times become
+ * each step's best. Each repeat starts afresh (a benchmark reuses no
+ * step), but its buffers come back from the runner's pool. On the CPU, or
+ * for the local method on the GPU (the background maps; the CPU the rest)
+ * or both (the GPU's maps checked against the CPU's). 0, or
  * CLI_EXIT_FAILURE with the error printed. */
 static int
-run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
-         const CliLocalInputs *local, SkyStages *st)
+run_steps (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
+           const CliLocalInputs *local, SkyBackend backend, SkyStages *st)
 {
   SkyRunRequest req = { 0 };
   SkyStepTimes best = { 0 };
@@ -358,7 +361,8 @@ run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
       req.rms = local->rms;
       req.filter = local->has_filter ? &local->filter : NULL;
     }
-  req.backend = SKY_BACKEND_CPU;
+  req.backend = backend;
+  req.gpu_repeat = a->repeat;
   req.until = SKY_STEP_MEASURE;
   for (int r = 0; r < a->repeat; r++)
     {
@@ -375,6 +379,37 @@ run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
     }
   st->result.times = best;
   return 0;
+}
+
+static int
+run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
+         const CliLocalInputs *local, SkyStages *st)
+{
+  return run_steps (a, img, detect, local, SKY_BACKEND_CPU, st);
+}
+
+/* The local method with --backend gpu or both: what the GPU did, or why
+ * it did not. */
+static void
+print_local_gpu (const FindArgs *a, const SkyStages *st)
+{
+  const SkyGpuTimes *t = &st->gpu_times;
+
+  if (!st->has_gpu)
+    {
+      printf ("gpu        failed, the CPU made the background maps: %s\n",
+              st->gpu_fault ? st->gpu_fault : "(no reason given)");
+      return;
+    }
+  printf ("gpu        background maps on the GPU, ms (best of %d after a warm-up): upload %.3f, "
+          "kernels %.3f, download %.3f; detect, flood, deblend and measure on the CPU%s\n",
+          a->repeat, t->upload, t->ms[SKY_STEP_BACKGROUND], t->download,
+          st->backend == SKY_BACKEND_GPU ? " from the GPU's maps" : "");
+  if (st->backend == SKY_BACKEND_BOTH)
+    printf ("results    background and rms maps: GPU %s the CPU's%s%s\n",
+            st->agree[SKY_STEP_BACKGROUND] ? "equal to" : "DIFFER from",
+            st->agree[SKY_STEP_BACKGROUND] ? " bit for bit" : ": ",
+            st->gpu_note ? st->gpu_note : "");
 }
 
 int
@@ -446,13 +481,24 @@ cli_find (int argc, char **argv)
       a.smooth_ms = sky_now_ms () - t0;
       detect = &smoothed;
     }
-  if (want_cpu && run_cpu (&a, &img, detect, &local, &cpu) != 0)
+  if (a.method == SKY_METHOD_LOCAL && gpu_ok)
+    {
+      /* The runner: the maps on the GPU, the rest on the CPU. */
+      if (run_steps (&a, &img, detect, &local, want_cpu ? SKY_BACKEND_BOTH : SKY_BACKEND_GPU,
+                     &cpu) != 0)
+        goto exit;
+      if (cpu.gpu_fault != NULL)
+        fprintf (stderr, "skysift-cli: warning: --backend %s: %s; the CPU made the maps\n",
+                 a.backend, cpu.gpu_fault);
+    }
+  else if (want_cpu && run_cpu (&a, &img, detect, &local, &cpu) != 0)
     goto exit;
   if (a.method == SKY_METHOD_LESSON && want_cpu)
     cli_warn_global (&a.params, &img, res);
 
 #ifdef SKYSIFT_HAVE_CUDA
-  if (gpu_ok && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
+  if (gpu_ok && a.method != SKY_METHOD_LOCAL
+      && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
     {
       /* The device failed during the run (out of memory, lost): the CPU
        * finishes the job, and the summary says why the GPU did not. */
@@ -466,15 +512,17 @@ cli_find (int argc, char **argv)
         goto exit;
       want_cpu = 1;
     }
-  if (gpu_ok && !want_cpu)
+  if (gpu_ok && !want_cpu && a.method != SKY_METHOD_LOCAL)
     out = &gpu_run.res;
 #endif
 
   if (!a.quiet)
     {
       print_summary (&a, &img, out, load_ms);
+      if (a.method == SKY_METHOD_LOCAL && gpu_ok)
+        print_local_gpu (&a, &cpu);
 #ifdef SKYSIFT_HAVE_CUDA
-      if (gpu_ok && want_cpu)
+      else if (gpu_ok && want_cpu)
         cli_gpu_print_table (&gpu_run, res, &img, a.repeat);
       else if (gpu_ok)
         cli_gpu_print_times (&gpu_run, &img, a.repeat);
@@ -488,9 +536,16 @@ cli_find (int argc, char **argv)
     {
       /* What ran: a GPU that failed leaves the CPU's results. */
       SkyRunInfo info = { &img, &a.params, want_gpu && !gpu_ok ? "cpu" : a.backend, load_ms,
-                          a.repeat, NULL, a.smooth };
+                          a.repeat, NULL, a.smooth, 0 };
+      if (a.method == SKY_METHOD_LOCAL && cpu.has_gpu)
+        {
+          info.gpu = &cpu.gpu_times;
+          info.gpu_steps = cpu.gpu_steps;
+        }
+      else if (a.method == SKY_METHOD_LOCAL)
+        info.backend = "cpu";
 #ifdef SKYSIFT_HAVE_CUDA
-      if (gpu_ok)
+      else if (gpu_ok)
         info.gpu = &gpu_run.times;
 #endif
       if (sky_write_run_json (a.json, &info, out) != SKY_OK)
@@ -500,6 +555,13 @@ cli_find (int argc, char **argv)
         }
     }
   ret = 0;
+  if (a.method == SKY_METHOD_LOCAL && cpu.has_gpu && cpu.backend == SKY_BACKEND_BOTH
+      && !cpu.agree[SKY_STEP_BACKGROUND])
+    {
+      cli_error ("%s: CPU and GPU background maps differ: %s", a.image,
+                 cpu.gpu_note ? cpu.gpu_note : "");
+      ret = CLI_EXIT_FAILURE;
+    }
 #ifdef SKYSIFT_HAVE_CUDA
   /* Both backends ran and disagree: the contract is broken, say so. */
   if (gpu_ok && want_cpu && gpu_run.failed_checks > 0)

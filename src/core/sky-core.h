@@ -314,11 +314,17 @@ typedef struct SkyRunInfo {
   int repeat;
   const SkyGpuTimes *gpu; /* NULL when no GPU ran; else times_ms.gpu */
   const char *smooth;   /* the detection image's kernel (params.smooth), NULL if none */
+  /* The steps the GPU computed, a bit (1u << step) each, where it did not
+   * run them all (the local method's background alone, the CPU the rest);
+   * 0: the backend's. */
+  unsigned gpu_steps;
 } SkyRunInfo;
 
 /* Writes the run summary as JSON (image, shape, nblank, clipped statistics,
  * threshold, nsources, times_ms.cpu, and times_ms.gpu when info->gpu is set;
- * backend "gpu" alone has no times_ms.cpu), atomically like the CSV writer. */
+ * backend "gpu" alone has no times_ms.cpu unless info->gpu_steps names the
+ * steps the GPU ran, "gpu_steps", and the CPU the others), atomically like
+ * the CSV writer. */
 int sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *res);
 
 /* -------------------------------------------------------- world coordinates */

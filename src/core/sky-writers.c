@@ -66,6 +66,19 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
   sky_put_quoted (out.fp, img->bunit);
   fprintf (out.fp, ",\n  \"backend\": ");
   sky_put_quoted (out.fp, info->backend);
+  if (info->gpu_steps != 0)
+    {
+      /* The GPU ran only these; the CPU ran the others. */
+      fputs (",\n  \"gpu_steps\": [", out.fp);
+      for (int k = 0, first = 1; k < nsteps; k++)
+        if (info->gpu_steps & (1u << steps[k]))
+          {
+            fputs (first ? "" : ", ", out.fp);
+            sky_put_quoted (out.fp, sky_step_name (steps[k]));
+            first = 0;
+          }
+      fputs ("]", out.fp);
+    }
   fprintf (out.fp, ",\n  \"params\": {\"clip_kappa\": ");
   json_number (out.fp, p->clip_kappa);
   fprintf (out.fp, ", \"max_iter\": %d, \"threshold_sigma\": ", p->max_iter);
@@ -116,7 +129,8 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
     }
   fprintf (out.fp, "],\n  \"repeat\": %d,\n", info->repeat);
   fputs ("  \"times_ms\": {", out.fp);
-  if (info->gpu == NULL || info->backend == NULL || strcmp (info->backend, "gpu") != 0)
+  if (info->gpu == NULL || info->backend == NULL || strcmp (info->backend, "gpu") != 0
+      || info->gpu_steps != 0)
     {
       JsonField cpu[SKY_STEP_COUNT + 2];
       size_t n = 0;
@@ -138,7 +152,8 @@ sky_write_run_json (const char *path, const SkyRunInfo *info, const SkyResult *r
       gpu[n++] = (JsonField) { "load", info->load_ms };
       gpu[n++] = (JsonField) { "upload", g->upload };
       for (int k = 0; k < nsteps; k++)
-        gpu[n++] = (JsonField) { sky_step_name (steps[k]), g->ms[steps[k]] };
+        if (info->gpu_steps == 0 || (info->gpu_steps & (1u << steps[k])))
+          gpu[n++] = (JsonField) { sky_step_name (steps[k]), g->ms[steps[k]] };
       gpu[n++] = (JsonField) { "download", g->download };
       gpu[n++] = (JsonField) { "kernels", g->kernels };
       gpu[n++] = (JsonField) { "total", g->total };

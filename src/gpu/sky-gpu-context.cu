@@ -142,6 +142,7 @@ sky_gpu_free (SkyGpu *gpu)
   if (gpu->stream)
     cudaStreamSynchronize (gpu->stream);
   free_image_buffers (gpu);
+  sky_gpu_local_free (gpu);
   cudaFree (gpu->d_conv_out);
   cudaFree (gpu->d_conv_f32);
   cudaFree (gpu->d_counts);
@@ -357,6 +358,7 @@ sky_gpu_device_bytes (const SkyGpu *gpu)
     bytes += image_bytes (gpu->capacity);
   bytes += (size_t) gpu->meas_cap * (SKY_MEASURE_ACC_BYTES + SKY_MEASURE_CAT_BYTES);
   bytes += gpu->conv_out_bytes + gpu->conv_f32_bytes;
+  bytes += sky_gpu_local_bytes (gpu);
   return bytes;
 }
 

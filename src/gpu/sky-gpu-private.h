@@ -192,6 +192,8 @@ typedef struct SkyGpuSwitches {
   int loop_threads;          /* SKYSIFT_GPU_LOOP_THREADS: 256, 512, 1024; 0 by image size */
   int full_clip;             /* SKYSIFT_GPU_FULL_CLIP=1: the clip's full path always */
   int loop_profile;          /* SKYSIFT_GPU_LOOP_PROFILE=1: the loop prints its cycles */
+  int mode_threads;          /* SKYSIFT_GPU_MODE_THREADS=32: the background's mode a warp
+                              * a box; 0: 256 threads a box */
   char fault[16];            /* SKYSIFT_GPU_FAULT: the step before which a kernel traps */
 } SkyGpuSwitches;
 
@@ -259,6 +261,9 @@ struct SkyGpu {
   float *d_conv_f32;         /* a float64 output rounded to float, made on demand */
   size_t conv_f32_bytes;
 
+  /* the local method's maps (sky-gpu-background.cu): made on first use */
+  struct SkyGpuLocal *local;
+
   /* host side, pinned */
   SkyGpuState *h_state, *d_state;
   SkyGpuParams *h_params, *d_params;
@@ -278,6 +283,11 @@ int sky_gpu_label_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny);
 /* clear: the accumulators need clearing first (the label step clears them
  * when they fit; a second measure with a grown buffer passes 1). */
 int sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, int clear);
+
+/* The local method's buffers: freed with the context, counted in
+ * sky_gpu_device_bytes. */
+void sky_gpu_local_free (SkyGpu *gpu);
+size_t sky_gpu_local_bytes (const SkyGpu *gpu);
 
 /* Image-sized buffers for n pixels (kept while large enough), and the
  * measure buffer for at least nsources sources. */

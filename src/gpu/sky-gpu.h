@@ -117,6 +117,51 @@ typedef struct SkyGpuDeviceBuffers {
 
 int sky_gpu_device_buffers (const SkyGpu *gpu, SkyGpuDeviceBuffers *out);
 
+/* ------------------------------------------------- the local method's maps */
+
+/* The local method's maps on the device (the CPU's sky_cpu_background and
+ * the detection image of sky-cpu-local.c without a matched filter), equal
+ * to the CPU's bit for bit: background and rms (SEP's mesh, filled,
+ * median-filtered, bicubic spline), residual = image - background, and
+ * snr = residual / rms (NaN where rms <= 0 or is NaN). Each map is nx * ny
+ * floats in rows of nx (pixel indices are 64-bit); the finished mesh
+ * (filled and filtered, what the spline goes through) is nbx * nby floats.
+ * Every pointer is device memory owned by the context: valid until the
+ * next sky_gpu_local_maps on it, or sky_gpu_free. */
+typedef struct SkyGpuLocalMaps {
+  int64_t nx, ny;
+  float *background, *rms, *residual, *snr;
+  int64_t nbx, nby;          /* boxes across and down */
+  int box;                   /* params->bkg_box */
+  const float *mesh_background, *mesh_rms;
+} SkyGpuLocalMaps;
+
+/* Enqueues the maps of d_image (device memory, nx * ny floats: the
+ * context's own image or any device array) on the context's stream and
+ * returns without waiting: a kernel enqueued after it on that stream sees
+ * the maps; nothing crosses the bus. Reads params->bkg_box and
+ * params->bkg_filter. SKY_ERR_ARGUMENT for bad parameters or sizes,
+ * SKY_ERR_MEMORY when the device lacks the memory for the maps (16 bytes a
+ * pixel), SKY_ERR_UNAVAILABLE when a CUDA call fails. */
+int sky_gpu_local_maps (SkyGpu *gpu, const float *d_image, int64_t nx, int64_t ny,
+                        const SkyParams *params, SkyGpuLocalMaps *out);
+
+/* A host image's maps: upload, sky_gpu_local_maps, and the maps asked for
+ * (each NULL or nx * ny floats on the host) brought home; times (if not
+ * NULL) in ms from CUDA events: upload, kernels, download. */
+typedef struct SkyGpuMapsTimes {
+  double upload_ms, kernel_ms, download_ms;
+} SkyGpuMapsTimes;
+
+/* The finished mesh of the context's last sky_gpu_local_maps (nbx * nby
+ * floats each into back and rms, either NULL), waiting for it: for tests
+ * and a display of the mesh. SKY_ERR_ARGUMENT when none was made. */
+int sky_gpu_local_mesh_download (SkyGpu *gpu, float *back, float *rms);
+
+int sky_gpu_local_maps_host (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
+                             float *background, float *rms, float *residual, float *snr,
+                             SkyGpuMapsTimes *times);
+
 /* ------------------------------------------------------------- convolution */
 
 /* One convolution's times in milliseconds, from CUDA events on the

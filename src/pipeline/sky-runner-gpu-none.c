@@ -44,7 +44,23 @@ none_compare (void *data, const SkyImage *img, const SkyResult *ref, const SkyRe
   return 1;
 }
 
-static const SkyGpuBackend none_backend = { none_available, none_run, none_compare, NULL };
+static int
+none_local_maps (void *data, const SkyImage *img, const SkyParams *params, int repeat,
+                 float *background, float *rms, SkyGpuTimes *times)
+{
+  (void) data;
+  (void) img;
+  (void) params;
+  (void) repeat;
+  (void) background;
+  (void) rms;
+  (void) times;
+  return sky_fail (SKY_ERR_UNAVAILABLE, "%s", NO_GPU_REASON);
+}
+
+static const SkyGpuBackend none_backend = {
+  none_available, none_run, none_compare, NULL, none_local_maps,
+};
 
 const SkyGpuBackend *
 sky_gpu_backend_default (void)

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static SkyGpu *gpu_context;
@@ -58,8 +59,48 @@ default_compare (void *data, const SkyImage *img, const SkyResult *ref, const Sk
   return sky_result_compare (img, ref, res, what, what_size);
 }
 
+/* As sky_gpu_run_best times the lesson's steps: the image page-locked for
+ * the call, one untimed warm-up, the best of repeat runs bringing nothing
+ * home, then the maps of one more run brought home, timed apart. */
+static int
+default_local_maps (void *data, const SkyImage *img, const SkyParams *params, int repeat,
+                    float *background, float *rms, SkyGpuTimes *times)
+{
+  SkyGpuMapsTimes t, best = { 0 };
+  int ret = SKY_OK, locked;
+
+  (void) data;
+  memset (times, 0, sizeof *times);
+  pthread_mutex_lock (&gpu_lock);
+  if (gpu_context == NULL)
+    ret = sky_gpu_new (&gpu_context);
+  locked = sky_gpu_lock_host (img->pixels, (size_t) (img->nx * img->ny) * sizeof (float));
+  for (int r = -1; r < repeat && ret == SKY_OK; r++)
+    {
+      ret = sky_gpu_local_maps_host (gpu_context, img, params, NULL, NULL, NULL, NULL, &t);
+      if (r == 0 || (r > 0 && t.kernel_ms < best.kernel_ms))
+        best.kernel_ms = t.kernel_ms;
+      if (r == 0 || (r > 0 && t.upload_ms < best.upload_ms))
+        best.upload_ms = t.upload_ms;
+    }
+  if (ret == SKY_OK)
+    ret = sky_gpu_local_maps_host (gpu_context, img, params, background, rms, NULL, NULL, &t);
+  sky_gpu_unlock_host (img->pixels, locked);
+  pthread_mutex_unlock (&gpu_lock);
+  if (ret != SKY_OK)
+    return ret;
+  times->upload = best.upload_ms;
+  times->ms[SKY_STEP_BACKGROUND] = best.kernel_ms;
+  times->kernels = best.kernel_ms;
+  times->download = t.download_ms;
+  times->total = best.upload_ms + best.kernel_ms + t.download_ms;
+  times->runs = repeat;
+  times->outputs = -1;
+  return SKY_OK;
+}
+
 static const SkyGpuBackend default_backend = {
-  default_available, default_run, default_compare, NULL,
+  default_available, default_run, default_compare, NULL, default_local_maps,
 };
 
 const SkyGpuBackend *

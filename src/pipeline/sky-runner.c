@@ -169,6 +169,8 @@ gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
   memset (&res.catalogue, 0, sizeof res.catalogue);
   sky_result_clear (&res);
   set_gpu_times (st, &times);
+  for (int k = 0; k < nsteps; k++)
+    st->gpu_steps |= 1u << steps[k];
   st->done = steps[nsteps - 1];
   return SKY_OK;
 }
@@ -192,12 +194,115 @@ gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
       return ret;
     }
   set_gpu_times (st, &times);
+  for (int k = 0; k < nsteps; k++)
+    st->gpu_steps |= 1u << steps[k];
   for (int k = 0; k <= done; k++)
     st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
   free (st->gpu_note);
   st->gpu_note = note[0] ? copy_text ("", note) : NULL;
   sky_result_clear (&res);
   return SKY_OK;
+}
+
+/* The local method's background step on the GPU: its figures, and the
+ * steps after it on the CPU (set_gpu_times' upload and download belong to
+ * this step alone). */
+static void
+set_local_gpu_times (SkyStages *st, const SkyGpuTimes *t)
+{
+  st->has_gpu = 1;
+  st->gpu_times = *t;
+  st->gpu_kernel.ms[SKY_STEP_BACKGROUND] = t->ms[SKY_STEP_BACKGROUND];
+  st->gpu_total.ms[SKY_STEP_BACKGROUND] = t->total;
+  st->gpu_kernel.total = t->kernels;
+  st->gpu_total.total = t->total;
+  st->gpu_steps = 1u << SKY_STEP_BACKGROUND;
+}
+
+/* The local method on the GPU: the background and rms maps made on the
+ * device and brought home, where the CPU's steps read them as given maps.
+ * On failure nothing is kept and the CPU makes its own. */
+static int
+local_gpu_maps (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+{
+  size_t n = (size_t) (st->image->nx * st->image->ny);
+  SkyGpuTimes times = { 0 };
+  int ret;
+
+  if (gpu->local_maps == NULL)
+    return sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend has no local method");
+  st->result.background = sky_alloc_large (n * sizeof (float));
+  st->result.rms = sky_alloc_large (n * sizeof (float));
+  if (st->result.background == NULL || st->result.rms == NULL)
+    ret = sky_fail (SKY_ERR_MEMORY, "no memory for the GPU's background maps");
+  else
+    ret = gpu->local_maps (gpu->data, st->image, &st->params, repeat, st->result.background,
+                           st->result.rms, &times);
+  if (ret != SKY_OK)
+    {
+      free (st->result.background);
+      free (st->result.rms);
+      st->result.background = st->result.rms = NULL;
+      return ret;
+    }
+  set_local_gpu_times (st, &times);
+  return SKY_OK;
+}
+
+/* Both, local method: the GPU's maps against the CPU's, bit for bit (NaN
+ * equal to NaN), the CPU's made row by row from its mesh. */
+static int
+local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+{
+  const int64_t nx = st->image->nx, ny = st->image->ny;
+  size_t n = (size_t) (nx * ny);
+  float *bkg = sky_alloc_large (n * sizeof (float)), *rms = sky_alloc_large (n * sizeof (float));
+  float *row = malloc ((size_t) (2 * nx) * sizeof (float));
+  SkyGpuTimes times = { 0 };
+  int64_t bad = 0, first = -1;
+  int ret;
+
+  if (gpu->local_maps == NULL)
+    ret = sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend has no local method");
+  else if (bkg == NULL || rms == NULL || row == NULL)
+    ret = sky_fail (SKY_ERR_MEMORY, "no memory for the GPU's background maps");
+  else
+    ret = gpu->local_maps (gpu->data, st->image, &st->params, repeat, bkg, rms, &times);
+  if (ret == SKY_OK)
+    {
+      SkyLocalMaps maps = sky_local_maps (&st->result, st->local);
+      for (int64_t y = 0; y < ny; y++)
+        {
+          sky_local_maps_window (&maps, 0, y, nx, y + 1, row, row + nx);
+          for (int64_t x = 0; x < nx; x++)
+            for (int m = 0; m < 2; m++)
+              {
+                float c = row[m * nx + x], g = (m ? rms : bkg)[y * nx + x];
+                if (memcmp (&c, &g, sizeof c) != 0 && !(isnan (c) && isnan (g)))
+                  {
+                    if (first < 0)
+                      first = y * nx + x;
+                    bad++;
+                  }
+              }
+        }
+      set_local_gpu_times (st, &times);
+      st->agree[SKY_STEP_BACKGROUND] = bad == 0;
+      free (st->gpu_note);
+      st->gpu_note = NULL;
+      if (bad > 0)
+        {
+          char note[256];
+          snprintf (note, sizeof note, "background: %lld map values differ, the first at x %lld "
+                    "y %lld. ", (long long) bad, (long long) (first % nx),
+                    (long long) (first / nx));
+          st->gpu_note = copy_text ("", note);
+        }
+    }
+  free (bkg);
+  free (rms);
+  free (row);
+  return ret;
 }
 
 /* The GPU failed with the message in sky_last_error(): the run goes on
@@ -208,6 +313,7 @@ take_gpu_fault (SkyStages *st)
   free (st->gpu_fault);
   st->gpu_fault = copy_text ("GPU backend: ", sky_last_error ());
   st->has_gpu = 0;
+  st->gpu_steps = 0;
 }
 
 int
@@ -247,8 +353,9 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     return sky_fail (SKY_ERR_ARGUMENT, "the detection image is %lld x %lld, the image %lld x %lld",
                      (long long) st->detect->nx, (long long) st->detect->ny,
                      (long long) st->image->nx, (long long) st->image->ny);
-  if (req->backend != SKY_BACKEND_CPU && req->method == SKY_METHOD_LOCAL)
-    return sky_fail (SKY_ERR_ARGUMENT, "the local method runs on the CPU only");
+  if (req->backend != SKY_BACKEND_CPU && req->method == SKY_METHOD_LOCAL
+      && req->background != NULL)
+    return sky_fail (SKY_ERR_ARGUMENT, "the local method with given maps runs on the CPU only");
   if ((req->background == NULL) != (req->rms == NULL))
     return sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
   if (req->backend != SKY_BACKEND_CPU && st->detect != st->image)
@@ -256,7 +363,15 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
 
   /* The GPU alone runs the steps in one go on the device. If it fails
    * (no device, out of memory, lost), the CPU does the whole job. */
-  if (req->backend == SKY_BACKEND_GPU)
+  if (req->backend == SKY_BACKEND_GPU && req->method == SKY_METHOD_LOCAL)
+    {
+      /* The maps on the device, the rest on the CPU from them. */
+      if (cancelled (req))
+        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+      if (local_gpu_maps (st, gpu, repeat) != SKY_OK)
+        take_gpu_fault (st);
+    }
+  else if (req->backend == SKY_BACKEND_GPU)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
@@ -288,7 +403,8 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
       t0 = sky_now_ms ();
       ret = sky_step_defs[s].cpu (st);
-      st->result.times.ms[s] = sky_now_ms () - t0;
+      /* A step the GPU made costs the CPU nothing: its time is the GPU's. */
+      st->result.times.ms[s] = st->gpu_steps & (1u << s) ? 0 : sky_now_ms () - t0;
       if (ret != SKY_OK)
         return ret;
       st->done = s;
@@ -301,7 +417,8 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (gpu_check (st, gpu, repeat) != SKY_OK)
+      if ((req->method == SKY_METHOD_LOCAL ? local_gpu_check (st, gpu, repeat)
+                                            : gpu_check (st, gpu, repeat)) != SKY_OK)
         take_gpu_fault (st);
     }
   return SKY_OK;

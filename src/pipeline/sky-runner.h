@@ -76,6 +76,14 @@ typedef struct SkyGpuBackend {
   int (*compare) (void *data, const SkyImage *img, const SkyResult *ref, const SkyResult *res,
                   char *what, size_t what_size);
   void *data;
+  /* The local method's background and rms maps on the device, equal to
+   * the CPU's bit for bit, brought home into background and rms (nx * ny
+   * floats each), timed as run is (one warm-up, the best of repeat:
+   * times->ms[SKY_STEP_BACKGROUND] the kernels, the upload and download
+   * apart). NULL where the backend has none: the CPU then makes them, and
+   * the run says why (gpu_fault). */
+  int (*local_maps) (void *data, const SkyImage *img, const SkyParams *params, int repeat,
+                     float *background, float *rms, SkyGpuTimes *times);
 } SkyGpuBackend;
 
 const SkyGpuBackend *sky_gpu_backend_default (void);
@@ -106,6 +114,10 @@ typedef struct SkyStages {
   struct SkyLocalState *local;
 
   int has_gpu;               /* the GPU times below are valid */
+  /* The steps the GPU computed, a bit (1u << step) each: every step of the
+   * lesson's method; of the local method the background alone, its maps
+   * brought home for the CPU's detect, flood, deblend and measure. */
+  unsigned gpu_steps;
   SkyStepTimes gpu_kernel;   /* ms, the kernels alone */
   SkyStepTimes gpu_total;    /* ms, with the upload in the first step and
                               * the download in the last */
@@ -154,7 +166,9 @@ int sky_run_is_current (const SkyStages *previous, const SkyRunRequest *req);
  * when asked to stop; another status with sky_last_error() when a CPU step
  * failed. A GPU that fails is no failure: the CPU does the work and
  * out->gpu_fault says why (the caller tells the person). The GPU alone
- * runs every step of the method whatever req->until says. Clear out with
+ * runs every step of the lesson's method whatever req->until says; of the
+ * local method it makes the background maps, and the CPU the steps after
+ * them (out->gpu_steps says which ran where). Clear out with
  * sky_stages_clear, also after a failure. */
 int sky_run (const SkyRunRequest *req, SkyStages *out);
 

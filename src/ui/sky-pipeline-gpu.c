@@ -108,7 +108,8 @@ bridge_compare (void *data, const SkyImage *img, const SkyResult *ref, const Sky
 const SkyGpuBackend *
 sky_pipeline_gpu_backend (void)
 {
-  static const SkyGpuBackend bridge = { bridge_available, bridge_run, bridge_compare, NULL };
+  static const SkyGpuBackend bridge = { bridge_available, bridge_run, bridge_compare, NULL,
+                                        NULL };
   return &bridge;
 }
 

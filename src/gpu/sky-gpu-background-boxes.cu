@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Each box's background and rms on the device, as sky-cpu-background.c
+ * computes them (SEP's arithmetic), to the bit.
+ *
+ * 1. sums: the box's usable pixels, then those within 2 sigma of their
+ *    mean, summed in double in the CPU's order. The CPU sums a row in four
+ *    lanes (x mod 4 over the row's first w - w % 4 pixels) and the rest in
+ *    a fifth, each lane down the rows in order, and adds them as
+ *    tail + ((lane0 + lane2) + (lane1 + lane3)). Floating-point sums depend
+ *    on their order, so each lane is one thread here, walking its pixels in
+ *    that order; lane 0 also walks the tail. The four threads of a box are
+ *    neighbours in a warp and meet by shuffles.
+ * 2. histogram and mode: a block a box counts its pixels into shared bins
+ *    (counts do not depend on order), makes prefix counts, and runs
+ *    SExtractor's clipped mode, every thread doing the scalar arithmetic
+ *    itself, the bins' moments summed by the block as exact integers. */
+#include "sky-gpu-background.cuh"
+
+namespace {
+
+constexpr int kSumThreads = 32;      /* 8 boxes a block: small images still fill every SM */
+constexpr int kModeThreads = 256; /* the mode kernel's block unless switched */
+
+struct LaneSums {
+  double s, q;
+  int64_t n;
+};
+
+/* The pixels p with lcut <= p <= hcut of lane `lane` (0..3) of a box, or
+ * of its tail (lane 4): sum, sum of squares in double, count. */
+/* Without a branch, as the CPU's vector lanes do it: a pixel outside the
+ * cuts adds +0.0, which leaves a sum unchanged (a sum that starts at +0.0
+ * is never -0.0 in round-to-nearest). */
+__device__ __forceinline__ void
+lane_add (LaneSums &a, float p, float lcut, float hcut)
+{
+  const bool in = p >= lcut && p <= hcut;
+  const double d = (double) (in ? p : 0.0f);
+  a.s = a.s + d;
+  a.q = a.q + d * d;
+  a.n += in;
+}
+
+/* One pass over a box's pixels (lane 0..3: x = lane + 4k of each row's
+ * first w - w % 4 pixels; lane 0 also sums the rest, the tail, apart).
+ * The lane's pixels of a row are loaded kBatch at a time, the next batch
+ * while the current one is added: the additions stay in the CPU's order,
+ * the loads do not wait for them. */
+constexpr int kBatch = 16;
+
+__device__ __forceinline__ void
+load_batch (const float *row, int64_t x, int64_t m, int64_t j, float (&v)[kBatch])
+{
+#pragma unroll
+  for (int k = 0; k < kBatch; k++)
+    v[k] = j * kBatch + k < m ? __ldg (row + x + 4 * k) : 0.0f;
+}
+
+__device__ void
+box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, int64_t w,
+          int64_t h, int lane, float lcut, float hcut, LaneSums &mine, LaneSums &tail)
+{
+  const int64_t w4 = w / 4 * 4, m = w4 / 4;  /* each lane's pixels in a row */
+  const int64_t nbatch = (m + kBatch - 1) / kBatch;
+  const float *base = image + y0 * nx + x0;
+
+  mine = LaneSums { 0.0, 0.0, 0 };
+  tail = LaneSums { 0.0, 0.0, 0 };
+  if (m > 0)
+    {
+      float cur[kBatch], nxt[kBatch] = {};
+      int64_t ly = 0, lj = 0;  /* the batch loaded next */
+      load_batch (base, lane, m, 0, cur);
+      for (int64_t y = 0; y < h; y++)
+        for (int64_t j = 0; j < nbatch; j++)
+          {
+            if (++lj == nbatch)
+              {
+                lj = 0;
+                ly++;
+              }
+            if (ly < h)
+              load_batch (base + ly * nx, lane + 4 * kBatch * lj, m, lj, nxt);
+#pragma unroll
+            for (int k = 0; k < kBatch; k++)
+              if (j * kBatch + k < m)
+                lane_add (mine, cur[k], lcut, hcut);
+#pragma unroll
+            for (int k = 0; k < kBatch; k++)
+              cur[k] = nxt[k];
+          }
+    }
+  if (lane == 0 && w4 < w)
+    for (int64_t y = 0; y < h; y++)
+      for (int64_t x = w4; x < w; x++)
+        lane_add (tail, __ldg (base + y * nx + x), lcut, hcut);
+}
+
+/* The four lanes' totals as the CPU adds them (every lane of the box gets
+ * them). The box's four threads are lanes 4k .. 4k + 3 of the warp. */
+__device__ __forceinline__ int64_t
+box_total (const LaneSums &mine, const LaneSums &tail, double *sum, double *sum2)
+{
+  const unsigned full = 0xffffffffu;
+  const int base = (threadIdx.x & 31) & ~3;
+  double s[4], q[4];
+  int64_t n = 0;
+
+  for (int l = 0; l < 4; l++)
+    {
+      s[l] = __shfl_sync (full, mine.s, base + l);
+      q[l] = __shfl_sync (full, mine.q, base + l);
+      n += __shfl_sync (full, (long long) mine.n, base + l);
+    }
+  double ts = __shfl_sync (full, tail.s, base), tq = __shfl_sync (full, tail.q, base);
+  n += __shfl_sync (full, (long long) tail.n, base);
+  *sum = ts + ((s[0] + s[2]) + (s[1] + s[3]));
+  *sum2 = tq + ((q[0] + q[2]) + (q[1] + q[3]));
+  return n;
+}
+
+/* Threads 4 * box + lane; boxes in raster order. Writes each box's
+ * histogram geometry, nlevels 0 for a box under half usable. */
+__global__ void __launch_bounds__ (kSumThreads)
+boxSumsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box, int64_t nbx,
+               int64_t nb, float *__restrict__ qzero_out, float *__restrict__ qscale_out,
+               float *__restrict__ mean_out, int32_t *__restrict__ nlevels_out)
+{
+  sky_grid_wait ();
+  const int64_t t = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t b = t / 4;
+  const int lane = (int) (t & 3);
+  /* Whole warps stay in the shuffles: a box past the end works on box 0's
+   * pixels and writes nothing. */
+  const int64_t bb = b < nb ? b : 0;
+  const int64_t by = bb / nbx, bx = bb - by * nbx;
+  const int64_t x0 = bx * box, y0 = by * box;
+  const int64_t w = x0 + box <= nx ? box : nx - x0;
+  const int64_t h = y0 + box <= ny ? box : ny - y0;
+  LaneSums mine, tail;
+  double sum, sum2, mean, var, sigma;
+  int64_t n;
+
+  /* SEP's usable pixel: p > -1e30, that is -1e30 < p <= +inf. */
+  box_pass (image, nx, x0, y0, w, h, lane, nextafterf (-1e30f, 0.0f), INFINITY, mine, tail);
+  n = box_total (mine, tail, &sum, &sum2);
+
+  const int usable = !((float) n < (float) ((double) (w * h) * 0.5));
+  float lcut = 0.0f, hcut = 0.0f;
+  if (usable)
+    {
+      mean = sum / (double) n;
+      var = sum2 / (double) n - mean * mean;
+      sigma = var > 0.0 ? sqrt (var) : 0.0;
+      lcut = (float) (mean - 2.0 * sigma);
+      hcut = (float) (mean + 2.0 * sigma);
+    }
+  /* The second pass runs in every warp (the shuffles need all lanes); an
+   * unusable box's result is not used. */
+  box_pass (image, nx, x0, y0, w, h, lane, lcut, hcut, mine, tail);
+  n = box_total (mine, tail, &sum, &sum2);
+  if (b >= nb || lane != 0)
+    return;
+  if (!usable)
+    {
+      nlevels_out[b] = 0;
+      return;
+    }
+  mean = sum / (double) n;
+  var = sum2 / (double) n - mean * mean;
+  sigma = var > 0.0 ? sqrt (var) : 0.0;
+
+  /* As the CPU: step = sqrt (2 / pi) * 5 / 4 bins per pixel. */
+  const double step = sqrt (2.0 / M_PI) * 5 / 4;
+  const double levels = step * (double) n + 1;
+  const int nlevels = levels > SKY_BKG_MAX_LEVELS ? SKY_BKG_MAX_LEVELS : sky_x86_d2i (levels);
+  qscale_out[b] = (float) (sigma > 0.0 ? 2 * 5 * sigma / nlevels : 1.0);
+  qzero_out[b] = (float) (mean - 5 * sigma);
+  mean_out[b] = (float) mean;
+  nlevels_out[b] = nlevels;
+}
+
+/* A block's sum of two int64 per thread, every thread getting the totals;
+ * slots alternate between calls, so one barrier a call suffices. */
+template <int WARPS>
+__device__ __forceinline__ void
+block_sum2 (long long a, long long c, long long (*slots)[2][WARPS], int parity,
+            long long *ta, long long *tc)
+{
+  const unsigned full = 0xffffffffu;
+
+  for (int o = 16; o > 0; o >>= 1)
+    {
+      a += __shfl_down_sync (full, a, o);
+      c += __shfl_down_sync (full, c, o);
+    }
+  if ((threadIdx.x & 31) == 0)
+    {
+      slots[parity][0][threadIdx.x / 32] = a;
+      slots[parity][1][threadIdx.x / 32] = c;
+    }
+  __syncthreads ();
+  a = c = 0;
+  for (int k = 0; k < WARPS; k++)
+    {
+      a += slots[parity][0][k];
+      c += slots[parity][1][k];
+    }
+  *ta = a;
+  *tc = c;
+}
+
+/* The prefix counts: pixels in bins below k (0 <= k <= nlevels). */
+struct Prefix {
+  const int32_t *p;
+  int nlevels;
+
+  __device__ __forceinline__ int64_t
+  below (int k) const
+  {
+    return k <= 0 ? 0 : (k >= nlevels ? p[nlevels] : p[k]);
+  }
+};
+
+/* sky-cpu-background.c's median_walk_end: the end of SExtractor's median
+ * walk over bins lcut..hcut found by bisection. */
+__device__ int64_t
+median_walk_end (const Prefix &P, int lcut, int hcut, int64_t *lowsum, int64_t *highsum)
+{
+  const int64_t ends = P.below (lcut) + P.below (sky_wrap_add (hcut, 1));
+  int64_t lo = 0, hi = sky_wrap_add (sky_wrap_add (hcut, -lcut), 1);
+
+  while (lo < hi)
+    {
+      int64_t i = lo + (hi - lo + 1) / 2;
+      int k = sky_wrap_add (lcut, (int) i);
+      if (P.below (sky_wrap_add (k, -1)) + P.below (k) < ends)
+        lo = i;
+      else
+        hi = i - 1;
+    }
+  *lowsum = P.below (sky_wrap_add (lcut, (int) lo)) - P.below (lcut);
+  *highsum = P.below (sky_wrap_add (hcut, 1)) - P.below (sky_wrap_add (lcut, (int) lo));
+  return lo;
+}
+
+/* The count of bin k (0 .. nlevels, the last the spare bin) from the
+ * prefix counts; 0 outside. */
+__device__ __forceinline__ int32_t
+bin_count (const int32_t *prefix, int nlevels, int32_t spare, int k)
+{
+  if (k < 0 || k > nlevels)
+    return 0;
+  return k == nlevels ? spare : prefix[k + 1] - prefix[k];
+}
+
+/* A block a box: histogram, prefix counts, SExtractor's mode. THREADS
+ * (a multiple of 32) changes only how the integer work is shared out, not
+ * a result: counts and moments are exact, the scalar arithmetic is every
+ * thread's own. */
+template <int THREADS>
+__global__ void __launch_bounds__ (THREADS)
+boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box, int64_t nbx,
+               const float *__restrict__ qzero_in, const float *__restrict__ qscale_in,
+               const float *__restrict__ mean_in, const int32_t *__restrict__ nlevels_in,
+               float *__restrict__ back_out, float *__restrict__ rms_out)
+{
+  /* The counts, then in place the prefix counts (the spare bin's count
+   * kept aside): one array, so that more boxes share a multiprocessor. */
+  __shared__ int32_t histo[SKY_BKG_MAX_LEVELS + 1];
+  int32_t *const prefix = histo;
+  __shared__ int32_t chunk_sums[THREADS];
+  __shared__ long long slots[2][2][(THREADS / 32)];
+
+  sky_grid_wait ();
+  const int64_t b = blockIdx.x;
+  const int nlevels = nlevels_in[b];
+
+  if (nlevels == 0)
+    {
+      if (threadIdx.x == 0)
+        back_out[b] = rms_out[b] = -1e30f;
+      return;
+    }
+
+  const int64_t by = b / nbx, bx = b - by * nbx;
+  const int64_t x0 = bx * box, y0 = by * box;
+  const int64_t w = x0 + box <= nx ? box : nx - x0;
+  const int64_t h = y0 + box <= ny ? box : ny - y0;
+  const float qzero = qzero_in[b], qscale = qscale_in[b];
+  const float cste = (float) (0.499999 - (double) (qzero / qscale));
+  const float top = (float) nlevels;
+
+  for (int i = threadIdx.x; i <= nlevels; i += THREADS)
+    histo[i] = 0;
+  __syncthreads ();
+  /* SEP's bin: (int) (p / qscale + cste) in float, truncated; outside
+   * every bin (and NaN) to the spare bin nlevels. */
+  {
+    /* rows of up to THREADS pixels: several rows at a time */
+    const int64_t rows_at_once = w < THREADS ? THREADS / w : 1;
+    const int64_t ty = threadIdx.x / (w < THREADS ? w : THREADS);
+    const int64_t tx = threadIdx.x - ty * (w < THREADS ? w : THREADS);
+    if (ty < rows_at_once)
+      for (int64_t y = ty; y < h; y += rows_at_once)
+        {
+          const float *row = image + (y0 + y) * nx + x0;
+          for (int64_t x = tx; x < w; x += THREADS)
+            {
+              const float f = __ldg (row + x) / qscale + cste;
+              const int bin = (f > -1.0f && f < top) ? sky_x86_f2i (f) : nlevels;
+              atomicAdd (&histo[bin], 1);
+            }
+        }
+  }
+  __syncthreads ();
+
+  /* prefix[k] = pixels in bins 0 .. k - 1, k = 0 .. nlevels: each thread
+   * a stretch of bins, the stretches' totals scanned by one warp. */
+  const int32_t spare = histo[nlevels];
+  {
+    const int per = (nlevels + THREADS - 1) / THREADS;
+    const int k0 = threadIdx.x * per;
+    int32_t s = 0;
+    for (int k = k0; k < k0 + per && k < nlevels; k++)
+      s += histo[k];
+    chunk_sums[threadIdx.x] = s;
+    __syncthreads ();
+    if (threadIdx.x < 32)
+      {
+        int32_t carry = 0;
+        for (int base = 0; base < THREADS; base += 32)
+          {
+            int32_t v = chunk_sums[base + threadIdx.x], x = v;
+            for (int o = 1; o < 32; o <<= 1)
+              {
+                int32_t u = __shfl_up_sync (0xffffffffu, x, o);
+                if ((int) threadIdx.x >= o)
+                  x += u;
+              }
+            chunk_sums[base + threadIdx.x] = carry + x - v; /* exclusive */
+            carry += __shfl_sync (0xffffffffu, x, 31);
+          }
+      }
+    __syncthreads ();
+    s = chunk_sums[threadIdx.x];
+    for (int k = k0; k < k0 + per && k < nlevels; k++)
+      {
+        const int32_t h = histo[k];
+        prefix[k] = s;
+        s += h;
+      }
+    if (k0 < nlevels && k0 + per >= nlevels)
+      prefix[nlevels] = s;
+    __syncthreads ();
+  }
+
+  /* sky_background_histogram_mode, operation for operation. */
+  const Prefix P = { prefix, nlevels };
+  const int topbin = nlevels - 1;
+  int lcut = 0, hcut = topbin, parity = 0;
+  double sig = 10.0 * topbin, sig1 = 1.0, mea = (double) mean_in[b], med = mea;
+
+  for (int n = 100; n-- && sig >= 0.1 && fabs (sig / sig1 - 1.0) > 1e-4;)
+    {
+      int64_t lowsum = 0, highsum = 0, sum = 0;
+      int hi = hcut;
+      double ftemp;
+
+      sig1 = sig;
+      mea = sig = 0.0;
+      if (hcut >= lcut)
+        {
+          hi = sky_wrap_add (sky_wrap_add (lcut, (int) median_walk_end (P, lcut, hcut, &lowsum,
+                                                                         &highsum)), -1);
+          sum = P.below (sky_wrap_add (hcut, 1)) - P.below (lcut);
+          /* moments over the bins lcut..hcut that exist: exact integers */
+          const int64_t k0 = lcut > 0 ? lcut : 0, k1 = hcut < topbin ? hcut : topbin;
+          long long m1 = 0, m2 = 0;
+          for (int64_t k = k0 + threadIdx.x; k <= k1; k += THREADS)
+            {
+              const long long c = prefix[k + 1] - prefix[k];
+              m1 += c * k;
+              m2 += c * k * k;
+            }
+          block_sum2<THREADS / 32> (m1, m2, slots, parity, &m1, &m2);
+          parity ^= 1;
+          mea = (double) m1;
+          sig = (double) m2;
+        }
+      if (hi >= 0)
+        {
+          const int lo = hcut >= lcut ? sky_wrap_add (hi, 1) : lcut;
+          const int32_t hlo = bin_count (prefix, nlevels, spare, lo);
+          const int32_t hhi = bin_count (prefix, nlevels, spare, hi);
+          const int32_t peak = hlo > hhi ? hlo : hhi;
+          med = hi + 0.5 + ((double) highsum - (double) lowsum) / (2.0 * (double) peak);
+        }
+      else
+        med = 0.0;
+      if (sum)
+        {
+          mea /= (double) sum;
+          sig = sig / (double) sum - mea * mea;
+        }
+      sig = sig > 0.0 ? sqrt (sig) : 0.0;
+      ftemp = med - 3.0 * sig;
+      lcut = ftemp > 0.0 ? sky_x86_d2i (ftemp + 0.5) : 0;
+      ftemp = med + 3.0 * sig;
+      hcut = ftemp < topbin ? sky_x86_d2i (ftemp > 0.0 ? ftemp + 0.5 : ftemp - 0.5) : topbin;
+    }
+
+  if (threadIdx.x != 0)
+    return;
+  if (fabs (sig) > 0.0)
+    {
+      if (fabs ((mea - med) / sig) < 0.3)
+        back_out[b] = (float) (qzero + (2.5 * med - 1.5 * mea) * qscale);
+      else
+        back_out[b] = (float) (qzero + med * qscale);
+    }
+  else
+    back_out[b] = (float) (qzero + mea * qscale);
+  rms_out[b] = (float) (sig * qscale);
+}
+
+} /* namespace */
+
+/* The mode kernel wants shared memory rather than L1: its blocks are many
+ * and short, so as many as fit should share a multiprocessor. */
+int
+sky_gpu_background_boxes_prepare (SkyGpu *gpu)
+{
+  (void) gpu;
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<256>,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int) cudaSharedmemCarveoutMaxShared));
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<32>,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int) cudaSharedmemCarveoutMaxShared));
+  return SKY_OK;
+}
+
+int
+sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g,
+                                  const float *d_image)
+{
+  const int64_t threads = g->nb * 4;
+  const int64_t blocks = (threads + kSumThreads - 1) / kSumThreads;
+
+  if (blocks > 0x7fffffff || g->nb > 0x7fffffff)
+    return sky_fail (SKY_ERR_SIZE, "too many background boxes for the GPU (%lld)",
+                     (long long) g->nb);
+  SKY_LAUNCH (boxSumsKernel, (unsigned) blocks, kSumThreads, 0, gpu->stream, d_image, g->nx,
+              g->ny, g->box, g->nbx, g->nb, L->d_qzero, L->d_qscale, L->d_boxmean,
+              L->d_nlevels);
+  /* SKYSIFT_GPU_MODE_THREADS=32: a warp a box, the mode's scalar arithmetic
+   * issued once a box instead of by eight warps (for comparisons). */
+  if (gpu->switches.mode_threads == 32)
+    SKY_LAUNCH (boxModeKernel<32>, (unsigned) g->nb, 32, 0, gpu->stream, d_image, g->nx, g->ny,
+                g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
+                (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
+                L->d_raw_rms);
+  else
+    SKY_LAUNCH (boxModeKernel<kModeThreads>, (unsigned) g->nb, kModeThreads, 0, gpu->stream,
+                d_image, g->nx, g->ny, g->box, g->nbx, (const float *) L->d_qzero,
+                (const float *) L->d_qscale, (const float *) L->d_boxmean,
+                (const int32_t *) L->d_nlevels, L->d_raw_back, L->d_raw_rms);
+  return SKY_OK;
+}
