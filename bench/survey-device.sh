@@ -41,7 +41,13 @@ check () {
   echo "== check: $(date -u +%FT%TZ) on $(hostname), $(nproc) cores"
   nvidia-smi -L || true
   echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-<unset>}"
-  timeout "$(left 120)" "$py" "$here/bench/survey-device-check.py" || return 1
+  timeout "$(left 120)" "$py" "$here/bench/survey-device-check.py"
+  case $? in
+    0) ;;
+    3) echo "distributed runs here with its NVML diagnostics off: the rest runs so"
+       export DASK_DISTRIBUTED__DIAGNOSTICS__NVML=False ;;
+    *) return 1 ;;
+  esac
   rm -rf /tmp/survey-check && mkdir -p /tmp/survey-check/in
   for k in 1 2 3 4; do "$SKYSIFT_CLI" synth /tmp/survey-check/in/f$k.fits --size 1024 --seed $k \
     >/dev/null || return 1; done
@@ -65,12 +71,14 @@ bench () {
     --record "$out/survey-gpu-bench.json"
 }
 
+# check runs in this shell (not a pipeline's subshell): what it exports
+# holds for the test and the benchmark.
 case $what in
-  check) check 2>&1 | tee "$out/survey-check.log"; status=${PIPESTATUS[0]} ;;
+  check) check > >(tee "$out/survey-check.log") 2>&1; status=$? ;;
   test) tests 2>&1 | tee "$out/survey-test.log"; status=${PIPESTATUS[0]} ;;
   bench) bench 2>&1 | tee "$out/survey-bench.log"; status=${PIPESTATUS[0]} ;;
   all)
-    check 2>&1 | tee "$out/survey-check.log"; status=${PIPESTATUS[0]}
+    check > >(tee "$out/survey-check.log") 2>&1; status=$?
     if [ "$status" -ne 0 ]; then
       echo "survey-device: dask.distributed or the survey does not run here (log above):" \
         "the GPU figures are blocked"
