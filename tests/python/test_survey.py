@@ -94,6 +94,9 @@ def test_two_workers_gather_the_clis_catalogues(fields, tmp_path):
     out = str(tmp_path / "out")
     s = survey.run(paths, out, workers=2, gpus="none")
     assert s.figures["done"] == NFIELDS - 1 and s.figures["failed"] == 1, s.summary
+    # CPU workers: they see no GPU, even on a machine with one.
+    assert {i["backend"] for i in s.images if i["status"] == "done"} == {"cpu"}
+    assert {w["cuda_visible_devices"] for w in s.workers.values()} == {""}
     broken = s.images[BROKEN]
     assert broken["status"] == "failed" and paths[BROKEN] in broken["error"], broken
     assert [i["image"] for i in s.images] == paths

@@ -89,7 +89,7 @@ def main(argv=None):
     for address, w in sorted(s.workers.items()):
         gpu = w.get("cuda_visible_devices")
         print(f"worker {address} on {w['host']}: {w['tasks']} task(s) x {w['threads']} "
-              f"thread(s)" + (f", CUDA_VISIBLE_DEVICES={gpu}" if gpu is not None else ""))
+              f"thread(s)" + (f", CUDA_VISIBLE_DEVICES={gpu}" if gpu else ""))
     devices = sorted({i.get("device", "") for i in s.images if i.get("device")})
     for d in devices:
         print(f"device {d}")

@@ -89,9 +89,11 @@ def _local_cluster(workers, tasks_per_worker, gpus):
             spec[f"gpu-{gpu}"] = {"cls": Nanny, "options": {
                 "nthreads": tasks_per_worker, "env": {"CUDA_VISIBLE_DEVICES": gpu}, **quiet}}
     else:
+        # CPU workers see no GPU: on a GPU machine run with --gpus none, a
+        # device context in each would only contend for the device.
         for k in range(workers):
-            spec[f"cpu-{k}"] = {"cls": Nanny, "options": {"nthreads": tasks_per_worker,
-                                                           **quiet}}
+            spec[f"cpu-{k}"] = {"cls": Nanny, "options": {
+                "nthreads": tasks_per_worker, "env": {"CUDA_VISIBLE_DEVICES": ""}, **quiet}}
     return SpecCluster(workers=spec, scheduler=scheduler, silence_logs=logging.ERROR,
                        name="skysift-survey")
 
