@@ -169,8 +169,6 @@ def check_bad_input():
         (["--method", "local", "--seed-sigma", "2", "--flood-sigma", "3"], 2, "seed level"),
         (["--method", "local", "--min-area", "0"], 2, "--min-area"),
         (["--method", "local", "--bkg-filter", "4"], 2, "filter"),
-        (["--method", "local", "--backend", "gpu", "--bkg", image, "--rms", image], 2,
-         "given maps leave the GPU nothing to compute"),
         (["--method", "local", "--bkg", tmp("nope.fits"), "--rms", image], 1, "nope.fits"),
     ]
     from_other = tmp("small.fits")
@@ -229,22 +227,30 @@ def check_synth_checksums():
         assert sha256(a) == want, f"synth {size} seed {seed} changed: {sha256(a)}"
 
 
-def check_gpu_backend():
-    # --backend gpu: the background maps on the GPU and the rest on the CPU, said so in the
-    # JSON; without a usable GPU a warning and the CPU's run. Either way the CPU's catalogue.
+def check_gpu_backends():
+    # --backend gpu: every step on the device, said so in the summary and the JSON's gpu_steps;
+    # both checks each step against the CPU's (and fails where one differs). Without a usable
+    # GPU each warns, and the run and its catalogue are the CPU's.
     image, _ = synth(1024, 11)
+    steps = ["background", "detect", "flood", "deblend", "measure"]
     run("find", image, "--method", "local", "--csv", tmp("cpu-l.csv"))
-    r = run("find", image, "--method", "local", "--backend", "gpu", "--csv", tmp("gpu-l.csv"),
-            "--json", tmp("gpu-l.json"))
-    j = json.load(open(tmp("gpu-l.json")))
-    if "no usable GPU" in r.stderr:
-        assert j["backend"] == "cpu" and "gpu_steps" not in j, j
-        assert "gpu" not in j["times_ms"], j["times_ms"]
-    else:
-        assert j["backend"] == "gpu" and j["gpu_steps"] == ["background"], j
-        assert j["times_ms"]["gpu"]["background"] > 0 and j["times_ms"]["cpu"]["background"] == 0
-        assert "detect, flood, deblend and measure on the CPU" in r.stdout, r.stdout
-    assert open(tmp("gpu-l.csv")).read() == open(tmp("cpu-l.csv")).read()
+    for backend in ("gpu", "both"):
+        out, js = tmp(f"{backend}-l.csv"), tmp(f"{backend}-l.json")
+        r = run("find", image, "--method", "local", "--backend", backend, "--csv", out,
+                "--json", js)
+        j = json.load(open(js))
+        if "no usable GPU" in r.stderr:
+            assert j["backend"] == "cpu" and "gpu_steps" not in j, j
+            assert "gpu" not in j["times_ms"], j["times_ms"]
+            assert "gpu        unavailable" in r.stdout, r.stdout
+            assert open(out).read() == open(tmp("cpu-l.csv")).read(), f"{backend}: not the CPU's"
+            continue
+        assert j["backend"] == backend and j["gpu_steps"] == steps, j
+        assert all(j["times_ms"]["gpu"][s] >= 0 for s in steps), j["times_ms"]
+        assert "gpu        kernels" in r.stdout, r.stdout
+        assert len(rows(out)) == len(rows(tmp("cpu-l.csv"))), f"{backend}: other sources"
+        if backend == "both":
+            assert "DIFFERS" not in r.stdout and "agrees" in r.stdout, r.stdout
 
 
 def main():
@@ -255,8 +261,8 @@ def main():
               check_files_say_method)
     tap.check("--bkg and --rms replace the computed maps", check_given_maps)
     tap.check("bad input: a message, a status, no file", check_bad_input)
-    tap.check("--backend gpu: the maps on the GPU (or a warning), the CPU's catalogue",
-              check_gpu_backend)
+    tap.check("--backend gpu and both: every step on the device (or a warning and the CPU's)",
+              check_gpu_backends)
     tap.check("--smooth beam: the filtered noise is measured", check_smooth_beam)
     tap.check("2048 synth field: quality floors", check_quality_floor)
     tap.check("synth fields are byte-identical per size and seed", check_synth_checksums)

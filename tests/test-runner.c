@@ -335,7 +335,7 @@ static void
 test_gpu_fallback (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, NULL };
+  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, NULL, NULL };
   SkyImage img;
   SkyParams params;
   SkyStages st;
@@ -369,7 +369,7 @@ static void
 test_gpu_fill_and_check (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL, NULL };
   SkyImage img;
   SkyParams params;
   SkyStages st;
@@ -455,7 +455,8 @@ static void
 test_gpu_local_maps (void)
 {
   FakeGpu fake = { 0 };
-  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, cpu_maps_as_gpu };
+  SkyGpuBackend gpu = { fake_available, failing_run, fake_compare, &fake, cpu_maps_as_gpu,
+                        NULL };
   SkyImage img;
   SkyParams params;
   SkyStages cpu, st;
@@ -576,6 +577,131 @@ test_default_gpu (void)
   sky_image_clear (&img);
 }
 
+/* ------------------------------------------------------- the local method */
+
+typedef struct {
+  int runs;
+  int given_maps;        /* the last run was handed maps */
+  int flip_label;        /* one label pixel wrong: deblend and measure differ */
+} FakeLocalGpu;
+
+/* A device that runs the CPU's local method: from the maps it is given,
+ * or its own. */
+static int
+cpu_as_gpu_local (void *data, const SkyImage *img, const SkyParams *params,
+                  const float *background, const float *rms, const float *snr, int repeat,
+                  SkyResult *res, SkyGpuTimes *times)
+{
+  FakeLocalGpu *fake = data;
+  int64_t n = img->nx * img->ny;
+  float *b = NULL, *r = NULL;
+  int ret;
+
+  (void) snr;
+  fake->runs++;
+  fake->given_maps = background != NULL;
+  if (background != NULL)
+    {
+      b = g_memdup2 (background, (gsize) n * sizeof *b);
+      r = g_memdup2 (rms, (gsize) n * sizeof *r);
+    }
+  ret = sky_cpu_run_local (img, params, NULL, b, r, res);
+  if (ret == SKY_OK && fake->flip_label)
+    for (int64_t i = 0; i < n; i++)
+      if (res->labels[i] != 0)
+        {
+          res->labels[i] = res->labels[i] == 1 ? 2 : 1;
+          break;
+        }
+  for (int k = 0; k < SKY_STEP_COUNT; k++)
+    times->ms[k] = k + 1;
+  times->runs = repeat;
+  return ret;
+}
+
+static void
+test_local_gpu (void)
+{
+  FakeLocalGpu fake = { 0 };
+  FakeGpu lesson = { 0 };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL,
+                        cpu_as_gpu_local };
+  SkyGpuBackend none = { fake_available, cpu_as_gpu_run, fake_compare, &lesson, NULL, NULL };
+  SkyImage img;
+  SkyParams params;
+  SkyStages st, cpu;
+  SkyRunRequest req;
+
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, &gpu);
+  req.method = SKY_METHOD_LOCAL;
+  run_ok (&req, &cpu);
+  g_assert_cmpint (cpu.result.nsources, >, 0);
+
+  /* The GPU alone: every step on the device (no maps handed over), its
+   * results the run's. */
+  req.backend = SKY_BACKEND_GPU;
+  run_ok (&req, &st);
+  g_assert_cmpint (fake.runs, ==, 1);
+  g_assert_false (fake.given_maps);
+  g_assert_null (st.gpu_fault);
+  g_assert_true (st.has_gpu);
+  g_assert_cmpint (st.done, ==, SKY_STEP_MEASURE);
+  g_assert_cmpint (st.result.nsources, ==, cpu.result.nsources);
+  g_assert_cmpint (st.result.nislands, ==, cpu.result.nislands);
+  g_assert_cmpmem (st.result.labels, img.nx * img.ny * 4, cpu.result.labels,
+                   img.nx * img.ny * 4);
+  g_assert_cmpfloat (st.gpu_kernel.ms[SKY_STEP_DEBLEND], ==, SKY_STEP_DEBLEND + 1);
+  sky_stages_clear (&st);
+
+  /* Given maps: the CPU's background step takes them, the device gets them. */
+  {
+    SkyResult direct = { 0 };
+    g_assert_cmpint (sky_cpu_run_local (&img, &params, NULL, NULL, NULL, &direct), ==, SKY_OK);
+    req.background = g_memdup2 (direct.background, (gsize) (img.nx * img.ny) * 4);
+    req.rms = g_memdup2 (direct.rms, (gsize) (img.nx * img.ny) * 4);
+    sky_result_clear (&direct);
+  }
+  run_ok (&req, &st);
+  g_assert_true (fake.given_maps);
+  g_assert_null (st.gpu_fault);
+  g_assert_cmpint (st.result.nsources, ==, cpu.result.nsources);
+  sky_stages_clear (&st);
+  g_free ((void *) req.background);
+  g_free ((void *) req.rms);
+  req.background = req.rms = NULL;
+
+  /* Both: every step checked and agreeing; then one wrong label pixel,
+   * which deblend's check names. */
+  req.backend = SKY_BACKEND_BOTH;
+  run_ok (&req, &st);
+  for (int s = SKY_STEP_BACKGROUND; s <= SKY_STEP_DEBLEND; s++)
+    g_assert_true (st.agree[s]);
+  g_assert_true (st.agree[SKY_STEP_MEASURE]);
+  g_assert_null (st.gpu_note);
+  sky_stages_clear (&st);
+  fake.flip_label = 1;
+  run_ok (&req, &st);
+  g_assert_true (st.agree[SKY_STEP_FLOOD]);
+  g_assert_false (st.agree[SKY_STEP_DEBLEND]);
+  g_assert_nonnull (st.gpu_note);
+  g_assert_nonnull (strstr (st.gpu_note, "deblend"));
+  sky_stages_clear (&st);
+
+  /* A backend without the local method: the CPU runs it and says why. */
+  req = request (&img, &params, SKY_BACKEND_GPU, SKY_STEP_MEASURE, NULL, &none);
+  req.method = SKY_METHOD_LOCAL;
+  run_ok (&req, &st);
+  g_assert_nonnull (st.gpu_fault);
+  g_assert_nonnull (strstr (st.gpu_fault, "no local method"));
+  g_assert_cmpint (st.result.nsources, ==, cpu.result.nsources);
+  g_assert_cmpint (lesson.runs, ==, 0);
+  sky_stages_clear (&st);
+  sky_stages_clear (&cpu);
+  sky_image_clear (&img);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -589,5 +715,6 @@ main (int argc, char **argv)
   g_test_add_func ("/runner/gpu/fill-and-check", test_gpu_fill_and_check);
   g_test_add_func ("/runner/gpu/default", test_default_gpu);
   g_test_add_func ("/runner/gpu/local-maps", test_gpu_local_maps);
+  g_test_add_func ("/runner/gpu/local", test_local_gpu);
   return g_test_run ();
 }

@@ -144,9 +144,8 @@ def find(image, header=None, *, method="lesson", backend=None, clip_kappa=3.0, m
         is the CLI's name for it), or the local method (a background and
         rms map on a mesh, SEP's way, then seed-and-flood islands against
         the rms, deblending, and measures on the image less its background;
-        on the CPU, but for its background maps, which backend "gpu" makes
-        on the GPU and "both" checks there). The parameters below marked
-        local are its own.
+        on the GPU from host data, a CuPy array being copied home first).
+        The parameters below marked local are its own.
     backend : {None, "cpu", "gpu", "both"}
         Where to run: None runs where the data are (the GPU for a CuPy
         array, else the CPU). "gpu" with host data uploads it and, where the

@@ -199,18 +199,12 @@ parse_find_args (int argc, char **argv, FindArgs *a)
       cli_error ("--backend: '%s' is not one of cpu, gpu, both", a->backend);
       return CLI_EXIT_USAGE;
     }
-  if (a->method == SKY_METHOD_LOCAL && strcmp (a->backend, "cpu") != 0
-      && (a->bkg != NULL || a->rms != NULL))
-    {
-      cli_error ("--bkg, --rms: given maps leave the GPU nothing to compute; use --backend cpu");
-      return CLI_EXIT_USAGE;
-    }
   if (a->method != SKY_METHOD_LOCAL && (a->bkg != NULL || a->rms != NULL))
     {
       cli_error ("--bkg, --rms: maps for the local method; add --method local");
       return CLI_EXIT_USAGE;
     }
-  if (a->smooth != NULL && strcmp (a->backend, "cpu") != 0)
+  if (a->smooth != NULL && a->method != SKY_METHOD_LOCAL && strcmp (a->backend, "cpu") != 0)
     {
       cli_error ("--smooth: detection on a smoothed image runs on the CPU backend only");
       return CLI_EXIT_USAGE;
@@ -338,11 +332,10 @@ write_catalogues (const FindArgs *a, const SkyImage *img, const SkyResult *res,
   return ret;
 }
 
-/* The steps through the runner, repeat times; the result's times become
- * each step's best. Each repeat starts afresh (a benchmark reuses no
- * step), but its buffers come back from the runner's pool. On the CPU, or
- * for the local method on the GPU (the background maps; the CPU the rest)
- * or both (the GPU's maps checked against the CPU's). 0, or
+/* The steps through the runner on backend (the CPU, or for the local
+ * method also the GPU or both), repeat times; the result's times become
+ * each step's best. Each repeat starts afresh (a benchmark
+ * reuses no step), but its buffers come back from the runner's pool. 0, or
  * CLI_EXIT_FAILURE with the error printed. */
 static int
 run_steps (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
@@ -362,9 +355,10 @@ run_steps (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
       req.filter = local->has_filter ? &local->filter : NULL;
     }
   req.backend = backend;
-  req.gpu_repeat = a->repeat;
   req.until = SKY_STEP_MEASURE;
-  for (int r = 0; r < a->repeat; r++)
+  req.gpu_repeat = a->repeat;
+  /* The device takes its own repeats (a warm-up, then the best of them). */
+  for (int r = 0; r < (backend == SKY_BACKEND_GPU ? 1 : a->repeat); r++)
     {
       sky_stages_clear (st);
       if (sky_run (&req, st) != SKY_OK)
@@ -381,35 +375,27 @@ run_steps (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
   return 0;
 }
 
-static int
-run_cpu (const FindArgs *a, const SkyImage *img, const SkyImage *detect,
-         const CliLocalInputs *local, SkyStages *st)
-{
-  return run_steps (a, img, detect, local, SKY_BACKEND_CPU, st);
-}
-
-/* The local method with --backend gpu or both: what the GPU did, or why
- * it did not. */
+/* The local method's device figures: each step's kernels (best of the
+ * repeats after a warm-up), and with both whether each step agrees. */
 static void
-print_local_gpu (const FindArgs *a, const SkyStages *st)
+print_local_gpu (const SkyStages *st, const char *backend)
 {
-  const SkyGpuTimes *t = &st->gpu_times;
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
 
-  if (!st->has_gpu)
-    {
-      printf ("gpu        failed, the CPU made the background maps: %s\n",
-              st->gpu_fault ? st->gpu_fault : "(no reason given)");
-      return;
-    }
-  printf ("gpu        background maps on the GPU, ms (best of %d after a warm-up): upload %.3f, "
-          "kernels %.3f, download %.3f; detect, flood, deblend and measure on the CPU%s\n",
-          a->repeat, t->upload, t->ms[SKY_STEP_BACKGROUND], t->download,
-          st->backend == SKY_BACKEND_GPU ? " from the GPU's maps" : "");
-  if (st->backend == SKY_BACKEND_BOTH)
-    printf ("results    background and rms maps: GPU %s the CPU's%s%s\n",
-            st->agree[SKY_STEP_BACKGROUND] ? "equal to" : "DIFFER from",
-            st->agree[SKY_STEP_BACKGROUND] ? " bit for bit" : ": ",
-            st->gpu_note ? st->gpu_note : "");
+  printf ("gpu        kernels, best of %d after a warm-up (ms):", st->gpu_times.runs);
+  for (int k = 0; k < nsteps; k++)
+    if (st->gpu_steps & (1u << steps[k]))
+      printf (" %s %.4f", sky_step_name (steps[k]), st->gpu_kernel.ms[steps[k]]);
+    else
+      printf (" %s on the CPU", sky_step_name (steps[k]));
+  printf ("; all %.4f\n", st->gpu_kernel.total);
+  if (st->backend != SKY_BACKEND_BOTH)
+    return;
+  printf ("check      --backend %s:", backend);
+  for (int k = 0; k < nsteps; k++)
+    printf (" %s %s", sky_step_name (steps[k]), st->agree[steps[k]] ? "agrees" : "DIFFERS");
+  printf ("\n");
 }
 
 int
@@ -423,7 +409,7 @@ cli_find (int argc, char **argv)
   const SkyResult *res = &cpu.result;
   double t0, load_ms;
   int ret = parse_find_args (argc, argv, &a);
-  int want_cpu, want_gpu, gpu_ok = 0;
+  int want_cpu, want_gpu, gpu_ok = 0, local_gpu = 0;
   char gpu_why[512] = "";
 #ifdef SKYSIFT_HAVE_CUDA
   CliGpuRun gpu_run = { 0 };
@@ -483,15 +469,22 @@ cli_find (int argc, char **argv)
     }
   if (a.method == SKY_METHOD_LOCAL && gpu_ok)
     {
-      /* The runner: the maps on the GPU, the rest on the CPU. */
+      /* The local method on the device through the runner: every step
+       * there, or with both each step checked against the CPU's. */
       if (run_steps (&a, &img, detect, &local, want_cpu ? SKY_BACKEND_BOTH : SKY_BACKEND_GPU,
                      &cpu) != 0)
         goto exit;
       if (cpu.gpu_fault != NULL)
-        fprintf (stderr, "skysift-cli: warning: --backend %s: %s; the CPU made the maps\n",
-                 a.backend, cpu.gpu_fault);
+        {
+          snprintf (gpu_why, sizeof gpu_why, "%s", cpu.gpu_fault);
+          fprintf (stderr, "skysift-cli: warning: --backend %s: %s; the results are the CPU's\n",
+                   a.backend, cpu.gpu_fault);
+        }
+      local_gpu = cpu.has_gpu;
+      gpu_ok = 0;
+      want_cpu = 1;   /* the results are the runner's, in cpu */
     }
-  else if (want_cpu && run_cpu (&a, &img, detect, &local, &cpu) != 0)
+  else if (want_cpu && run_steps (&a, &img, detect, &local, SKY_BACKEND_CPU, &cpu) != 0)
     goto exit;
   if (a.method == SKY_METHOD_LESSON && want_cpu)
     cli_warn_global (&a.params, &img, res);
@@ -508,7 +501,7 @@ cli_find (int argc, char **argv)
                want_cpu ? "the results are the CPU's" : "finishing on the CPU");
       gpu_ok = 0;
       cli_gpu_clear (&gpu_run);
-      if (!want_cpu && run_cpu (&a, &img, detect, &local, &cpu) != 0)
+      if (!want_cpu && run_steps (&a, &img, detect, &local, SKY_BACKEND_CPU, &cpu) != 0)
         goto exit;
       want_cpu = 1;
     }
@@ -519,31 +512,33 @@ cli_find (int argc, char **argv)
   if (!a.quiet)
     {
       print_summary (&a, &img, out, load_ms);
-      if (a.method == SKY_METHOD_LOCAL && gpu_ok)
-        print_local_gpu (&a, &cpu);
 #ifdef SKYSIFT_HAVE_CUDA
-      else if (gpu_ok && want_cpu)
+      if (gpu_ok && want_cpu)
         cli_gpu_print_table (&gpu_run, res, &img, a.repeat);
       else if (gpu_ok)
         cli_gpu_print_times (&gpu_run, &img, a.repeat);
 #endif
-      if (want_gpu && !gpu_ok)
+      if (local_gpu)
+        print_local_gpu (&cpu, a.backend);
+      else if (want_gpu && !gpu_ok)
         printf ("gpu        unavailable: %s\n", gpu_why);
     }
-  if (write_catalogues (&a, &img, out, out == res ? "cpu" : "gpu") != 0)
+  if (write_catalogues (&a, &img, out,
+                        out == res && !(local_gpu && strcmp (a.backend, "gpu") == 0) ? "cpu"
+                                                                                    : "gpu")
+      != 0)
     goto exit;
   if (a.json != NULL)
     {
       /* What ran: a GPU that failed leaves the CPU's results. */
-      SkyRunInfo info = { &img, &a.params, want_gpu && !gpu_ok ? "cpu" : a.backend, load_ms,
+      SkyRunInfo info = { &img, &a.params,
+                          (want_gpu && !gpu_ok && !local_gpu) ? "cpu" : a.backend, load_ms,
                           a.repeat, NULL, a.smooth, 0 };
-      if (a.method == SKY_METHOD_LOCAL && cpu.has_gpu)
+      if (local_gpu)
         {
           info.gpu = &cpu.gpu_times;
           info.gpu_steps = cpu.gpu_steps;
         }
-      else if (a.method == SKY_METHOD_LOCAL)
-        info.backend = "cpu";
 #ifdef SKYSIFT_HAVE_CUDA
       else if (gpu_ok)
         info.gpu = &gpu_run.times;
@@ -555,11 +550,11 @@ cli_find (int argc, char **argv)
         }
     }
   ret = 0;
-  if (a.method == SKY_METHOD_LOCAL && cpu.has_gpu && cpu.backend == SKY_BACKEND_BOTH
-      && !cpu.agree[SKY_STEP_BACKGROUND])
+  /* The local method on both backends: a step whose results differ breaks
+   * the contract. */
+  if (local_gpu && cpu.backend == SKY_BACKEND_BOTH && cpu.gpu_note != NULL)
     {
-      cli_error ("%s: CPU and GPU background maps differ: %s", a.image,
-                 cpu.gpu_note ? cpu.gpu_note : "");
+      cli_error ("%s: CPU and GPU results differ: %s", a.image, cpu.gpu_note);
       ret = CLI_EXIT_FAILURE;
     }
 #ifdef SKYSIFT_HAVE_CUDA

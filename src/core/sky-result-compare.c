@@ -145,6 +145,49 @@ compare_catalogue (const SkyCatalogue *c, const SkyCatalogue *d, Report *r)
             d->xmax[first_box], d->ymin[first_box], d->ymax[first_box]);
 }
 
+/* The local method's columns: the maps at the peak and the flags exactly
+ * (each is one pixel's float or an OR of tests on pixels), sum_err as a
+ * sum (1e-6 relative), the windowed centroid as a centroid (1e-4 pixel). */
+static void
+compare_local (const SkyCatalogue *c, const SkyCatalogue *d, Report *r)
+{
+  int64_t bad_maps = 0, bad_flags = 0, bad_err = 0, bad_win = 0;
+  int64_t first_maps = -1, first_flags = -1, first_err = -1, first_win = -1;
+
+  for (int64_t i = 0; i < c->n && i < d->n; i++)
+    {
+      if ((c->background[i] != d->background[i] || c->rms[i] != d->rms[i]
+           || !close_to (c->peak_err[i], d->peak_err[i], 0, 0))
+          && bad_maps++ == 0)
+        first_maps = i;
+      if (c->flags[i] != d->flags[i] && bad_flags++ == 0)
+        first_flags = i;
+      if (!close_to (c->sum_err[i], d->sum_err[i], 1e-6, 1e-300) && bad_err++ == 0)
+        first_err = i;
+      if (!(fabs (c->x_win[i] - d->x_win[i]) <= 1e-4 && fabs (c->y_win[i] - d->y_win[i]) <= 1e-4)
+          && bad_win++ == 0)
+        first_win = i;
+    }
+  if (bad_maps)
+    report (r, "maps at the peak: %lld sources differ, first source %lld (background %.9g "
+               "rms %.9g vs %.9g %.9g)",
+            (long long) bad_maps, (long long) first_maps + 1, (double) c->background[first_maps],
+            (double) c->rms[first_maps], (double) d->background[first_maps],
+            (double) d->rms[first_maps]);
+  if (bad_flags)
+    report (r, "flags: %lld sources differ, first source %lld (%u vs %u)", (long long) bad_flags,
+            (long long) first_flags + 1, c->flags[first_flags], d->flags[first_flags]);
+  if (bad_err)
+    report (r, "sum_err: %lld sources beyond 1e-6 relative, first source %lld (%.17g vs %.17g)",
+            (long long) bad_err, (long long) first_err + 1, c->sum_err[first_err],
+            d->sum_err[first_err]);
+  if (bad_win)
+    report (r, "windowed centroid: %lld sources beyond 1e-4 px, first source %lld (%.9f, %.9f "
+               "vs %.9f, %.9f)",
+            (long long) bad_win, (long long) first_win + 1, c->x_win[first_win],
+            c->y_win[first_win], d->x_win[first_win], d->y_win[first_win]);
+}
+
 int
 sky_result_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *res, char *what,
                     size_t what_size)
@@ -162,6 +205,21 @@ sky_result_compare (const SkyImage *img, const SkyResult *ref, const SkyResult *
   compare_labels (ref, res, &r);
   if (ref->catalogue.n == res->catalogue.n)
     compare_catalogue (&ref->catalogue, &res->catalogue, &r);
+  if (ref->method == SKY_METHOD_LOCAL || res->method == SKY_METHOD_LOCAL)
+    {
+      if (ref->method != res->method)
+        report (&r, "method: %s vs %s", sky_method_name (ref->method),
+                sky_method_name (res->method));
+      if (ref->nislands != res->nislands || ref->ndeblended != res->ndeblended)
+        report (&r, "islands: %lld (%lld split) vs %lld (%lld split)", (long long) ref->nislands,
+                (long long) ref->ndeblended, (long long) res->nislands,
+                (long long) res->ndeblended);
+      if ((ref->catalogue.flags == NULL) != (res->catalogue.flags == NULL))
+        report (&r, "local columns: %s vs %s", ref->catalogue.flags ? "present" : "missing",
+                res->catalogue.flags ? "present" : "missing");
+      else if (ref->catalogue.flags != NULL && ref->catalogue.n == res->catalogue.n)
+        compare_local (&ref->catalogue, &res->catalogue, &r);
+    }
 
   /* The one allowed source of difference: a pixel exactly on the bound,
    * which the two thresholds' last bits put on different sides. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The device: whether there is a usable one and why not, the context that
  * owns a stream, events and buffers, and CUDA errors as statuses. */
-#include "sky-gpu-private.h"
+#include "sky-gpu-detect-private.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -142,6 +142,7 @@ sky_gpu_free (SkyGpu *gpu)
   if (gpu->stream)
     cudaStreamSynchronize (gpu->stream);
   free_image_buffers (gpu);
+  sky_gpu_detect_free (gpu);
   sky_gpu_local_free (gpu);
   cudaFree (gpu->d_conv_out);
   cudaFree (gpu->d_conv_f32);
@@ -359,6 +360,7 @@ sky_gpu_device_bytes (const SkyGpu *gpu)
   bytes += (size_t) gpu->meas_cap * (SKY_MEASURE_ACC_BYTES + SKY_MEASURE_CAT_BYTES);
   bytes += gpu->conv_out_bytes + gpu->conv_f32_bytes;
   bytes += sky_gpu_local_bytes (gpu);
+  bytes += sky_gpu_detect_bytes (gpu);
   return bytes;
 }
 

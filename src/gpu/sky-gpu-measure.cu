@@ -10,7 +10,7 @@
  * are merged, so a source costs one set of atomics per block it touches
  * rather than one per pixel. Threads without a source pixel leave after
  * one 16-byte mask load. */
-#include "sky-gpu-private.h"
+#include "sky-gpu-detect-private.h"
 
 #include <limits.h>
 
@@ -129,9 +129,11 @@ measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask
 #pragma unroll
       for (int k = 0; k <= kPixels; k++)
         {
-          /* A run ends at a non-source pixel, a new row, or the last pixel. */
+          /* A run ends at a non-source pixel, a new row, the last pixel, or
+           * (after deblending, where touching sources share a run of the
+           * mask) another label. */
           const bool fg = k < kPixels && (bits & (1u << k));
-          if (open && (!fg || x == 0))
+          if (open && (!fg || x == 0 || lab[k] != r.label))
             {
               const int slot = atomicAdd (&s_count, 1);
               if (slot < kRecords)
@@ -253,13 +255,20 @@ measureFinalizeKernel (SkyGpuState *__restrict__ st, unsigned char *__restrict__
 int
 sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, int clear)
 {
+  return sky_gpu_measure_image_enqueue (gpu, gpu->d_image, nx, ny, clear);
+}
+
+int
+sky_gpu_measure_image_enqueue (SkyGpu *gpu, const float *image, int64_t nx, int64_t ny,
+                               int clear)
+{
   cudaStream_t s = gpu->stream;
   const int64_t cap = gpu->meas_cap;
   const unsigned cap_blocks = (unsigned) ((cap + kThreads - 1) / kThreads);
   const unsigned blocks = (unsigned) ((nx * ny + kThreads * kPixels - 1) / (kThreads * kPixels));
   if (clear)
     SKY_LAUNCH (measureInitKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap);
-  SKY_LAUNCH (measureKernel, blocks, kThreads, 0, s, gpu->d_image, gpu->d_mask, gpu->d_labels,
+  SKY_LAUNCH (measureKernel, blocks, kThreads, 0, s, image, gpu->d_mask, gpu->d_labels,
               (int) (nx * ny), (int) nx, gpu->d_state, gpu->d_meas, cap);
   SKY_LAUNCH (measureFinalizeKernel, cap_blocks, kThreads, 0, s, gpu->d_state, gpu->d_meas, cap,
               (int) nx);

@@ -252,6 +252,9 @@ struct SkyGpu {
   unsigned char *d_meas;
   int64_t meas_cap;          /* sources the measure buffer holds */
 
+  /* the local method's detection (sky-gpu-detect-private.h), made on first use */
+  struct SkyGpuDetect *detect;
+
   /* the last 2D convolution's output, kept for a display (sky-gpu.h,
    * sky_gpu_convolve_output); the buffer is kept while large enough */
   void *d_conv_out;

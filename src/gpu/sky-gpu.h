@@ -117,6 +117,33 @@ typedef struct SkyGpuDeviceBuffers {
 
 int sky_gpu_device_buffers (const SkyGpu *gpu, SkyGpuDeviceBuffers *out);
 
+/* ------------------------------------------------------- the local method */
+
+/* The local method's maps for its detection on the device, nx * ny floats
+ * each in rows of nx, in host or device memory: the background and rms
+ * maps, and the detection image in units of its rms where a matched filter
+ * made one (NULL: (image - background) / rms, NaN where the rms is not
+ * positive, as the CPU makes it where it reads it). */
+typedef struct SkyGpuDetectInput {
+  const float *background;
+  const float *rms;
+  const float *snr;
+} SkyGpuDetectInput;
+
+/* The local method on the device: with in NULL every step (the maps of
+ * sky_gpu_local_maps below, then flood, deblend and measure), else flood,
+ * deblend and measure from the maps in `in` (uploaded, or copied on the
+ * device), as the CPU's sky_cpu_local_* steps make them: the same islands,
+ * labels and sources, the catalogue with its local columns
+ * (docs/contract.md). Nothing crosses the bus between the upload and the
+ * results. res as sky_gpu_run_on says (res->method SKY_METHOD_LOCAL,
+ * nislands, ndeblended); res->times and times get each step's kernel time
+ * (with in given, background and detect are 0: the maps came made).
+ * Images up to 2^31 - 1 pixels. */
+int sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
+                          const SkyGpuDetectInput *in, unsigned flags, SkyResult *res,
+                          SkyGpuTimes *times);
+
 /* ------------------------------------------------- the local method's maps */
 
 /* The local method's maps on the device (the CPU's sky_cpu_background and

@@ -59,7 +59,7 @@ none_local_maps (void *data, const SkyImage *img, const SkyParams *params, int r
 }
 
 static const SkyGpuBackend none_backend = {
-  none_available, none_run, none_compare, NULL, none_local_maps,
+  none_available, none_run, none_compare, NULL, none_local_maps, NULL,
 };
 
 const SkyGpuBackend *

@@ -99,8 +99,41 @@ default_local_maps (void *data, const SkyImage *img, const SkyParams *params, in
   return SKY_OK;
 }
 
+/* The local method: one warm-up run, then the best of repeat (each
+ * figure's own best, as sky_gpu_run_best takes them); the last run's
+ * results, with its mask and labels. */
+static int
+default_run_local (void *data, const SkyImage *img, const SkyParams *params,
+                   const float *background, const float *rms, const float *snr, int repeat,
+                   SkyResult *res, SkyGpuTimes *times)
+{
+  SkyGpuDetectInput in = { background, rms, snr };
+  SkyGpuTimes t;
+  int ret = SKY_OK;
+
+  (void) data;
+  pthread_mutex_lock (&gpu_lock);
+  if (gpu_context == NULL)
+    ret = sky_gpu_new (&gpu_context);
+  for (int r = -1; ret == SKY_OK && r < (repeat > 0 ? repeat : 1); r++)
+    {
+      ret = sky_gpu_run_local_on (gpu_context, img, params, background != NULL ? &in : NULL,
+                                  SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS, res, &t);
+      if (ret != SKY_OK || r < 0)
+        continue;
+      if (r == 0)
+        *times = t;
+      else
+        sky_gpu_times_min (times, &t);
+      times->runs = r + 1;
+    }
+  times->outputs = -1;
+  pthread_mutex_unlock (&gpu_lock);
+  return ret;
+}
+
 static const SkyGpuBackend default_backend = {
-  default_available, default_run, default_compare, NULL, default_local_maps,
+  default_available, default_run, default_compare, NULL, default_local_maps, default_run_local,
 };
 
 const SkyGpuBackend *

@@ -251,6 +251,74 @@ deblend_cpu (SkyStages *st)
   return sky_cpu_local_deblend (st->image, &st->params, &st->result, st->local);
 }
 
+/* How the local method's steps are checked against the device's run: the
+ * device hands back its final mask, labels and catalogue, not its maps, so
+ * each step is judged by what it decides. The maps: their values at every
+ * source's peak (the catalogue's background and rms columns, exact); the
+ * detection image: the flood mask (snr > flood at every pixel); the
+ * islands: their count and the mask; deblending: the sources, the split
+ * islands and the label image. */
+static int
+background_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,
+                  char *note, size_t size)
+{
+  const SkyCatalogue *c = &st->result.catalogue, *g = &gpu->catalogue;
+  int agree = c->n == g->n && c->background != NULL && g->background != NULL;
+
+  (void) backend;
+  for (int64_t i = 0; agree && i < c->n; i++)
+    agree = c->background[i] == g->background[i] && c->rms[i] == g->rms[i];
+  if (!agree)
+    note_append (note, size, "background: the maps differ at a source's peak. ");
+  return agree;
+}
+
+static int
+detect_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,
+              char *note, size_t size)
+{
+  int agree;
+
+  (void) backend;
+  agree = gpu->mask && st->result.mask && memcmp (st->result.mask, gpu->mask, npixels (st)) == 0;
+  if (!agree)
+    note_append (note, size, "detect: the flood masks differ. ");
+  return agree;
+}
+
+static int
+flood_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,
+             char *note, size_t size)
+{
+  int agree;
+
+  (void) backend;
+  agree = st->result.nislands == gpu->nislands && gpu->mask && st->result.mask
+          && memcmp (st->result.mask, gpu->mask, npixels (st)) == 0;
+  if (!agree)
+    note_append (note, size, "flood: %lld islands on the CPU, %lld on the GPU, or other pixels. ",
+                 (long long) st->result.nislands, (long long) gpu->nislands);
+  return agree;
+}
+
+static int
+deblend_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,
+               char *note, size_t size)
+{
+  int agree;
+
+  (void) backend;
+  agree = st->result.nsources == gpu->nsources && st->result.ndeblended == gpu->ndeblended
+          && gpu->labels && st->result.labels
+          && memcmp (st->result.labels, gpu->labels, npixels (st) * 4) == 0;
+  if (!agree)
+    note_append (note, size, "deblend: %lld sources (%lld islands split) on the CPU, %lld (%lld) "
+                 "on the GPU, or other labels. ", (long long) st->result.nsources,
+                 (long long) st->result.ndeblended, (long long) gpu->nsources,
+                 (long long) gpu->ndeblended);
+  return agree;
+}
+
 /* ------------------------------------------------------------------ list */
 
 const SkyStepDef sky_step_defs[SKY_STEP_COUNT] = {
@@ -260,9 +328,8 @@ const SkyStepDef sky_step_defs[SKY_STEP_COUNT] = {
   /* The catalogue is made anew each time: it is cheap next to labelling,
    * and a run that keeps every step is the earlier run itself. */
   [SKY_STEP_MEASURE] = { measure_params_differ, measure_cpu, NULL, measure_agree },
-  /* The local method runs on the CPU only: nothing to check against. */
-  [SKY_STEP_BACKGROUND] = { local_params_differ, background_cpu, NULL, NULL },
-  [SKY_STEP_DETECT] = { local_params_differ, detect_cpu, NULL, NULL },
-  [SKY_STEP_FLOOD] = { local_params_differ, flood_cpu, NULL, NULL },
-  [SKY_STEP_DEBLEND] = { local_params_differ, deblend_cpu, NULL, NULL },
+  [SKY_STEP_BACKGROUND] = { local_params_differ, background_cpu, NULL, background_agree },
+  [SKY_STEP_DETECT] = { local_params_differ, detect_cpu, NULL, detect_agree },
+  [SKY_STEP_FLOOD] = { local_params_differ, flood_cpu, NULL, flood_agree },
+  [SKY_STEP_DEBLEND] = { local_params_differ, deblend_cpu, NULL, deblend_agree },
 };

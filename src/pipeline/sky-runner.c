@@ -204,6 +204,141 @@ gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
   return SKY_OK;
 }
 
+/* The local method's maps for a device that does not make them itself:
+ * the caller's maps, or a matched filter's detection image (the device
+ * makes the unfiltered maps only). The whole maps, made from the mesh the
+ * background step left where they were not given. NULL maps: the device
+ * makes every step. */
+static int
+local_device_maps (SkyStages *st, const float **background, const float **rms,
+                   const float **snr)
+{
+  const size_t n = (size_t) (st->image->nx * st->image->ny);
+
+  *background = *rms = *snr = NULL;
+  if (st->given_background == NULL && st->filter == NULL)
+    return SKY_OK;
+  if (st->result.background == NULL)
+    {
+      float *b = sky_alloc_large (n * sizeof *b), *r = sky_alloc_large (n * sizeof *r);
+      int ret;
+      if (b == NULL || r == NULL || st->local == NULL || st->local->mesh == NULL)
+        {
+          free (b);
+          free (r);
+          return sky_fail (b == NULL || r == NULL ? SKY_ERR_MEMORY : SKY_ERR_ARGUMENT,
+                           "no background maps for the GPU");
+        }
+      ret = sky_cpu_background_rows (st->local->mesh, 0, st->image->ny, st->params.nthreads, b,
+                                     r);
+      st->result.background = b;
+      st->result.rms = r;
+      if (ret != SKY_OK)
+        return ret;
+    }
+  *background = st->result.background;
+  *rms = st->result.rms;
+  *snr = st->local != NULL ? st->local->snr : NULL;
+  return SKY_OK;
+}
+
+/* The steps the device ran of the local method: every one, or, where it
+ * took the CPU's maps, the detection's. */
+static void
+set_local_gpu_steps (SkyStages *st, int took_maps)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+
+  st->gpu_steps = 0;
+  for (int k = 0; k < nsteps; k++)
+    if (!took_maps || (steps[k] != SKY_STEP_BACKGROUND && steps[k] != SKY_STEP_DETECT))
+      st->gpu_steps |= 1u << steps[k];
+}
+
+/* The local method on the GPU alone: every step on the device, or, with
+ * given maps or a matched filter, flood, deblend and measure from the
+ * maps the CPU's background and detect steps made. */
+static int
+local_gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+  size_t npix = (size_t) (st->image->nx * st->image->ny);
+  const float *background, *rms, *snr;
+  SkyResult res = { 0 };
+  SkyGpuTimes times = { 0 };
+  int ret = local_device_maps (st, &background, &rms, &snr);
+
+  if (ret == SKY_OK)
+    ret = gpu->run_local (gpu->data, st->image, &st->params, background, rms, snr, repeat, &res,
+                          &times);
+  if (ret != SKY_OK)
+    {
+      sky_result_clear (&res);
+      return ret;
+    }
+  sky_buffer_unref (st->mask_buffer);
+  sky_buffer_unref (st->labels_buffer);
+  st->mask_buffer = res.mask ? sky_buffer_adopt (res.mask, npix) : NULL;
+  st->labels_buffer = res.labels ? sky_buffer_adopt (res.labels, npix * sizeof (int32_t)) : NULL;
+  res.mask = NULL;
+  res.labels = NULL;
+  st->result.mask = sky_buffer_data (st->mask_buffer);
+  st->result.labels = sky_buffer_data (st->labels_buffer);
+  st->result.nsources = res.nsources;
+  st->result.nislands = res.nislands;
+  st->result.ndeblended = res.ndeblended;
+  sky_catalogue_clear (&st->result.catalogue);
+  st->result.catalogue = res.catalogue;
+  memset (&res.catalogue, 0, sizeof res.catalogue);
+  sky_result_clear (&res);
+  /* Steps the CPU ran (the maps, where the device took them made) keep
+   * their CPU times; those the device ran are timed there. */
+  if (background != NULL)
+    {
+      times.ms[SKY_STEP_BACKGROUND] = st->result.times.ms[SKY_STEP_BACKGROUND];
+      times.ms[SKY_STEP_DETECT] = st->result.times.ms[SKY_STEP_DETECT];
+    }
+  set_gpu_times (st, &times);
+  set_local_gpu_steps (st, background != NULL);
+  st->done = steps[nsteps - 1];
+  return SKY_OK;
+}
+
+/* Both, the local method: the device's run from the same maps as the
+ * CPU's where the device cannot make them, else from its own. */
+static int
+local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+  int done = position (steps, nsteps, st->done);
+  const float *background, *rms, *snr;
+  SkyResult res = { 0 };
+  SkyGpuTimes times = { 0 };
+  char note[2048] = "";
+  int ret = local_device_maps (st, &background, &rms, &snr);
+
+  if (ret == SKY_OK)
+    ret = gpu->run_local (gpu->data, st->image, &st->params, background, rms, snr, repeat, &res,
+                          &times);
+  if (ret != SKY_OK)
+    {
+      sky_result_clear (&res);
+      return ret;
+    }
+  res.method = SKY_METHOD_LOCAL;
+  set_gpu_times (st, &times);
+  for (int k = 0; k <= done; k++)
+    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
+  free (st->gpu_note);
+  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
+  sky_result_clear (&res);
+  set_local_gpu_steps (st, background != NULL);
+  return SKY_OK;
+}
+
 /* The local method's background step on the GPU: its figures, and the
  * steps after it on the CPU (set_gpu_times' upload and download belong to
  * this step alone). */
@@ -250,9 +385,11 @@ local_gpu_maps (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 }
 
 /* Both, local method: the GPU's maps against the CPU's, bit for bit (NaN
- * equal to NaN), the CPU's made row by row from its mesh. */
+ * equal to NaN), the CPU's made row by row from its mesh. with_steps: the
+ * device's run of every step was checked already (local_gpu_check): its
+ * figures stand, and the maps' verdict joins the background's. */
 static int
-local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+local_gpu_check_maps (SkyStages *st, const SkyGpuBackend *gpu, int repeat, int with_steps)
 {
   const int64_t nx = st->image->nx, ny = st->image->ny;
   size_t n = (size_t) (nx * ny);
@@ -286,17 +423,24 @@ local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
                   }
               }
         }
-      set_local_gpu_times (st, &times);
-      st->agree[SKY_STEP_BACKGROUND] = bad == 0;
-      free (st->gpu_note);
-      st->gpu_note = NULL;
+      if (!with_steps)
+        {
+          set_local_gpu_times (st, &times);
+          free (st->gpu_note);
+          st->gpu_note = NULL;
+          st->agree[SKY_STEP_BACKGROUND] = 1;
+        }
+      st->agree[SKY_STEP_BACKGROUND] = st->agree[SKY_STEP_BACKGROUND] && bad == 0;
       if (bad > 0)
         {
           char note[256];
+          char *joined;
           snprintf (note, sizeof note, "background: %lld map values differ, the first at x %lld "
                     "y %lld. ", (long long) bad, (long long) (first % nx),
                     (long long) (first / nx));
-          st->gpu_note = copy_text ("", note);
+          joined = copy_text (st->gpu_note ? st->gpu_note : "", note);
+          free (st->gpu_note);
+          st->gpu_note = joined;
         }
     }
   free (bkg);
@@ -353,9 +497,6 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     return sky_fail (SKY_ERR_ARGUMENT, "the detection image is %lld x %lld, the image %lld x %lld",
                      (long long) st->detect->nx, (long long) st->detect->ny,
                      (long long) st->image->nx, (long long) st->image->ny);
-  if (req->backend != SKY_BACKEND_CPU && req->method == SKY_METHOD_LOCAL
-      && req->background != NULL)
-    return sky_fail (SKY_ERR_ARGUMENT, "the local method with given maps runs on the CPU only");
   if ((req->background == NULL) != (req->rms == NULL))
     return sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
   if (req->backend != SKY_BACKEND_CPU && st->detect != st->image)
@@ -363,15 +504,7 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
 
   /* The GPU alone runs the steps in one go on the device. If it fails
    * (no device, out of memory, lost), the CPU does the whole job. */
-  if (req->backend == SKY_BACKEND_GPU && req->method == SKY_METHOD_LOCAL)
-    {
-      /* The maps on the device, the rest on the CPU from them. */
-      if (cancelled (req))
-        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (local_gpu_maps (st, gpu, repeat) != SKY_OK)
-        take_gpu_fault (st);
-    }
-  else if (req->backend == SKY_BACKEND_GPU)
+  if (req->backend == SKY_BACKEND_GPU && req->method != SKY_METHOD_LOCAL)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
@@ -380,6 +513,41 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
       take_gpu_fault (st);
       keep = -1;
       until = nsteps - 1;
+    }
+
+  /* The local method on the GPU alone: every step on the device, or, with
+   * given maps or a matched filter (which the device does not make), the
+   * CPU's background and detect steps first. A backend that only makes
+   * the maps (local_maps) makes them, and the CPU does the rest. */
+  int cpu_until = until;
+  int local_gpu = req->backend == SKY_BACKEND_GPU && req->method == SKY_METHOD_LOCAL;
+  if (local_gpu && gpu->run_local == NULL)
+    {
+      local_gpu = 0;
+      if (cancelled (req))
+        return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+      if (req->background != NULL)
+        {
+          sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend runs no local step on given maps");
+          take_gpu_fault (st);
+        }
+      else if (local_gpu_maps (st, gpu, repeat) != SKY_OK)
+        take_gpu_fault (st);
+    }
+  if (local_gpu)
+    {
+      until = nsteps - 1;
+      if (req->background == NULL && req->filter == NULL)
+        {
+          if (cancelled (req))
+            return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+          if (local_gpu_fill (st, gpu, repeat) == SKY_OK)
+            return SKY_OK;
+          take_gpu_fault (st);
+          local_gpu = 0;
+        }
+      else
+        cpu_until = position (steps, nsteps, SKY_STEP_DETECT);
     }
 
   for (int k = 0; k <= keep && k <= until && sky_step_defs[steps[k]].keep; k++)
@@ -394,20 +562,32 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
       st->done = st->kept = s;
     }
 
-  for (int k = position (steps, nsteps, st->done) + 1; k <= until; k++)
+  for (int pass = 0; pass < 2; pass++)
     {
-      SkyStep s = steps[k];
-      double t0;
+      for (int k = position (steps, nsteps, st->done) + 1; k <= cpu_until; k++)
+        {
+          SkyStep s = steps[k];
+          double t0;
 
+          if (cancelled (req))
+            return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
+          t0 = sky_now_ms ();
+          ret = sky_step_defs[s].cpu (st);
+          /* A step the GPU made costs the CPU nothing: its time is the GPU's. */
+          st->result.times.ms[s] = st->gpu_steps & (1u << s) ? 0 : sky_now_ms () - t0;
+          if (ret != SKY_OK)
+            return ret;
+          st->done = s;
+        }
+      if (cpu_until == until)
+        break;
+      /* The maps are made: the device runs the rest, or the CPU does. */
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      t0 = sky_now_ms ();
-      ret = sky_step_defs[s].cpu (st);
-      /* A step the GPU made costs the CPU nothing: its time is the GPU's. */
-      st->result.times.ms[s] = st->gpu_steps & (1u << s) ? 0 : sky_now_ms () - t0;
-      if (ret != SKY_OK)
-        return ret;
-      st->done = s;
+      if (local_gpu_fill (st, gpu, repeat) == SKY_OK)
+        break;
+      take_gpu_fault (st);
+      cpu_until = until;
     }
   st->result.times.total = 0;
   for (int s = 0; s < SKY_STEP_COUNT; s++)
@@ -417,8 +597,19 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if ((req->method == SKY_METHOD_LOCAL ? local_gpu_check (st, gpu, repeat)
-                                            : gpu_check (st, gpu, repeat)) != SKY_OK)
+      if (req->method != SKY_METHOD_LOCAL)
+        ret = gpu_check (st, gpu, repeat);
+      else if (gpu->run_local == NULL && gpu->local_maps == NULL)
+        ret = sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend does not run the local method");
+      else
+        {
+          /* Every step of the device's run checked against the CPU's, then
+           * (where the backend brings them home) the maps bit for bit. */
+          ret = gpu->run_local != NULL ? local_gpu_check (st, gpu, repeat) : SKY_OK;
+          if (ret == SKY_OK && gpu->local_maps != NULL && req->background == NULL)
+            ret = local_gpu_check_maps (st, gpu, repeat, gpu->run_local != NULL);
+        }
+      if (ret != SKY_OK)
         take_gpu_fault (st);
     }
   return SKY_OK;

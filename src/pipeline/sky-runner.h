@@ -84,6 +84,16 @@ typedef struct SkyGpuBackend {
    * the run says why (gpu_fault). */
   int (*local_maps) (void *data, const SkyImage *img, const SkyParams *params, int repeat,
                      float *background, float *rms, SkyGpuTimes *times);
+  /* The local method on the device, timed as run is: every step where
+   * background is NULL, else flood, deblend and measure from the maps
+   * (nx * ny floats each on the host: background, rms, and the filtered
+   * detection image or NULL). res gets the mask, labels, catalogue and
+   * island counts. NULL where the backend has none: local_maps, if any,
+   * makes the maps and the CPU the rest; else the CPU runs every step and
+   * gpu_fault says why. */
+  int (*run_local) (void *data, const SkyImage *img, const SkyParams *params,
+                    const float *background, const float *rms, const float *snr, int repeat,
+                    SkyResult *res, SkyGpuTimes *times);
 } SkyGpuBackend;
 
 const SkyGpuBackend *sky_gpu_backend_default (void);
@@ -116,7 +126,8 @@ typedef struct SkyStages {
   int has_gpu;               /* the GPU times below are valid */
   /* The steps the GPU computed, a bit (1u << step) each: every step of the
    * lesson's method; of the local method the background alone, its maps
-   * brought home for the CPU's detect, flood, deblend and measure. */
+   * brought home for the CPU's detect, flood, deblend and measure, or
+   * (run_local) every step, or the detection's from the CPU's maps. */
   unsigned gpu_steps;
   SkyStepTimes gpu_kernel;   /* ms, the kernels alone */
   SkyStepTimes gpu_total;    /* ms, with the upload in the first step and
@@ -166,9 +177,10 @@ int sky_run_is_current (const SkyStages *previous, const SkyRunRequest *req);
  * when asked to stop; another status with sky_last_error() when a CPU step
  * failed. A GPU that fails is no failure: the CPU does the work and
  * out->gpu_fault says why (the caller tells the person). The GPU alone
- * runs every step of the lesson's method whatever req->until says; of the
- * local method it makes the background maps, and the CPU the steps after
- * them (out->gpu_steps says which ran where). Clear out with
+ * runs every step of the method whatever req->until says (of the local
+ * method, with given maps or a matched filter, the CPU makes the maps and
+ * the device the rest; a backend with local_maps alone makes the maps and
+ * the CPU the rest: out->gpu_steps says which ran where). Clear out with
  * sky_stages_clear, also after a failure. */
 int sky_run (const SkyRunRequest *req, SkyStages *out);
 

@@ -109,7 +109,7 @@ const SkyGpuBackend *
 sky_pipeline_gpu_backend (void)
 {
   static const SkyGpuBackend bridge = { bridge_available, bridge_run, bridge_compare, NULL,
-                                        NULL };
+                                        NULL, NULL };
   return &bridge;
 }
 

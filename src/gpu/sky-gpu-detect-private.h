@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* sky-gpu-detect-private.h: what the local method's detection on the device
+ * shares (sky-gpu-flood.cu, sky-gpu-deblend.cu, sky-gpu-measure-local.cu,
+ * sky-gpu-detect.cu): the maps it reads, its parameters, its scalars on the
+ * device and its buffers. C++ (nvcc) only. */
+#ifndef SKY_GPU_LOCAL_PRIVATE_H
+#define SKY_GPU_LOCAL_PRIVATE_H
+
+#include "sky-gpu-private.h"
+
+/* The maps on the device, nx * ny floats each in rows of nx, as the CPU's
+ * SkyLocalMaps and SkySnrSource give them to its steps. */
+typedef struct SkyGpuDetectMaps {
+  const float *image;        /* the image, NaN where blank */
+  const float *background;
+  const float *rms;
+  const float *residual;     /* image - background, or NULL: made by the measure */
+  const float *snr;          /* the (filtered) detection image in units of its rms, or
+                              * NULL: (image - background) / rms where read, NaN where
+                              * the rms is not positive, as sky_snr_row makes it */
+} SkyGpuDetectMaps;
+
+/* The parameters as the kernels read them (passed by value). */
+typedef struct SkyGpuDetectParams {
+  float flood;               /* (float) flood_sigma: the flood mask compares in float */
+  double flood_sigma, seed_sigma, mincont, prominence;
+  int64_t min_area;
+  int nthresh, connectivity;
+  int has_blank;             /* the image has blank pixels (flags) */
+  double core_denominator;   /* 2 pi ln (1 / 0.7), made on the host as the CPU makes it */
+} SkyGpuDetectParams;
+
+/* The detection's scalars on the device, downloaded with SkyGpuState. */
+typedef struct SkyGpuDetectHeader {
+  unsigned long long nall;         /* components of the flood mask */
+  unsigned long long nislands;     /* islands kept */
+  unsigned long long nsplit;       /* islands that split */
+  unsigned long long extra;        /* sources beyond one an island */
+  unsigned long long scratch_need; /* int32 words the deblending asks for */
+  int scratch_overflow;            /* more than the scratch holds: nothing deblended */
+  int pad;
+} SkyGpuDetectHeader;
+
+/* Bytes a source adds to the local catalogue: sum_err, peak_err, x_win,
+ * y_win as doubles, then background, rms, flags as 4-byte words, each
+ * array nsources long, packed for one copy home. */
+enum { SKY_DETECT_CAT_BYTES = 4 * 8 + 3 * 4 };
+
+struct SkyGpuDetect {
+  int64_t capacity;          /* pixels */
+  int64_t island_cap;        /* islands (1-based tables hold island_cap + 1) */
+  int64_t source_cap;        /* sources of the local catalogue */
+  int64_t scratch_cap;       /* int32 words of the deblending's scratch */
+
+  /* the maps, where the caller gives them (else the maps' own, sky-gpu-background.cu) */
+  float *d_background, *d_rms, *d_snr, *d_residual;
+  int64_t input_cap;
+
+  /* islands: every component (peak keys, areas, boxes, first pixels), then
+   * the kept ones renumbered */
+  uint32_t *d_peak_key;
+  unsigned long long *d_area, *d_first;
+  int32_t *d_box;
+  unsigned long long *d_keep, *d_keep_pos;   /* 0-based by island - 1 */
+  int32_t *d_relabel;
+  float *d_kpeak;
+  unsigned long long *d_karea, *d_kfirst;
+  int32_t *d_kbox;
+
+  /* deblending */
+  unsigned long long *d_need, *d_offset;     /* scratch words by island - 1 */
+  int32_t *d_nsub, *d_newlabel;
+  int32_t *d_scratch;
+  unsigned long long *d_first_bits;          /* a bit at each source's first pixel */
+  unsigned long long *d_word_count, *d_word_offset;
+  int64_t nwords;
+  uint8_t *d_deblended;                      /* by final label, capacity + 1 */
+
+  /* the local measures */
+  uint8_t *d_seen;                           /* zero between uses */
+  unsigned long long *d_src_need, *d_src_offset;
+  unsigned char *d_cat;                      /* source_cap * SKY_DETECT_CAT_BYTES */
+
+  /* exclusive scans */
+  unsigned long long *d_chunk;               /* chunk sums */
+  int64_t chunk_cap;
+  unsigned long long *d_total;               /* scan totals, 4 slots */
+
+  SkyGpuDetectHeader *d_header, *h_header;
+  unsigned char *h_cat;
+  size_t h_cat_bytes;
+};
+
+/* The buffers for images of n pixels, and the local catalogue for at
+ * least nsources sources; the deblending's scratch for at least words. */
+int sky_gpu_detect_ensure (SkyGpu *gpu, int64_t n);
+int sky_gpu_detect_ensure_sources (SkyGpu *gpu, int64_t nsources);
+int sky_gpu_detect_ensure_scratch (SkyGpu *gpu, int64_t words);
+void sky_gpu_detect_free (SkyGpu *gpu);
+size_t sky_gpu_detect_bytes (const SkyGpu *gpu);
+
+/* out[i] = in[0] + ... + in[i - 1] for i < count, where count is *d_count
+ * (on the device) or, where d_count is NULL, cap; *d_total gets the sum.
+ * Sums in 64 bits; chunks of the scan at most the context's chunk_cap. */
+int sky_gpu_scan_enqueue (SkyGpu *gpu, const unsigned long long *in, unsigned long long *out,
+                          int64_t cap, const unsigned long long *d_count,
+                          unsigned long long *d_total);
+
+/* The steps, enqueued on gpu->stream after the maps are on the device. */
+int sky_gpu_flood_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
+                           const SkyGpuDetectParams *lp);
+int sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
+                             const SkyGpuDetectParams *lp);
+int sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny,
+                                   const SkyGpuDetectMaps *maps, const SkyGpuDetectParams *lp);
+
+/* The three steps from the maps on the device (flood, deblend, measure),
+ * with an event where each ends (SKY_GPU_EV_STEP_END + step); nblank: the
+ * image's blank pixels, for the flags. The mask, labels and image are the
+ * context's (d_mask, d_labels, d_image: maps->image is d_image as a rule). */
+int sky_gpu_detect_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
+                                  const SkyParams *params, int64_t nblank);
+
+/* The common measures (sky-gpu-measure.cu) on another image than the
+ * context's: the local method measures the residual. */
+int sky_gpu_measure_image_enqueue (SkyGpu *gpu, const float *image, int64_t nx, int64_t ny,
+                                   int clear);
+
+#endif /* SKY_GPU_LOCAL_PRIVATE_H */

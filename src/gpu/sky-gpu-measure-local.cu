@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The local method's measures on the device, as sky-cpu-local.c and
+ * sky-cpu-measure-local.c make them: the common measures (sky-gpu-measure.cu)
+ * on the residual, image - background; then, one thread per source, the
+ * maps at the peak, sum_err, the flags, the core's area (a breadth-first
+ * walk from the peak) and SExtractor's windowed centroid, each in the
+ * CPU's order of operations (this file is built without FMA contraction),
+ * so the doubles differ from the CPU's only by the last bits of exp (the
+ * device's and the C library's) and of the sums the common measures add in
+ * another order, which docs/contract.md allows. */
+#include "sky-gpu-detect-private.h"
+
+#include <math.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kSourceThreads = 64;
+constexpr int kWindowIterations = 16;
+constexpr double kCoreLevel = 0.7;
+constexpr int kColumns = 96;   /* the window's columns a thread keeps the weights of */
+
+typedef unsigned long long u64;
+
+__global__ void __launch_bounds__ (kThreads)
+residualKernel (const float *__restrict__ image, const float *__restrict__ background, int64_t n,
+                float *__restrict__ residual)
+{
+  sky_grid_wait ();
+  for (int64_t i = (int64_t) blockIdx.x * kThreads + threadIdx.x; i < n;
+       i += (int64_t) gridDim.x * kThreads)
+    residual[i] = image[i] - background[i];
+}
+
+/* The packed catalogue of sky-gpu-measure.cu, stride n. */
+struct Packed {
+  const long long *npix;
+  const float *peak;
+  const int *peak_x, *peak_y, *xmin, *xmax, *ymin, *ymax;
+};
+
+__device__ __forceinline__ Packed
+packed (const unsigned char *cat, int64_t n)
+{
+  Packed p;
+  const double *x = reinterpret_cast<const double *> (cat), *y = x + n, *sum = y + n;
+  p.npix = reinterpret_cast<const long long *> (sum + n);
+  p.peak = reinterpret_cast<const float *> (p.npix + n);
+  p.peak_x = reinterpret_cast<const int *> (p.peak + n);
+  p.peak_y = p.peak_x + n;
+  p.xmin = p.peak_y + n;
+  p.xmax = p.xmin + n;
+  p.ymin = p.xmax + n;
+  p.ymax = p.ymin + n;
+  return p;
+}
+
+/* Each source's pixel count, for the offsets of its walk's queue. */
+__global__ void __launch_bounds__ (kThreads)
+sourceNeedKernel (const SkyGpuState *__restrict__ st, const unsigned char *__restrict__ cat,
+                  int64_t cap, u64 *__restrict__ need, u64 *__restrict__ count)
+{
+  sky_grid_wait ();
+  const int64_t n = st->nsources;
+  const int64_t tid = (int64_t) blockIdx.x * kThreads + threadIdx.x;
+
+  if (tid == 0)
+    *count = n > cap ? 0 : (u64) n;
+  if (n > cap)
+    return;
+  const Packed p = packed (cat, n);
+  for (int64_t k = tid; k < n; k += (int64_t) gridDim.x * kThreads)
+    need[k] = (u64) p.npix[k];
+}
+
+__device__ __forceinline__ bool
+is_blank (const float *pixels, int64_t nx, int64_t ny, int64_t x, int64_t y)
+{
+  return x >= 0 && y >= 0 && x < nx && y < ny && isnan (pixels[y * nx + x]);
+}
+
+/* The pixels of source k above kCoreLevel of its peak that connect to the
+ * peak (4-connected); seen is cleared after, as the CPU clears its own. */
+__device__ int64_t
+core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny, int32_t label,
+           int64_t px, int64_t py, float peak, int64_t *queue, uint8_t *seen)
+{
+  const float level = (float) (kCoreLevel * peak);
+  const int dx[4] = { 1, -1, 0, 0 }, dy[4] = { 0, 0, 1, -1 };
+  int64_t head = 0, tail = 0;
+
+  queue[tail++] = py * nx + px;
+  seen[py * nx + px] = 1;
+  while (head < tail)
+    {
+      const int64_t b = queue[head++], bx = b % nx, by = b / nx;
+      for (int d = 0; d < 4; d++)
+        {
+          const int64_t x = bx + dx[d], y = by + dy[d];
+          if (x < 0 || y < 0 || x >= nx || y >= ny)
+            continue;
+          const int64_t i = y * nx + x;
+          if (seen[i] || labels[i] != label || !(residual[i] > level))
+            continue;
+          seen[i] = 1;
+          queue[tail++] = i;
+        }
+    }
+  for (int64_t q = 0; q < tail; q++)
+    seen[queue[q]] = 0;
+  return tail;
+}
+
+__device__ void
+windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
+                   int32_t label, const Packed &p, int64_t k, double sigma, double *xw, double *yw)
+{
+  double x = p.peak_x[k], y = p.peak_y[k];
+  const double r = 4 * sigma, inv2s2 = 1 / (2 * sigma * sigma);
+  double wxs[kColumns];
+
+  *xw = x;
+  *yw = y;
+  for (int it = 0; it < kWindowIterations; it++)
+    {
+      int64_t x0 = (int64_t) floor (x - r), x1 = (int64_t) ceil (x + r);
+      int64_t y0 = (int64_t) floor (y - r), y1 = (int64_t) ceil (y + r);
+      double sw = 0, sx = 0, sy = 0, dx, dy;
+
+      x0 = x0 < 0 ? 0 : x0;
+      x1 = x1 > nx - 1 ? nx - 1 : x1;
+      y0 = y0 < 0 ? 0 : y0;
+      y1 = y1 > ny - 1 ? ny - 1 : y1;
+      /* One exp per column, as on the CPU, where the window fits the
+       * thread's table; else one per pixel (the same values). */
+      const bool cached = x1 - x0 + 1 <= kColumns;
+      for (int64_t px = x0; cached && px <= x1; px++)
+        wxs[px - x0] = exp (-(px - x) * (px - x) * inv2s2);
+      for (int64_t py = y0; py <= y1; py++)
+        {
+          const double wy = exp (-(py - y) * (py - y) * inv2s2);
+          for (int64_t px = x0; px <= x1; px++)
+            {
+              const int64_t i = py * nx + px;
+              const double ddx = px - x, ddy = py - y;
+              const float v = residual[i];
+              if ((labels[i] != label && labels[i] != 0) || isnan (v))
+                continue;
+              const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
+              const double w = wx * wy * v;
+              sw += w;
+              sx += w * ddx;
+              sy += w * ddy;
+            }
+        }
+      if (!(sw > 0))
+        return;
+      dx = 2 * sx / sw;
+      dy = 2 * sy / sw;
+      x += dx;
+      y += dy;
+      if (x < p.xmin[k] || x > p.xmax[k] || y < p.ymin[k] || y > p.ymax[k])
+        return;
+      if (dx * dx + dy * dy < 1e-8)
+        break;
+    }
+  *xw = x;
+  *yw = y;
+}
+
+__global__ void __launch_bounds__ (kSourceThreads)
+measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__restrict__ cat,
+                    int64_t cap, SkyGpuDetectMaps m, const float *__restrict__ residual,
+                    const int32_t *__restrict__ labels, int64_t nx, int64_t ny,
+                    SkyGpuDetectParams lp, const uint8_t *__restrict__ deblended,
+                    const u64 *__restrict__ offset, int32_t *__restrict__ scratch,
+                    uint8_t *__restrict__ seen, unsigned char *__restrict__ out)
+{
+  sky_grid_wait ();
+  const int64_t n = st->nsources;
+
+  if (n > cap)
+    return;
+  const Packed p = packed (cat, n);
+  double *sum_err = reinterpret_cast<double *> (out), *peak_err = sum_err + n;
+  double *x_win = peak_err + n, *y_win = x_win + n;
+  float *bkg_out = reinterpret_cast<float *> (y_win + n), *rms_out = bkg_out + n;
+  uint32_t *flags_out = reinterpret_cast<uint32_t *> (rms_out + n);
+
+  for (int64_t k = (int64_t) blockIdx.x * kSourceThreads + threadIdx.x; k < n;
+       k += (int64_t) gridDim.x * kSourceThreads)
+    {
+      const int32_t label = (int32_t) (k + 1);
+      if (p.npix[k] <= 0)
+        continue;  /* every label has pixels; this keeps a broken one in bounds */
+      const int64_t pi = (int64_t) p.peak_y[k] * nx + p.peak_x[k];
+      double var = 0, sigma;
+      uint32_t flags = 0;
+
+      bkg_out[k] = m.background[pi];
+      rms_out[k] = m.rms[pi];
+      peak_err[k] = m.rms[pi];
+      for (int64_t y = p.ymin[k]; y <= p.ymax[k]; y++)
+        for (int64_t x = p.xmin[k]; x <= p.xmax[k]; x++)
+          {
+            const int64_t i = y * nx + x;
+            const float rms = m.rms[i];
+            uint32_t f = 0;
+            if (labels[i] != label)
+              continue;
+            if (isfinite (rms))
+              var += (double) rms * rms;
+            if (x == 0 || y == 0 || x == nx - 1 || y == ny - 1)
+              f |= SKY_FLAG_EDGE;
+            if (lp.has_blank
+                && (is_blank (m.image, nx, ny, x - 1, y) || is_blank (m.image, nx, ny, x + 1, y)
+                    || is_blank (m.image, nx, ny, x, y - 1)
+                    || is_blank (m.image, nx, ny, x, y + 1)))
+              f |= SKY_FLAG_BLANK;
+            if (f != 0)
+              {
+                const float r = m.image[i] - m.background[i];
+                const float snr = m.snr != NULL ? m.snr[i] : rms > 0 ? r / rms : NAN;
+                if (snr > lp.seed_sigma)
+                  f |= SKY_FLAG_TRUNCATED;
+              }
+            flags |= f;
+          }
+      if (deblended[k + 1])
+        flags |= SKY_FLAG_DEBLENDED;
+      flags_out[k] = flags;
+      sum_err[k] = sqrt (var);
+      /* The window's sigma from the core's area, as a Gaussian's. */
+      int64_t *queue = reinterpret_cast<int64_t *> (scratch + 2 * offset[k]);
+      sigma = sqrt (core_area (residual, labels, nx, ny, label, p.peak_x[k], p.peak_y[k],
+                               p.peak[k], queue, seen)
+                    / lp.core_denominator);
+      sigma = sigma > 0.5 ? sigma : 0.5;
+      windowed_centroid (residual, labels, nx, ny, label, p, k, sigma, &x_win[k], &y_win[k]);
+    }
+}
+
+unsigned
+grid_for (const SkyGpu *gpu, int64_t items, int threads)
+{
+  const int64_t blocks = (items + threads - 1) / threads, most = (int64_t) gpu->nsm * 16;
+  return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
+}
+
+} /* namespace */
+
+int
+sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
+                               const SkyGpuDetectParams *lp)
+{
+  SkyGpuDetect *L = gpu->detect;
+  cudaStream_t s = gpu->stream;
+  const int64_t n = nx * ny, cap = gpu->meas_cap;
+  const unsigned char *cat = gpu->d_meas + cap * SKY_MEASURE_ACC_BYTES;
+  const float *residual = maps->residual;
+  int ret;
+
+  if (residual == NULL)
+    {
+      SKY_LAUNCH (residualKernel, grid_for (gpu, n, kThreads), kThreads, 0, s, maps->image,
+                  maps->background, n, L->d_residual);
+      residual = L->d_residual;
+    }
+  if ((ret = sky_gpu_measure_image_enqueue (gpu, residual, nx, ny, 1)) != SKY_OK)
+    return ret;
+  SKY_LAUNCH (sourceNeedKernel, grid_for (gpu, cap, kThreads), kThreads, 0, s, gpu->d_state, cat,
+              cap, L->d_src_need, L->d_total + 3);
+  if ((ret = sky_gpu_scan_enqueue (gpu, L->d_src_need, L->d_src_offset, cap, L->d_total + 3,
+                                   L->d_total + 4)) != SKY_OK)
+    return ret;
+  SKY_LAUNCH (measureLocalKernel, grid_for (gpu, cap, kSourceThreads), kSourceThreads, 0, s,
+              gpu->d_state, cat, cap, *maps, residual, gpu->d_labels, nx, ny, *lp, L->d_deblended,
+              L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
+  return SKY_OK;
+}
