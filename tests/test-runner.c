@@ -207,6 +207,71 @@ test_pool (void)
   sky_image_clear (&img);
 }
 
+/* A run that replaces one still held takes that run's mask and labels
+ * once they are given back, not fresh memory; the earlier run keeps its
+ * statistics and catalogue, and no later run keeps what it gave back. */
+static void
+test_give_back (void)
+{
+  SkyImage img;
+  SkyParams params;
+  SkyStages shown, moved, eight, again;
+  SkyRunRequest req;
+  void *mask, *labels;
+  size_t npix = 256 * 256;
+
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, NULL, NULL);
+  run_ok (&req, &shown);
+  mask = shown.result.mask;
+  labels = shown.result.labels;
+
+  /* Nothing to give back for a run that shown already answers. */
+  g_assert_cmpuint (sky_stages_give_back (&shown, &req), ==, 0);
+  g_assert_true (shown.result.mask == mask);
+
+  /* A moved threshold computes both anew: both go back, and come again. */
+  params.threshold = 7;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &shown, NULL);
+  g_assert_cmpuint (sky_stages_give_back (&shown, &req), ==, npix * 5);
+  g_assert_null (shown.result.mask);
+  g_assert_null (shown.result.labels);
+  g_assert_cmpint (shown.result.catalogue.n, ==, 12);
+  run_ok (&req, &moved);
+  g_assert_cmpint (moved.kept, ==, SKY_STEP_CLIP);
+  g_assert_true ((void *) moved.result.mask == mask);
+  g_assert_true ((void *) moved.result.labels == labels);
+  assert_same_as_cpu (&img, &params, &moved.result);
+
+  /* Another connectivity keeps the mask: only the labels go back. */
+  params.connectivity = 8;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &moved, NULL);
+  g_assert_cmpuint (sky_stages_give_back (&moved, &req), ==, npix * 4);
+  g_assert_true ((void *) moved.result.mask == mask);
+  g_assert_null (moved.result.labels);
+  run_ok (&req, &eight);
+  g_assert_cmpint (eight.kept, ==, SKY_STEP_SEGMENT);
+  g_assert_true (eight.mask_buffer == moved.mask_buffer);
+  g_assert_true ((void *) eight.result.labels == labels);
+  assert_same_as_cpu (&img, &params, &eight.result);
+
+  /* A run without its labels answers nothing past segment any more. */
+  params.connectivity = 4;
+  req = request (&img, &params, SKY_BACKEND_CPU, SKY_STEP_MEASURE, &moved, NULL);
+  g_assert_cmpint (sky_run_valid_step (&moved, &req), ==, SKY_STEP_SEGMENT);
+  g_assert_false (sky_run_is_current (&moved, &req));
+  sky_stages_clear (&eight);
+  run_ok (&req, &again);
+  g_assert_cmpint (again.kept, ==, SKY_STEP_SEGMENT);
+  assert_same_as_cpu (&img, &params, &again.result);
+
+  sky_stages_clear (&again);
+  sky_stages_clear (&moved);
+  sky_stages_clear (&shown);
+  sky_image_clear (&img);
+}
+
 static int
 cancel_after (void *data)
 {
@@ -362,6 +427,68 @@ test_gpu_fallback (void)
   run_ok (&req, &st);
   g_assert_cmpint (st.done, ==, SKY_STEP_MEASURE);
   sky_stages_clear (&st);
+  sky_image_clear (&img);
+}
+
+static int
+count_asks (void *data)
+{
+  ++*(int *) data;
+  return 0;
+}
+
+/* Both backends with the CPU timed as the GPU is, the best of the same
+ * number of runs: the CPU runs the steps it computes that many times (the
+ * runner asks about cancelling before each step of each run, and once
+ * before the GPU), each step's time no more than one run's, and
+ * cpu_runs says how many; a step kept from an earlier run is not run
+ * again. Without cpu_repeat the CPU runs once and says so. */
+static void
+test_cpu_best_of (void)
+{
+  FakeGpu fake = { 0 };
+  SkyGpuBackend gpu = { fake_available, cpu_as_gpu_run, fake_compare, &fake, NULL, NULL };
+  SkyImage img;
+  SkyParams params;
+  SkyStages once, best, moved;
+  SkyRunRequest req;
+  int asks = 0;
+
+  make_field (&img);
+  sky_params_init (&params);
+  req = request (&img, &params, SKY_BACKEND_BOTH, SKY_STEP_MEASURE, NULL, &gpu);
+  req.gpu_repeat = 3;
+  req.cancelled = count_asks;
+  req.cancel_data = &asks;
+  run_ok (&req, &once);
+  g_assert_cmpint (once.cpu_runs, ==, 1);
+  g_assert_cmpint (once.gpu_times.runs, ==, 3);
+  g_assert_cmpint (asks, ==, 4 + 1);
+
+  asks = 0;
+  req.cpu_repeat = 3;
+  run_ok (&req, &best);
+  g_assert_cmpint (best.cpu_runs, ==, 3);
+  g_assert_cmpint (best.cpu_runs, ==, best.gpu_times.runs);
+  g_assert_cmpint (asks, ==, 3 * 4 + 1);
+  g_assert_cmpfloat (best.result.times.total, >, 0);
+  assert_same_as_cpu (&img, &params, &best.result);
+
+  /* A moved threshold: segment, label and measure three times each. */
+  asks = 0;
+  params.threshold = 7;
+  req.previous = &best;
+  run_ok (&req, &moved);
+  g_assert_cmpint (moved.kept, ==, SKY_STEP_CLIP);
+  g_assert_cmpint (moved.cpu_runs, ==, 3);
+  g_assert_cmpint (asks, ==, 3 * 3 + 1);
+  g_assert_cmpfloat (moved.result.times.ms[SKY_STEP_CLIP], ==,
+                     best.result.times.ms[SKY_STEP_CLIP]);
+  assert_same_as_cpu (&img, &params, &moved.result);
+
+  sky_stages_clear (&moved);
+  sky_stages_clear (&best);
+  sky_stages_clear (&once);
   sky_image_clear (&img);
 }
 
@@ -709,10 +836,12 @@ main (int argc, char **argv)
   g_test_add_func ("/runner/steps/names", test_steps_names);
   g_test_add_func ("/runner/reuse", test_reuse);
   g_test_add_func ("/runner/pool", test_pool);
+  g_test_add_func ("/runner/give-back", test_give_back);
   g_test_add_func ("/runner/cancel", test_cancel);
   g_test_add_func ("/runner/bad-input", test_bad_input);
   g_test_add_func ("/runner/gpu/fallback", test_gpu_fallback);
   g_test_add_func ("/runner/gpu/fill-and-check", test_gpu_fill_and_check);
+  g_test_add_func ("/runner/gpu/cpu-best-of", test_cpu_best_of);
   g_test_add_func ("/runner/gpu/default", test_default_gpu);
   g_test_add_func ("/runner/gpu/local-maps", test_gpu_local_maps);
   g_test_add_func ("/runner/gpu/local", test_local_gpu);

@@ -580,6 +580,49 @@ def inner(tap):
     tap.check(f"app.threshold re-runs segment, label and measure, redrawn under "
               f"{THRESHOLD_REDRAW_MS} ms a step", threshold)
 
+    def viewing_tools():
+        need(facts.get("run"), "run all failed")
+        app.activate("grid", "true")
+        app.activate("contours", gv_string("threshold, 10 sigma"))
+        st = app.wait_idle()
+        # The state tells what the last frame drew: poll until it has.
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 30 and not (st["grid"].get("lines") and st["contours"]["paths"]):
+            time.sleep(0.2)
+            st = app.state()
+        grid, contours = st["grid"], st["contours"]
+        print(f"# grid: {', '.join(grid.get('lines', []))}; {grid.get('labels')} labels; "
+              f"contours {contours['levels']} with {contours['paths']} paths")
+        assert grid["shown"] and len(grid.get("lines", [])) >= 4 and grid["labels"] >= 4, grid
+        assert grid["compass"] and grid["beam"], grid
+        assert "<true>" in app.describe("grid"), app.describe("grid")
+        assert "threshold, 10 sigma" in app.describe("contours"), app.describe("contours")
+        sigma = st["sigma"]
+        assert abs(contours["levels"][0] - 10 * sigma) < 1e-6 * sigma, contours
+        assert abs(contours["levels"][1] - 5 * sigma) < 1e-6 * sigma, contours
+        assert contours["threshold"] and all(n > 0 for n in contours["paths"]), contours
+        path = os.path.join(work, "figure.png")
+        app.activate("export-figure", gv_string(path))
+        app.wait_idle()
+        w, h, rows = read_png(path)
+        assert rows[1][1] == (255, 255, 255), f"the figure's margin is not white: {rows[1][1]}"
+        print(f"# figure {w} x {h}")
+        if keep:
+            shutil.copy(path, os.path.join(keep, "ui-e2e-figure.png"))
+        app.activate("pixel-table", "7")
+        app.activate("scale-dialog", "true")
+        st = app.wait_idle()
+        assert st["pixel_table"] == 7 and st["scale_dialog"], st
+        assert "<7>" in app.describe("pixel-table"), app.describe("pixel-table")
+        app.activate("pixel-table", "0")
+        app.activate("scale-dialog", "false")
+        app.activate("grid", "false")
+        app.activate("contours", "''")
+        st = app.wait_idle()
+        assert st["pixel_table"] == 0 and not st["scale_dialog"] and not st["grid"]["shown"], st
+    tap.check("app.grid, app.contours, app.export-figure, app.pixel-table and app.scale-dialog "
+              "over D-Bus, with their states", viewing_tools)
+
     def convolution_lab():
         need(app.proc.poll() is None, "the app is not running")
         app.activate("convolution-demo")

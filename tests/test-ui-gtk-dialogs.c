@@ -75,9 +75,14 @@ pick_in (GtkWidget *root, const char *option)
 static void
 pick_choice (GtkWidget *dialog, const char *option)
 {
+  const char *format, *picture;
+
   if (!pick_in (dialog, option))
     g_error ("the file dialog has no choice offering %s", option);
-  g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (dialog), "format"), ==, option);
+  /* The catalogue's Format, or the view's Picture (as shown, a figure). */
+  format = gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (dialog), "format");
+  picture = gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (dialog), "picture");
+  g_assert_true (g_strcmp0 (format, option) == 0 || g_strcmp0 (picture, option) == 0);
 }
 
 /* Opens the dialog by the window's action (its menu item and shortcut),
@@ -199,6 +204,31 @@ test_file_dialogs (Fixture *f)
       assert_file_starts (path, exports[i].start);
       g_remove (path);
     }
+
+  /* The view's export: as shown, the view's size; as a figure, larger, on
+   * a white margin. */
+  {
+    g_autofree char *view_png = g_build_filename (folder, "shown.png", NULL);
+    g_autofree char *figure_png = g_build_filename (folder, "figure.png", NULL);
+    g_autoptr (GdkTexture) shown = NULL;
+    g_autoptr (GdkTexture) figure = NULL;
+    g_autofree guint32 *argb = NULL;
+
+    use_file_dialog (f, "win.export-view", folder, "shown.png", NULL, "view");
+    use_file_dialog (f, "win.export-view", folder, "figure.png", NULL, "figure");
+    shown = gdk_texture_new_from_filename (view_png, NULL);
+    figure = gdk_texture_new_from_filename (figure_png, NULL);
+    g_assert_nonnull (shown);
+    g_assert_nonnull (figure);
+    g_assert_cmpint (gdk_texture_get_width (shown), ==,
+                     gtk_widget_get_width (GTK_WIDGET (f->view)) * gtk_widget_get_scale_factor (GTK_WIDGET (f->view)));
+    argb = g_new (guint32, (gsize) gdk_texture_get_width (figure) * gdk_texture_get_height (figure));
+    gdk_texture_download (figure, (guchar *) argb, (gsize) gdk_texture_get_width (figure) * 4);
+    g_assert_cmpint (gdk_texture_get_width (figure), >, gdk_texture_get_width (shown) / 2);
+    g_assert_cmphex (argb[0] & 0xffffff, ==, 0xffffff);   /* the margin's top left */
+    g_remove (view_png);
+    g_remove (figure_png);
+  }
   g_remove (gz);
   g_rmdir (folder);
 }

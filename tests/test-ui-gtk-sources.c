@@ -320,3 +320,35 @@ test_sort_responsive (Fixture *f)
   else
     g_assert_cmpfloat (meter.max_gap_ms, <, SORT_STALL_MS);
 }
+
+/* app.sort sorts the table as a click on a column's header does, and the
+ * state times it (sort_ms, sort_max_gap_ms) and is busy until the rows are
+ * in place; an unknown column or order is refused. */
+void
+test_sort_action (Fixture *f)
+{
+  GtkColumnView *view;
+  GListModel *rows;
+  double brightest = -G_MAXDOUBLE, peak;
+
+  open_image (f, &field);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  g_assert_false (sky_window_sort_sources (f->window, "nothing descending"));
+  g_assert_false (sky_window_sort_sources (f->window, "peak sideways"));
+  activate ("sort", g_variant_new_string ("peak descending"));
+  wait_idle (f, "the sort");
+  view = GTK_COLUMN_VIEW (find_descendant (GTK_WIDGET (f->window->sources),
+                                           GTK_TYPE_COLUMN_VIEW));
+  rows = G_LIST_MODEL (gtk_column_view_get_model (view));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 4);
+  for (gint64 i = 0; i < f->window->run->catalogue.n; i++)
+    brightest = MAX (brightest, f->window->run->catalogue.peak[i]);
+  {
+    g_autoptr (GObject) first = g_list_model_get_item (rows, 0);
+    g_object_get (first, "peak", &peak, NULL);
+  }
+  g_assert_cmpfloat (peak, ==, brightest);
+  g_assert_cmpfloat (state_number ("sort_ms"), >, 0);
+  g_assert_cmpfloat (state_number ("sort_max_gap_ms"), >=, 0);
+}

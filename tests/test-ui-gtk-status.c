@@ -176,6 +176,45 @@ test_status_says_what_ran (Fixture *f)
   assert_status_starts (f, "2 sources; nothing ran: the results were there");
 }
 
+/* A threshold move gives the mask and labels shown to the run replacing
+ * them (the runner's pool hands the same arrays back to it), so that a big
+ * image never holds two sets; the run replaced keeps its catalogue. A
+ * connectivity change keeps the mask and gives only the labels. */
+void
+test_rerun_gives_back_arrays (Fixture *f)
+{
+  g_autoptr (SkyRun) shown = NULL;
+  g_autoptr (SkyRun) moved = NULL;
+  const guint8 *mask;
+  const gint32 *labels;
+
+  open_image (f, &field);
+  click (f, "app.run", "'all'");
+  wait_idle (f, "run all");
+  shown = sky_run_ref (f->window->run);
+  mask = shown->mask;
+  labels = shown->labels;
+  g_assert_nonnull (mask);
+
+  activate ("threshold", g_variant_new_double (20));
+  wait_idle (f, "threshold 20");
+  g_assert_true (f->window->run != shown);
+  g_assert_null (shown->mask);
+  g_assert_null (shown->labels);
+  g_assert_cmpint (shown->catalogue.n, ==, 4);
+  g_assert_true (f->window->run->mask == mask);
+  g_assert_true (f->window->run->labels == labels);
+  g_assert_cmpint (f->window->run->nsources, ==, 2);
+
+  moved = sky_run_ref (f->window->run);
+  activate ("connectivity", g_variant_new_int32 (8));
+  wait_idle (f, "8-connected");
+  g_assert_true (moved->mask == mask);
+  g_assert_null (moved->labels);
+  g_assert_true (f->window->run->mask == mask);
+  g_assert_true (f->window->run->labels == labels);
+}
+
 /* Another plane of a cube keeps the step shown: it runs again on the new
  * plane, as a moved threshold does, where it used to drop the results. */
 void

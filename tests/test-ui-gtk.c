@@ -105,10 +105,19 @@ main (int argc, char **argv)
     { "about", test_about },
     { "junk-pixel-limits", test_junk_pixel_limits },
     { "status-says-what-ran", test_status_says_what_ran },
+    { "rerun-gives-back-arrays", test_rerun_gives_back_arrays },
     { "plane-reruns", test_plane_reruns },
     { "lab-readout-keys", test_lab_readout_keys },
     { "sort-responsive", test_sort_responsive },
+    { "sort-action", test_sort_action },
     { "file-dialogs", test_file_dialogs },
+    { "grid", test_grid },
+    { "grid-pole", test_grid_pole },
+    { "grid-allsky", test_grid_allsky },
+    { "contours", test_contours },
+    { "pixel-table", test_pixel_table },
+    { "scale-dialog", test_scale_dialog },
+    { "contours-gc-like", test_contours_gc_like },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

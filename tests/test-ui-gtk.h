@@ -195,8 +195,19 @@ void test_export_folder (Fixture *f);
 void save_widget_picture (GtkWidget *widget, const char *name);
 void test_about (Fixture *f);
 
+/* test-ui-gtk-tools.c */
+void test_grid (Fixture *f);
+void test_grid_pole (Fixture *f);
+void test_grid_allsky (Fixture *f);
+void test_contours (Fixture *f);
+void test_pixel_table (Fixture *f);
+void test_scale_dialog (Fixture *f);
+void test_contours_gc_like (Fixture *f);
+
 /* test-ui-gtk-status.c */
 void test_gpu_fault_banner (Fixture *f);
 void test_junk_pixel_limits (Fixture *f);
 void test_status_says_what_ran (Fixture *f);
+void test_rerun_gives_back_arrays (Fixture *f);
+void test_sort_action (Fixture *f);
 void test_plane_reruns (Fixture *f);

@@ -168,6 +168,21 @@ test_zscale (void)
   g_test_message ("zscale of unit noise: %.6f .. %.6f", lo, hi);
   g_assert_cmpfloat_with_epsilon (lo, -3.2292542, 1e-5);
   g_assert_cmpfloat_with_epsilon (hi, 6.0780386, 1e-3);
+
+  /* With blanks the sample skips them (image[finite][::stride]): a NaN
+   * the blank count knows of, or one it missed, gives the same limits. */
+  {
+    double lo_counted, hi_counted, lo_missed, hi_missed;
+
+    img.pixels[0] = NAN;
+    img.nblank = 1;
+    sky_zscale (&img, 1000, &lo_counted, &hi_counted);
+    img.nblank = 0;
+    sky_zscale (&img, 1000, &lo_missed, &hi_missed);
+    g_assert_true (isfinite (lo_counted) && isfinite (hi_counted));
+    g_assert_cmpfloat (lo_missed, ==, lo_counted);
+    g_assert_cmpfloat (hi_missed, ==, hi_counted);
+  }
   sky_image_clear (&img);
 }
 
@@ -540,6 +555,7 @@ test_pipeline_gpu (void)
    * the statistics and catalogue's download in the figures and the mask
    * and labels' (five bytes a pixel) apart, after them. */
   g_assert_cmpint (both->stages.gpu_times.runs, ==, SKY_RUN_GPU_REPEAT);
+  g_assert_cmpint (both->stages.cpu_runs, ==, both->stages.gpu_times.runs);
   g_assert_cmpfloat (both->stages.gpu_times.outputs, >, both->stages.gpu_times.download);
   g_test_message ("512 x 512, ms: CPU %.3f; GPU kernels %.3f (clip %.3f segment %.3f label %.3f "
                   "measure %.3f), with transfers %.3f", both->cpu.total, both->gpu_kernel.total,
@@ -613,6 +629,51 @@ test_pipeline_gpu_fault (void)
       g_assert_cmpfloat (run->cpu.total, >, 0);
       assert_same_as_cpu (run, &params, TRUE);
     }
+  /* Both asked the CPU for the GPU's statistic, and it kept to it. */
+  g_assert_cmpint (both->stages.cpu_runs, ==, SKY_RUN_GPU_REPEAT);
+}
+
+/* The panel's speedup divides the same statistic on both sides: the best
+ * of as many runs, or one run each; one CPU run against the GPU's best of
+ * ten is no ratio at all (it flatters the GPU). */
+static void
+test_pipeline_speedup (void)
+{
+  SkyRun run = { 0 };
+  g_autofree char *one = NULL, *best = NULL;
+  double ratio = -1;
+
+  run.backend = SKY_BACKEND_BOTH;
+  run.has_gpu = TRUE;
+  run.cpu.ms[SKY_STEP_LABEL] = 30;
+  run.cpu.total = 60;
+  run.gpu_total.ms[SKY_STEP_LABEL] = 3;
+  run.gpu_total.total = 12;
+  run.stages.gpu_times.runs = SKY_RUN_GPU_REPEAT;
+  run.stages.cpu_runs = 1;
+  g_assert_false (sky_run_speedup (&run, SKY_STEP_LABEL, &ratio));
+  g_assert_cmpfloat (ratio, ==, -1);
+  one = sky_run_describe_cpu (&run);
+  g_assert_cmpstr (one, ==, "CPU: one run.");
+
+  run.stages.cpu_runs = SKY_RUN_GPU_REPEAT;
+  g_assert_true (sky_run_speedup (&run, SKY_STEP_LABEL, &ratio));
+  g_assert_cmpfloat (ratio, ==, 10);
+  g_assert_true (sky_run_speedup (&run, SKY_STEP_NONE, &ratio));
+  g_assert_cmpfloat (ratio, ==, 5);
+  best = sky_run_describe_cpu (&run);
+  g_assert_nonnull (strstr (best, "best of 10 runs"));
+
+  /* One run each is the same statistic too. */
+  run.stages.cpu_runs = 1;
+  run.stages.gpu_times.runs = 0;
+  g_assert_true (sky_run_speedup (&run, SKY_STEP_LABEL, &ratio));
+  /* No ratio without both backends' figures. */
+  run.backend = SKY_BACKEND_GPU;
+  g_assert_false (sky_run_speedup (&run, SKY_STEP_LABEL, &ratio));
+  run.backend = SKY_BACKEND_BOTH;
+  run.has_gpu = FALSE;
+  g_assert_false (sky_run_speedup (&run, SKY_STEP_LABEL, &ratio));
 }
 
 /* Every tick is a round value, as its label says, in the bar's one
@@ -723,5 +784,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/pipeline/gpu", test_pipeline_gpu);
   g_test_add_func ("/ui/pipeline/gpu-caption", test_pipeline_gpu_caption);
   g_test_add_func ("/ui/pipeline/gpu-fault", test_pipeline_gpu_fault);
+  g_test_add_func ("/ui/pipeline/speedup", test_pipeline_speedup);
   return g_test_run ();
 }

@@ -365,6 +365,12 @@ void sky_wcs_free (SkyWcs *wcs);
  * must not be used by two threads at once: give each thread its own. */
 int sky_wcs_pix2world (SkyWcs *wcs, double x, double y, double *lng, double *lat);
 
+/* World to pixel, the inverse of sky_wcs_pix2world: lng, lat in degrees
+ * in the WCS's own system, x, y skysift's 0-based pixels. NaN and
+ * SKY_ERR_ARGUMENT where the projection has no pixel for the position
+ * (the far side of a SIN or TAN sphere). Same threading rule. */
+int sky_wcs_world2pix (SkyWcs *wcs, double lng, double lat, double *x, double *y);
+
 /* The same for n pixels; returns how many had a world position. */
 int64_t sky_wcs_pix2world_n (SkyWcs *wcs, int64_t n, const double *x, const double *y,
                              double *lng, double *lat);
@@ -549,6 +555,54 @@ sky_key_float (uint32_t k)
   return b.f;
 }
 
+/* The exact integer square root of v >= 0 (the background's fill measures
+ * squared distances between boxes with it, on the CPU and the GPU). */
+static inline SKY_HOST_DEVICE int64_t
+sky_isqrt64 (int64_t v)
+{
+  int64_t r = (int64_t) sqrt ((double) v);
+  while (r * r > v)
+    r--;
+  while ((r + 1) * (r + 1) <= v)
+    r++;
+  return r;
+}
+
+/* The k-th smallest of v[0..n-1], v reordered (quickselect, Hoare's
+ * partition about the middle element): the background mesh's medians, which
+ * the CPU and the GPU's kernels must pick the same way, value for value. */
+static inline SKY_HOST_DEVICE float
+sky_select_kth (float *v, int64_t n, int64_t k)
+{
+  int64_t lo = 0, hi = n - 1;
+
+  while (lo < hi)
+    {
+      float pivot = v[lo + (hi - lo) / 2];
+      int64_t i = lo, j = hi;
+      while (i <= j)
+        {
+          while (v[i] < pivot)
+            i++;
+          while (v[j] > pivot)
+            j--;
+          if (i <= j)
+            {
+              float t = v[i];
+              v[i++] = v[j];
+              v[j--] = t;
+            }
+        }
+      if (k <= j)
+        hi = j;
+      else if (k >= i)
+        lo = i;
+      else
+        break;
+    }
+  return v[k];
+}
+
 /* ------------------------------------------------------------- convolution */
 
 /* A convolution kernel: ny rows of nx values, row-major, in double. */
@@ -598,6 +652,9 @@ int sky_kernel_gaussian (SkyKernel *k, double sigma, int size);
 int sky_kernel_box (SkyKernel *k, int size);
 
 /* "lesson", "gauss:SIGMA[:SIZE]" or "box:SIZE"; a message names the spec. */
+/* The coordinate grid and contours. */
+#include "sky-geometry.h"
+
 int sky_kernel_parse (SkyKernel *k, const char *spec);
 
 /* The image's beam on its pixel grid: Gaussian sigmas of the major and

@@ -355,6 +355,35 @@ sky_wcs_pix2world (SkyWcs *w, double x, double y, double *lng, double *lat)
   return SKY_OK;
 }
 
+int
+sky_wcs_world2pix (SkyWcs *w, double lng, double lat, double *x, double *y)
+{
+  double phi, theta;
+
+  *x = *y = NAN;
+  if (!isfinite (lng) || !isfinite (lat) || fabs (lat) > 90.0)
+    return sky_fail (SKY_ERR_ARGUMENT, "(%g, %g) is not a sky position", lng, lat);
+  /* The further axes at the plane's own world values, so that wcss2p
+   * solves for the two celestial ones alone. */
+  memcpy (w->pixcrd, w->pixel0, (size_t) w->naxis * sizeof (double));
+  w->pixcrd[0] = w->wcs->crpix[0];
+  w->pixcrd[1] = w->wcs->crpix[1];
+  if (wcsp2s (w->wcs, 1, w->naxis, w->pixcrd, w->imgcrd, &phi, &theta, w->world, w->stat) != 0)
+    clear_errors (w->wcs);
+  w->world[w->wcs->lng] = lng;
+  w->world[w->wcs->lat] = lat;
+  if (wcss2p (w->wcs, 1, w->naxis, w->world, &phi, &theta, w->imgcrd, w->pixcrd, w->stat) != 0
+      || !isfinite (w->pixcrd[0]) || !isfinite (w->pixcrd[1]))
+    {
+      clear_errors (w->wcs);
+      return sky_fail (SKY_ERR_ARGUMENT, "(%g, %g) has no pixel position "
+                       "(outside the projection)", lng, lat);
+    }
+  *x = w->pixcrd[0] - 1.0;
+  *y = w->pixcrd[1] - 1.0;
+  return SKY_OK;
+}
+
 int64_t
 sky_wcs_pix2world_n (SkyWcs *w, int64_t n, const double *x, const double *y, double *lng,
                      double *lat)

@@ -25,18 +25,6 @@ usable (const SkyBackgroundMesh *m, int64_t x, int64_t y)
   return (double) m->back[y * m->nbx + x] > -1e30;
 }
 
-/* Exact integer square root of v >= 0. */
-static int64_t
-isqrt64 (int64_t v)
-{
-  int64_t r = (int64_t) sqrt ((double) v);
-  while (r * r > v)
-    r--;
-  while ((r + 1) * (r + 1) <= v)
-    r++;
-  return r;
-}
-
 /* Squared distance from each box to the nearest usable one (-1 for none),
  * into d2 (nbx * nby). */
 static int
@@ -150,9 +138,9 @@ sky_background_fill_bad (const SkyBackgroundMesh *m, float *back_out, float *rms
           }
         /* The usable boxes on the circle of squared radius r2, row by row
          * and left to right: SEP's order of summation. */
-        for (int64_t dy = -isqrt64 (r2); dy * dy <= r2; dy++)
+        for (int64_t dy = -sky_isqrt64 (r2); dy * dy <= r2; dy++)
           {
-            int64_t dx = isqrt64 (r2 - dy * dy), y = py + dy;
+            int64_t dx = sky_isqrt64 (r2 - dy * dy), y = py + dy;
             if (dx * dx != r2 - dy * dy || y < 0 || y >= nby)
               continue;
             for (int side = 0; side < (dx == 0 ? 1 : 2); side++)

@@ -414,39 +414,6 @@ compare_float (const void *a, const void *b)
   return x > y ? 1 : (x < y ? -1 : 0);
 }
 
-/* The k-th smallest of v[0..n-1] (v is reordered): quickselect. */
-static float
-select_kth (float *v, int64_t n, int64_t k)
-{
-  int64_t lo = 0, hi = n - 1;
-
-  while (lo < hi)
-    {
-      float pivot = v[lo + (hi - lo) / 2];
-      int64_t i = lo, j = hi;
-      while (i <= j)
-        {
-          while (v[i] < pivot)
-            i++;
-          while (v[j] > pivot)
-            j--;
-          if (i <= j)
-            {
-              float t = v[i];
-              v[i++] = v[j];
-              v[j--] = t;
-            }
-        }
-      if (k <= j)
-        hi = j;
-      else if (k >= i)
-        lo = i;
-      else
-        break;
-    }
-  return v[k];
-}
-
 /* The median as SEP's fqmedian takes it: the middle value, or the mean of
  * the two middle values (their float sum halved in double). Reorders v. */
 static float
@@ -456,7 +423,7 @@ median_of (float *v, int64_t n)
 
   if (n < 2)
     return v[0];
-  hi = select_kth (v, n, n / 2);
+  hi = sky_select_kth (v, n, n / 2);
   if (n & 1)
     return hi;
   lo = v[0];                   /* the largest of the lower half */
@@ -509,11 +476,11 @@ filter_task (void *ctx, int task)
             }
         /* n is odd: the median is the middle value. SEP replaces a box by
          * the medians where they differ from it by fthresh (0) or more. */
-        med = select_kth (bwin, n, n / 2);
+        med = sky_select_kth (bwin, n, n / 2);
         if (fabs (med - f->back[i]) >= 0.0)
           {
             f->back_out[i] = med;
-            f->rms_out[i] = select_kth (swin, n, n / 2);
+            f->rms_out[i] = sky_select_kth (swin, n, n / 2);
           }
         else
           {

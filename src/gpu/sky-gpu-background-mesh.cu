@@ -69,18 +69,6 @@ rowDistanceKernel (const float *__restrict__ back, int64_t nbx, int64_t nby,
     }
 }
 
-/* Exact integer square root of v >= 0 (the CPU's isqrt64). */
-__device__ int64_t
-isqrt64 (int64_t v)
-{
-  int64_t r = (int64_t) sqrt ((double) v);
-  while (r * r > v)
-    r--;
-  while ((r + 1) * (r + 1) <= v)
-    r++;
-  return r;
-}
-
 /* sky_background_fill_bad: the least squared distance to a usable box by
  * rows of growing distance, then the usable boxes on that circle summed
  * row by row, left before right, as the CPU sums them. */
@@ -123,9 +111,9 @@ fillKernel (const float *__restrict__ back, const float *__restrict__ rms, int64
     }
   float val = 0.0f, sval = 0.0f;
   int64_t nmin = 0;
-  for (int64_t dy = -isqrt64 (r2); dy * dy <= r2; dy++)
+  for (int64_t dy = -sky_isqrt64 (r2); dy * dy <= r2; dy++)
     {
-      const int64_t dx = isqrt64 (r2 - dy * dy), y = py + dy;
+      const int64_t dx = sky_isqrt64 (r2 - dy * dy), y = py + dy;
       if (dx * dx != r2 - dy * dy || y < 0 || y >= nby)
         continue;
       for (int side = 0; side < (dx == 0 ? 1 : 2); side++)
@@ -140,40 +128,6 @@ fillKernel (const float *__restrict__ back, const float *__restrict__ rms, int64
     }
   back_out[i] = nmin ? val / (float) nmin : 0.0f;
   rms_out[i] = nmin ? sval / (float) nmin : 1.0f;
-}
-
-/* The CPU's select_kth, statement for statement: the k-th smallest of
- * v[0..n-1], v reordered. */
-__device__ float
-select_kth (float *v, int64_t n, int64_t k)
-{
-  int64_t lo = 0, hi = n - 1;
-
-  while (lo < hi)
-    {
-      float pivot = v[lo + (hi - lo) / 2];
-      int64_t i = lo, j = hi;
-      while (i <= j)
-        {
-          while (v[i] < pivot)
-            i++;
-          while (v[j] > pivot)
-            j--;
-          if (i <= j)
-            {
-              float t = v[i];
-              v[i++] = v[j];
-              v[j--] = t;
-            }
-        }
-      if (k <= j)
-        hi = j;
-      else if (k >= i)
-        lo = i;
-      else
-        break;
-    }
-  return v[k];
 }
 
 /* The median filter over filter x filter boxes, the window shrinking
@@ -205,11 +159,11 @@ filterKernel (const float *__restrict__ back, const float *__restrict__ rms, int
         bwin[n] = back[y * nbx + x];
         swin[n++] = rms[y * nbx + x];
       }
-  const float med = select_kth (bwin, n, n / 2);
+  const float med = sky_select_kth (bwin, n, n / 2);
   if (fabs (med - back[i]) >= 0.0)
     {
       back_out[i] = med;
-      rms_out[i] = select_kth (swin, n, n / 2);
+      rms_out[i] = sky_select_kth (swin, n, n / 2);
     }
   else
     {

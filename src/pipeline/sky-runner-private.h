@@ -16,6 +16,9 @@ typedef struct SkyStepDef {
   /* Takes the step's result from prev, which computed it from the same
    * input with the same parameters; NULL: the step always runs again. */
   void (*keep) (SkyStages *st, const SkyStages *prev);
+  /* Whether prev still holds the step's result (its buffer may have been
+   * given back, sky_stages_give_back); NULL: it always does. */
+  int (*held) (const SkyStages *prev);
   /* Whether the GPU's result for the step is the CPU's (docs/contract.md);
    * appends what differs to note. */
   int (*agree) (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,

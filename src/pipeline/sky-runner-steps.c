@@ -109,6 +109,12 @@ segment_keep (SkyStages *st, const SkyStages *prev)
 }
 
 static int
+segment_held (const SkyStages *prev)
+{
+  return prev->mask_buffer != NULL;
+}
+
+static int
 segment_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *backend,
                char *note, size_t size)
 {
@@ -146,6 +152,12 @@ label_keep (SkyStages *st, const SkyStages *prev)
   st->labels_buffer = sky_buffer_ref (prev->labels_buffer);
   st->result.labels = prev->result.labels;
   st->result.nsources = prev->result.nsources;
+}
+
+static int
+label_held (const SkyStages *prev)
+{
+  return prev->labels_buffer != NULL;
 }
 
 static int
@@ -322,14 +334,15 @@ deblend_agree (const SkyStages *st, const SkyResult *gpu, const SkyGpuBackend *b
 /* ------------------------------------------------------------------ list */
 
 const SkyStepDef sky_step_defs[SKY_STEP_COUNT] = {
-  [SKY_STEP_CLIP] = { clip_params_differ, clip_cpu, clip_keep, clip_agree },
-  [SKY_STEP_SEGMENT] = { segment_params_differ, segment_cpu, segment_keep, segment_agree },
-  [SKY_STEP_LABEL] = { label_params_differ, label_cpu, label_keep, label_agree },
+  [SKY_STEP_CLIP] = { clip_params_differ, clip_cpu, clip_keep, NULL, clip_agree },
+  [SKY_STEP_SEGMENT] = { segment_params_differ, segment_cpu, segment_keep, segment_held,
+                         segment_agree },
+  [SKY_STEP_LABEL] = { label_params_differ, label_cpu, label_keep, label_held, label_agree },
   /* The catalogue is made anew each time: it is cheap next to labelling,
    * and a run that keeps every step is the earlier run itself. */
-  [SKY_STEP_MEASURE] = { measure_params_differ, measure_cpu, NULL, measure_agree },
-  [SKY_STEP_BACKGROUND] = { local_params_differ, background_cpu, NULL, background_agree },
-  [SKY_STEP_DETECT] = { local_params_differ, detect_cpu, NULL, detect_agree },
-  [SKY_STEP_FLOOD] = { local_params_differ, flood_cpu, NULL, flood_agree },
-  [SKY_STEP_DEBLEND] = { local_params_differ, deblend_cpu, NULL, deblend_agree },
+  [SKY_STEP_MEASURE] = { measure_params_differ, measure_cpu, NULL, NULL, measure_agree },
+  [SKY_STEP_BACKGROUND] = { local_params_differ, background_cpu, NULL, NULL, background_agree },
+  [SKY_STEP_DETECT] = { local_params_differ, detect_cpu, NULL, NULL, detect_agree },
+  [SKY_STEP_FLOOD] = { local_params_differ, flood_cpu, NULL, NULL, flood_agree },
+  [SKY_STEP_DEBLEND] = { local_params_differ, deblend_cpu, NULL, NULL, deblend_agree },
 };

@@ -103,7 +103,8 @@ const SkyGpuBackend *sky_gpu_backend_default (void);
 /* What a run holds, step by step, up to `done`. result is the usual
  * SkyResult (its mask and labels live in the buffers below, its times are
  * the CPU's); hand &stages->result to the writers, never clear it alone.
- * Immutable once made: later runs read it and share its buffers. */
+ * Immutable once made (later runs read it and share its buffers), but for
+ * the mask and labels that sky_stages_give_back hands to the next run. */
 typedef struct SkyStages {
   const SkyImage *image;     /* borrowed: the image measured */
   const SkyImage *detect;    /* borrowed: the image clipped and segmented */
@@ -115,6 +116,8 @@ typedef struct SkyStages {
                               * (SKY_STEP_NONE: none was) */
 
   SkyResult result;          /* statistics, threshold, mask, labels, catalogue */
+  int cpu_runs;              /* result.times are each step's best of this
+                              * many CPU runs (0: no CPU step ran) */
   SkyBuffer *mask_buffer, *labels_buffer;
   /* The local method: its matched filter (borrowed, NULL for none), the
    * maps given in place of the computed ones (borrowed, copied by its
@@ -159,6 +162,10 @@ typedef struct SkyRunRequest {
   const SkyGpuBackend *gpu;  /* NULL: sky_gpu_backend_default () */
   int gpu_repeat;            /* the GPU's timed runs after its warm-up;
                               * 0: SKY_RUN_GPU_REPEAT */
+  int cpu_repeat;            /* the CPU's runs of the steps it computes,
+                              * each step's time its best (a ratio to the
+                              * GPU's best of gpu_repeat wants as many);
+                              * 0 or 1: one run */
   /* Asked between steps; nonzero stops the run with SKY_ERR_CANCELLED. */
   int (*cancelled) (void *data);
   void *cancel_data;
@@ -172,6 +179,16 @@ SkyStep sky_run_valid_step (const SkyStages *previous, const SkyRunRequest *req)
 /* Whether previous already holds everything req asks for, computed with
  * the same parameters: the caller may then use previous as it is. */
 int sky_run_is_current (const SkyStages *previous, const SkyRunRequest *req);
+
+/* Gives back to the buffer pool the mask and labels of previous that a
+ * run of req will compute anew (none where previous already answers req),
+ * so that the run takes them instead of fresh pages: without this, a front
+ * end that shows previous until the next run is done holds two sets at
+ * once (2.5 GiB at 16384 x 16384). Call it before sky_run, once nothing
+ * reads those arrays any more. previous keeps its statistics, catalogue
+ * and times; its result's mask and labels become NULL, and no later run
+ * keeps a step whose buffer is gone. Returns the bytes given back. */
+size_t sky_stages_give_back (SkyStages *previous, const SkyRunRequest *req);
 
 /* Runs req into out (which it zeroes first). SKY_OK; SKY_ERR_CANCELLED
  * when asked to stop; another status with sky_last_error() when a CPU step

@@ -91,6 +91,11 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "plane", g_variant_new_int64 (sky_window_get_plane (window)));
   set_state (self, "export-catalog", g_variant_new_string (sky_window_get_catalogue_path (window)));
   set_state (self, "export-view", g_variant_new_string (sky_window_get_view_path (window)));
+  set_state (self, "grid", g_variant_new_boolean (sky_window_get_grid (window)));
+  set_state (self, "contours", g_variant_new_take_string (sky_window_get_contours (window)));
+  set_state (self, "pixel-table", g_variant_new_int32 (sky_window_get_pixel_table (window)));
+  set_state (self, "magnifier", g_variant_new_boolean (sky_window_get_magnifier (window)));
+  set_state (self, "scale-dialog", g_variant_new_boolean (sky_window_get_scale_dialog (window)));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
 }
 
@@ -244,6 +249,8 @@ action_export (GSimpleAction *action, GVariant *param, gpointer data)
 
   if (g_str_equal (g_action_get_name (G_ACTION (action)), "export-view"))
     sky_window_export_view (main_window (self), path);
+  else if (g_str_equal (g_action_get_name (G_ACTION (action)), "export-figure"))
+    sky_window_export_figure (main_window (self), path);
   else
     sky_window_export_catalogue (main_window (self), path);
 }
@@ -342,6 +349,14 @@ action_panel (GSimpleAction *action, GVariant *param, gpointer data)
                g_variant_get_string (param, NULL));
 }
 
+static void
+action_sort (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  if (!sky_window_sort_sources (main_window (data), g_variant_get_string (param, NULL)))
+    g_warning ("app.sort: “%s” is not a column (id, peak, sum, ...) with ascending or "
+               "descending", g_variant_get_string (param, NULL));
+}
+
 /* "setting=value", e.g. "stretch=asinh", "limits=zscale", "colormap=inferno". */
 static void
 action_display (GSimpleAction *action, GVariant *param, gpointer data)
@@ -352,6 +367,46 @@ action_display (GSimpleAction *action, GVariant *param, gpointer data)
   if (g_strv_length (parts) != 2 || !sky_window_set_display (main_window (data), parts[0], parts[1]))
     g_warning ("app.display: “%s” is not stretch=, limits=, colormap=, mask=, labels=, "
                "markers=, flip= or panels= with a known value", text);
+}
+
+/* The coordinate grid: a boolean, as the menu's check item toggles it. */
+static void
+action_grid (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_grid (main_window (data), g_variant_get_boolean (param));
+}
+
+/* Contour levels: "3,5,10 sigma", "threshold", "0.1 0.2", "" for none. */
+static void
+action_contours (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_contours (main_window (data), g_variant_get_string (param, NULL));
+}
+
+/* The pixel table's size: 5, 7 or 9; 0 hides it. */
+static void
+action_pixel_table (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_pixel_table (main_window (data), g_variant_get_int32 (param));
+}
+
+static void
+action_magnifier (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_set_magnifier (main_window (data), g_variant_get_boolean (param));
+}
+
+static void
+action_scale_dialog (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_show_scale_dialog (main_window (data), g_variant_get_boolean (param));
+}
+
+/* The dialog to type contour levels in. */
+static void
+action_contour_levels (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  sky_window_show_contour_dialog (main_window (data));
 }
 
 static void
@@ -520,14 +575,22 @@ static const GActionEntry app_actions[] = {
   { "pan", action_pan, "(dd)", NULL, NULL },
   { "export-catalog", action_export, "s", "''", NULL },
   { "export-view", action_export, "s", "''", NULL },
+  { "export-figure", action_export, "s", NULL, NULL },
   { "screenshot", action_screenshot, "s", NULL, NULL },
   { "zoom", action_set_value, "d", NULL, NULL },
   { "cancel", action_cancel, NULL, NULL, NULL },
   { "select-source", action_set_value, "x", NULL, NULL },
   { "panel", action_panel, "s", NULL, NULL },
+  { "sort", action_sort, "s", NULL, NULL },
   { "display", action_display, "s", NULL, NULL },
   { "state", action_state, NULL, "'{}'", NULL },
   { "convolution-demo", action_convolution_demo, NULL, "''", NULL },
+  { "grid", action_grid, "b", "false", NULL },
+  { "contours", action_contours, "s", "''", NULL },
+  { "pixel-table", action_pixel_table, "i", "0", NULL },
+  { "magnifier", action_magnifier, "b", "false", NULL },
+  { "scale-dialog", action_scale_dialog, "b", "false", NULL },
+  { "contour-levels", action_contour_levels, NULL, NULL, NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
 };

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Loading an image and preparing it for display, off the main thread. */
 #include "sky-image-data.h"
+#include "sky-ui-task.h"
 
 #include <glib/gstdio.h>
 
-G_DEFINE_BOXED_TYPE (SkyImageData, sky_image_data, sky_image_data_ref, sky_image_data_unref)
-
 static void
-image_data_free (SkyImageData *data)
+image_data_clear (SkyImageData *data)
 {
   sky_wcs_free (data->wcs);
   sky_pyramid_clear (&data->pyramid);
@@ -16,17 +15,7 @@ image_data_free (SkyImageData *data)
   g_free (data->display_name);
 }
 
-SkyImageData *
-sky_image_data_ref (SkyImageData *data)
-{
-  return g_atomic_rc_box_acquire (data);
-}
-
-void
-sky_image_data_unref (SkyImageData *data)
-{
-  g_atomic_rc_box_release_full (data, (GDestroyNotify) image_data_free);
-}
+SKY_DEFINE_SHARED_TYPE (SkyImageData, sky_image_data, image_data_clear)
 
 char *
 sky_image_data_demo_path (void)
@@ -141,24 +130,21 @@ sky_image_data_load_async (const char *path,
                            GAsyncReadyCallback callback,
                            gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
-  LoadInput *in = g_new0 (LoadInput, 1);
+  LoadInput *in;
 
   g_return_if_fail (path != NULL);
 
+  in = g_new0 (LoadInput, 1);
   in->path = g_strdup (path);
   if (opts)
     in->opts = *opts;
   in->make_demo = make_demo;
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, sky_image_data_load_async);
-  g_task_set_task_data (task, in, (GDestroyNotify) load_input_free);
-  g_task_run_in_thread (task, load_thread);
+  sky_ui_task_run (sky_image_data_load_async, in, (GDestroyNotify) load_input_free, load_thread,
+                   cancellable, callback, user_data);
 }
 
 SkyImageData *
 sky_image_data_load_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return sky_ui_task_finish_pointer (result, sky_image_data_load_async, error);
 }

@@ -10,6 +10,7 @@
 #include "sky-core.h"
 #include "sky-display-stats.h"
 #include "sky-ui-error.h"
+#include "sky-ui-shared.h"
 
 G_BEGIN_DECLS
 
@@ -32,11 +33,7 @@ typedef struct _SkyImageData {
 } SkyImageData;
 
 #define SKY_TYPE_IMAGE_DATA (sky_image_data_get_type ())
-GType sky_image_data_get_type (void) G_GNUC_CONST;
-
-SkyImageData *sky_image_data_ref (SkyImageData *data);
-void sky_image_data_unref (SkyImageData *data);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyImageData, sky_image_data_unref)
+SKY_DECLARE_SHARED_TYPE (SkyImageData, sky_image_data)
 
 /* Loads the image of path on a worker thread: the HDU and plane of opts,
  * or with opts NULL, plane 0 of the first HDU with an image. With

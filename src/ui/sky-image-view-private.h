@@ -77,6 +77,31 @@ struct _SkyImageView {
   guint64 serial, frame_serial;
   gboolean raster_busy;
 
+  /* The coordinate grid and contours (sky-image-view-grid.c): what to
+   * show, and the geometry last worked out for it. */
+  gboolean show_grid;
+  SkyGrid grid;
+  double grid_rect[4];          /* the rectangle grid covers, 0-based pixels */
+  gboolean grid_valid;
+  int grid_labels;              /* labels the last frame drew */
+  gboolean compass_shown, beam_shown;
+  double compass_north_deg;     /* north's and east's screen angles, degrees */
+  double compass_east_deg;      /* counter-clockwise from right */
+  double beam_deg;              /* the beam's major axis on screen, likewise */
+  SkyContourSpec contour_spec;
+  SkyContour contours[SKY_CONTOUR_MAX_LEVELS + 1];
+  double contour_level[SKY_CONTOUR_MAX_LEVELS + 1];
+  gboolean contour_is_threshold[SKY_CONTOUR_MAX_LEVELS + 1];
+  int ncontours;
+  int contour_lod;              /* the pyramid level they were traced on */
+  gboolean contours_valid;
+  gboolean contours_pending;    /* a worker is tracing them */
+  guint contour_generation;     /* which request a traced result answers */
+  guint tools_hash;             /* what the state last heard of them */
+  void (*tools_watcher) (gpointer);   /* told when that changes */
+  gpointer tools_watcher_data;
+  gboolean figure_pass;         /* drawing for a figure: grid labels go outside */
+
   /* Frames: callbacks waiting for a frame that shows the current state. */
   gboolean render_current;      /* the last GL render drew the current state */
   gboolean drawn_current;       /* ... and a frame with it was painted */
@@ -119,6 +144,23 @@ void sky_image_view_pointer_update (SkyImageView *self);
 double sky_image_view_next_zoom (double zoom, int direction);
 void sky_image_view_input_class_init (GtkWidgetClass *widget_class);
 void sky_image_view_input_init (SkyImageView *self);
+
+/* sky-image-view-grid.c */
+/* Drops the grid and contours worked out: all of them for a new image
+ * (image_too), the contours alone for a new run. */
+void sky_image_view_tools_forget (SkyImageView *self, gboolean image_too);
+void sky_image_view_grid_snapshot (SkyImageView *self, GtkSnapshot *snapshot);
+/* For the figure (sky-image-view-figure.c): 0-based pixels to widget
+ * pixels in a w x h view; the part of the image in view (FALSE: none);
+ * the grid of rectangle r worked out (grid_valid says whether it could
+ * be); the grid's labels placed within bounds (x0, y0, x1, y1 in widget
+ * pixels), as dark text with ticks for a figure. */
+void sky_image_view_pix_to_widget (SkyImageView *self, double w, double h, double x, double y,
+                                   double *wx, double *wy);
+gboolean sky_image_view_visible_rect (SkyImageView *self, double w, double h, double r[4]);
+void sky_image_view_ensure_grid (SkyImageView *self, const double r[4]);
+void sky_image_view_draw_labels (SkyImageView *self, cairo_t *cr, double w, double h,
+                                 const double bounds[4], gboolean figure);
 
 /* sky-image-view-frames.c */
 /* The frame clock painted: those waiting for the view's state are told. */

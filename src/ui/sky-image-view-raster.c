@@ -12,7 +12,9 @@
 typedef struct {
   SkyImageView *self;
   SkyImageData *image;
-  SkyRun *run;
+  /* The run's mask and labels, held by the job itself: the window may give
+   * the run's arrays to the next run while this draws (sky_run_give_back). */
+  SkyBuffer *mask, *labels;
   SkyRasterParams params;
   float eq[SKY_EQ_SIZE];
   guint8 cmap[SKY_CMAP_SIZE * 4];
@@ -27,7 +29,8 @@ raster_job_free (RasterJob *job)
 {
   g_object_unref (job->self);
   sky_image_data_unref (job->image);
-  g_clear_pointer (&job->run, sky_run_unref);
+  sky_buffer_unref (job->mask);
+  sky_buffer_unref (job->labels);
   g_free (job);
 }
 
@@ -93,7 +96,10 @@ sky_image_view_raster_request (SkyImageView *self)
   job = g_new0 (RasterJob, 1);
   job->self = g_object_ref (self);
   job->image = sky_image_data_ref (self->image);
-  job->run = self->run ? sky_run_ref (self->run) : NULL;
+  if (self->run != NULL && self->run->mask != NULL)
+    job->mask = sky_buffer_ref (self->run->stages.mask_buffer);
+  if (self->run != NULL && self->run->labels != NULL)
+    job->labels = sky_buffer_ref (self->run->stages.labels_buffer);
   job->serial = self->serial;
   job->zoom = self->zoom;
   job->cx = self->cx;
@@ -123,8 +129,8 @@ sky_image_view_raster_request (SkyImageView *self)
     .cmap = job->cmap,
     .overlay = overlay,
     .selected = (gint32) (self->selected + 1),
-    .mask = job->run ? job->run->mask : NULL,
-    .labels = job->run ? job->run->labels : NULL,
+    .mask = sky_buffer_data (job->mask),
+    .labels = sky_buffer_data (job->labels),
     .background = { 59, 59, 61 },
     .blank = { 140, 158, 191 },
   };

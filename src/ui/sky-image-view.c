@@ -185,6 +185,7 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
   g_clear_pointer (&self->draw_order, g_free);
   g_clear_pointer (&self->image, sky_image_data_unref);
   self->image = image ? sky_image_data_ref (image) : NULL;
+  sky_image_view_tools_forget (self, TRUE);
   if (self->image == NULL)
     sky_image_view_release_when_drawn (self);
   self->selected = -1;
@@ -254,6 +255,7 @@ sky_image_view_set_run (SkyImageView *self, SkyRun *run)
   g_clear_pointer (&self->run, sky_run_unref);
   g_clear_pointer (&self->draw_order, g_free);
   self->run = run ? sky_run_ref (run) : NULL;
+  sky_image_view_tools_forget (self, FALSE);
   if (run != NULL && run->done >= SKY_STEP_MEASURE && run->catalogue.n > 0)
     {
       self->draw_order = g_new (gint64, run->catalogue.n);
@@ -428,6 +430,7 @@ sky_image_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     sky_image_view_raster_snapshot (self, snapshot);
   else
     gtk_widget_snapshot_child (widget, self->area, snapshot);
+  sky_image_view_grid_snapshot (self, snapshot);
   sky_image_view_overlay_snapshot (self, snapshot);
 }
 
@@ -482,6 +485,7 @@ sky_image_view_finalize (GObject *object)
   SkyImageView *self = SKY_IMAGE_VIEW (object);
 
   g_free (self->draw_order);
+  sky_image_view_tools_forget (self, TRUE);
   g_free (self->gl_info);
   g_free (self->image_fill);
   g_clear_object (&self->frame);

@@ -73,6 +73,48 @@ void sky_image_view_when_drawn (SkyImageView *self, GFunc func, gpointer data);
  * with error set when it cannot be drawn (no GL, not on screen). */
 GdkTexture *sky_image_view_render_texture (SkyImageView *self, GError **error);
 
+/* The coordinate grid of the image's WCS over the part in view, with its
+ * labels, the N/E compass and the beam (nothing without a celestial WCS). */
+void sky_image_view_set_grid (SkyImageView *self, gboolean show);
+gboolean sky_image_view_get_grid (SkyImageView *self);
+
+/* Contour levels: values in the image's unit, or with sigma, multiples of
+ * the clipped sigma as the threshold reads them (k sigma, or median + k
+ * sigma for a relative threshold), and with threshold the run's detection
+ * threshold. Sigma levels and the threshold wait for a clipped run. */
+#define SKY_CONTOUR_MAX_LEVELS 16
+typedef struct {
+  int n;
+  double values[SKY_CONTOUR_MAX_LEVELS];
+  gboolean sigma;
+  gboolean threshold;
+} SkyContourSpec;
+
+/* Reads "3,5,10 sigma", "3 5 10σ", "threshold, 3 sigma", "0.01 0.05",
+ * "off" or "" (none); FALSE with error naming the word it cannot take. */
+gboolean sky_contour_spec_parse (const char *text, SkyContourSpec *spec, GError **error);
+/* The spec as the parser reads it back ("threshold, 3,5 sigma"); free it. */
+char *sky_contour_spec_to_string (const SkyContourSpec *spec);
+void sky_image_view_set_contours (SkyImageView *self, const SkyContourSpec *spec);
+const SkyContourSpec *sky_image_view_get_contours (SkyImageView *self);
+
+/* watcher (data) is called, from the main loop, after a frame that drew a
+ * grid or contours other than the last (what the state below says), while
+ * the view is in a window: data is meant to be that window. */
+void sky_image_view_set_tools_watcher (SkyImageView *self, void (*watcher) (gpointer),
+                                       gpointer data);
+
+/* Appends the grid's and contours' state to a JSON object being written:
+ * `, "grid": {...}, "contours": {...}` (docs/ui.md lists the keys). */
+void sky_image_view_tools_describe (SkyImageView *self, GString *out);
+
+/* A figure of the image in view for a publication: the part of the view
+ * the image covers, as drawn, in a frame on a white margin, with ticks and
+ * coordinate labels outside it where the grid's lines meet it and the axes
+ * named (with a celestial WCS; the grid's lines only where the grid is on).
+ * NULL with error set where no image is on screen. */
+GdkTexture *sky_image_view_render_figure (SkyImageView *self, GError **error);
+
 /* The OpenGL version and renderer, or why there is none. */
 const char *sky_image_view_get_gl_info (SkyImageView *self);
 

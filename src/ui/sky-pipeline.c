@@ -2,11 +2,11 @@
 /* The runner's runs on a worker thread, for the app. */
 #include "sky-pipeline.h"
 #include "sky-pipeline-gpu.h"
+#include "sky-ui-task.h"
 
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_BOXED_TYPE (SkyRun, sky_run, sky_run_ref, sky_run_unref)
 
 gboolean
 sky_backend_available (SkyBackend backend, char **reason)
@@ -25,23 +25,13 @@ sky_backend_gpu_description (void)
 /* ------------------------------------------------------------------ runs */
 
 static void
-run_free (SkyRun *run)
+run_clear (SkyRun *run)
 {
   g_clear_pointer (&run->image, sky_image_data_unref);
   sky_stages_clear (&run->stages);
 }
 
-SkyRun *
-sky_run_ref (SkyRun *run)
-{
-  return g_atomic_rc_box_acquire (run);
-}
-
-void
-sky_run_unref (SkyRun *run)
-{
-  g_atomic_rc_box_release_full (run, (GDestroyNotify) run_free);
-}
+SKY_DEFINE_SHARED_TYPE (SkyRun, sky_run, run_clear)
 
 /* The fields the app reads, from what the runner made (borrowed from it:
  * the run frees only its stages). */
@@ -99,13 +89,12 @@ is_cancelled (void *cancellable)
   return g_cancellable_is_cancelled (cancellable);
 }
 
-SkyRun *
-sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
-                  SkyStep until, SkyRun *prev, GCancellable *cancellable, GError **error)
+/* The runner's request for a run of the app. */
+static SkyRunRequest
+app_request (SkyImageData *image, const SkyParams *params, SkyBackend backend, SkyStep until,
+             SkyRun *prev)
 {
-  g_autoptr (SkyRun) run = NULL;
   SkyRunRequest req = { 0 };
-  int ret;
 
   req.image = &image->image;
   req.params = params;
@@ -114,6 +103,32 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
   req.until = until;
   req.previous = prev && prev->image == image ? &prev->stages : NULL;
   req.gpu = sky_pipeline_gpu_backend ();
+  /* Both backends are there to be compared: the CPU's times are then the
+   * same statistic as the GPU's, the best of as many runs. */
+  req.gpu_repeat = SKY_RUN_GPU_REPEAT;
+  req.cpu_repeat = backend == SKY_BACKEND_BOTH ? SKY_RUN_GPU_REPEAT : 1;
+  return req;
+}
+
+gsize
+sky_run_give_back (SkyRun *run, const SkyParams *params, SkyBackend backend, SkyStep until)
+{
+  SkyRunRequest req = app_request (run->image, params, backend, until, run);
+  gsize given = sky_stages_give_back (&run->stages, &req);
+
+  run->mask = run->stages.result.mask;
+  run->labels = run->stages.result.labels;
+  return given;
+}
+
+SkyRun *
+sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
+                  SkyStep until, SkyRun *prev, GCancellable *cancellable, GError **error)
+{
+  g_autoptr (SkyRun) run = NULL;
+  SkyRunRequest req = app_request (image, params, backend, until, prev);
+  int ret;
+
   req.cancelled = cancellable ? is_cancelled : NULL;
   req.cancel_data = cancellable;
   if (sky_run_is_current (req.previous, &req))
@@ -186,7 +201,6 @@ sky_pipeline_run_async (SkyImageData *image,
                         GAsyncReadyCallback callback,
                         gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
   RunInput *in = g_new0 (RunInput, 1);
 
   in->image = sky_image_data_ref (image);
@@ -194,17 +208,14 @@ sky_pipeline_run_async (SkyImageData *image,
   in->backend = backend;
   in->until = until;
   in->previous = previous ? sky_run_ref (previous) : NULL;
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, sky_pipeline_run_async);
-  g_task_set_task_data (task, in, (GDestroyNotify) run_input_free);
-  g_task_run_in_thread (task, run_thread);
+  sky_ui_task_run (sky_pipeline_run_async, in, (GDestroyNotify) run_input_free, run_thread,
+                   cancellable, callback, user_data);
 }
 
 SkyRun *
 sky_pipeline_run_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return sky_ui_task_finish_pointer (result, sky_pipeline_run_async, error);
 }
 
 char *
@@ -222,4 +233,28 @@ sky_run_describe_gpu (const SkyGpuTimes *t)
                           "from page-locked memory to the first step and the statistics and "
                           "catalogue's download to the last, as skysift-cli find --repeat "
                           "reports them.%s", runs, outputs);
+}
+
+gboolean
+sky_run_speedup (const SkyRun *run, SkyStep step, double *ratio)
+{
+  const SkyStepTimes *cpu = &run->cpu, *gpu = &run->gpu_total;
+  double c = step == SKY_STEP_NONE ? cpu->total : cpu->ms[step];
+  double g = step == SKY_STEP_NONE ? gpu->total : gpu->ms[step];
+
+  /* One run on one side and the best of ten on the other would flatter
+   * the side that had ten tries: no ratio then. */
+  if (!run->has_gpu || run->backend != SKY_BACKEND_BOTH || !(g > 0)
+      || MAX (run->stages.cpu_runs, 1) != MAX (run->stages.gpu_times.runs, 1))
+    return FALSE;
+  *ratio = c / g;
+  return TRUE;
+}
+
+char *
+sky_run_describe_cpu (const SkyRun *run)
+{
+  return run->stages.cpu_runs > 1
+    ? g_strdup_printf ("CPU: best of %d runs, as the GPU's.", run->stages.cpu_runs)
+    : g_strdup ("CPU: one run.");
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-pipeline.h: the app's runs of the steps, on a worker thread.
  *
- * A SkyRun is the immutable outcome of running the steps up to one of them
- * on one image with one set of parameters: the background statistics and
+ * A SkyRun is the outcome of running the steps up to one of them on one
+ * image with one set of parameters (immutable, but for the arrays that
+ * sky_run_give_back hands to the next run): the background statistics and
  * their histogram, the mask, the labels and the catalogue, each step's time.
  * The runner (src/pipeline, sky-runner.h) does the work: it reuses what an
  * earlier run of the same image computed with the same parameters (moving
@@ -58,17 +59,32 @@ typedef struct _SkyRun {
 } SkyRun;
 
 #define SKY_TYPE_RUN (sky_run_get_type ())
-GType sky_run_get_type (void) G_GNUC_CONST;
+SKY_DECLARE_SHARED_TYPE (SkyRun, sky_run)
 
-SkyRun *sky_run_ref (SkyRun *run);
-void sky_run_unref (SkyRun *run);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (SkyRun, sky_run_unref)
+/* Before a run of run's image with these inputs: gives the mask and labels
+ * of run that it will compute anew back to the runner's pool, for it to
+ * take (sky_stages_give_back), and makes run->mask and run->labels NULL.
+ * The one change a run sees after it is made: on the main thread, where
+ * no other thread reads those arrays through run (a reader elsewhere
+ * holds the buffers themselves). Returns the bytes given back. */
+gsize sky_run_give_back (SkyRun *run, const SkyParams *params, SkyBackend backend,
+                         SkyStep until);
 
 /* What a run's GPU figures include, as the timings panel says it: how
  * many runs they are the best of, which transfers "GPU total" adds (those
  * skysift-cli find counts), and the mask and labels' download for the
  * view, kept apart. Free it. */
 char *sky_run_describe_gpu (const SkyGpuTimes *times);
+
+/* The CPU's time over the GPU's with transfers, for step (SKY_STEP_NONE:
+ * the total), where both backends ran and their figures are the same
+ * statistic (the best of as many runs, or one run each); otherwise FALSE
+ * and *ratio is left alone. */
+gboolean sky_run_speedup (const SkyRun *run, SkyStep step, double *ratio);
+
+/* What the run's CPU figures are ("CPU: one run.", "CPU: best of 10
+ * runs, as the GPU's."). Free it. */
+char *sky_run_describe_cpu (const SkyRun *run);
 
 /* Runs the steps up to `until` on a worker thread. previous (may be NULL)
  * lends what it holds that the same image and parameters would give again;

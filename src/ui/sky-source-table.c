@@ -5,6 +5,7 @@
 #include "sky-source.h"
 
 #include <math.h>
+#include <string.h>
 
 struct _SkySourceTable {
   GtkWidget parent_instance;
@@ -256,6 +257,36 @@ on_sorter_changed (GtkSorter *sorter, GtkSorterChange change, SkySourceTable *se
                       != GTK_INVALID_LIST_POSITION;
 
   scroll_to_row (self, selected ? SELECTED_ROW : 0);
+}
+
+gboolean
+sky_source_table_sort_by (SkySourceTable *self, const char *name, gboolean descending)
+{
+  GListModel *columns = gtk_column_view_get_columns (self->column_view);
+  guint n = g_list_model_get_n_items (columns);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr (GtkColumnViewColumn) column = g_list_model_get_item (columns, i);
+      const char *title = gtk_column_view_column_get_title (column);
+      size_t len = strcspn (title, " ");
+
+      if (strlen (name) == len && g_ascii_strncasecmp (title, name, len) == 0)
+        {
+          if (self->stale)
+            show_run (self);
+          gtk_column_view_sort_by_column (self->column_view, column,
+                                          descending ? GTK_SORT_DESCENDING : GTK_SORT_ASCENDING);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+guint
+sky_source_table_sort_pending (SkySourceTable *self)
+{
+  return self->sorted ? gtk_sort_list_model_get_pending (self->sorted) : 0;
 }
 
 void

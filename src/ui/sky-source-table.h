@@ -16,6 +16,14 @@ GtkWidget *sky_source_table_new (void);
 /* Shows run's catalogue (empty for NULL or a run before measure). */
 void sky_source_table_set_run (SkySourceTable *self, SkyRun *run);
 
+/* Sorts the rows by the column whose title starts with name (its first
+ * word: "id", "peak", "RA", "pixels"...; any case), making them first if
+ * the table has not shown the run yet; FALSE for no such column. A long
+ * list sorts in steps on the main loop: sort_pending says how many rows
+ * are still to be placed (0 when sorted). */
+gboolean sky_source_table_sort_by (SkySourceTable *self, const char *name, gboolean descending);
+guint sky_source_table_sort_pending (SkySourceTable *self);
+
 /* Selects the row of catalogue index `index` (-1: none) and scrolls to it,
  * without emitting source-selected. */
 void sky_source_table_select (SkySourceTable *self, gint64 index);

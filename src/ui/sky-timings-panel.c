@@ -142,20 +142,21 @@ sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
       /* The GPU backend alone runs nothing on the CPU: no CPU figures. */
       gboolean cpu_ran = done && run->backend != SKY_BACKEND_GPU;
       gboolean both = cpu_ran && run->has_gpu;
+      double speedup;
 
       if (cpu_ran)
         g_snprintf (text, sizeof text, "%.2f", row_time (self, &run->cpu, r));
       set_cell (self, r, 0, cpu_ran ? text : "–");
       if (done && run->has_gpu)
         {
-          double cpu = row_time (self, &run->cpu, r), gpu = row_time (self, &run->gpu_total, r);
+          gboolean same = both && sky_run_speedup (run, step, &speedup);
           g_snprintf (text, sizeof text, "%.2f", row_time (self, &run->gpu_kernel, r));
           set_cell (self, r, 1, text);
-          g_snprintf (text, sizeof text, "%.2f", gpu);
+          g_snprintf (text, sizeof text, "%.2f", row_time (self, &run->gpu_total, r));
           set_cell (self, r, 2, text);
-          if (both && gpu > 0)
-            g_snprintf (text, sizeof text, "%.1f×", cpu / gpu);
-          set_cell (self, r, 3, both && gpu > 0 ? text : "–");
+          if (same)
+            g_snprintf (text, sizeof text, "%.1f×", speedup);
+          set_cell (self, r, 3, same ? text : "–");
           set_cell (self, r, 4, !both ? "–" : step == SKY_STEP_NONE ? ""
                                 : run->agree[step] ? "yes" : "NO");
         }
@@ -169,14 +170,16 @@ sky_timings_panel_set_run (SkyTimingsPanel *self, SkyRun *run)
     {
       g_autofree char *gpu = run->has_gpu ? sky_run_describe_gpu (&run->stages.gpu_times)
                                           : NULL;
+      g_autofree char *cpu = run->backend != SKY_BACKEND_GPU ? sky_run_describe_cpu (run)
+                                                             : g_strdup ("");
       g_autofree char *text =
         g_strdup_printf ("%s, %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT " pixels, %s backend, "
                          "%d threads. Milliseconds; a step reused from an earlier run keeps "
-                         "the time it took then.%s%s%s",
+                         "the time it took then.%s%s%s%s",
                          run->image->display_name, run->image->image.nx, run->image->image.ny,
                          sky_backend_name (run->backend),
                          run->params.nthreads ? run->params.nthreads : sky_default_threads (),
-                         run->backend != SKY_BACKEND_GPU ? " CPU: one run." : "",
+                         *cpu ? " " : "", cpu,
                          gpu ? " " : "", gpu ? gpu : "");
       gtk_label_set_text (self->caption, text);
     }

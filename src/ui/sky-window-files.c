@@ -105,6 +105,9 @@ on_export_response (GtkNativeDialog *dialog, int response, SkyWindow *self)
             }
           sky_window_export_catalogue (self, path);
         }
+      else if (path && g_strcmp0 (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (dialog), "picture"),
+                                  "figure") == 0)
+        sky_window_export_figure (self, path);
       else if (path)
         sky_window_export_view (self, path);
     }
@@ -155,6 +158,16 @@ export_dialog (SkyWindow *self, gboolean csv)
       gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (dialog), "format", "Format", format_ids,
                                    format_labels);
       gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (dialog), "format", "csv");
+    }
+  else
+    {
+      /* The view as the screen shows it, or a figure with axes. */
+      static const char *const picture_ids[] = { "view", "figure", NULL };
+      static const char *const picture_labels[] = { "The view as shown",
+                                                    "A figure with axes", NULL };
+      gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (dialog), "picture", "Picture",
+                                   (const char **) picture_ids, (const char **) picture_labels);
+      gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (dialog), "picture", "view");
     }
   g_object_set_data (G_OBJECT (dialog), "csv", GINT_TO_POINTER (csv));
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);

@@ -73,6 +73,8 @@ sky_window_show_error (SkyWindow *self, const char *primary, const char *detail)
 
 /* ------------------------------------------------------------- the meter */
 
+#define SORT_SETTLE_US 250000
+
 static gboolean
 gap_tick (gpointer data)
 {
@@ -87,9 +89,24 @@ gap_tick (gpointer data)
       self->max_gap_ms = MAX (self->max_gap_ms, gap);
       self->run_max_gap_ms = MAX (self->run_max_gap_ms, gap);
     }
+  /* A sort for a script: metered until its rows are in place, and a
+   * moment more for the column view to bind them again. */
+  if (self->last_tick_us && self->sorting)
+    self->sort_max_gap_ms = MAX (self->sort_max_gap_ms, (now - self->last_tick_us) / 1000.0);
+  if (self->sorting && self->sort_done_us == 0
+      && sky_source_table_sort_pending (self->sources) == 0)
+    {
+      self->sort_done_us = now;
+      self->sort_ms = (now - self->sort_t0_us) / 1000.0;
+    }
+  if (self->sorting && self->sort_done_us && now - self->sort_done_us > SORT_SETTLE_US)
+    {
+      self->sorting = FALSE;
+      sky_window_changed (self);
+    }
   self->last_tick_us = now;
   self->prev_tick_in_pipeline = self->pipeline_active > 0;
-  if (self->current == NULL && self->pipeline_active == 0)
+  if (self->current == NULL && self->pipeline_active == 0 && !self->sorting)
     {
       self->gap_timer = 0;
       self->last_tick_us = 0;
@@ -106,6 +123,31 @@ meter_start (SkyWindow *self)
       self->last_tick_us = g_get_monotonic_time ();
       self->gap_timer = g_timeout_add (GAP_TICK_MS, gap_tick, self);
     }
+}
+
+/* Sorts the source table for a script, "COLUMN" or "COLUMN descending",
+ * and meters the main loop until the rows are in place (a long list sorts
+ * in steps on it): the state's sort_ms and sort_max_gap_ms. */
+gboolean
+sky_window_sort_sources (SkyWindow *self, const char *spec)
+{
+  g_auto (GStrv) words = g_strsplit (spec, " ", 2);
+  gboolean descending = words[0] && words[1] && g_str_equal (words[1], "descending");
+
+  if (words[0] == NULL || (words[1] && !descending && !g_str_equal (words[1], "ascending")))
+    return FALSE;
+  self->sorting = TRUE;
+  self->sort_done_us = 0;
+  self->sort_max_gap_ms = 0;
+  self->sort_t0_us = g_get_monotonic_time ();
+  meter_start (self);
+  if (!sky_source_table_sort_by (self->sources, words[0], descending))
+    {
+      self->sorting = FALSE;
+      return FALSE;
+    }
+  sky_window_changed (self);
+  return TRUE;
 }
 
 /* -------------------------------------------------------------- plumbing */
@@ -307,6 +349,7 @@ cancelled_text (SkyJobKind kind)
     case SKY_JOB_EXPORT_PNG:
     case SKY_JOB_SCREENSHOT:
     case SKY_JOB_SCREENSHOT_PANEL:
+    case SKY_JOB_EXPORT_FIGURE:
       return "Export cancelled";
     case SKY_JOB_RUN:
     case SKY_JOB_RERUN:
@@ -585,6 +628,16 @@ start_run (SkyWindow *self, SkyJob *job)
     params.nthreads = MAX (1, atoi (g_getenv ("SKYSIFT_RERUN_THREADS")));
   g_debug ("run job starts %.1f ms after it was asked for",
            (g_get_monotonic_time () - job->queued_us) / 1000.0);
+  /* The run shown is about to be replaced: the mask and labels the next
+   * run computes anew go to it now rather than living twice (2.5 GiB at
+   * 16384 x 16384). Until it is done the view keeps its last picture and
+   * the markers; redrawn meanwhile, it draws no mask, labels or outlines. */
+  if (self->run != NULL)
+    {
+      gsize given = sky_run_give_back (self->run, &params, self->backend, job->step);
+      if (given > 0)
+        g_debug ("gave %.1f MiB of the run shown to the next run", given / 1048576.0);
+    }
   sky_pipeline_run_async (self->image, &params, self->backend, job->step, self->run,
                           self->cancellable, on_run_done, ctx);
 }
@@ -725,6 +778,8 @@ on_view_ready (gpointer data, gpointer unused)
     }
   if (ctx->kind == SKY_JOB_EXPORT_PNG)
     texture = sky_image_view_render_texture (self->view, &error);
+  else if (ctx->kind == SKY_JOB_EXPORT_FIGURE)
+    texture = sky_image_view_render_figure (self->view, &error);
   else if (ctx->kind == SKY_JOB_SCREENSHOT_PANEL)
     texture = sky_render_widget (self->side_panel, ctx->zoom, &error);
   else
@@ -780,7 +835,7 @@ after_view_drawn (gpointer data, gpointer unused)
 static void
 start_export_png (SkyWindow *self, SkyJob *job)
 {
-  if (job->kind == SKY_JOB_EXPORT_PNG && self->image == NULL)
+  if ((job->kind == SKY_JOB_EXPORT_PNG || job->kind == SKY_JOB_EXPORT_FIGURE) && self->image == NULL)
     {
       sky_window_show_error (self, "There is no image to export", "Open an image first.");
       job_done (self);
@@ -820,6 +875,7 @@ next_job (SkyWindow *self)
     case SKY_JOB_EXPORT_PNG:
     case SKY_JOB_SCREENSHOT:
     case SKY_JOB_SCREENSHOT_PANEL:
+    case SKY_JOB_EXPORT_FIGURE:
       start_export_png (self, job);
       break;
     default:

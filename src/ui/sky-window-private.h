@@ -26,6 +26,7 @@ typedef enum {
   SKY_JOB_EXPORT_PNG,
   SKY_JOB_SCREENSHOT,
   SKY_JOB_SCREENSHOT_PANEL,
+  SKY_JOB_EXPORT_FIGURE,  /* the view as a figure with axes (PNG) */
 } SkyJobKind;
 
 typedef struct {
@@ -119,6 +120,10 @@ struct _SkyWindow {
   int pipeline_active;    /* runs started whose result is not on screen yet */
   double max_gap_ms;      /* longest main loop stall while a step ran */
   double run_max_gap_ms;  /* ... during the last run */
+  gboolean sorting;       /* the source table sorts for a script, metered */
+  gint64 sort_t0_us, sort_done_us;
+  double sort_ms;         /* the last such sort, asked to placed */
+  double sort_max_gap_ms; /* the main loop's longest stall during it */
   char *last_error;
   GtkWidget *error_dialog;          /* the one error dialog, while shown */
   int errors_in_dialog;             /* errors it has shown since it opened */

@@ -60,6 +60,37 @@ void sky_window_select_source (SkyWindow *self, gint64 id);
 gboolean sky_window_show_panel (SkyWindow *self, const char *name);
 gboolean sky_window_set_display (SkyWindow *self, const char *setting, const char *value);
 
+/* Viewing tools: the coordinate grid on or off; contour levels as
+ * sky_contour_spec_parse reads them ("3,5,10 sigma", "threshold", "0.1 0.2",
+ * "" for none), refused with an error dialog when it cannot (FALSE), and
+ * read back as that text (free it). */
+void sky_window_set_grid (SkyWindow *self, gboolean show);
+gboolean sky_window_get_grid (SkyWindow *self);
+gboolean sky_window_set_contours (SkyWindow *self, const char *levels);
+char *sky_window_get_contours (SkyWindow *self);
+/* The pixel table (5, 7 or 9 a side; 0 hides it; others refused with an
+ * error dialog, FALSE), the magnifier, and the scale dialog, each in a
+ * window beside the main one that follows the pointer or the limits. */
+gboolean sky_window_set_pixel_table (SkyWindow *self, int size);
+int sky_window_get_pixel_table (SkyWindow *self);   /* 0 when not shown */
+void sky_window_set_magnifier (SkyWindow *self, gboolean show);
+gboolean sky_window_get_magnifier (SkyWindow *self);
+void sky_window_show_scale_dialog (SkyWindow *self, gboolean show);
+gboolean sky_window_get_scale_dialog (SkyWindow *self);
+/* The dialog where a person types contour levels (the current ones in
+ * its entry); Enter or Apply sets them as sky_window_set_contours does. */
+void sky_window_show_contour_dialog (SkyWindow *self);
+/* Queued: the view as a publication figure (sky_image_view_render_figure)
+ * written as PNG to path. */
+void sky_window_export_figure (SkyWindow *self, const char *path);
+/* Appends the tools' state to the state's JSON object. */
+void sky_window_tools_describe (SkyWindow *self, GString *out);
+/* Sorts the source table, "COLUMN" or "COLUMN descending" (COLUMN the
+ * first word of its title: id, peak, sum, RA...), timing it and the main
+ * loop's longest stall until the rows are in place (the state's sort_ms,
+ * sort_max_gap_ms; busy until then); FALSE for no such column. */
+gboolean sky_window_sort_sources (SkyWindow *self, const char *spec);
+
 /* What the app's action states mirror ("" where there is nothing yet). */
 const char *sky_window_get_image_path (SkyWindow *self);
 SkyBackend sky_window_get_backend (SkyWindow *self);

@@ -49,8 +49,12 @@ sky_window_describe (SkyWindow *self)
                             ", %" G_GINT64_FORMAT "]", self->image->image.hdu,
                             self->image->image.plane, self->image->image.nplanes,
                             self->image->image.ny, self->image->image.nx);
+  if (self->image)
+    g_string_append_printf (out, ", \"load_ms\": %.1f, \"prepare_ms\": %.1f",
+                            self->image->load_ms, self->image->prepare_ms);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
-                          self->current || !g_queue_is_empty (&self->jobs) ? "true" : "false",
+                          self->current || !g_queue_is_empty (&self->jobs) || self->sorting
+                            ? "true" : "false",
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
   json_string (out, sky_backend_name (self->backend));
@@ -85,6 +89,8 @@ sky_window_describe (SkyWindow *self)
           json_number (out, run->cpu.ms[steps[k]]);
         }
       g_string_append (out, "}");
+      /* How the CPU's times were taken: each step's best of this many runs. */
+      g_string_append_printf (out, ", \"cpu_runs\": %d", run->stages.cpu_runs);
       if (run->has_gpu)
         {
           /* The timings panel's GPU figures, and what they include. */
@@ -122,6 +128,10 @@ sky_window_describe (SkyWindow *self)
   json_number (out, self->max_gap_ms);
   g_string_append (out, ", \"run_max_gap_ms\": ");
   json_number (out, self->run_max_gap_ms);
+  g_string_append (out, ", \"sort_ms\": ");
+  json_number (out, self->sort_ms);
+  g_string_append (out, ", \"sort_max_gap_ms\": ");
+  json_number (out, self->sort_max_gap_ms);
   /* The selected source's label number, 0 for none. */
   g_string_append_printf (out, ", \"selected\": %" G_GINT64_FORMAT,
                           sky_image_view_get_selected (self->view) + 1);
@@ -152,6 +162,8 @@ sky_window_describe (SkyWindow *self)
       json_string (out, g_variant_get_string (panels, NULL));
     }
   }
+  sky_image_view_tools_describe (self->view, out);
+  sky_window_tools_describe (self, out);
   g_string_append (out, ", \"catalogue\": ");
   json_string (out, self->catalogue_path);
   g_string_append (out, ", \"view\": ");
