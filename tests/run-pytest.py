@@ -39,9 +39,13 @@ def main():
         print(f"1..0 # SKIP pytest or NumPy not importable ({e}): install python3-pytest")
         return 0
     report = TapReport()
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python")
+    # Test files named on the command line run alone; else every file of
+    # tests/python (less those --ignore names).
+    files = [a for a in sys.argv[1:] if a.endswith(".py") and os.path.isfile(a)]
+    options = [a for a in sys.argv[1:] if a not in files]
+    here = files or [os.path.join(os.path.dirname(os.path.abspath(__file__)), "python")]
     with contextlib.redirect_stdout(sys.stderr):
-        status = pytest.main([here, "-q", "-p", "no:cacheprovider", "-rs", *sys.argv[1:]],
+        status = pytest.main([*here, "-q", "-p", "no:cacheprovider", "-rs", *options],
                              plugins=[report])
     print(f"1..{report.count}")
     return 0 if status in (0, 5) else 1

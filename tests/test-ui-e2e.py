@@ -612,6 +612,42 @@ def inner(tap):
     tap.check(f"app.threshold re-runs segment, label and measure, redrawn under "
               f"{THRESHOLD_REDRAW_MS} ms a step", threshold)
 
+    def local_method():
+        """app.method local with the results shown: the local method's
+        sources, and the CSV and ECSV skysift-cli find --method local writes
+        (but for the date); back to the lesson's, its sources again."""
+        need(facts.get("run"), "run all failed")
+        cli_paths = {ext: os.path.join(work, f"cli-local.{ext}") for ext in ("csv", "ecsv")}
+        r = subprocess.run([cli, "find", gc_like, "--method", "local", "--quiet",
+                            "--csv", cli_paths["csv"], "--ecsv", cli_paths["ecsv"]],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        app.activate("method", gv_string("local"))
+        st = app.wait_idle(first=0.4)
+        assert st["method"] == "local" and st["shown_step"] == "measure", \
+            f"method {st['method']}, shown {st['shown_step']}, {st['last_error']!r}"
+        with open(cli_paths["csv"]) as f:
+            n_cli = sum(1 for _ in csv.reader(f)) - 1
+        assert st["nsources"] == n_cli, f"{st['nsources']} sources, the CLI finds {n_cli}"
+        for ext, theirs_path in cli_paths.items():
+            path = os.path.join(work, f"app-local.{ext}")
+            app.activate("export-catalog", gv_string(path))
+            st = app.wait_idle()
+            assert st["catalogue"] == path, f"{ext}: catalogue {st['catalogue']!r} " \
+                f"{st['last_error']!r}"
+            with open(path) as a, open(theirs_path) as b:
+                mine = [x for x in a.read().splitlines() if "date:" not in x]
+                theirs = [x for x in b.read().splitlines() if "date:" not in x]
+            assert mine == theirs, f"{ext}: the app's file differs from the CLI's: " + \
+                next((f"\n  app: {x}\n  cli: {y}" for x, y in zip(mine, theirs) if x != y),
+                     f"{len(mine)} lines, the CLI's {len(theirs)}")
+        print(f"# local method: {n_cli} sources, as skysift-cli find --method local")
+        app.activate("method", gv_string("lesson"))
+        st = app.wait_idle(first=0.4)
+        assert st["nsources"] == facts["run"]["nsources"], "back to the lesson's, other sources"
+    tap.check("app.method local finds and exports skysift-cli find --method local's catalogue",
+              local_method)
+
     def viewing_tools():
         need(facts.get("run"), "run all failed")
         app.activate("grid", "true")

@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "sky-application.h"
+#include "sky-clip-histogram.h"
 #include "sky-color-bar.h"
 #include "sky-convolution-lab.h"
 #include "sky-image-view-private.h"
@@ -203,6 +204,12 @@ void test_overlay_regions (Fixture *f);
 void test_source_filters (Fixture *f);
 void test_smooth_detection (Fixture *f);
 void test_display_smooth (Fixture *f);
+/* test-ui-gtk-method.c */
+void test_method_switch (Fixture *f);
+void test_background_views (Fixture *f);
+void test_lesson_banner (Fixture *f);
+void test_local_gpu_says_cpu (Fixture *f);
+
 /* test-ui-gtk-tools.c */
 void test_grid (Fixture *f);
 void test_grid_pole (Fixture *f);

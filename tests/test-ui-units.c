@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sky-colormap.h"
+#include "sky-cpu.h"
 #include "sky-display-stats.h"
 #include "sky-image-data.h"
 #include "sky-pipeline.h"
@@ -510,6 +511,238 @@ test_pipeline_cancel (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 }
 
+/* The local method's run: the maps the view shows are the CPU's maps to
+ * the bit (sky_cpu_background, the maps skysift-cli background writes),
+ * the residual the image less the background; runs with the same mesh
+ * share them and a new box makes new ones; a run holds the steps of its
+ * own method only. The lesson's run has the mesh for its banner instead. */
+/* The Smooth field's kernel with the local method is its detect step's
+ * matched filter, as skysift-cli find --method local --smooth hands it to
+ * the runner: the same sources as the runner given the kernel itself, and
+ * no run of another kernel (or none) lends it its detection. */
+static void
+test_pipeline_local_smooth (void)
+{
+  SkyImageData *image = small_field ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SkyRun) plain = NULL, filtered = NULL, again = NULL, back = NULL;
+  SkyKernel kernel = { 0 };
+  SkyStages direct = { 0 };
+  SkyRunRequest req = { 0 };
+  SkyParams params;
+
+  sky_params_init (&params);
+  plain = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                   SKY_STEP_MEASURE, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (plain->smoothed);
+  filtered = sky_pipeline_run_smoothed (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                        SKY_STEP_MEASURE, "gauss:2", plain, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (filtered->smoothed);
+  g_assert_true (filtered->smoothed->is_filter);
+  g_assert_cmpstr (filtered->smoothed->kernel, ==, "gauss:2");
+  /* A matched filter's noise differs from the map's: the detection was
+   * filtered, not lent by the unfiltered run. */
+  g_assert_cmpfloat (filtered->stages.result.noise_scale, <, 1.0);
+  g_assert_cmpfloat (plain->stages.result.noise_scale, ==, 1.0);
+
+  g_assert_cmpint (sky_kernel_parse (&kernel, "gauss:2"), ==, SKY_OK);
+  req.image = &image->image;
+  req.params = &params;
+  req.method = SKY_METHOD_LOCAL;
+  req.backend = SKY_BACKEND_CPU;
+  req.until = SKY_STEP_MEASURE;
+  req.filter = &kernel;
+  req.cpu_repeat = 1;
+  g_assert_cmpint (sky_run (&req, &direct), ==, SKY_OK);
+  g_assert_cmpint (filtered->catalogue.n, ==, direct.result.catalogue.n);
+  g_assert_cmpint (filtered->catalogue.n, >, 0);
+  for (gint64 i = 0; i < filtered->catalogue.n; i++)
+    g_assert_cmpfloat (filtered->catalogue.sum[i], ==, direct.result.catalogue.sum[i]);
+  sky_stages_clear (&direct);
+  sky_kernel_clear (&kernel);
+
+  /* The same kernel again takes the kernel along and finds the same
+   * sources; none again finds the plain run's. */
+  again = sky_pipeline_run_smoothed (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                     SKY_STEP_MEASURE, "gauss:2", filtered, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (again->smoothed == filtered->smoothed);
+  g_assert_cmpint (again->catalogue.n, ==, filtered->catalogue.n);
+  g_assert_cmpfloat (again->stages.result.noise_scale, ==, filtered->stages.result.noise_scale);
+  back = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                  SKY_STEP_MEASURE, filtered, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (back->smoothed);
+  g_assert_cmpint (back->catalogue.n, ==, plain->catalogue.n);
+  g_assert_cmpfloat (back->stages.result.noise_scale, ==, 1.0);
+}
+
+static void
+test_pipeline_local (void)
+{
+  SkyImageData *image = small_field ();
+  const SkyImage *img = &image->image;
+  gsize npix = (gsize) (img->nx * img->ny);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SkyRun) background = NULL, all = NULL, seed = NULL, box = NULL, lesson = NULL;
+  g_autoptr (SkyRun) gpu = NULL;
+  g_autofree float *b = g_new (float, npix);
+  g_autofree float *r = g_new (float, npix);
+  SkyParams params;
+
+  sky_params_init (&params);
+  background = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                        SKY_STEP_BACKGROUND, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (sky_run_has (background, SKY_STEP_BACKGROUND));
+  g_assert_false (sky_run_has (background, SKY_STEP_CLIP));
+  g_assert_false (sky_run_has (background, SKY_STEP_MEASURE));
+  g_assert_false (sky_run_has_labels (background));
+  g_assert_nonnull (background->maps);
+  g_assert_null (background->mesh);
+  g_assert_cmpint (sky_cpu_background (img, &params, 0, b, r), ==, SKY_OK);
+  /* None is made until asked for, then once. */
+  for (int k = 0; k < SKY_MAP_COUNT; k++)
+    g_assert_null (sky_run_maps_peek (background->maps, k));
+  {
+    SkyImageData *mb = sky_run_maps_make (background->maps, SKY_MAP_BACKGROUND, &error);
+    SkyImageData *mr = sky_run_maps_make (background->maps, SKY_MAP_RMS, &error);
+    SkyImageData *mx = sky_run_maps_make (background->maps, SKY_MAP_RESIDUAL, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (sky_run_maps_peek (background->maps, SKY_MAP_RMS) == mr);
+    g_assert_true (sky_run_maps_make (background->maps, SKY_MAP_RMS, &error) == mr);
+    g_assert_cmpmem (mb->image.pixels, npix * sizeof (float), b, npix * sizeof (float));
+    g_assert_cmpmem (mr->image.pixels, npix * sizeof (float), r, npix * sizeof (float));
+    for (gsize i = 0; i < npix; i++)
+      {
+        float want = img->pixels[i] - b[i], got = mx->image.pixels[i];
+        g_assert_true ((isnan (want) && isnan (got)) || want == got);
+      }
+  }
+  g_assert_cmpint (background->maps->nbx, ==, (img->nx + params.bkg_box - 1) / params.bkg_box);
+
+  /* A run whose maps came whole (the GPU's, brought home; no mesh on the
+   * host) shows the same maps, from a copy. */
+  {
+    g_autoptr (SkyRun) whole = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL,
+                                                        SKY_BACKEND_CPU, SKY_STEP_BACKGROUND,
+                                                        NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_clear_pointer (&whole->maps, sky_run_maps_unref);
+    whole->stages.result.background = g_memdup2 (b, npix * sizeof (float));
+    whole->stages.result.rms = g_memdup2 (r, npix * sizeof (float));
+    g_assert_true (sky_run_prepare_background (whole, NULL, &error));
+    g_assert_nonnull (whole->maps);
+    for (int k = 0; k < SKY_MAP_COUNT; k++)
+      {
+        SkyImageData *from_whole = sky_run_maps_make (whole->maps, k, &error);
+        SkyImageData *from_mesh = sky_run_maps_make (background->maps, k, &error);
+        g_assert_no_error (error);
+        g_assert_cmpmem (from_whole->image.pixels, npix * sizeof (float),
+                         from_mesh->image.pixels, npix * sizeof (float));
+      }
+  }
+  /* A run whose every step ran on the device leaves neither: the view's
+   * maps come from a CPU mesh made when first asked for, the same. */
+  {
+    g_autoptr (SkyRun) device = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL,
+                                                         SKY_BACKEND_CPU, SKY_STEP_BACKGROUND,
+                                                         NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_clear_pointer (&device->maps, sky_run_maps_unref);
+    sky_local_state_clear (device->stages.local);
+    g_assert_true (sky_run_prepare_background (device, NULL, &error));
+    g_assert_nonnull (device->maps);
+    for (int k = 0; k < SKY_MAP_COUNT; k++)
+      {
+        SkyImageData *late = sky_run_maps_make (device->maps, k, &error);
+        g_assert_no_error (error);
+        g_assert_cmpmem (late->image.pixels, npix * sizeof (float),
+                         sky_run_maps_peek (background->maps, k)->image.pixels,
+                         npix * sizeof (float));
+      }
+  }
+
+  all = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                 SKY_STEP_MEASURE, background, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (sky_run_has (all, SKY_STEP_MEASURE) && sky_run_has_labels (all));
+  g_assert_cmpint (all->nsources, >, 0);
+  g_assert_true (all->maps == background->maps);
+  params.seed_sigma = 6;
+  seed = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                  SKY_STEP_MEASURE, all, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (seed->maps == background->maps);
+  g_assert_cmpint (seed->nsources, <=, all->nsources);
+  params.bkg_box = 32;
+  box = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_CPU,
+                                 SKY_STEP_BACKGROUND, seed, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (box->maps != background->maps);
+  g_assert_cmpint (box->maps->box, ==, 32);
+
+  lesson = sky_pipeline_run (image, &params, SKY_BACKEND_CPU, SKY_STEP_CLIP, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (lesson->maps);
+  /* The mesh comes later, made once. */
+  g_assert_null (sky_run_get_mesh (lesson));
+  g_assert_cmpfloat (sky_run_background_above (lesson), ==, -1);
+  g_assert_true (sky_run_make_mesh (lesson, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (lesson->mesh);
+  {
+    SkyRunMesh *first = sky_run_get_mesh (lesson);
+    g_assert_true (sky_run_make_mesh (lesson, &error) && sky_run_get_mesh (lesson) == first);
+  }
+  g_assert_cmpint (lesson->mesh->n, ==, box->maps->nbx * box->maps->nby);
+  g_assert_cmpfloat (sky_run_background_above (lesson), >=, 0);
+  g_assert_cmpfloat (sky_run_background_above (lesson), <=, 1);
+  g_assert_cmpfloat (sky_run_background_above (all), ==, -1);
+
+  /* Asked of the GPU: the CPU's run and the reason (no GPU steps for the
+   * method), or the GPU's fault, or the GPU's own run; never the CPU's
+   * results with nothing said. */
+  params.bkg_box = 64;
+  params.seed_sigma = 4.6;
+  gpu = sky_pipeline_run_method (image, &params, SKY_METHOD_LOCAL, SKY_BACKEND_GPU,
+                                 SKY_STEP_MEASURE, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (gpu->cpu_only != NULL || gpu->gpu_fault != NULL || gpu->has_gpu);
+  g_assert_cmpint (gpu->nsources, ==, all->nsources);
+  if (gpu->cpu_only != NULL && !gpu->has_gpu)
+    g_assert_cmpint (gpu->backend, ==, SKY_BACKEND_CPU);
+
+  /* What the window says of a run whose steps the GPU ran in part. */
+  {
+    SkyRun part = { 0 };
+    g_autofree char *gpu_text = NULL, *both_text = NULL, *lesson_text = NULL;
+
+    part.method = SKY_METHOD_LOCAL;
+    part.backend = SKY_BACKEND_GPU;
+    part.has_gpu = TRUE;
+    part.stages.gpu_steps = 1u << SKY_STEP_BACKGROUND;
+    gpu_text = sky_run_cpu_steps_text (&part);
+    g_assert_cmpstr (gpu_text, ==, "The GPU ran background; the CPU ran detect, flood, deblend, "
+                                   "measure: the GPU has no such steps for the local method yet.");
+    part.backend = SKY_BACKEND_BOTH;
+    both_text = sky_run_cpu_steps_text (&part);
+    g_assert_cmpstr (both_text, ==, "The GPU checked background alone: it has no detect, flood, "
+                                    "deblend, measure for the local method yet.");
+    part.gpu_fault = "GPU backend: no device";
+    g_assert_null (sky_run_cpu_steps_text (&part));
+    part.gpu_fault = NULL;
+    part.method = SKY_METHOD_LESSON;
+    part.stages.gpu_steps = (1u << SKY_STEP_CLIP) | (1u << SKY_STEP_SEGMENT)
+                            | (1u << SKY_STEP_LABEL) | (1u << SKY_STEP_MEASURE);
+    lesson_text = sky_run_cpu_steps_text (&part);
+    g_assert_null (lesson_text);
+  }
+}
+
 static void
 test_pipeline_bad_params (void)
 {
@@ -781,6 +1014,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/pipeline/steps", test_pipeline_steps);
   g_test_add_func ("/ui/pipeline/cancel", test_pipeline_cancel);
   g_test_add_func ("/ui/pipeline/bad-params", test_pipeline_bad_params);
+  g_test_add_func ("/ui/pipeline/local", test_pipeline_local);
+  g_test_add_func ("/ui/pipeline/local-smooth", test_pipeline_local_smooth);
   g_test_add_func ("/ui/pipeline/gpu", test_pipeline_gpu);
   g_test_add_func ("/ui/pipeline/gpu-caption", test_pipeline_gpu_caption);
   g_test_add_func ("/ui/pipeline/gpu-fault", test_pipeline_gpu_fault);

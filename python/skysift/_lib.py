@@ -8,7 +8,7 @@ import ctypes
 import glob
 import os
 
-API_VERSION = 2
+API_VERSION = 3
 
 # Statuses of sky-core.h, in order from SKY_OK.
 _STATUS_NAMES = ["ok", "io", "format", "no_image", "size", "memory", "empty", "argument",
@@ -110,11 +110,13 @@ def _load():
         "sky_api_image_pixels": (vp, [vp, _i64p, _i64p]),
         "sky_api_image_free": (None, [vp]),
         "sky_api_params_init": (None, [c.POINTER(Params)]),
+        "sky_api_params_check": (c.c_int, [c.POINTER(Params)]),
         "sky_api_run": (c.c_int, [vp, c.POINTER(Params), c.c_char_p, c.c_char_p, c.c_char_p,
                                   vp, vp, c.POINTER(vp)]),
         "sky_api_background": (c.c_int, [vp, c.POINTER(Params), vp, vp]),
         "sky_api_gpu_run_device": (c.c_int, [vp, c.c_int64, c.c_int64, c.POINTER(Params),
                                              c.POINTER(vp)]),
+        "sky_api_gpu_run_image": (c.c_int, [vp, c.POINTER(Params), c.POINTER(vp)]),
         "sky_api_gpu_buffers": (c.c_int, [c.POINTER(vp), c.POINTER(vp)]),
         "sky_api_gpu_release": (None, []),
         "sky_api_gpu_available": (c.c_int, [c.c_char_p, c.c_size_t]),

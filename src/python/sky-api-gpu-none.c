@@ -27,6 +27,14 @@ sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
 }
 
 int
+sky_api_gpu_run_image (const SkyApiImage *img, const SkyApiParams *params, SkyApiRun **out)
+{
+  (void) img, (void) params;
+  *out = NULL;
+  return sky_fail (SKY_ERR_UNAVAILABLE, "%s", NO_CUDA);
+}
+
+int
 sky_api_gpu_buffers (const void **d_mask, const void **d_labels)
 {
   *d_mask = *d_labels = NULL;

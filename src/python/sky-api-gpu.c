@@ -55,6 +55,35 @@ sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
 }
 
 int
+sky_api_gpu_run_image (const SkyApiImage *img, const SkyApiParams *params, SkyApiRun **out)
+{
+  const SkyImage *image = sky_api_image_core (img);
+  SkyParams p;
+  SkyResult *res;
+  SkyGpuTimes *times;
+  int ret;
+
+  *out = NULL;
+  if ((ret = sky_api_core_params (params, &p)) != SKY_OK)
+    return ret;
+  if ((ret = sky_api_run_new_device (image->nx, image->ny, &p, out, &res, &times)) != SKY_OK)
+    return ret;
+  sky_api_run_set_image (*out, image);
+  pthread_mutex_lock (&device_lock);
+  if (device_context == NULL)
+    ret = sky_gpu_new (&device_context);
+  if (ret == SKY_OK)
+    ret = sky_gpu_run_on (device_context, image, &p, 0, res, times);
+  pthread_mutex_unlock (&device_lock);
+  if (ret != SKY_OK)
+    {
+      sky_api_run_free (*out);
+      *out = NULL;
+    }
+  return ret;
+}
+
+int
 sky_api_gpu_buffers (const void **d_mask, const void **d_labels)
 {
   SkyGpuDeviceBuffers b;

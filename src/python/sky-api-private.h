@@ -14,4 +14,9 @@ int sky_api_core_params (const SkyApiParams *p, SkyParams *out);
 int sky_api_run_new_device (int64_t nx, int64_t ny, const SkyParams *params, SkyApiRun **out,
                             SkyResult **res, SkyGpuTimes **times);
 
+/* The host image behind img, and a device run that measured it: the run
+ * then hands it to the writers (WCS, unit, beam, provenance). */
+const SkyImage *sky_api_image_core (const SkyApiImage *img);
+void sky_api_run_set_image (SkyApiRun *run, const SkyImage *image);
+
 #endif /* SKY_API_PRIVATE_H */

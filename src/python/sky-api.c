@@ -223,6 +223,14 @@ sky_api_core_params (const SkyApiParams *p, SkyParams *out)
   return sky_params_check (out);
 }
 
+int
+sky_api_params_check (const SkyApiParams *params)
+{
+  SkyParams p;
+
+  return sky_api_core_params (params, &p);
+}
+
 static SkyApiRun *
 run_new (void)
 {
@@ -550,4 +558,16 @@ sky_api_run_new_device (int64_t nx, int64_t ny, const SkyParams *params, SkyApiR
   *times = &run->gpu_times;
   *out = run;
   return SKY_OK;
+}
+
+const SkyImage *
+sky_api_image_core (const SkyApiImage *img)
+{
+  return &img->image;
+}
+
+void
+sky_api_run_set_image (SkyApiRun *run, const SkyImage *image)
+{
+  run->image = image;
 }

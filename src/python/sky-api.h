@@ -23,7 +23,7 @@ extern "C" {
 
 /* Bumped whenever a struct or signature below changes; the Python side
  * refuses a library of another version. */
-#define SKY_API_VERSION 2
+#define SKY_API_VERSION 3
 
 int sky_api_version (void);
 
@@ -72,6 +72,11 @@ typedef struct SkyApiParams {
 } SkyApiParams;
 
 void sky_api_params_init (SkyApiParams *params);
+
+/* SKY_OK where every parameter is in range, else SKY_ERR_ARGUMENT with a
+ * message naming the first that is not (what a run would say), so that a
+ * caller may refuse them before sending any work out. */
+int sky_api_params_check (const SkyApiParams *params);
 
 typedef struct SkyApiRun SkyApiRun;
 
@@ -122,6 +127,17 @@ int sky_api_run (const SkyApiImage *img, const SkyApiParams *params, const char 
  * build without CUDA or on a machine without a device. */
 int sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
                             const SkyApiParams *params, SkyApiRun **out);
+
+/* Runs every step of the lesson's method once on the device, on a host
+ * image (a loaded file's), with the same process-wide context as
+ * sky_api_gpu_run_device: no warm-up run, no repeats, and only the
+ * statistics and the catalogue come back (no mask, no labels), which is
+ * what a batch of images wants of one device. The run keeps img for the
+ * writers (its WCS and provenance): img must outlive it. Unlike
+ * sky_api_run's "gpu" it never falls back to the CPU: a failing device is
+ * SKY_ERR_UNAVAILABLE (or SKY_ERR_MEMORY), for the caller to decide. */
+int sky_api_gpu_run_image (const SkyApiImage *img, const SkyApiParams *params,
+                           SkyApiRun **out);
 
 /* The device buffers of the last sky_api_gpu_run_device (mask: uint8,
  * labels: int32, nx * ny each); valid until sky_api_gpu_release. */

@@ -52,6 +52,7 @@
 
 #include <epoxy/gl.h>
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 struct _SkyApplication {
@@ -99,6 +100,8 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "connectivity",
              g_variant_new_int32 (sky_window_get_params (window)->connectivity));
   set_state (self, "relative", g_variant_new_boolean (sky_window_get_params (window)->relative));
+  set_state (self, "method",
+             g_variant_new_string (sky_method_name (sky_window_get_method (window))));
   set_state (self, "plane", g_variant_new_int64 (sky_window_get_plane (window)));
   set_state (self, "export-catalog", g_variant_new_string (sky_window_get_catalogue_path (window)));
   set_state (self, "export-view", g_variant_new_string (sky_window_get_view_path (window)));
@@ -240,6 +243,47 @@ action_set_value (GSimpleAction *action, GVariant *param, gpointer data)
     sky_window_select_source (window, g_variant_get_int64 (param));
   else
     g_assert_not_reached ();
+}
+
+/* lesson or local; anything else is refused with a message. */
+static void
+action_method (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyWindow *window = main_window (data);
+  const char *name = g_variant_get_string (param, NULL);
+
+  for (int m = 0; m < SKY_METHOD_COUNT; m++)
+    if (g_str_equal (name, sky_method_name (m)))
+      {
+        sky_window_set_method (window, m);
+        return;
+      }
+  {
+    g_autofree char *detail = g_strdup_printf ("The methods are lesson and local, not “%s”.",
+                                               name);
+    sky_window_show_error (window, "There is no such method", detail);
+  }
+}
+
+/* NAME=VALUE: one of the local method's parameters (sky-window-script.h). */
+static void
+action_local (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyWindow *window = main_window (data);
+  const char *text = g_variant_get_string (param, NULL);
+  const char *eq = strchr (text, '=');
+  g_autofree char *name = eq ? g_strndup (text, (gsize) (eq - text)) : NULL;
+  char *end = NULL;
+  double value = eq ? g_ascii_strtod (eq + 1, &end) : NAN;
+
+  if (eq == NULL || end == eq + 1 || *end != '\0' || !isfinite (value))
+    {
+      g_autofree char *detail = g_strdup_printf ("app.local takes NAME=NUMBER (box=32, "
+                                                 "seed=5...), not “%s”.", text);
+      sky_window_show_error (window, "That is not a parameter setting", detail);
+      return;
+    }
+  sky_window_set_local_param (window, name, value);
 }
 
 /* (x, y): FITS image pixel, counted from 1. */
@@ -617,6 +661,8 @@ static const GActionEntry app_actions[] = {
   { "kappa", action_set_value, "d", "3.0", NULL },
   { "connectivity", action_set_value, "i", "4", NULL },
   { "relative", action_set_value, "b", "false", NULL },
+  { "method", action_method, "s", "'lesson'", NULL },
+  { "local", action_local, "s", NULL, NULL },
   { "plane", action_set_value, "x", "int64 0", NULL },
   { "pan", action_pan, "(dd)", NULL, NULL },
   { "export-catalog", action_export, "s", "''", NULL },

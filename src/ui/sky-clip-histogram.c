@@ -25,7 +25,7 @@ sky_clip_histogram_set_run (SkyClipHistogram *self, SkyRun *run)
   if (run == self->run)
     return;
   g_clear_pointer (&self->run, sky_run_unref);
-  if (run != NULL && run->done >= SKY_STEP_CLIP)
+  if (run != NULL && sky_run_has (run, SKY_STEP_CLIP))
     self->run = sky_run_ref (run);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -57,6 +57,18 @@ sky_clip_histogram_axis_text (const SkyRun *run)
   for (int i = 0; i < SKY_CLIP_HIST_BINS; i++)
     most = MAX (most, run->hist[i]);
   return g_strdup_printf ("pixels per bin, log scale (ticks at powers of 10, top %u)", most);
+}
+
+char *
+sky_clip_histogram_threshold_text (const SkyRun *run)
+{
+  if (!isfinite (run->threshold_value))
+    return NULL;
+  if (run->threshold_value >= run->hist_hi)
+    return g_strdup_printf ("threshold %.3g →", run->threshold_value);
+  if (run->threshold_value <= run->hist_lo)
+    return g_strdup_printf ("← threshold %.3g", run->threshold_value);
+  return g_strdup_printf ("threshold %.3g", run->threshold_value);
 }
 
 static void
@@ -147,6 +159,25 @@ sky_clip_histogram_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     {
       cairo_set_source_rgb (cr, 0.85, 0.1, 0.45);
       vline (cr, XOF (run->threshold_value), top, top + ph, "threshold", top + 32, left + pw);
+    }
+  else if (isfinite (run->threshold_value))
+    {
+      /* Off the axis (the usual case at 5σ: the axis spans κ + 3 σ): an
+       * arrow at the edge it lies beyond, with its value. */
+      gboolean right_side = run->threshold_value >= run->hist_hi;
+      double x = right_side ? left + pw - 1 : left + 1, y = top + 32, dir = right_side ? 1 : -1;
+      cairo_text_extents_t ext;
+
+      g_autofree char *label = sky_clip_histogram_threshold_text (run);
+      cairo_set_source_rgb (cr, 0.85, 0.1, 0.45);
+      cairo_move_to (cr, x, y - 4);
+      cairo_line_to (cr, x - dir * 8, y - 9);
+      cairo_line_to (cr, x - dir * 8, y + 1);
+      cairo_close_path (cr);
+      cairo_fill (cr);
+      cairo_text_extents (cr, label, &ext);
+      cairo_move_to (cr, right_side ? x - 11 - ext.x_advance : x + 11, y);
+      cairo_show_text (cr, label);
     }
 #undef XOF
 

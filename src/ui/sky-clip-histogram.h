@@ -19,4 +19,8 @@ void sky_clip_histogram_set_run (SkyClipHistogram *self, SkyRun *run);
 /* What the count axis says: a log scale, its ticks and its top. */
 char *sky_clip_histogram_axis_text (const SkyRun *run);
 
+/* What the plot says of the threshold: its value, with an arrow to the
+ * side it lies beyond where it is off the axis; NULL without one. */
+char *sky_clip_histogram_threshold_text (const SkyRun *run);
+
 G_END_DECLS

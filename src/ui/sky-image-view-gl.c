@@ -209,7 +209,7 @@ sky_image_view_gl_unrealize (SkyImageView *self)
 static void
 upload_image (SkyImageView *self)
 {
-  const SkyPyramid *pyr = &self->image->pyramid;
+  const SkyPyramid *pyr = &sky_image_view_pixels (self)->pyramid;
   int base = 0;
 
   while (base < pyr->nlevels - 1

@@ -232,11 +232,63 @@ sky_image_view_overlay_node (SkyImageView *self)
   return node;
 }
 
+/* The background mesh's boxes: lines at every multiple of the box from
+ * pixel (0, 0), where the boxes start (the last column and row of boxes
+ * take what is left), and round the image. Only where a box spans 8
+ * screen pixels or more: finer, the lines would hide the map. */
+static GskRenderNode *
+mesh_node (SkyImageView *self)
+{
+  int w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
+  const SkyImage *img;
+  GskRenderNode *node;
+  cairo_t *cr;
+
+  if (self->mesh_box <= 0 || self->image == NULL || self->mesh_box * self->zoom < 8 || w <= 0
+      || h <= 0)
+    return NULL;
+  img = &self->image->image;
+  node = gsk_cairo_node_new (&GRAPHENE_RECT_INIT (0, 0, w, h));
+  cr = gsk_cairo_node_get_draw_context (node);
+  for (int pass = 0; pass < 2; pass++)
+    {
+      cairo_new_path (cr);
+      for (gint64 x = 0; x <= img->nx; x += x == img->nx ? 1 : MIN (self->mesh_box, img->nx - x))
+        {
+          double x0, y0, x1, y1;
+          sky_image_view_image_to_widget (self, (double) x, 0, &x0, &y0);
+          sky_image_view_image_to_widget (self, (double) x, (double) img->ny, &x1, &y1);
+          cairo_move_to (cr, floor (x0) + 0.5, y0);
+          cairo_line_to (cr, floor (x1) + 0.5, y1);
+        }
+      for (gint64 y = 0; y <= img->ny; y += y == img->ny ? 1 : MIN (self->mesh_box, img->ny - y))
+        {
+          double x0, y0, x1, y1;
+          sky_image_view_image_to_widget (self, 0, (double) y, &x0, &y0);
+          sky_image_view_image_to_widget (self, (double) img->nx, (double) y, &x1, &y1);
+          cairo_move_to (cr, x0, floor (y0) + 0.5);
+          cairo_line_to (cr, x1, floor (y1) + 0.5);
+        }
+      /* A dark halo under a cyan line: visible on any colour map. */
+      cairo_set_line_width (cr, pass == 0 ? 3.0 : 1.0);
+      if (pass == 0)
+        cairo_set_source_rgba (cr, 0, 0, 0, 0.45);
+      else
+        cairo_set_source_rgb (cr, 0.0, 0.85, 0.9);
+      cairo_stroke (cr);
+    }
+  cairo_destroy (cr);
+  return node;
+}
+
 void
 sky_image_view_overlay_snapshot (SkyImageView *self, GtkSnapshot *snapshot)
 {
+  g_autoptr (GskRenderNode) mesh = mesh_node (self);
   g_autoptr (GskRenderNode) node = sky_image_view_overlay_node (self);
 
+  if (mesh != NULL)
+    gtk_snapshot_append_node (snapshot, mesh);
   if (node != NULL)
     gtk_snapshot_append_node (snapshot, node);
 }
@@ -248,7 +300,7 @@ sky_image_view_overlay_pick (SkyImageView *self, double wx, double wy)
   gint64 best = -1;
   double best_d = G_MAXDOUBLE;
 
-  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+  if (self->run == NULL || !sky_run_has (self->run, SKY_STEP_MEASURE))
     return -1;
   cat = &self->run->catalogue;
   for (gint64 i = 0; i < cat->n; i++)

@@ -26,6 +26,9 @@ struct _SkyImageView {
   SkyImageData *image;           /* the pixels drawn: the image, or a copy
                                  * for the eye (set_display_image) */
   SkyImageData *source;          /* with such a copy, the image it is of */
+  SkyImageData *shown;           /* pixels drawn in the image's place (a map,
+                                  * over any copy), or NULL */
+  int mesh_box;                  /* outline a mesh of boxes this wide, 0 for none */
   SkyRun *run;
   gint64 *draw_order;           /* catalogue indices, brightest sum first */
 
@@ -126,6 +129,14 @@ sky_image_view_to_widget_in (const SkyImageView *self, double w, double h, doubl
 {
   *wx = w / 2 + (ix - self->cx) * self->zoom * (self->flip_x ? -1 : 1);
   *wy = h / 2 - (iy - self->cy) * self->zoom;
+}
+
+/* The image whose pixels are drawn: a map shown in the image's place, or
+ * the image (or its copy for the eye). Sizes, orientation and results are the image's either way. */
+static inline SkyImageData *
+sky_image_view_pixels (const SkyImageView *self)
+{
+  return self->shown != NULL ? self->shown : self->image;
 }
 
 /* sky-image-view.c */

@@ -57,7 +57,7 @@ on_raster_done (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GBytes) bytes = g_task_propagate_pointer (G_TASK (result), NULL);
 
   self->raster_busy = FALSE;
-  if (bytes != NULL && job->image == self->image)
+  if (bytes != NULL && job->image == sky_image_view_pixels (self))
     {
       g_clear_object (&self->frame);
       self->frame = gdk_memory_texture_new (job->params.width, job->params.height,
@@ -95,7 +95,7 @@ sky_image_view_raster_request (SkyImageView *self)
   self->raster_busy = TRUE;
   job = g_new0 (RasterJob, 1);
   job->self = g_object_ref (self);
-  job->image = sky_image_data_ref (self->image);
+  job->image = sky_image_data_ref (sky_image_view_pixels (self));
   if (self->run != NULL && self->run->mask != NULL)
     job->mask = sky_buffer_ref (self->run->stages.mask_buffer);
   if (self->run != NULL && self->run->labels != NULL)

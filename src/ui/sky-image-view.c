@@ -125,7 +125,7 @@ refresh_eq (SkyImageView *self)
   if (self->image == NULL)
     return;
   sky_image_view_get_scale (self, &lo, &hi, NULL);
-  sky_display_stats_fill_eq (&self->image->stats, lo, hi, self->eq);
+  sky_display_stats_fill_eq (&sky_image_view_pixels (self)->stats, lo, hi, self->eq);
   self->eq_dirty = TRUE;
 }
 
@@ -184,6 +184,8 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
   g_clear_pointer (&self->source, sky_image_data_unref);
   g_clear_pointer (&self->run, sky_run_unref);
   g_clear_pointer (&self->draw_order, g_free);
+  g_clear_pointer (&self->shown, sky_image_data_unref);
+  self->mesh_box = 0;
   g_clear_pointer (&self->image, sky_image_data_unref);
   self->image = image ? sky_image_data_ref (image) : NULL;
   sky_image_view_tools_forget (self, TRUE);
@@ -264,6 +266,41 @@ sky_image_view_get_image_fill (SkyImageView *self)
   return self->image_fill;
 }
 
+void
+sky_image_view_show_pixels (SkyImageView *self, SkyImageData *shown, int mesh_box)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  g_return_if_fail (shown == NULL
+                    || (self->image != NULL && shown->image.nx == self->image->image.nx
+                        && shown->image.ny == self->image->image.ny));
+
+  if (shown == self->shown && mesh_box == self->mesh_box)
+    return;
+  self->mesh_box = mesh_box;
+  if (shown != self->shown)
+    {
+      g_clear_pointer (&self->shown, sky_image_data_unref);
+      self->shown = shown ? sky_image_data_ref (shown) : NULL;
+      self->image_dirty = TRUE;
+      /* Limits typed for other pixels mean nothing for these. */
+      if (self->limits == SKY_LIMITS_TYPED)
+        {
+          self->limits = SKY_LIMITS_MINMAX;
+          g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LIMITS]);
+        }
+      refresh_eq (self);
+    }
+  sky_image_view_state_changed (self, TRUE);
+  g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
+}
+
+SkyImageData *
+sky_image_view_get_shown_pixels (SkyImageView *self)
+{
+  g_return_val_if_fail (SKY_IS_IMAGE_VIEW (self), NULL);
+  return self->shown;
+}
+
 SkyImageData *
 sky_image_view_get_image (SkyImageView *self)
 {
@@ -295,7 +332,7 @@ sky_image_view_set_run (SkyImageView *self, SkyRun *run)
   g_clear_pointer (&self->draw_order, g_free);
   self->run = run ? sky_run_ref (run) : NULL;
   sky_image_view_tools_forget (self, FALSE);
-  if (run != NULL && run->done >= SKY_STEP_MEASURE && run->catalogue.n > 0)
+  if (run != NULL && sky_run_has (run, SKY_STEP_MEASURE) && run->catalogue.n > 0)
     {
       self->draw_order = g_new (gint64, run->catalogue.n);
       for (gint64 i = 0; i < run->catalogue.n; i++)
@@ -402,8 +439,8 @@ sky_image_view_get_scale (SkyImageView *self, double *lo, double *hi, const floa
     }
   else if (self->image != NULL)
     {
-      a = self->image->stats.lo[self->limits];
-      b = self->image->stats.hi[self->limits];
+      a = sky_image_view_pixels (self)->stats.lo[self->limits];
+      b = sky_image_view_pixels (self)->stats.hi[self->limits];
     }
   if (self->image != NULL)
     {
@@ -515,6 +552,7 @@ sky_image_view_dispose (GObject *object)
 
   g_clear_pointer (&self->area, gtk_widget_unparent);
   g_clear_pointer (&self->run, sky_run_unref);
+  g_clear_pointer (&self->shown, sky_image_data_unref);
   g_clear_pointer (&self->image, sky_image_data_unref);
   g_clear_pointer (&self->source, sky_image_data_unref);
   G_OBJECT_CLASS (sky_image_view_parent_class)->dispose (object);

@@ -24,6 +24,15 @@ GtkWidget *sky_image_view_new (void);
 void sky_image_view_set_image (SkyImageView *self, SkyImageData *image);
 SkyImageData *sky_image_view_get_image (SkyImageView *self);
 
+/* Draws shown's pixels (a map of the image: the same size) in the image's
+ * place, with its own display limits, the image's orientation, zoom and
+ * results kept; NULL draws the image's own. mesh_box > 0 outlines a mesh
+ * of boxes of that many pixels from pixel (0, 0) (a background mesh),
+ * where a box spans at least 8 screen pixels. sky_image_view_set_image
+ * forgets both. */
+void sky_image_view_show_pixels (SkyImageView *self, SkyImageData *shown, int mesh_box);
+SkyImageData *sky_image_view_get_shown_pixels (SkyImageView *self);
+
 /* The image just set is also on the GPU: the GPU bridge's kept 2D
  * convolution output number convolved (sky_pipeline_gpu_convolution_demo), the
  * same floats. Where the view fills its textures through CUDA/GL interop

@@ -221,7 +221,7 @@ takes_part (const SkyShape *s)
 void
 sky_overlay_set_match (SkyOverlaySet *set, SkyRun *run)
 {
-  gboolean measured = run != NULL && run->done >= SKY_STEP_MEASURE;
+  gboolean measured = sky_run_has (run, SKY_STEP_MEASURE);
   const SkyCatalogue *cat = measured ? &run->catalogue : NULL;
 
   for (guint k = 0; k < set->entries->len; k++)

@@ -29,6 +29,7 @@ static void
 smoothed_free (SkySmoothed *smoothed)
 {
   sky_image_clear (&smoothed->image);
+  sky_kernel_clear (&smoothed->filter);
   g_free (smoothed->kernel);
 }
 
@@ -36,6 +37,9 @@ static void
 run_clear (SkyRun *run)
 {
   g_clear_pointer (&run->image, sky_image_data_unref);
+  g_clear_pointer (&run->maps, sky_run_maps_unref);
+  g_clear_pointer (&run->mesh, sky_run_mesh_unref);
+  g_free (run->cpu_only);
   sky_stages_clear (&run->stages);
   if (run->smoothed)
     g_atomic_rc_box_release_full (run->smoothed, (GDestroyNotify) smoothed_free);
@@ -76,23 +80,39 @@ sky_smooth_kernel_check (SkyImageData *image, const char *kernel, GError **error
   return TRUE;
 }
 
-/* The image smoothed by kernel, normalised to unit sum as the CLI does:
- * from prev where it has it, else made now. */
-static SkySmoothed *
-smoothed_for (SkyImageData *image, const char *kernel, SkyRun *prev, int nthreads,
-              GError **error)
+/* Whether a and b (either NULL: none) are the same smoothing. */
+static gboolean
+same_smoothing (const SkySmoothed *a, const SkySmoothed *b)
 {
+  if (a == NULL || b == NULL)
+    return a == b;
+  return a->is_filter == b->is_filter && g_str_equal (a->kernel, b->kernel);
+}
+
+/* The lesson's method: the image smoothed by kernel, normalised to unit
+ * sum as the CLI does. The local method: kernel as its matched filter, which
+ * its detect step applies (skysift-cli find --method local --smooth). From
+ * prev where it has it, else made now. */
+static SkySmoothed *
+smoothed_for (SkyImageData *image, SkyMethod method, const char *kernel, SkyRun *prev,
+              int nthreads, GError **error)
+{
+  gboolean is_filter = method == SKY_METHOD_LOCAL;
   SkySmoothed *smoothed;
   double t0;
   int status;
 
-  if (prev && prev->image == image && prev->smoothed
+  if (prev && prev->image == image && prev->smoothed && prev->smoothed->is_filter == is_filter
       && g_str_equal (prev->smoothed->kernel, kernel))
     return g_atomic_rc_box_acquire (prev->smoothed);
   smoothed = g_atomic_rc_box_new0 (SkySmoothed);
   smoothed->kernel = g_strdup (kernel);
+  smoothed->is_filter = is_filter;
   t0 = sky_now_ms ();
-  status = sky_smooth_image (&image->image, kernel, nthreads, &smoothed->image);
+  if (is_filter)
+    status = smooth_kernel (&image->image, kernel, &smoothed->filter);
+  else
+    status = sky_smooth_image (&image->image, kernel, nthreads, &smoothed->image);
   smoothed->ms = sky_now_ms () - t0;
   if (status != SKY_OK)
     {
@@ -113,6 +133,7 @@ show_stages (SkyRun *run)
   const SkyStages *st = &run->stages;
 
   run->params = st->params;
+  run->method = st->method;
   run->backend = st->backend;
   run->done = st->done;
   run->stats = st->result.stats;
@@ -137,7 +158,8 @@ static void
 clip_histogram (SkyRun *run)
 {
   /* The pixels that were clipped: the smoothed copy's where there is one. */
-  const SkyImage *img = run->smoothed ? &run->smoothed->image : &run->image->image;
+  const SkyImage *img = run->smoothed && !run->smoothed->is_filter ? &run->smoothed->image
+                                                                     : &run->image->image;
   double half = (run->params.clip_kappa + 3) * run->stats.sigma;
   double lo, scale;
   gint64 npix = img->nx * img->ny;
@@ -162,21 +184,25 @@ is_cancelled (void *cancellable)
   return g_cancellable_is_cancelled (cancellable);
 }
 
-/* The runner's request for a run of the app; detect: a smoothed copy to
- * clip and segment, or NULL. */
+/* The runner's request for a run of the app; smoothed: the lesson's copy to
+ * clip and segment or the local method's matched filter, or NULL. prev is
+ * lent only with the same smoothing: the runner compares the detection
+ * image it was given, not the filter. */
 static SkyRunRequest
-app_request (SkyImageData *image, const SkyParams *params, SkyBackend backend, SkyStep until,
-             const SkyImage *detect, SkyRun *prev)
+app_request (SkyImageData *image, const SkyParams *params, SkyMethod method, SkyBackend backend,
+             SkyStep until, const SkySmoothed *smoothed, SkyRun *prev)
 {
   SkyRunRequest req = { 0 };
 
   req.image = &image->image;
-  req.detect = detect;
+  req.detect = smoothed && !smoothed->is_filter ? &smoothed->image : NULL;
+  req.filter = smoothed && smoothed->is_filter ? &smoothed->filter : NULL;
   req.params = params;
-  req.method = SKY_METHOD_LESSON;
+  req.method = method;
   req.backend = backend;
   req.until = until;
-  req.previous = prev && prev->image == image ? &prev->stages : NULL;
+  req.previous = prev && prev->image == image && same_smoothing (prev->smoothed, smoothed)
+    ? &prev->stages : NULL;
   req.gpu = sky_pipeline_gpu_backend ();
   /* Both backends are there to be compared: the CPU's times are then the
    * same statistic as the GPU's, the best of as many runs. */
@@ -186,10 +212,11 @@ app_request (SkyImageData *image, const SkyParams *params, SkyBackend backend, S
 }
 
 gsize
-sky_run_give_back (SkyRun *run, const SkyParams *params, SkyBackend backend, SkyStep until)
+sky_run_give_back (SkyRun *run, const SkyParams *params, SkyMethod method, SkyBackend backend,
+                   SkyStep until)
 {
-  SkyRunRequest req = app_request (run->image, params, backend, until,
-                                   run->smoothed ? &run->smoothed->image : NULL, run);
+  SkyRunRequest req = app_request (run->image, params, method, backend, until, run->smoothed,
+                                   run);
   gsize given = sky_stages_give_back (&run->stages, &req);
 
   run->mask = run->stages.result.mask;
@@ -198,8 +225,9 @@ sky_run_give_back (SkyRun *run, const SkyParams *params, SkyBackend backend, Sky
 }
 
 static SkyRun *
-run_with (SkyImageData *image, const SkyParams *params, SkyBackend backend, SkyStep until,
-          const char *kernel, SkyRun *prev, GCancellable *cancellable, GError **error)
+run_with (SkyImageData *image, const SkyParams *params, SkyMethod method, SkyBackend backend,
+          SkyStep until, const char *kernel, SkyRun *prev, GCancellable *cancellable,
+          GError **error)
 {
   g_autoptr (SkyRun) run = NULL;
   SkySmoothed *smoothed = NULL;
@@ -208,11 +236,11 @@ run_with (SkyImageData *image, const SkyParams *params, SkyBackend backend, SkyS
 
   if (kernel != NULL)
     {
-      smoothed = smoothed_for (image, kernel, prev, params->nthreads, error);
+      smoothed = smoothed_for (image, method, kernel, prev, params->nthreads, error);
       if (smoothed == NULL)
         return NULL;
     }
-  req = app_request (image, params, backend, until, smoothed ? &smoothed->image : NULL, prev);
+  req = app_request (image, params, method, backend, until, smoothed, prev);
   req.cancelled = cancellable ? is_cancelled : NULL;
   req.cancel_data = cancellable;
   if (sky_run_is_current (req.previous, &req))
@@ -226,6 +254,21 @@ run_with (SkyImageData *image, const SkyParams *params, SkyBackend backend, SkyS
   run->image = sky_image_data_ref (image);
   run->smoothed = smoothed;
   ret = sky_run (&req, &run->stages);
+  if (ret == SKY_ERR_ARGUMENT && method != SKY_METHOD_LESSON && backend != SKY_BACKEND_CPU)
+    {
+      /* The runner refuses the method on the GPU: it has no GPU steps for
+       * it. The CPU runs it, and the run keeps the runner's reason for the
+       * window to say; where the GPU has the steps, the runner takes the
+       * request as it is and this never happens. Bad parameters fail again
+       * below, on the CPU, with their own message. */
+      run->cpu_only = g_strdup_printf ("The GPU has no steps of the %s method, so the CPU ran "
+                                       "them all: every figure is the CPU's (%s).",
+                                       sky_method_name (method), sky_last_error ());
+      sky_stages_clear (&run->stages);
+      req.backend = SKY_BACKEND_CPU;
+      req.cpu_repeat = 1;
+      ret = sky_run (&req, &run->stages);
+    }
   if (ret == SKY_ERR_CANCELLED && g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
   if (ret != SKY_OK)
@@ -236,6 +279,8 @@ run_with (SkyImageData *image, const SkyParams *params, SkyBackend backend, SkyS
   if (run->stages.gpu_fault != NULL)
     g_message ("the GPU failed, the CPU does the run: %s", run->stages.gpu_fault);
   show_stages (run);
+  if (run->cpu_only == NULL)
+    run->cpu_only = sky_run_cpu_steps_text (run);
 
   /* The histogram goes with the clip step: taken along where it was kept. */
   if (run->stages.kept != SKY_STEP_NONE)
@@ -244,16 +289,35 @@ run_with (SkyImageData *image, const SkyParams *params, SkyBackend backend, SkyS
       run->hist_hi = prev->hist_hi;
       memcpy (run->hist, prev->hist, sizeof run->hist);
     }
-  else if (run->done != SKY_STEP_NONE)
+  else if (sky_run_has (run, SKY_STEP_CLIP))
     clip_histogram (run);
+  if (!sky_run_prepare_background (run, prev, error))
+    return NULL;
   return g_steal_pointer (&run);
+}
+
+SkyRun *
+sky_pipeline_run_method (SkyImageData *image, const SkyParams *params, SkyMethod method,
+                         SkyBackend backend, SkyStep until, SkyRun *prev,
+                         GCancellable *cancellable, GError **error)
+{
+  return run_with (image, params, method, backend, until, NULL, prev, cancellable, error);
+}
+
+SkyRun *
+sky_pipeline_run_smoothed (SkyImageData *image, const SkyParams *params, SkyMethod method,
+                           SkyBackend backend, SkyStep until, const char *kernel, SkyRun *prev,
+                           GCancellable *cancellable, GError **error)
+{
+  return run_with (image, params, method, backend, until, kernel, prev, cancellable, error);
 }
 
 SkyRun *
 sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
                   SkyStep until, SkyRun *prev, GCancellable *cancellable, GError **error)
 {
-  return run_with (image, params, backend, until, NULL, prev, cancellable, error);
+  return run_with (image, params, SKY_METHOD_LESSON, backend, until, NULL, prev, cancellable,
+                   error);
 }
 
 /* ------------------------------------------------------------------ async */
@@ -261,6 +325,7 @@ sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backe
 typedef struct {
   SkyImageData *image;
   SkyParams params;
+  SkyMethod method;
   SkyBackend backend;
   SkyStep until;
   char *kernel;
@@ -281,8 +346,8 @@ run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
 {
   RunInput *in = task_data;
   GError *error = NULL;
-  SkyRun *run = run_with (in->image, &in->params, in->backend, in->until, in->kernel,
-                          in->previous, cancellable, &error);
+  SkyRun *run = run_with (in->image, &in->params, in->method, in->backend, in->until,
+                          in->kernel, in->previous, cancellable, &error);
   if (run == NULL)
     g_task_return_error (task, error);
   else
@@ -292,6 +357,7 @@ run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
 void
 sky_pipeline_run_async (SkyImageData *image,
                         const SkyParams *params,
+                        SkyMethod method,
                         SkyBackend backend,
                         SkyStep until,
                         SkyRun *previous,
@@ -299,12 +365,12 @@ sky_pipeline_run_async (SkyImageData *image,
                         GAsyncReadyCallback callback,
                         gpointer user_data)
 {
-  sky_pipeline_run_smoothed_async (image, params, backend, until, NULL, previous, cancellable,
-                                   callback, user_data);
+  sky_pipeline_run_smoothed_async (image, params, method, backend, until, NULL, previous,
+                                   cancellable, callback, user_data);
 }
 
 void
-sky_pipeline_run_smoothed_async (SkyImageData *image, const SkyParams *params,
+sky_pipeline_run_smoothed_async (SkyImageData *image, const SkyParams *params, SkyMethod method,
                                  SkyBackend backend, SkyStep until, const char *kernel,
                                  SkyRun *previous, GCancellable *cancellable,
                                  GAsyncReadyCallback callback, gpointer user_data)
@@ -314,6 +380,7 @@ sky_pipeline_run_smoothed_async (SkyImageData *image, const SkyParams *params,
   in->kernel = g_strdup (kernel);
   in->image = sky_image_data_ref (image);
   in->params = *params;
+  in->method = method;
   in->backend = backend;
   in->until = until;
   in->previous = previous ? sky_run_ref (previous) : NULL;

@@ -29,6 +29,54 @@ char *sky_backend_gpu_description (void);
 
 #define SKY_CLIP_HIST_BINS 160
 
+/* The local method's maps as images the view can show: the background,
+ * the rms and the image minus the background, each made when first asked
+ * for (on a worker: a map with its display statistics and pyramid is some
+ * 5.3 bytes a pixel, which a person who never looks at it should not pay),
+ * from the run's mesh, kept here. Shared, read-only but for the maps made,
+ * by the runs that keep the same mesh (sky-pipeline-background.c). */
+typedef enum {
+  SKY_MAP_BACKGROUND,
+  SKY_MAP_RMS,
+  SKY_MAP_RESIDUAL,     /* the image minus the background */
+  SKY_MAP_COUNT
+} SkyMapKind;
+
+typedef struct _SkyRunMaps SkyRunMaps;
+struct _SkyRunMaps {
+  int box, filter;           /* the mesh: boxes of box pixels, filtered over filter boxes */
+  gint64 nbx, nby;
+  double global_back, global_rms;  /* the mesh's medians */
+  /* private */
+  SkyImageData *image;
+  struct SkyBackgroundMesh *mesh;  /* a copy: it outlives the run that made it */
+  float *background, *rms;         /* or the whole maps (the GPU's), copied */
+  SkyParams params;                /* or neither: the mesh made when first asked for */
+  GMutex lock;
+  SkyImageData *made[SKY_MAP_COUNT];
+};
+
+/* The map if it is made, else NULL (no reference given). */
+SkyImageData *sky_run_maps_peek (SkyRunMaps *maps, SkyMapKind kind);
+/* The map, made now if it is not yet (on a worker: it reads the whole
+ * image); NULL with error when out of memory. No reference given. */
+SkyImageData *sky_run_maps_make (SkyRunMaps *maps, SkyMapKind kind, GError **error);
+
+SkyRunMaps *sky_run_maps_ref (SkyRunMaps *maps);
+void sky_run_maps_unref (SkyRunMaps *maps);
+
+/* The lesson's method: the mesh background (boxes of box pixels, median
+ * filtered over filter boxes), made beside the clip to say whether its
+ * one threshold lies below the local background (sky_run_background_above). */
+typedef struct _SkyRunMesh {
+  int box, filter;
+  gint64 n;                  /* boxes */
+  float *back;               /* n, the filtered mesh's background */
+} SkyRunMesh;
+
+SkyRunMesh *sky_run_mesh_ref (SkyRunMesh *mesh);
+void sky_run_mesh_unref (SkyRunMesh *mesh);
+
 typedef struct _SkyRun {
   SkyImageData *image;
   SkyStages stages;          /* what the runner made; the fields below show it */
@@ -57,17 +105,59 @@ typedef struct _SkyRun {
   const char *gpu_note;      /* why there are no GPU figures, or NULL */
   const char *gpu_fault;     /* the GPU failed and the CPU finished: why, or NULL */
 
-  /* Detection on a smoothed copy (skysift-cli find --smooth): the kernel
-   * as typed and the copy clip and segment read, or NULL; shared with the
-   * runs that reuse it. */
+  SkyMethod method;
+  SkyRunMaps *maps;          /* local, after background: the maps to show */
+  SkyRunMesh *mesh;          /* lesson, after clip: the mesh background, set once
+                              * (sky_run_get_mesh, sky_run_make_mesh) */
+  /* Steps asked of the GPU that the CPU ran because the GPU has no such
+   * steps (the local method's after its background maps, or all of a
+   * method the runner refuses on the GPU), said for a person, or NULL.
+   * Never silent: the window shows it. A GPU that failed is gpu_fault. */
+  char *cpu_only;
+  /* Detection smoothed (skysift-cli find --smooth): the kernel as typed
+   * and, for the lesson's method, the copy clip and segment read, or for
+   * the local method its matched filter; NULL: none. Shared with the runs
+   * that reuse it. */
   struct _SkySmoothed *smoothed;
 } SkyRun;
 
-/* The image convolved with a kernel of unit sum, for detection. */
+/* Which of run's steps the CPU ran although the GPU was asked (its
+ * stages' gpu_steps lack them), as a sentence; NULL where the GPU ran
+ * every step it was asked for, or failed (gpu_fault), or was not asked. */
+char *sky_run_cpu_steps_text (const SkyRun *run);
+
+/* Whether run holds step's result: step is one of its method's steps, at
+ * or before the last done. */
+gboolean sky_run_has (const SkyRun *run, SkyStep step);
+/* Whether run holds a label image (the lesson's label, the local flood). */
+gboolean sky_run_has_labels (const SkyRun *run);
+
+/* The lesson's run's mesh, or NULL until it is made: sky_run_make_mesh
+ * makes it (on a worker: it reads the whole image) and sets it once,
+ * the one change a run sees after it is made besides give-backs. */
+SkyRunMesh *sky_run_get_mesh (const SkyRun *run);
+gboolean sky_run_make_mesh (SkyRun *run, GError **error);
+
+/* The share of the mesh's boxes whose background lies above the lesson's
+ * threshold (0 to 1), or -1 where it is not known (no mesh, no threshold).
+ * Above SKY_BACKGROUND_ABOVE_SHARE the window offers the local method. */
+double sky_run_background_above (const SkyRun *run);
+#define SKY_BACKGROUND_ABOVE_SHARE 0.01
+
+/* The background products of a new run, on the worker: the mesh of a
+ * local run for its maps (none made yet); a lesson run's mesh where prev
+ * holds it for the same image and mesh (else none yet). FALSE with error
+ * when out of memory. */
+gboolean sky_run_prepare_background (SkyRun *run, SkyRun *prev, GError **error);
+
+/* The image convolved with a kernel of unit sum, for the lesson's
+ * detection, or the kernel as the local method's matched filter. */
 typedef struct _SkySmoothed {
-  SkyImage image;            /* the smoothed pixels, no header */
+  SkyImage image;            /* lesson: the smoothed pixels, no header */
+  SkyKernel filter;          /* local (is_filter): the kernel its detect step applies */
+  gboolean is_filter;
   char *kernel;              /* beam, lesson, gauss:SIGMA[:SIZE] or box:SIZE */
-  double ms;                 /* the convolution's time */
+  double ms;                 /* the convolution's time (lesson), or the kernel's */
 } SkySmoothed;
 
 /* img convolved with kernel (beam, lesson, gauss:SIGMA[:SIZE], box:SIZE)
@@ -87,8 +177,8 @@ SKY_DECLARE_SHARED_TYPE (SkyRun, sky_run)
  * The one change a run sees after it is made: on the main thread, where
  * no other thread reads those arrays through run (a reader elsewhere
  * holds the buffers themselves). Returns the bytes given back. */
-gsize sky_run_give_back (SkyRun *run, const SkyParams *params, SkyBackend backend,
-                         SkyStep until);
+gsize sky_run_give_back (SkyRun *run, const SkyParams *params, SkyMethod method,
+                         SkyBackend backend, SkyStep until);
 
 /* What a run's GPU figures include, as the timings panel says it: how
  * many runs they are the best of, which transfers "GPU total" adds (those
@@ -110,21 +200,34 @@ char *sky_run_describe_cpu (const SkyRun *run);
  * lends what it holds that the same image and parameters would give again;
  * when it already holds everything up to `until`, it is what comes back.
  * Cancelling stops between steps. */
-void sky_pipeline_run_async (SkyImageData *image, const SkyParams *params, SkyBackend backend,
-                             SkyStep until, SkyRun *previous, GCancellable *cancellable,
+void sky_pipeline_run_async (SkyImageData *image, const SkyParams *params, SkyMethod method,
+                             SkyBackend backend, SkyStep until, SkyRun *previous,
+                             GCancellable *cancellable,
                              GAsyncReadyCallback callback, gpointer user_data);
 SkyRun *sky_pipeline_run_finish (GAsyncResult *result, GError **error);
 
-/* The same with clip and segment on image smoothed by kernel (as
- * skysift-cli find --smooth takes it; NULL: none), sources measured on the
- * image itself, on the CPU backend only. The copy is made on the worker,
- * or taken from previous where it has one of the same kernel. */
+/* The same with smoothing kernel (as skysift-cli find --smooth takes it;
+ * NULL: none): with the lesson's method, clip and segment on the image
+ * smoothed by kernel and sources measured on the image itself, on the CPU
+ * backend only; with the local method, kernel is its detect step's matched
+ * filter (find --method local --smooth). The copy or kernel is made on the
+ * worker, or taken from previous where it has the same. */
 void sky_pipeline_run_smoothed_async (SkyImageData *image, const SkyParams *params,
-                                      SkyBackend backend, SkyStep until, const char *kernel,
-                                      SkyRun *previous, GCancellable *cancellable,
+                                      SkyMethod method, SkyBackend backend, SkyStep until,
+                                      const char *kernel, SkyRun *previous,
+                                      GCancellable *cancellable,
                                       GAsyncReadyCallback callback, gpointer user_data);
 
-/* Synchronous form, for tests and the worker itself. */
+/* Synchronous forms, for tests and the worker itself. sky_pipeline_run
+ * runs the lesson's method. A method whose steps the GPU does not have,
+ * asked of the GPU or of both, runs on the CPU and says so (cpu_only). */
+SkyRun *sky_pipeline_run_method (SkyImageData *image, const SkyParams *params, SkyMethod method,
+                                 SkyBackend backend, SkyStep until, SkyRun *previous,
+                                 GCancellable *cancellable, GError **error);
+SkyRun *sky_pipeline_run_smoothed (SkyImageData *image, const SkyParams *params,
+                                   SkyMethod method, SkyBackend backend, SkyStep until,
+                                   const char *kernel, SkyRun *previous,
+                                   GCancellable *cancellable, GError **error);
 SkyRun *sky_pipeline_run (SkyImageData *image, const SkyParams *params, SkyBackend backend,
                           SkyStep until, SkyRun *previous, GCancellable *cancellable,
                           GError **error);

@@ -132,10 +132,10 @@ static void
 show_summary (SkySourceTable *self)
 {
   SkyRun *run = self->run;
-  gint64 n = run && run->done >= SKY_STEP_MEASURE ? run->catalogue.n : 0;
+  gint64 n = run && sky_run_has (run, SKY_STEP_MEASURE) ? run->catalogue.n : 0;
   g_autofree char *text = NULL;
 
-  if (run == NULL || run->done < SKY_STEP_MEASURE)
+  if (run == NULL || !sky_run_has (run, SKY_STEP_MEASURE))
     text = g_strdup ("Run measure to list the sources");
   else
     {
@@ -154,7 +154,7 @@ show_run (SkySourceTable *self)
 {
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
   SkyRun *run = self->run;
-  gint64 n = run && run->done >= SKY_STEP_MEASURE ? run->catalogue.n : 0;
+  gint64 n = run && sky_run_has (run, SKY_STEP_MEASURE) ? run->catalogue.n : 0;
   SkyResult res = { 0 };
   SkyExport ex = { 0 };
   SkyWcs *wcs = NULL;
@@ -446,7 +446,7 @@ sky_source_table_get_n_listed (SkySourceTable *self)
 {
   gint64 n = 0;
 
-  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+  if (self->run == NULL || !sky_run_has (self->run, SKY_STEP_MEASURE))
     return 0;
   if (sky_source_filter_is_empty (&self->filter))
     return self->run->catalogue.n;

@@ -178,7 +178,7 @@ export_dialog (SkyWindow *self, gboolean csv)
 void
 sky_window_export_catalogue_dialog (SkyWindow *self)
 {
-  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+  if (self->run == NULL || !sky_run_has (self->run, SKY_STEP_MEASURE))
     {
       sky_window_show_error (self, "There is no catalogue to export yet",
                              "Run measure (or Run All) first, then export.");

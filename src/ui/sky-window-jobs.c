@@ -279,109 +279,6 @@ sky_window_jobs_clear (SkyWindow *self)
   g_queue_clear_full (&self->jobs, (GDestroyNotify) job_free);
 }
 
-static void
-append_item (GString *list, const char *item)
-{
-  if (list->len > 0)
-    g_string_append (list, ", ");
-  g_string_append (list, item);
-}
-
-/* Puts the controls (threshold, clip kappa, connectivity, relative) back
- * to the parameters of the run the window shows, and lists in moved what
- * that changed. A cancelled rerun would have applied what the controls
- * say; without it they would describe results that are not there, and the
- * state, the actions' states and a later export would disagree with the
- * picture. The parameters the user does not set (the pass limit, the
- * threads of a rerun) stay as they are. */
-static void
-restore_shown_params (SkyWindow *self, GString *moved)
-{
-  const SkyParams *shown;
-  char text[64];
-
-  if (self->run == NULL)
-    return;   /* no results shown: the controls describe the next run */
-  shown = &self->run->params;
-  /* The controls' handlers copy each value into self->params, as for a
-   * move by the user, but queue no rerun: this is what is shown. */
-  self->restoring_params = TRUE;
-  if (self->params.threshold != shown->threshold)
-    {
-      gtk_adjustment_set_value (self->threshold_adjustment, shown->threshold);
-      g_snprintf (text, sizeof text, "threshold %gσ", shown->threshold);
-      append_item (moved, text);
-    }
-  if (self->params.clip_kappa != shown->clip_kappa)
-    {
-      gtk_adjustment_set_value (self->kappa_adjustment, shown->clip_kappa);
-      g_snprintf (text, sizeof text, "clip κ %g", shown->clip_kappa);
-      append_item (moved, text);
-    }
-  if (self->params.connectivity != shown->connectivity)
-    {
-      gtk_drop_down_set_selected (self->connectivity_dropdown, shown->connectivity == 8 ? 1 : 0);
-      g_snprintf (text, sizeof text, "%d-connected", shown->connectivity);
-      append_item (moved, text);
-    }
-  if (self->params.relative != shown->relative)
-    {
-      gtk_check_button_set_active (self->relative_check, shown->relative);
-      append_item (moved, shown->relative ? "threshold above the median" : "absolute threshold");
-    }
-  sky_window_viewer_restore_smooth (self, moved);
-  self->restoring_params = FALSE;
-  /* The handlers took the widgets' values, which an adjustment may have
-   * clamped to its bounds: the run's own values are what the results are. */
-  self->params.threshold = shown->threshold;
-  self->params.clip_kappa = shown->clip_kappa;
-  self->params.connectivity = shown->connectivity;
-  self->params.relative = shown->relative;
-}
-
-static const char *
-cancelled_text (SkyJobKind kind)
-{
-  switch (kind)
-    {
-    case SKY_JOB_OPEN:
-      return "Opening cancelled";
-    case SKY_JOB_EXPORT_CSV:
-    case SKY_JOB_EXPORT_PNG:
-    case SKY_JOB_SCREENSHOT:
-    case SKY_JOB_SCREENSHOT_PANEL:
-    case SKY_JOB_EXPORT_FIGURE:
-      return "Export cancelled";
-    case SKY_JOB_RUN:
-    case SKY_JOB_RERUN:
-    default:
-      return "Cancelled";
-    }
-}
-
-void
-sky_window_cancel (SkyWindow *self)
-{
-  g_autoptr (GString) status = NULL;
-  g_autoptr (GString) moved = g_string_new (NULL);
-
-  /* Nothing under way (a job that has finished has applied its result, and
-   * the queue is empty whenever no job is current): nothing to undo. */
-  if (self->current == NULL)
-    return;
-  sky_window_jobs_clear (self);
-  if (self->cancellable)
-    g_cancellable_cancel (self->cancellable);
-  /* Said now, while the job may still finish its step; the job, ending
-   * cancelled, leaves the line as it is. */
-  status = g_string_new (cancelled_text (self->current->kind));
-  restore_shown_params (self, moved);
-  if (moved->len > 0)
-    g_string_append_printf (status, "; back to the results shown: %s", moved->str);
-  sky_window_set_status (self, status->str);
-  sky_window_changed (self);
-}
-
 /* ------------------------------------------------------------------ open */
 
 static void
@@ -560,22 +457,27 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer data)
       g_autofree char *found = sky_source_count_text (run->nsources);
       g_autofree char *ran = sky_window_ran_text (run, run == self->run);
       sky_window_apply_run (self, run, ctx->step);
-      if (run->done >= SKY_STEP_MEASURE && run->gpu_fault != NULL)
+      if (sky_run_has (run, SKY_STEP_MEASURE) && run->gpu_fault != NULL)
         status = g_strdup_printf ("%s; the GPU failed and %s", found, ran);
-      else if (run->done >= SKY_STEP_MEASURE && run->backend == SKY_BACKEND_GPU)
-        status = g_strdup_printf ("%s; the four steps took %.2f ms on the GPU, %.2f ms with the "
-                                  "transfers", found, run->gpu_kernel.total, run->gpu_total.total);
-      else if (run->done >= SKY_STEP_MEASURE && run->has_gpu)
+      else if (run->cpu_only != NULL)
+        status = sky_window_cpu_only_text (run, found, ran);
+      else if (sky_run_has (run, SKY_STEP_MEASURE) && run->backend == SKY_BACKEND_GPU)
+        status = g_strdup_printf ("%s; the %s steps took %.2f ms on the GPU, %.2f ms with the "
+                                  "transfers", found, sky_method_name (run->method),
+                                  run->gpu_kernel.total, run->gpu_total.total);
+      else if (sky_run_has (run, SKY_STEP_MEASURE) && run->has_gpu)
         status = g_strdup_printf ("%s; %s, the GPU %.2f ms with the transfers; %s", found, ran,
                                   run->gpu_total.total,
                                   run->gpu_note ? "the results DIFFER (Timings)" : "same results");
-      else if (run->done >= SKY_STEP_MEASURE)
+      else if (sky_run_has (run, SKY_STEP_MEASURE))
         status = g_strdup_printf ("%s; %s", found, ran);
-      else if (run->done >= SKY_STEP_LABEL)
+      else if (sky_run_has_labels (run))
         status = g_strdup_printf ("%s labelled", found);
-      else if (run->done >= SKY_STEP_CLIP)
+      else if (sky_run_has (run, SKY_STEP_CLIP))
         status = g_strdup_printf ("Background: median %.4g, σ %.4g %s", run->stats.median,
                                   run->stats.sigma, run->image->image.bunit);
+      else if (run->maps != NULL)
+        status = sky_window_maps_text (run);
       sky_window_set_status (self, status);
       sky_image_view_when_drawn (self->view, on_run_drawn, ctx);
     }
@@ -637,12 +539,13 @@ start_run (SkyWindow *self, SkyJob *job)
    * as for the same kernel is then only less than could be.) */
   if (self->run != NULL)
     {
-      gsize given = sky_run_give_back (self->run, &params, self->backend, job->step);
+      gsize given = sky_run_give_back (self->run, &params, self->method, self->backend,
+                                       job->step);
       if (given > 0)
         g_debug ("gave %.1f MiB of the run shown to the next run", given / 1048576.0);
     }
-  sky_pipeline_run_smoothed_async (self->image, &params, self->backend, job->step, self->smooth,
-                                   self->run, self->cancellable, on_run_done, ctx);
+  sky_pipeline_run_smoothed_async (self->image, &params, self->method, self->backend, job->step,
+                                   self->smooth, self->run, self->cancellable, on_run_done, ctx);
 }
 
 /* ---------------------------------------------------------------- export */
@@ -673,6 +576,11 @@ csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   res.nsources = run->nsources;
   res.catalogue = run->catalogue;   /* borrowed: res is not cleared */
   res.times = run->cpu;
+  /* The local method's: its columns and provenance. */
+  res.method = run->method;
+  res.noise_scale = run->stages.result.noise_scale;
+  res.nislands = run->stages.result.nislands;
+  res.ndeblended = run->stages.result.ndeblended;
   info.image = &run->image->image;
   info.params = &run->params;
   info.backend = run->backend == SKY_BACKEND_GPU && run->gpu_fault == NULL ? "gpu" : "cpu";
@@ -718,7 +626,7 @@ start_export_csv (SkyWindow *self, SkyJob *job)
   g_autoptr (GTask) task = NULL;
   JobContext *ctx;
 
-  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE)
+  if (self->run == NULL || !sky_run_has (self->run, SKY_STEP_MEASURE))
     {
       sky_window_show_error (self, "There is no catalogue to export yet",
                              "Run measure (or Run All) first, then export.");

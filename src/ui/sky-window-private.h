@@ -94,6 +94,22 @@ struct _SkyWindow {
   SkySourceTable *sources;
   GMenu *recent_menu;
 
+  /* The method and the local method's controls (sky-window-method.c) */
+  SkyMethod method;
+  GtkDropDown *method_dropdown;
+  GtkWidget *local_grid;
+  GtkSpinButton *box_spin, *filter_spin, *seed_spin, *flood_spin, *area_spin, *nthresh_spin;
+  GtkSpinButton *mincont_spin, *deblend_sigma_spin;
+  GtkDropDown *background_view_dropdown;
+  GtkWidget *clip_button, *segment_button, *label_button;
+  GtkWidget *background_button, *flood_button, *deblend_button;
+  GtkRevealer *method_banner;    /* the lesson's threshold below the background */
+  GtkLabel *method_banner_label;
+  GtkButton *method_banner_button;
+  gconstpointer method_banner_dismissed;
+  int maps_pending;              /* background maps or meshes being made */
+  SkyRun *mesh_pending;          /* the run whose mesh is being made (not a ref) */  /* the image whose banner was dismissed (not a ref) */
+
   /* What the window shows */
   SkyImageData *image;
   char *image_path;
@@ -198,6 +214,26 @@ void sky_window_viewer_describe (SkyWindow *self, GString *out);
 void sky_window_viewer_restore_smooth (SkyWindow *self, GString *moved);
 /* app.display's smooth=KERNEL (none: the image's own pixels). */
 gboolean sky_window_set_display_smooth (SkyWindow *self, const char *kernel);
+/* sky-window-method.c */
+void sky_window_method_class_init (GtkWidgetClass *widget_class);
+void sky_window_method_init (SkyWindow *self);
+/* A new run shown (after the window took it): the banner, the background
+ * view, the stats line of a local run. */
+void sky_window_method_apply_run (SkyWindow *self, SkyRun *run, gboolean new_step);
+/* The status line of a run the CPU did because the GPU has no such steps,
+ * and of a local run's background step. */
+char *sky_window_cpu_only_text (const SkyRun *run, const char *found, const char *ran);
+char *sky_window_maps_text (const SkyRun *run);
+/* step, or where the method in use has no such step, the one of its own
+ * that stands for it (clip for background, flood for segment...). */
+SkyStep sky_window_method_step (SkyWindow *self, SkyStep step);
+/* What the view shows in the image's place ("background", "rms", "image −
+ * background"), or NULL for the image itself. */
+const char *sky_window_shown_map_name (SkyWindow *self);
+/* A cancel: the method and local parameters back to the run shown's. */
+void sky_window_method_restore (SkyWindow *self, GString *moved);
+/* The method's part of describe (): a JSON member list with a leading ", ". */
+void sky_window_describe_method (SkyWindow *self, GString *out);
 
 /* sky-window-files.c */
 void sky_window_files_init (SkyWindow *self);

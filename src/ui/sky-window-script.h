@@ -43,6 +43,19 @@ void sky_window_set_connectivity (SkyWindow *self, int connectivity);
 void sky_window_set_relative (SkyWindow *self, gboolean relative);
 void sky_window_set_plane (SkyWindow *self, gint64 plane);
 
+/* The method (lesson or local): a change re-runs up to the step of the
+ * new method that stands for the one shown (clip and background, segment
+ * and flood, label and deblend, measure). The local method's parameters by
+ * name, as its controls set them: box (pixels), filter (boxes, odd), seed,
+ * flood (rms), min-area (pixels), deblend-levels, deblend-share,
+ * deblend-rise (rms); out of range or unknown is refused with a message.
+ * What the view shows of the background: image, background, rms,
+ * residual (image − background); FALSE for an unknown name. */
+void sky_window_set_method (SkyWindow *self, SkyMethod method);
+SkyMethod sky_window_get_method (SkyWindow *self);
+void sky_window_set_local_param (SkyWindow *self, const char *name, double value);
+gboolean sky_window_set_background_view (SkyWindow *self, const char *name);
+
 /* Centres the view on FITS image pixel (x, y), counted from 1 as the
  * readout shows it, keeping the zoom. */
 void sky_window_pan (SkyWindow *self, double x, double y);

@@ -54,7 +54,7 @@ sky_window_describe (SkyWindow *self)
                             self->image->load_ms, self->image->prepare_ms);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
                           self->current || !g_queue_is_empty (&self->jobs) || self->sorting
-                            ? "true" : "false",
+                          || self->maps_pending > 0 ? "true" : "false",
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
   json_string (out, sky_backend_name (self->backend));
@@ -72,13 +72,17 @@ sky_window_describe (SkyWindow *self)
   g_string_append_printf (out, ", \"relative\": %s, \"connectivity\": %d",
                           self->params.relative ? "true" : "false", self->params.connectivity);
   g_string_append_printf (out, ", \"nsources\": %" G_GINT64_FORMAT,
-                          run && run->done >= SKY_STEP_LABEL ? run->nsources : -1);
-  if (run && run->done >= SKY_STEP_CLIP)
+                          run && sky_run_has_labels (run) ? run->nsources : -1);
+  if (run && sky_run_has (run, SKY_STEP_CLIP))
     {
       g_string_append (out, ", \"median\": ");
       json_number (out, run->stats.median);
       g_string_append (out, ", \"sigma\": ");
       json_number (out, run->stats.sigma);
+    }
+  sky_window_describe_method (self, out);
+  if (run && run->done != SKY_STEP_NONE)
+    {
       const SkyStep *steps;
       int nsteps = sky_method_steps (run->stages.method, &steps);
 

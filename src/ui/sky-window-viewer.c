@@ -133,7 +133,7 @@ sky_window_set_source_filter (SkyWindow *self, const char *text)
 static void
 on_goto_source (SkySourceTable *table, gint64 id, SkyWindow *self)
 {
-  gint64 n = self->run && self->run->done >= SKY_STEP_MEASURE ? self->run->catalogue.n : 0;
+  gint64 n = sky_run_has (self->run, SKY_STEP_MEASURE) ? self->run->catalogue.n : 0;
 
   if (id < 1 || id > n)
     {

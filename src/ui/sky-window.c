@@ -53,7 +53,7 @@ void
 sky_window_run (SkyWindow *self, SkyStep until)
 {
   g_return_if_fail (SKY_IS_WINDOW (self));
-  sky_window_push_job (self, SKY_JOB_RUN, NULL, until, FALSE);
+  sky_window_push_job (self, SKY_JOB_RUN, NULL, sky_window_method_step (self, until), FALSE);
 }
 
 void
@@ -139,7 +139,8 @@ sky_window_select_source (SkyWindow *self, gint64 id)
 {
   gint64 index = id - 1;
 
-  if (self->run == NULL || self->run->done < SKY_STEP_MEASURE || index >= self->run->catalogue.n)
+  if (self->run == NULL || !sky_run_has (self->run, SKY_STEP_MEASURE)
+      || index >= self->run->catalogue.n)
     index = -1;
   sky_source_table_select (self->sources, index);
   sky_image_view_set_selected (self->view, index);
@@ -167,6 +168,8 @@ sky_window_set_display (SkyWindow *self, const char *setting, const char *value)
     return sky_window_set_panels (self, value);
   if (g_str_equal (setting, "smooth"))
     return sky_window_set_display_smooth (self, value);
+  if (g_str_equal (setting, "background"))
+    return sky_window_set_background_view (self, value);
 
   if (g_str_equal (setting, "mask") || g_str_equal (setting, "labels")
       || g_str_equal (setting, "markers"))
@@ -332,7 +335,7 @@ update_stats_label (SkyWindow *self)
   const char *unit;
   GString *text;
 
-  if (run == NULL || run->done < SKY_STEP_CLIP)
+  if (run == NULL || !sky_run_has (run, SKY_STEP_CLIP))
     return;
   unit = run->image->image.bunit;
   text = g_string_new (NULL);
@@ -355,7 +358,7 @@ update_stats_label (SkyWindow *self)
       else
         g_string_append_printf (text, "Threshold: pixel > %.6g %s (%gσ)", run->threshold_value,
                                 unit, run->params.threshold);
-      if (run->done >= SKY_STEP_LABEL)
+      if (sky_run_has_labels (run))
         {
           g_autofree char *found = sky_source_count_text (run->nsources);
           g_string_append_printf (text, "\n%s, %d-connected", found, run->params.connectivity);
@@ -408,7 +411,8 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
       /* Each step's own picture: the mask, the sources in colour, markers. */
       g_object_set (self->view,
                     "show-mask", shown == SKY_STEP_SEGMENT,
-                    "show-labels", shown == SKY_STEP_LABEL,
+                    "show-labels", shown == SKY_STEP_LABEL || shown == SKY_STEP_FLOOD
+                                   || shown == SKY_STEP_DEBLEND,
                     "show-markers", shown == SKY_STEP_MEASURE,
                     NULL);
     }
@@ -417,6 +421,7 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
   sky_timings_panel_set_run (self->timings, run);
   sky_source_table_set_run (self->sources, run);
   update_stats_label (self);
+  sky_window_method_apply_run (self, run, new_step);
   sky_window_keep_panel_width (self);
   sky_window_changed (self);
   g_debug ("run applied in %.1f ms", (g_get_monotonic_time () - t0) / 1000.0);
@@ -456,6 +461,11 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWi
     g_string_append (text, "blank");
   else
     g_string_append_printf (text, "%.5g %s", v, img->bunit);
+  /* A map shown in the image's place: its value too, the one the colours show. */
+  if (sky_window_shown_map_name (self) != NULL)
+    g_string_append_printf (text, "  %s %.5g", sky_window_shown_map_name (self),
+                            sky_image_view_get_shown_pixels (self->view)->image.pixels[iy * img->nx
+                                                                                      + ix]);
   g_string_append_c (text, '\n');
   if (self->image->wcs != NULL)
     {
@@ -723,6 +733,7 @@ sky_window_class_init (SkyWindowClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, on_source_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_source_selected);
   sky_window_controls_class_init (widget_class);
+  sky_window_method_class_init (widget_class);
 
   gtk_widget_class_install_action (widget_class, "win.open", NULL, action_open);
   sky_window_viewer_class_init (widget_class);
@@ -773,6 +784,7 @@ sky_window_init (SkyWindow *self)
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
 
   sky_window_controls_init (self);
+  sky_window_method_init (self);
 
   /* Until the GPU has been looked for (off the main thread: starting CUDA
    * takes a moment), its choices wait. */
