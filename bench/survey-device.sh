@@ -24,6 +24,10 @@ mkdir -p "$out"
 export PYTHONPATH="$here/site:$here/deps${PYTHONPATH:+:$PYTHONPATH}"
 export SKYSIFT_CLI="$here/bin/skysift-cli"
 export PYTHONUNBUFFERED=1
+# distributed 2022.12 reads GPU names through pynvml as bytes; the GPU machine's newer pynvml
+# gives str, and its scheduler then fails to start. The survey pins GPUs itself
+# (CUDA_VISIBLE_DEVICES per worker) and needs none of NVML's dashboard figures.
+export DASK_DISTRIBUTED__DIAGNOSTICS__NVML=${DASK_DISTRIBUTED__DIAGNOSTICS__NVML:-False}
 py=${PYTHON:-python3}
 status=0
 # The device tool stops a command at 600 s: each phase gets at most what is
