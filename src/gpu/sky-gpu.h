@@ -191,6 +191,22 @@ int sky_gpu_local_maps_host (SkyGpu *gpu, const SkyImage *img, const SkyParams *
                              float *background, float *rms, float *residual, float *snr,
                              SkyGpuMapsTimes *times);
 
+/* The local method timed as sky_gpu_run_best times the lesson's steps, for
+ * every front end. The maps: the image page-locked for the call, one
+ * untimed warm-up, the best of repeat runs bringing nothing home, then the
+ * background and rms of one more run brought home (either NULL), its
+ * download timed apart; times->ms[SKY_STEP_BACKGROUND] is the kernels'. */
+int sky_gpu_local_maps_best (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
+                             int repeat, float *background, float *rms, SkyGpuTimes *times);
+
+/* The local method's detection (every step, or from given maps: in as
+ * sky_gpu_run_local_on takes it): one warm-up run, then the best of repeat
+ * (at least 1), each figure's own best; res holds the last run's results
+ * with its mask and labels. */
+int sky_gpu_run_local_best (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
+                            const SkyGpuDetectInput *in, int repeat, SkyResult *res,
+                            SkyGpuTimes *times);
+
 /* ------------------------------------------------------------- convolution */
 
 /* One convolution's times in milliseconds, from CUDA events on the

@@ -59,75 +59,42 @@ default_compare (void *data, const SkyImage *img, const SkyResult *ref, const Sk
   return sky_result_compare (img, ref, res, what, what_size);
 }
 
-/* As sky_gpu_run_best times the lesson's steps: the image page-locked for
- * the call, one untimed warm-up, the best of repeat runs bringing nothing
- * home, then the maps of one more run brought home, timed apart. */
+/* The local method's maps, timed as the lesson's steps are
+ * (sky_gpu_local_maps_best). */
 static int
 default_local_maps (void *data, const SkyImage *img, const SkyParams *params, int repeat,
                     float *background, float *rms, SkyGpuTimes *times)
 {
-  SkyGpuMapsTimes t, best = { 0 };
-  int ret = SKY_OK, locked;
+  int ret = SKY_OK;
 
   (void) data;
   memset (times, 0, sizeof *times);
   pthread_mutex_lock (&gpu_lock);
   if (gpu_context == NULL)
     ret = sky_gpu_new (&gpu_context);
-  locked = sky_gpu_lock_host (img->pixels, (size_t) (img->nx * img->ny) * sizeof (float));
-  for (int r = -1; r < repeat && ret == SKY_OK; r++)
-    {
-      ret = sky_gpu_local_maps_host (gpu_context, img, params, NULL, NULL, NULL, NULL, &t);
-      if (r == 0 || (r > 0 && t.kernel_ms < best.kernel_ms))
-        best.kernel_ms = t.kernel_ms;
-      if (r == 0 || (r > 0 && t.upload_ms < best.upload_ms))
-        best.upload_ms = t.upload_ms;
-    }
   if (ret == SKY_OK)
-    ret = sky_gpu_local_maps_host (gpu_context, img, params, background, rms, NULL, NULL, &t);
-  sky_gpu_unlock_host (img->pixels, locked);
+    ret = sky_gpu_local_maps_best (gpu_context, img, params, repeat, background, rms, times);
   pthread_mutex_unlock (&gpu_lock);
-  if (ret != SKY_OK)
-    return ret;
-  times->upload = best.upload_ms;
-  times->ms[SKY_STEP_BACKGROUND] = best.kernel_ms;
-  times->kernels = best.kernel_ms;
-  times->download = t.download_ms;
-  times->total = best.upload_ms + best.kernel_ms + t.download_ms;
-  times->runs = repeat;
-  times->outputs = -1;
-  return SKY_OK;
+  return ret;
 }
 
-/* The local method: one warm-up run, then the best of repeat (each
- * figure's own best, as sky_gpu_run_best takes them); the last run's
- * results, with its mask and labels. */
+/* The local method: a warm-up run, then the best of repeat
+ * (sky_gpu_run_local_best), with the last run's mask and labels. */
 static int
 default_run_local (void *data, const SkyImage *img, const SkyParams *params,
                    const float *background, const float *rms, const float *snr, int repeat,
                    SkyResult *res, SkyGpuTimes *times)
 {
   SkyGpuDetectInput in = { background, rms, snr };
-  SkyGpuTimes t;
   int ret = SKY_OK;
 
   (void) data;
   pthread_mutex_lock (&gpu_lock);
   if (gpu_context == NULL)
     ret = sky_gpu_new (&gpu_context);
-  for (int r = -1; ret == SKY_OK && r < (repeat > 0 ? repeat : 1); r++)
-    {
-      ret = sky_gpu_run_local_on (gpu_context, img, params, background != NULL ? &in : NULL,
-                                  SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS, res, &t);
-      if (ret != SKY_OK || r < 0)
-        continue;
-      if (r == 0)
-        *times = t;
-      else
-        sky_gpu_times_min (times, &t);
-      times->runs = r + 1;
-    }
-  times->outputs = -1;
+  if (ret == SKY_OK)
+    ret = sky_gpu_run_local_best (gpu_context, img, params, background != NULL ? &in : NULL,
+                                  repeat, res, times);
   pthread_mutex_unlock (&gpu_lock);
   return ret;
 }

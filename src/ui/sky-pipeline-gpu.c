@@ -99,53 +99,32 @@ bridge_run (void *data, const SkyImage *img, const SkyParams *params, int keep, 
 }
 
 /* The local method's background and rms maps on the device, timed as the
- * runner's default times them (the image page-locked, a warm-up, the best
- * of repeat bringing nothing home, then the maps of one more run brought
- * home), on this bridge's context under its lock. The device then holds
+ * runner's default times them (sky_gpu_local_maps_best), on this
+ * bridge's context under its lock. The device then holds
  * none of a run's mask and labels for the view: it is told so. */
 static int
 bridge_local_maps (void *data, const SkyImage *img, const SkyParams *params, int repeat,
                    float *background, float *rms, SkyGpuTimes *times)
 {
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&gpu_lock);
-  SkyGpuMapsTimes t = { 0 }, best = { 0 };
-  int ret = SKY_OK, locked;
+  int ret = SKY_OK;
 
   memset (times, 0, sizeof *times);
   if (gpu_context == NULL)
     ret = sky_gpu_new (&gpu_context);
-  locked = sky_gpu_lock_host (img->pixels, (size_t) (img->nx * img->ny) * sizeof (float));
-  for (int r = -1; r < repeat && ret == SKY_OK; r++)
-    {
-      ret = sky_gpu_local_maps_host (gpu_context, img, params, NULL, NULL, NULL, NULL, &t);
-      if (r == 0 || (r > 0 && t.kernel_ms < best.kernel_ms))
-        best.kernel_ms = t.kernel_ms;
-      if (r == 0 || (r > 0 && t.upload_ms < best.upload_ms))
-        best.upload_ms = t.upload_ms;
-    }
   if (ret == SKY_OK)
-    ret = sky_gpu_local_maps_host (gpu_context, img, params, background, rms, NULL, NULL, &t);
-  sky_gpu_unlock_host (img->pixels, locked);
+    ret = sky_gpu_local_maps_best (gpu_context, img, params, repeat, background, rms, times);
   if (gpu_context != NULL)
     sky_display_publish (gpu_context, &gpu_lock, NULL, NULL);
-  if (ret != SKY_OK)
-    return ret;
-  times->upload = best.upload_ms;
-  times->ms[SKY_STEP_BACKGROUND] = best.kernel_ms;
-  times->kernels = best.kernel_ms;
-  times->download = t.download_ms;
-  times->total = best.upload_ms + best.kernel_ms + t.download_ms;
-  times->runs = repeat;
-  times->outputs = -1;
-  return SKY_OK;
+  return ret;
 }
 
 /* The local method on the device, every step or the detection's from
- * the CPU's maps, timed as the runner's default times it (a warm-up run,
- * then each figure's best of repeat), on this bridge's context under its
- * lock. Its mask and labels are not where the view's interop reads a
- * run's (the lesson's buffers), so the view is told the device holds
- * nothing it shows: it fills its textures from the host. */
+ * the CPU's maps, timed as the runner's default times it
+ * (sky_gpu_run_local_best), on this bridge's context under its lock. Its
+ * mask and labels are not where the view's interop reads a run's (the
+ * lesson's buffers), so the view is told the device holds nothing it
+ * shows: it fills its textures from the host. */
 static int
 bridge_run_local (void *data, const SkyImage *img, const SkyParams *params,
                   const float *background, const float *rms, const float *snr, int repeat,
@@ -153,24 +132,13 @@ bridge_run_local (void *data, const SkyImage *img, const SkyParams *params,
 {
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&gpu_lock);
   SkyGpuDetectInput in = { background, rms, snr };
-  SkyGpuTimes t;
   int ret = SKY_OK;
 
   if (gpu_context == NULL)
     ret = sky_gpu_new (&gpu_context);
-  for (int r = -1; ret == SKY_OK && r < (repeat > 0 ? repeat : 1); r++)
-    {
-      ret = sky_gpu_run_local_on (gpu_context, img, params, background != NULL ? &in : NULL,
-                                  SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS, res, &t);
-      if (ret != SKY_OK || r < 0)
-        continue;
-      if (r == 0)
-        *times = t;
-      else
-        sky_gpu_times_min (times, &t);
-      times->runs = r + 1;
-    }
-  times->outputs = -1;
+  if (ret == SKY_OK)
+    ret = sky_gpu_run_local_best (gpu_context, img, params, background != NULL ? &in : NULL,
+                                  repeat, res, times);
   if (gpu_context != NULL)
     sky_display_publish (gpu_context, &gpu_lock, NULL, NULL);
   return ret;
