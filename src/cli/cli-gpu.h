@@ -11,15 +11,29 @@ typedef struct CliGpuRun {
   SkyGpuTimes times;     /* best of the repeats, transfers included */
   size_t device_bytes;   /* device memory the context held */
   int pinned;            /* the upload read the image's own pages */
+  int loaded;            /* the image was read to the device with the load */
   int failed_checks;     /* against the CPU's result, when compared */
   char compare[2048];    /* "agree" or the failed checks */
 } CliGpuRun;
 
 /* Runs the pipeline repeat times on the GPU (the image page-locked for the
  * uploads) and, when cpu is not NULL, once more with the label image and
- * compares that run with cpu. 0, or CLI_EXIT_FAILURE with the error printed. */
-int cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const SkyResult *cpu,
-                  CliGpuRun *run);
+ * compares that run with cpu. loaded: a context whose image
+ * cli_gpu_load_direct put on the device (img has no pixels), or NULL for
+ * a context of its own. 0, or CLI_EXIT_FAILURE with the error printed. */
+int cli_gpu_find (SkyGpu *loaded, const SkyImage *img, const SkyParams *params, int repeat,
+                  const SkyResult *cpu, CliGpuRun *run);
+
+/* find --backend gpu's load: the plane of path read straight into a new
+ * context's image on the device (sky_gpu_load_plane), img filled as
+ * sky_image_load fills it but for the pixels. *gpu is made first (the
+ * device's start is not the load's); *load_ms is the rest, the header
+ * included. 1 where the plane cannot go that way (compressed, not a
+ * regular file, SKYSIFT_FITS_READER=cfitsio or SKYSIFT_GPU_LOAD=host):
+ * nothing is held and the caller loads as usual; 0 when loaded; -1 on an
+ * error, printed. */
+int cli_gpu_load_direct (const char *path, const SkyLoadOptions *opts, int nthreads,
+                         SkyGpu **gpu, SkyImage *img, double *load_ms, SkyGpuLoadTimes *t);
 
 /* One line of GPU times for --backend gpu. */
 void cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat);

@@ -131,6 +131,7 @@ free_image_buffers (SkyGpu *gpu)
   gpu->d_labels = NULL;
   gpu->d_tile_counts = gpu->d_super_counts = NULL;
   gpu->capacity = 0;
+  gpu->loaded_n = 0;
 }
 
 void
@@ -142,6 +143,7 @@ sky_gpu_free (SkyGpu *gpu)
   if (gpu->stream)
     cudaStreamSynchronize (gpu->stream);
   free_image_buffers (gpu);
+  sky_gpu_loader_free (gpu);
   sky_gpu_detect_free (gpu);
   sky_gpu_local_free (gpu);
   cudaFree (gpu->d_conv_out);
@@ -369,6 +371,7 @@ sky_gpu_device_bytes (const SkyGpu *gpu)
   bytes += gpu->conv_out_bytes + gpu->conv_f32_bytes;
   bytes += sky_gpu_local_bytes (gpu);
   bytes += sky_gpu_detect_bytes (gpu);
+  bytes += sky_gpu_loader_bytes (gpu);
   return bytes;
 }
 

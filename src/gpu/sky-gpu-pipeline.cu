@@ -220,7 +220,10 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
    * tests set this to check that path against the CPU too. */
   gpu->h_params->full_clip = gpu->switches.full_clip;
   gpu->h_params->loop_profile = gpu->switches.loop_profile;
-  const int place = pixels_place (src);
+  const int loaded = (flags & SKY_GPU_IMAGE_LOADED) != 0;
+  const int place = loaded ? PIXELS_DEVICE : pixels_place (src);
+  if (!loaded)
+    gpu->loaded_n = 0;   /* d_image is about to hold another image */
   if (place == PIXELS_PAGEABLE)
     {
       if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
@@ -231,7 +234,9 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
     }
 
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_START], s));
-  if (place == PIXELS_DEVICE)
+  if (loaded)
+    ; /* sky_gpu_load_plane left the image in d_image */
+  else if (place == PIXELS_DEVICE)
     {
       int blocks = (int) ((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
       copyBlankingInfKernel<<<blocks, 256, 0, s>>> (gpu->d_image, src, n);
@@ -343,9 +348,12 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
     return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
   /* Pixel indices are 64-bit where they pass 2^31 - 1 (label, measure);
    * the clip's counts and the peak's tie-break hold 32 bits. */
-  if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || img->nx > INT32_MAX
+  if ((img->pixels == NULL && !(flags & SKY_GPU_IMAGE_LOADED)) || img->nx <= 0 || img->ny <= 0 || img->nx > INT32_MAX
       || img->ny > INT32_MAX || img->nx * img->ny > (int64_t) UINT32_MAX)
     return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^32 - 1 pixels (got %lld x %lld)",
+                     (long long) img->nx, (long long) img->ny);
+  if ((flags & SKY_GPU_IMAGE_LOADED) && gpu->loaded_n != img->nx * img->ny)
+    return sky_fail (SKY_ERR_ARGUMENT, "the GPU context holds no loaded image of %lld x %lld",
                      (long long) img->nx, (long long) img->ny);
   if ((ret = reset_result (res, img, flags)) != SKY_OK)
     return ret;

@@ -50,6 +50,9 @@ size_t sky_gpu_device_bytes (const SkyGpu *gpu);
 enum {
   SKY_GPU_WANT_MASK = 1u << 0,   /* res->mask, nx * ny bytes */
   SKY_GPU_WANT_LABELS = 1u << 1, /* res->labels, nx * ny int32 */
+  /* The image is the one sky_gpu_load_plane put on the device: nothing is
+   * uploaded and img->pixels may be NULL. */
+  SKY_GPU_IMAGE_LOADED = 1u << 2,
 };
 
 /* Runs the four steps on the device into res, which must be zeroed or hold
@@ -74,6 +77,32 @@ int sky_gpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res,
 
 /* Frees the process-wide context of sky_gpu_run(), if any. */
 void sky_gpu_shutdown (void);
+
+/* ------------------------------------------------ from the file, directly */
+
+typedef struct SkyGpuLoadTimes {
+  double buffers_ms;    /* the device's buffers and the page-locked ring */
+  double stream_ms;     /* reading, copying up and converting, overlapped */
+  int64_t nchunks, chunk_bytes;
+  int nslots, nthreads;
+} SkyGpuLoadTimes;
+
+/* Reads the plane of f (sky_plane_file_open; img as it filled it) straight
+ * into the context's image on the device, with no image in host memory:
+ * nthreads threads (0: every core) pread the stored values in chunks of
+ * chunk_bytes (0: by the plane's size) into a ring of page-locked slots
+ * that go up by DMA while the next chunks are read, and the device
+ * converts them exactly as sky_image_load does (the same float bits:
+ * byte order, BSCALE/BZERO, BLANK, infinities to NaN). Sets img->nblank
+ * and img->ninf; SKY_ERR_EMPTY when every pixel is blank, SKY_ERR_IO when
+ * the file cannot be read, SKY_ERR_ARGUMENT when it is not a regular file.
+ * A run then takes SKY_GPU_IMAGE_LOADED, until the next run on the
+ * context that uploads an image. */
+int sky_gpu_load_plane (SkyGpu *gpu, SkyPlaneFile *f, SkyImage *img, int nthreads,
+                        size_t chunk_bytes, SkyGpuLoadTimes *times);
+
+/* The context's image (n pixels) brought home, for tests. */
+int sky_gpu_image_download (SkyGpu *gpu, float *pixels, int64_t n);
 
 /* Page-locks the image's pixels so that uploads read them directly; the
  * caller must call sky_gpu_unpin() before freeing or reallocating them. */
