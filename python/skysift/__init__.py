@@ -15,6 +15,7 @@ adds no algorithm of its own. ``import skysift`` needs NumPy alone; astropy
 makes tables, CuPy brings device arrays.
 """
 import ctypes
+import functools
 
 import numpy as np
 
@@ -32,7 +33,9 @@ _METHODS = {"lesson": "lesson", "global": "lesson", "local": "local"}
 _BACKENDS = ("cpu", "gpu", "both")
 
 
+@functools.lru_cache(maxsize=None)
 def _astropy_available():
+    # Cached: a failed import searches the path again on every call.
     try:
         import astropy.table  # noqa: F401
     except ImportError:
@@ -235,15 +238,22 @@ def _find_device(image, header, p, images, table):
     there; only the statistics and the catalogue come to the host."""
     import cupy
     data = _arrays.device_float32(image)
-    # The context's stream reads what CuPy's current stream wrote.
-    cupy.cuda.get_current_stream().synchronize()
     ny, nx = data.shape
     run = ctypes.c_void_p()
+    # The context's stream waits on the device for what CuPy's current
+    # stream has enqueued (the array's making); the host does not wait.
     _lib.check(_lib.lib.sky_api_gpu_run_device(data.data.ptr, nx, ny, ctypes.byref(p),
+                                               cupy.cuda.get_current_stream().ptr,
                                                ctypes.byref(run)))
+    want_table = table and _astropy_available()
     try:
         try:
             res = _table.result_of(run)
+            cols = None
+            if not want_table:
+                packed = ctypes.c_void_p()
+                _lib.check(_lib.lib.sky_api_gpu_catalogue(ctypes.byref(packed)))
+                cols = _table.packed_columns(packed.value, res.nsources)
             out_images = None
             if images:
                 d_mask, d_labels = ctypes.c_void_p(), ctypes.c_void_p()
@@ -258,9 +268,9 @@ def _find_device(image, header, p, images, table):
                 out_images = (mask.view(cupy.bool_), labels)
         finally:
             _lib.lib.sky_api_gpu_release()
-        if table and _astropy_available():
+        if want_table:
             return _table.astropy_table(run)
-        out = _result_dict(res, _table.columns(res))
+        out = _result_dict(res, cols)
         if out_images is not None:
             out["mask"], out["labels"] = out_images
         return out

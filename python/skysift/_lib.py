@@ -8,7 +8,7 @@ import ctypes
 import glob
 import os
 
-API_VERSION = 3
+API_VERSION = 4
 
 # Statuses of sky-core.h, in order from SKY_OK.
 _STATUS_NAMES = ["ok", "io", "format", "no_image", "size", "memory", "empty", "argument",
@@ -114,8 +114,9 @@ def _load():
         "sky_api_run": (c.c_int, [vp, c.POINTER(Params), c.c_char_p, c.c_char_p, c.c_char_p,
                                   vp, vp, c.POINTER(vp)]),
         "sky_api_background": (c.c_int, [vp, c.POINTER(Params), vp, vp]),
-        "sky_api_gpu_run_device": (c.c_int, [vp, c.c_int64, c.c_int64, c.POINTER(Params),
+        "sky_api_gpu_run_device": (c.c_int, [vp, c.c_int64, c.c_int64, c.POINTER(Params), vp,
                                              c.POINTER(vp)]),
+        "sky_api_gpu_catalogue": (c.c_int, [c.POINTER(vp)]),
         "sky_api_gpu_run_image": (c.c_int, [vp, c.POINTER(Params), c.POINTER(vp)]),
         "sky_api_gpu_buffers": (c.c_int, [c.POINTER(vp), c.POINTER(vp)]),
         "sky_api_gpu_release": (None, []),

@@ -167,6 +167,8 @@ sky_gpu_free (SkyGpu *gpu)
   for (int i = 0; i < (int) (sizeof gpu->ev / sizeof gpu->ev[0]); i++)
     if (gpu->ev[i])
       cudaEventDestroy (gpu->ev[i]);
+  if (gpu->ev_caller)
+    cudaEventDestroy (gpu->ev_caller);
   if (gpu->stream)
     cudaStreamDestroy (gpu->stream);
   cudaGetLastError ();
@@ -373,6 +375,19 @@ sky_gpu_device_bytes (const SkyGpu *gpu)
   bytes += sky_gpu_detect_bytes (gpu);
   bytes += sky_gpu_loader_bytes (gpu);
   return bytes;
+}
+
+/* A caller's stream (CuPy's current one, say) before the context's: the
+ * context's stream waits on the device for what was enqueued there so
+ * far, and the host does not wait at all. */
+int
+sky_gpu_wait_for_stream (SkyGpu *gpu, void *stream)
+{
+  if (gpu->ev_caller == NULL)
+    SKY_CUDA (cudaEventCreateWithFlags (&gpu->ev_caller, cudaEventDisableTiming));
+  SKY_CUDA (cudaEventRecord (gpu->ev_caller, (cudaStream_t) stream));
+  SKY_CUDA (cudaStreamWaitEvent (gpu->stream, gpu->ev_caller, 0));
+  return SKY_OK;
 }
 
 /* ------------------------------------------------------------- pinning */

@@ -277,6 +277,9 @@ struct SkyGpu {
   SkyGpuParams *h_params, *d_params;
   unsigned char *h_cat;
   size_t h_cat_bytes;
+  size_t cat_guess;          /* catalogue bytes fetched with the header: the
+                              * last run's need and some (0: 64 KiB) */
+  cudaEvent_t ev_caller;     /* sky_gpu_wait_for_stream's, made on first use */
   float *h_stage;
   size_t h_stage_bytes;
 };

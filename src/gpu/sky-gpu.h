@@ -104,6 +104,17 @@ int sky_gpu_load_plane (SkyGpu *gpu, SkyPlaneFile *f, SkyImage *img, int nthread
 /* The context's image (n pixels) brought home, for tests. */
 int sky_gpu_image_download (SkyGpu *gpu, float *pixels, int64_t n);
 
+/* Orders the context's next work after everything enqueued so far on
+ * stream (a cudaStream_t; NULL: the legacy default stream), without the
+ * host waiting: for a caller whose device array another stream wrote. */
+int sky_gpu_wait_for_stream (SkyGpu *gpu, void *stream);
+
+/* The packed catalogue of the context's last lesson run on the host
+ * (nsources each of x, y, sum as double, npix as int64, peak as float,
+ * peak_x, peak_y, xmin, xmax, ymin, ymax as int32, column after column),
+ * valid until the next run on the context. */
+const void *sky_gpu_packed_catalogue (const SkyGpu *gpu);
+
 /* Page-locks the image's pixels so that uploads read them directly; the
  * caller must call sky_gpu_unpin() before freeing or reallocating them. */
 int sky_gpu_pin (const SkyImage *img);

@@ -24,7 +24,7 @@ sky_api_gpu_available (char *why, size_t why_size)
 
 int
 sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
-                        const SkyApiParams *params, SkyApiRun **out)
+                        const SkyApiParams *params, void *stream, SkyApiRun **out)
 {
   SkyImage img = { 0 };
   SkyParams p;
@@ -43,6 +43,8 @@ sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
   pthread_mutex_lock (&device_lock);
   if (device_context == NULL)
     ret = sky_gpu_new (&device_context);
+  if (ret == SKY_OK)
+    ret = sky_gpu_wait_for_stream (device_context, stream);
   if (ret == SKY_OK)
     ret = sky_gpu_run_on (device_context, &img, &p, 0, res, times);
   if (ret != SKY_OK)
@@ -95,6 +97,16 @@ sky_api_gpu_buffers (const void **d_mask, const void **d_labels)
     return ret;
   *d_mask = b.mask;
   *d_labels = b.labels;
+  return SKY_OK;
+}
+
+int
+sky_api_gpu_catalogue (const void **packed)
+{
+  *packed = NULL;
+  if (device_context == NULL)
+    return sky_fail (SKY_ERR_ARGUMENT, "no device run yet");
+  *packed = sky_gpu_packed_catalogue (device_context);
   return SKY_OK;
 }
 
