@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """skysift-cli find --backend gpu from the file to the catalogue: the plane
-read straight to the device (the default) against the host load followed by
-an upload (SKYSIFT_GPU_LOAD=host), alternating, each file's page cache warm.
+read straight to the device (SKYSIFT_GPU_LOAD=device) against the host load
+followed by an upload (SKYSIFT_GPU_LOAD=host), alternating, each file's page
+cache warm.
 
 For each file and way: the medians of the JSON's load, the four steps'
 kernels, load + steps, the upload a host load adds, the JSON's wall_ms
@@ -24,7 +25,7 @@ import sys
 import tempfile
 import time
 
-WAYS = [("device", {}), ("host", {"SKYSIFT_GPU_LOAD": "host"})]
+WAYS = [("device", {"SKYSIFT_GPU_LOAD": "device"}), ("host", {"SKYSIFT_GPU_LOAD": "host"})]
 
 
 def machine():

@@ -48,7 +48,7 @@ LD_LIBRARY_PATH="$here/lib" timeout "$(left 200)" python3 "$here/bench/bench-gpu
 LD_LIBRARY_PATH="$here/lib" timeout "$(left 200)" python3 "$here/bench/bench-gpu-load.py" \
   --cli "$here/bin/skysift-cli" --rounds 3 --record "$out/bigdata.md" /tmp/field-32768.fits
 for way in device host; do
-  [ $way = host ] && export SKYSIFT_GPU_LOAD=host
+  export SKYSIFT_GPU_LOAD=$way
   LD_LIBRARY_PATH="$here/lib" /usr/bin/time -f "$way: peak RSS %M KiB, wall %e s" \
     "$here/bin/skysift-cli" find /tmp/field-32768.fits --backend gpu --quiet \
     --csv /tmp/c.csv 2>&1 | tail -1 | tee -a "$out/bigdata.md"

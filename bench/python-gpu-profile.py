@@ -47,14 +47,12 @@ def main():
         stream = cupy.cuda.get_current_stream().ptr
         t3 = time.perf_counter()
         run = ctypes.c_void_p()
-        _lib.check(lib.sky_api_gpu_run_device(data.data.ptr, nx, ny, ctypes.byref(p), stream,
-                                              ctypes.byref(run)))
+        res = _lib.Result()
         t4 = time.perf_counter()
-        res = _table.result_of(run)
+        _lib.check(lib.sky_api_gpu_run_device(data.data.ptr, nx, ny, ctypes.byref(p), stream,
+                                              ctypes.byref(run), ctypes.byref(res)))
         t5 = time.perf_counter()
-        packed = ctypes.c_void_p()
-        _lib.check(lib.sky_api_gpu_catalogue(ctypes.byref(packed)))
-        cols = _table.packed_columns(packed.value, res.nsources)
+        cols = _table.packed_columns(res.packed_catalogue, res.nsources)
         t6 = time.perf_counter()
         lib.sky_api_gpu_release()
         lib.sky_api_run_free(run)
@@ -62,7 +60,7 @@ def main():
         skysift._result_dict(res, cols)
         t8 = time.perf_counter()
         for key, v in (("params", t1 - t0), ("array checks", t2 - t1), ("stream ptr", t3 - t2),
-                       ("C run", t4 - t3), ("result struct", t5 - t4),
+                       ("result struct", t4 - t3), ("C run", t5 - t4),
                        ("packed columns", t6 - t5), ("release + free", t7 - t6),
                        ("result dict", t8 - t7)):
             parts[key].append(v)

@@ -78,7 +78,7 @@ class Result(ctypes.Structure):
                 ("step_ms", ctypes.c_double * 8), ("total_ms", ctypes.c_double),
                 ("gpu_ran", ctypes.c_int32), ("gpu_kernels_ms", ctypes.c_double),
                 ("gpu_total_ms", ctypes.c_double), ("backend", ctypes.c_char_p),
-                ("gpu_fault", ctypes.c_char_p)]
+                ("gpu_fault", ctypes.c_char_p), ("packed_catalogue", ctypes.c_void_p)]
 
 
 def _library_path():
@@ -115,8 +115,7 @@ def _load():
                                   vp, vp, c.POINTER(vp)]),
         "sky_api_background": (c.c_int, [vp, c.POINTER(Params), vp, vp]),
         "sky_api_gpu_run_device": (c.c_int, [vp, c.c_int64, c.c_int64, c.POINTER(Params), vp,
-                                             c.POINTER(vp)]),
-        "sky_api_gpu_catalogue": (c.c_int, [c.POINTER(vp)]),
+                                             c.POINTER(vp), c.POINTER(Result)]),
         "sky_api_gpu_run_image": (c.c_int, [vp, c.POINTER(Params), c.POINTER(vp)]),
         "sky_api_gpu_buffers": (c.c_int, [c.POINTER(vp), c.POINTER(vp)]),
         "sky_api_gpu_release": (None, []),

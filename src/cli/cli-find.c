@@ -426,7 +426,7 @@ cli_find (int argc, char **argv)
 #ifdef SKYSIFT_HAVE_CUDA
   CliGpuRun gpu_run = { 0 };
   SkyGpu *loaded = NULL;      /* the image read straight to this device */
-  SkyGpuLoadTimes load_times = { 0 };
+  CliGpuLoad load_times = { 0 };
 #endif
   const SkyResult *out = res;
 
@@ -562,11 +562,16 @@ cli_find (int argc, char **argv)
       print_summary (&a, &img, out, load_ms);
 #ifdef SKYSIFT_HAVE_CUDA
       if (loaded != NULL)
-        printf ("load       file to device %.2f ms: buffers %.2f, read, copy up and convert "
-                "%.2f (%lld chunks of %lld KiB, %d threads, %d page-locked slots)\n",
-                load_ms, load_times.buffers_ms, load_times.stream_ms,
-                (long long) load_times.nchunks, (long long) load_times.chunk_bytes / 1024,
-                load_times.nthreads, load_times.nslots);
+        {
+          const SkyGpuLoadTimes *lt = &load_times.times;
+          printf ("load       file to device %.2f ms: header %.2f, device buffers %.2f, read, "
+                  "copy up and convert %.2f (%lld chunks of %lld KiB, %d threads, %d "
+                  "page-locked slots made before the load in %.2f ms)\n",
+                  load_ms, load_ms - lt->buffers_ms - lt->ring_ms - lt->stream_ms,
+                  lt->buffers_ms, lt->stream_ms + lt->ring_ms, (long long) lt->nchunks,
+                  (long long) lt->chunk_bytes / 1024, lt->nthreads, lt->nslots,
+                  load_times.prepare_ms);
+        }
 #endif
 #ifdef SKYSIFT_HAVE_CUDA
       if (gpu_ok && want_cpu)

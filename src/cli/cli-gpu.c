@@ -8,25 +8,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int
 cli_gpu_load_direct (const char *path, const SkyLoadOptions *opts, int nthreads, SkyGpu **gpu,
-                     SkyImage *img, double *load_ms, SkyGpuLoadTimes *t)
+                     SkyImage *img, double *load_ms, CliGpuLoad *t)
 {
   const char *reader = getenv ("SKYSIFT_FITS_READER");
   const char *how = getenv ("SKYSIFT_GPU_LOAD");
   SkyPlaneFile *f = NULL;
+  struct stat st;
   double t0;
   int ret;
 
   *gpu = NULL;
   *load_ms = 0;
   memset (img, 0, sizeof *img);
+  memset (t, 0, sizeof *t);
   if ((reader != NULL && strcmp (reader, "cfitsio") == 0)
-      || (how != NULL && strcmp (how, "host") == 0))
+      || (how != NULL && strcmp (how, "host") == 0) || stat (path, &st) != 0
+      || !S_ISREG (st.st_mode))
+    return 1;
+  if ((how == NULL || strcmp (how, "device") != 0) && st.st_size < CLI_GPU_DIRECT_MIN_BYTES)
     return 1;
   if (sky_gpu_new (gpu) != SKY_OK)
     return 1; /* the usual path says what the device lacks */
+  /* The ring of page-locked slots is made with the device's start, sized
+   * by the file's bytes; the load is the header, the image's buffers on
+   * the device and the pixels' way there. */
+  t0 = sky_now_ms ();
+  if (sky_gpu_load_prepare (*gpu, (int64_t) st.st_size, nthreads) != SKY_OK)
+    {
+      sky_gpu_free (*gpu);
+      *gpu = NULL;
+      return 1;
+    }
+  t->prepare_ms = sky_now_ms () - t0;
   t0 = sky_now_ms ();
   if (sky_plane_file_open (path, opts, img, &f) != SKY_OK)
     {
@@ -35,7 +52,7 @@ cli_gpu_load_direct (const char *path, const SkyLoadOptions *opts, int nthreads,
       *gpu = NULL;
       return 1;
     }
-  ret = sky_gpu_load_plane (*gpu, f, img, nthreads, 0, t);
+  ret = sky_gpu_load_plane (*gpu, f, img, nthreads, 0, &t->times);
   sky_plane_file_close (f);
   *load_ms = sky_now_ms () - t0;
   if (ret == SKY_ERR_ARGUMENT)

@@ -29,11 +29,22 @@ int cli_gpu_find (SkyGpu *loaded, const SkyImage *img, const SkyParams *params, 
  * sky_image_load fills it but for the pixels. *gpu is made first (the
  * device's start is not the load's); *load_ms is the rest, the header
  * included. 1 where the plane cannot go that way (compressed, not a
- * regular file, SKYSIFT_FITS_READER=cfitsio or SKYSIFT_GPU_LOAD=host):
+ * regular file, smaller than CLI_GPU_DIRECT_MIN_BYTES, SKYSIFT_FITS_READER=cfitsio
+ * or SKYSIFT_GPU_LOAD=host; SKYSIFT_GPU_LOAD=device takes any size):
  * nothing is held and the caller loads as usual; 0 when loaded; -1 on an
  * error, printed. */
+typedef struct CliGpuLoad {
+  SkyGpuLoadTimes times;
+  double prepare_ms;     /* the ring, made before the load (sky_gpu_load_prepare) */
+} CliGpuLoad;
+
+/* Files smaller than this load on the host and go up in one copy unless
+ * SKYSIFT_GPU_LOAD=device: at a few MiB the page-locked ring's making and
+ * the device's buffers cost more than the pipeline saves. */
+#define CLI_GPU_DIRECT_MIN_BYTES ((long long) 0)
+
 int cli_gpu_load_direct (const char *path, const SkyLoadOptions *opts, int nthreads,
-                         SkyGpu **gpu, SkyImage *img, double *load_ms, SkyGpuLoadTimes *t);
+                         SkyGpu **gpu, SkyImage *img, double *load_ms, CliGpuLoad *t);
 
 /* One line of GPU times for --backend gpu. */
 void cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat);

@@ -78,45 +78,49 @@ sky_gpu_loader_bytes (const SkyGpu *gpu)
   return l == NULL ? 0 : 16 + (l->device_ring ? l->slot_bytes * (size_t) l->nslots : 0);
 }
 
-/* The ring for nslots slots of slot_bytes, kept from an earlier load where
+/* The ring for nslots slots of slot_bytes (their device copies too where
+ * device_slots), kept from an earlier load or sky_gpu_load_prepare where
  * it is large enough: page-locking costs about a millisecond a few MiB. */
 static int
 ensure_loader (SkyGpu *gpu, int nslots, size_t slot_bytes, int device_slots)
 {
   SkyGpuLoader *l = gpu->loader;
 
-  if (l != NULL && l->nslots >= nslots && l->slot_bytes >= slot_bytes
-      && (!device_slots || l->device_ring != NULL))
-    return SKY_OK;
-  sky_gpu_loader_free (gpu);
-  l = (SkyGpuLoader *) calloc (1, sizeof *l);
-  if (l == NULL || (l->slots = (LoadSlot *) calloc ((size_t) nslots, sizeof *l->slots)) == NULL)
+  if (l == NULL || l->nslots < nslots || l->slot_bytes < slot_bytes)
     {
-      free (l);
-      return sky_fail (SKY_ERR_MEMORY, "out of memory for the GPU loader");
+      sky_gpu_loader_free (gpu);
+      l = (SkyGpuLoader *) calloc (1, sizeof *l);
+      if (l == NULL
+          || (l->slots = (LoadSlot *) calloc ((size_t) nslots, sizeof *l->slots)) == NULL)
+        {
+          free (l);
+          return sky_fail (SKY_ERR_MEMORY, "out of memory for the GPU loader");
+        }
+      gpu->loader = l;
+      l->nslots = nslots;
+      l->slot_bytes = slot_bytes;
+      SKY_CUDA (cudaHostAlloc ((void **) &l->host_ring, slot_bytes * (size_t) nslots,
+                               cudaHostAllocDefault));
+      SKY_CUDA (cudaMalloc ((void **) &l->d_counts, 2 * sizeof (unsigned long long)));
+      SKY_CUDA (cudaHostAlloc ((void **) &l->h_counts, 2 * sizeof (unsigned long long),
+                               cudaHostAllocDefault));
+      for (int i = 0; i < nslots; i++)
+        {
+          LoadSlot *s = &l->slots[i];
+          s->host = l->host_ring + slot_bytes * (size_t) i;
+          SKY_CUDA (cudaStreamCreateWithFlags (&s->stream, cudaStreamNonBlocking));
+          SKY_CUDA (cudaEventCreateWithFlags (&s->done, cudaEventDisableTiming));
+        }
     }
-  gpu->loader = l;
-  l->nslots = nslots;
-  l->slot_bytes = slot_bytes;
-  if (device_slots)
+  if (device_slots && l->device_ring == NULL)
     {
-      int ret = sky_gpu_check_memory_limit (gpu, slot_bytes * (size_t) nslots, "the loader");
+      int ret = sky_gpu_check_memory_limit (gpu, l->slot_bytes * (size_t) l->nslots,
+                                            "the loader");
       if (ret != SKY_OK)
         return ret;
-      SKY_CUDA (cudaMalloc ((void **) &l->device_ring, slot_bytes * (size_t) nslots));
-    }
-  SKY_CUDA (cudaHostAlloc ((void **) &l->host_ring, slot_bytes * (size_t) nslots,
-                           cudaHostAllocDefault));
-  SKY_CUDA (cudaMalloc ((void **) &l->d_counts, 2 * sizeof (unsigned long long)));
-  SKY_CUDA (cudaHostAlloc ((void **) &l->h_counts, 2 * sizeof (unsigned long long),
-                           cudaHostAllocDefault));
-  for (int i = 0; i < nslots; i++)
-    {
-      LoadSlot *s = &l->slots[i];
-      s->host = l->host_ring + slot_bytes * (size_t) i;
-      s->device = l->device_ring ? l->device_ring + slot_bytes * (size_t) i : NULL;
-      SKY_CUDA (cudaStreamCreateWithFlags (&s->stream, cudaStreamNonBlocking));
-      SKY_CUDA (cudaEventCreateWithFlags (&s->done, cudaEventDisableTiming));
+      SKY_CUDA (cudaMalloc ((void **) &l->device_ring, l->slot_bytes * (size_t) l->nslots));
+      for (int i = 0; i < l->nslots; i++)
+        l->slots[i].device = l->device_ring + l->slot_bytes * (size_t) i;
     }
   return SKY_OK;
 }
@@ -382,6 +386,27 @@ conversion_of (const SkyFitsRawPlane *plane)
   return c;
 }
 
+static size_t default_chunk_bytes (int64_t plane_bytes, int nthreads);
+
+/* Threads and slots for a plane of plane_bytes: every thread where there
+ * is a chunk for it, two slots more than threads so that a thread never
+ * waits for one. */
+static void
+plan (int64_t plane_bytes, int *nthreads, size_t *chunk_bytes, int64_t *nchunks, int *nslots)
+{
+  if (*nthreads <= 0)
+    *nthreads = sky_default_threads ();
+  if (*chunk_bytes == 0)
+    *chunk_bytes = default_chunk_bytes (plane_bytes, *nthreads);
+  *chunk_bytes = *chunk_bytes / 8 * 8 > 8 ? *chunk_bytes / 8 * 8 : 8;
+  *nchunks = (plane_bytes + (int64_t) *chunk_bytes - 1) / (int64_t) *chunk_bytes;
+  if (*nthreads > *nchunks)
+    *nthreads = (int) *nchunks;
+  if (*nthreads > MAX_SLOTS - 2)
+    *nthreads = MAX_SLOTS - 2;
+  *nslots = *nthreads + 2 < *nchunks ? *nthreads + 2 : (int) *nchunks;
+}
+
 /* The chunk: a quarter of each thread's share, from 64 KiB to 4 MiB, so
  * that a small image still spreads over every thread and a large one
  * costs few copies. */
@@ -407,26 +432,19 @@ run_pipeline (SkyGpu *gpu, const SkyFitsRawPlane *plane, const char *path, int n
   double t0 = sky_now_ms ();
   struct stat st;
 
-  if (nthreads <= 0)
-    nthreads = sky_default_threads ();
-  if (chunk_bytes == 0)
-    chunk_bytes = default_chunk_bytes (n * bytes, nthreads);
-  chunk_bytes = chunk_bytes / 8 * 8 > 8 ? chunk_bytes / 8 * 8 : 8;
-  nchunks = (n * bytes + (int64_t) chunk_bytes - 1) / (int64_t) chunk_bytes;
+  plan (n * bytes, &nthreads, &chunk_bytes, &nchunks, &nslots);
   if (nchunks > INT32_MAX)
     return sky_fail (SKY_ERR_SIZE, "%s: %lld chunks are too many to load", path,
                      (long long) nchunks);
-  if (nthreads > nchunks)
-    nthreads = (int) nchunks;
-  if (nthreads > MAX_SLOTS - 2)
-    nthreads = MAX_SLOTS - 2;
-  nslots = nthreads + 2 < nchunks ? nthreads + 2 : (int) nchunks;
 
-  if ((ret = sky_gpu_ensure_buffers (gpu, n)) != SKY_OK
-      || (ret = ensure_loader (gpu, nslots, chunk_bytes, bytes == 8)) != SKY_OK)
+  if ((ret = sky_gpu_ensure_buffers (gpu, n)) != SKY_OK)
+    return ret;
+  t->buffers_ms = sky_now_ms () - t0;
+  if ((ret = ensure_loader (gpu, nslots, chunk_bytes, bytes == 8)) != SKY_OK)
     return ret;
   l = gpu->loader;
-  t->buffers_ms = sky_now_ms () - t0;
+  t->ring_ms = sky_now_ms () - t0 - t->buffers_ms;
+  nslots = l->nslots; /* a ring prepared larger serves as it is */
 
   memset (&p, 0, sizeof p);
   p.gpu = gpu;
@@ -492,7 +510,25 @@ run_pipeline (SkyGpu *gpu, const SkyFitsRawPlane *plane, const char *path, int n
   t->chunk_bytes = (int64_t) chunk_bytes;
   t->nslots = nslots;
   t->nthreads = nthreads;
-  t->stream_ms = sky_now_ms () - t0 - t->buffers_ms;
+  t->stream_ms = sky_now_ms () - t0 - t->buffers_ms - t->ring_ms;
+  return SKY_OK;
+}
+
+int
+sky_gpu_load_prepare (SkyGpu *gpu, int64_t plane_bytes, int nthreads)
+{
+  size_t chunk_bytes = 0;
+  int64_t nchunks;
+  int nslots, ret;
+  cudaFuncAttributes attr;
+
+  SKY_CUDA (cudaSetDevice (gpu->device));
+  plan (plane_bytes > 0 ? plane_bytes : 1, &nthreads, &chunk_bytes, &nchunks, &nslots);
+  if ((ret = ensure_loader (gpu, nslots, chunk_bytes, 0)) != SKY_OK)
+    return ret;
+  /* Loads the conversion's module now (CUDA loads modules lazily, at a
+   * kernel's first launch). */
+  SKY_CUDA (cudaFuncGetAttributes (&attr, convertKernel));
   return SKY_OK;
 }
 

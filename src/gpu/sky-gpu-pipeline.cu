@@ -226,6 +226,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   int remeasured = 0, ret;
   int64_t nsources;
   size_t guess, need;
+  int body;
 
   SKY_CUDA (cudaSetDevice (gpu->device));
   if ((ret = sky_gpu_ensure_buffers (gpu, n)) != SKY_OK
@@ -242,7 +243,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   gpu->h_params->full_clip = gpu->switches.full_clip;
   gpu->h_params->loop_profile = gpu->switches.loop_profile;
   const int loaded = (flags & SKY_GPU_IMAGE_LOADED) != 0;
-  const int place = loaded ? PIXELS_DEVICE : pixels_place (src);
+  const int place = loaded || (flags & SKY_GPU_PIXELS_ON_DEVICE) ? PIXELS_DEVICE
+                                                                  : pixels_place (src);
   if (!loaded)
     gpu->loaded_n = 0;   /* d_image is about to hold another image */
   if (place == PIXELS_PAGEABLE)
@@ -316,22 +318,29 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
 
   need = (size_t) nsources * SKY_MEASURE_CAT_BYTES;
   gpu->cat_guess = (need + need / 8 + 4095) / 4096 * 4096;
-  if (gpu->cat_guess < ((size_t) 64 << 10))
-    gpu->cat_guess = (size_t) 64 << 10;
-  if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, need)) != SKY_OK)
-    return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
-  if (nsources > 0 && (remeasured || need > guess))
-    SKY_CUDA (cudaMemcpyAsync (gpu->h_cat, gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES,
-                               (size_t) nsources * SKY_MEASURE_CAT_BYTES, cudaMemcpyDeviceToHost,
-                               s));
-  if (flags & SKY_GPU_WANT_MASK)
-    SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost, s));
-  if (flags & SKY_GPU_WANT_LABELS)
-    SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4, cudaMemcpyDeviceToHost,
-                               s));
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
-  SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+  if (gpu->cat_guess < ((size_t) 16 << 10))
+    gpu->cat_guess = (size_t) 16 << 10;
+  body = (nsources > 0 && (remeasured || need > guess))
+         || (flags & (SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS));
+  if (body)
+    {
+      /* What did not come with the header: a second wait. */
+      if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, need)) != SKY_OK)
+        return ret;
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
+      if (nsources > 0 && (remeasured || need > guess))
+        SKY_CUDA (cudaMemcpyAsync (gpu->h_cat,
+                                   gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES, need,
+                                   cudaMemcpyDeviceToHost, s));
+      if (flags & SKY_GPU_WANT_MASK)
+        SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost,
+                                   s));
+      if (flags & SKY_GPU_WANT_LABELS)
+        SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4,
+                                   cudaMemcpyDeviceToHost, s));
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
+      SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+    }
 
   t->upload = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
   t->kernels = 0;
@@ -347,8 +356,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       from = end;
     }
   t->download = elapsed_ms (gpu, ev_measured, SKY_GPU_EV_HEADER)
-                + elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END);
-  t->total = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_BODY_END);
+                + (body ? elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END) : 0);
+  t->total = elapsed_ms (gpu, SKY_GPU_EV_START, body ? SKY_GPU_EV_BODY_END : SKY_GPU_EV_HEADER);
 
   res->stats.median = st->median;
   res->stats.sigma = st->sigma;

@@ -53,6 +53,9 @@ enum {
   /* The image is the one sky_gpu_load_plane put on the device: nothing is
    * uploaded and img->pixels may be NULL. */
   SKY_GPU_IMAGE_LOADED = 1u << 2,
+  /* img->pixels is device memory (a caller's device array): copied on the
+   * device without asking the driver where it lives. */
+  SKY_GPU_PIXELS_ON_DEVICE = 1u << 3,
 };
 
 /* Runs the four steps on the device into res, which must be zeroed or hold
@@ -81,7 +84,8 @@ void sky_gpu_shutdown (void);
 /* ------------------------------------------------ from the file, directly */
 
 typedef struct SkyGpuLoadTimes {
-  double buffers_ms;    /* the device's buffers and the page-locked ring */
+  double buffers_ms;    /* the image's buffers on the device */
+  double ring_ms;       /* the page-locked ring, where not prepared before */
   double stream_ms;     /* reading, copying up and converting, overlapped */
   int64_t nchunks, chunk_bytes;
   int nslots, nthreads;
@@ -100,6 +104,13 @@ typedef struct SkyGpuLoadTimes {
  * context that uploads an image. */
 int sky_gpu_load_plane (SkyGpu *gpu, SkyPlaneFile *f, SkyImage *img, int nthreads,
                         size_t chunk_bytes, SkyGpuLoadTimes *times);
+
+/* Makes the loader's ring of page-locked slots and their streams for a
+ * plane of about plane_bytes on nthreads threads (0: every core) and loads
+ * the conversion's kernel, ahead of sky_gpu_load_plane (which otherwise
+ * does it itself): for a caller that counts the device's start apart from
+ * the file's load. The ring is kept for later loads. */
+int sky_gpu_load_prepare (SkyGpu *gpu, int64_t plane_bytes, int nthreads);
 
 /* The context's image (n pixels) brought home, for tests. */
 int sky_gpu_image_download (SkyGpu *gpu, float *pixels, int64_t n);

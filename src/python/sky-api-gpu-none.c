@@ -19,9 +19,10 @@ sky_api_gpu_available (char *why, size_t why_size)
 
 int
 sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
-                        const SkyApiParams *params, void *stream, SkyApiRun **out)
+                        const SkyApiParams *params, void *stream, SkyApiRun **out,
+                        SkyApiResult *result)
 {
-  (void) d_pixels, (void) nx, (void) ny, (void) params, (void) stream;
+  (void) d_pixels, (void) nx, (void) ny, (void) params, (void) stream, (void) result;
   *out = NULL;
   return sky_fail (SKY_ERR_UNAVAILABLE, "%s", NO_CUDA);
 }
@@ -38,13 +39,6 @@ int
 sky_api_gpu_buffers (const void **d_mask, const void **d_labels)
 {
   *d_mask = *d_labels = NULL;
-  return sky_fail (SKY_ERR_UNAVAILABLE, "%s", NO_CUDA);
-}
-
-int
-sky_api_gpu_catalogue (const void **packed)
-{
-  *packed = NULL;
   return sky_fail (SKY_ERR_UNAVAILABLE, "%s", NO_CUDA);
 }
 

@@ -24,7 +24,8 @@ sky_api_gpu_available (char *why, size_t why_size)
 
 int
 sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
-                        const SkyApiParams *params, void *stream, SkyApiRun **out)
+                        const SkyApiParams *params, void *stream, SkyApiRun **out,
+                        SkyApiResult *result)
 {
   SkyImage img = { 0 };
   SkyParams p;
@@ -46,14 +47,16 @@ sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
   if (ret == SKY_OK)
     ret = sky_gpu_wait_for_stream (device_context, stream);
   if (ret == SKY_OK)
-    ret = sky_gpu_run_on (device_context, &img, &p, 0, res, times);
+    ret = sky_gpu_run_on (device_context, &img, &p, SKY_GPU_PIXELS_ON_DEVICE, res, times);
   if (ret != SKY_OK)
     {
       pthread_mutex_unlock (&device_lock);
       sky_api_run_free (*out);
       *out = NULL;
+      return ret;
     }
-  return ret;
+  sky_api_run_set_packed (*out, sky_gpu_packed_catalogue (device_context));
+  return result != NULL ? sky_api_run_result (*out, result) : SKY_OK;
 }
 
 int
@@ -97,16 +100,6 @@ sky_api_gpu_buffers (const void **d_mask, const void **d_labels)
     return ret;
   *d_mask = b.mask;
   *d_labels = b.labels;
-  return SKY_OK;
-}
-
-int
-sky_api_gpu_catalogue (const void **packed)
-{
-  *packed = NULL;
-  if (device_context == NULL)
-    return sky_fail (SKY_ERR_ARGUMENT, "no device run yet");
-  *packed = sky_gpu_packed_catalogue (device_context);
   return SKY_OK;
 }
 
