@@ -8,10 +8,12 @@
 #
 #   1. test-gpu-load: the device's image against the host reader's, bit for bit
 #   2. bench-gpu-load.py: find --backend gpu, file to catalogue, the device
-#      load against the host load, on gc_like_2048 and a 32768^2 field
+#      load against the host load, on gc_like_2048, a 32768^2 field and
+#      8192^2 fields of BITPIX -32, -64, 16 and 32 (bitpix-fields.py)
 #   3. the Python package: python-gpu-profile.py, bench-python.py --gpu,
 #      examples/lesson.py, then pytest tests/python
-#   4. test-gpu (the lesson's steps against the CPU), as time allows
+#   4. test-gpu-faults.py, compute-sanitizer on test-gpu-load, and test-gpu
+#      (the lesson's steps against the CPU), as time allows
 #
 # usage: run [OUT]   (OUT defaults to $OUT, the folder that comes back)
 set -u
@@ -47,6 +49,10 @@ LD_LIBRARY_PATH="$here/lib" timeout "$(left 200)" python3 "$here/bench/bench-gpu
   --cli "$here/bin/skysift-cli" --rounds 5 --record "$out/bigdata.md" "$here/data/gc_like_2048.fits"
 LD_LIBRARY_PATH="$here/lib" timeout "$(left 200)" python3 "$here/bench/bench-gpu-load.py" \
   --cli "$here/bin/skysift-cli" --rounds 3 --record "$out/bigdata.md" /tmp/field-32768.fits
+python3 "$here/bench/bitpix-fields.py" 8192 /tmp/bitpix
+LD_LIBRARY_PATH="$here/lib" timeout "$(left 150)" python3 "$here/bench/bench-gpu-load.py" \
+  --cli "$here/bin/skysift-cli" --rounds 3 --record "$out/bigdata.md" /tmp/bitpix/*.fits
+rm -rf /tmp/bitpix
 for way in device host; do
   export SKYSIFT_GPU_LOAD=$way
   LD_LIBRARY_PATH="$here/lib" /usr/bin/time -f "$way: peak RSS %M KiB, wall %e s" \
@@ -66,6 +72,25 @@ timeout "$(left 120)" python3 bench/bench-python.py --gpu --image data/gc_like_2
 timeout "$(left 90)" python3 examples/lesson.py data/gc_like_2048.fits --repeat 10 \
   --json "$out/lesson.json" | tail -12
 timeout "$(left 120)" python3 -m pytest -q -p no:cacheprovider tests/python 2>&1 | tail -5
+
+echo "== test-gpu-faults.py"
+timeout "$(left 120)" python3 tests/test-gpu-faults.py > "$out/test-gpu-faults.tap" 2>&1
+echo "exit $?: $(grep -c '^ok' "$out/test-gpu-faults.tap") ok, $(grep -c '^not ok' \
+  "$out/test-gpu-faults.tap") not ok"; grep -E '^not ok' "$out/test-gpu-faults.tap" | head
+
+echo "== compute-sanitizer test-gpu-load (a float, an 8-byte and a 2-byte case)"
+san=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+if [ -n "$san" ]; then
+  for c in f32-scaled i64-unsigned i16-scaled; do
+    LD_LIBRARY_PATH="$here/lib" timeout "$(left 100)" "$san" --tool memcheck --error-exitcode 9 \
+      "$here/bin/test-gpu-load" -p /gpu-load/same-as-host/$c.fits > /tmp/sanitize.txt 2>&1
+    echo "$c: exit $?, $(grep -c 'ERROR SUMMARY: 0 errors' /tmp/sanitize.txt) clean summary" \
+      | tee -a "$out/sanitize.txt"
+    tail -3 /tmp/sanitize.txt >> "$out/sanitize.txt"
+  done
+else
+  echo "no compute-sanitizer here"
+fi
 
 echo "== test-gpu"
 LD_LIBRARY_PATH="$here/lib" timeout "$(left 300)" "$here/bin/test-gpu" --tap > "$out/test-gpu.tap" 2>&1

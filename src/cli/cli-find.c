@@ -452,11 +452,9 @@ cli_find (int argc, char **argv)
   /* The GPU alone on the lesson's method: the plane goes from the file to
    * the device with no image in host memory, where it can. */
   if (gpu_ok && !want_cpu && a.method == SKY_METHOD_LESSON && a.smooth == NULL
-      && a.memory_limit == 0
-      && cli_gpu_load_direct (a.image, &a.load, a.params.nthreads, &loaded, &img, &load_ms,
-                              &load_times) < 0)
-    return CLI_EXIT_FAILURE;
-  on_device = loaded != NULL;
+      && a.memory_limit == 0)
+    on_device = cli_gpu_load_direct (a.image, &a.load, a.params.nthreads, &loaded, &img,
+                                     &load_ms, &load_times) == 0;
 #endif
   t0 = sky_now_ms ();
   if (a.memory_limit > 0)

@@ -55,20 +55,15 @@ cli_gpu_load_direct (const char *path, const SkyLoadOptions *opts, int nthreads,
   ret = sky_gpu_load_plane (*gpu, f, img, nthreads, 0, &t->times);
   sky_plane_file_close (f);
   *load_ms = sky_now_ms () - t0;
-  if (ret == SKY_ERR_ARGUMENT)
+  if (ret != SKY_OK)
     {
+      /* The usual way takes over and says what failed as it always does:
+       * the file's fault as an error, the device's (its memory, a fault)
+       * as a warning before the CPU finishes. */
       sky_image_clear (img);
       sky_gpu_free (*gpu);
       *gpu = NULL;
       return 1;
-    }
-  if (ret != SKY_OK)
-    {
-      cli_error ("%s", sky_last_error ());
-      sky_image_clear (img);
-      sky_gpu_free (*gpu);
-      *gpu = NULL;
-      return -1;
     }
   return 0;
 }

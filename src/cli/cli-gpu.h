@@ -30,9 +30,10 @@ int cli_gpu_find (SkyGpu *loaded, const SkyImage *img, const SkyParams *params, 
  * device's start is not the load's); *load_ms is the rest, the header
  * included. 1 where the plane cannot go that way (compressed, not a
  * regular file, smaller than CLI_GPU_DIRECT_MIN_BYTES, SKYSIFT_FITS_READER=cfitsio
- * or SKYSIFT_GPU_LOAD=host; SKYSIFT_GPU_LOAD=device takes any size):
- * nothing is held and the caller loads as usual; 0 when loaded; -1 on an
- * error, printed. */
+ * or SKYSIFT_GPU_LOAD=host; SKYSIFT_GPU_LOAD=device takes any size), or
+ * where the direct load fails (the usual load then says why, or the device
+ * fails again and the CPU finishes): nothing is held and the caller loads
+ * as usual; 0 when loaded. */
 typedef struct CliGpuLoad {
   SkyGpuLoadTimes times;
   double prepare_ms;     /* the ring, made before the load (sky_gpu_load_prepare) */
