@@ -328,6 +328,10 @@ load_chunk (void *data, int task)
 
   pthread_mutex_lock (&p->lock);
   slot = p->error == 0 && p->nfree > 0 ? p->free_slots[--p->nfree] : -1;
+  /* Threads hold a slot each at most and there are more slots: none free
+   * would be a fault here, never a chunk skipped in silence. */
+  if (slot < 0 && p->error == 0)
+    p->error = EDEADLK;
   pthread_mutex_unlock (&p->lock);
   if (slot < 0)
     return;
