@@ -40,9 +40,14 @@ typedef struct CliGpuLoad {
 } CliGpuLoad;
 
 /* Files smaller than this load on the host and go up in one copy unless
- * SKYSIFT_GPU_LOAD=device: at a few MiB the page-locked ring's making and
- * the device's buffers cost more than the pipeline saves. */
-#define CLI_GPU_DIRECT_MIN_BYTES ((long long) 0)
+ * SKYSIFT_GPU_LOAD=device. Measured on an H100 machine (16 cores,
+ * bench/results/gpu-load-h100-2026-11-24.md): page-locking the ring runs
+ * at about 1.8 GB/s, 2.5 ms for a 16 MiB file's ring and 40 ms for the
+ * 72 MiB ring of a 268 MB one, which the faster load then only matches
+ * (the command's wall time within 10 ms either way up to 537 MB), while a
+ * 4.3 GB file's command takes half the time (0.40 s against 0.79 s) and
+ * its process a twentieth of the memory. */
+#define CLI_GPU_DIRECT_MIN_BYTES ((long long) 1 << 30)
 
 int cli_gpu_load_direct (const char *path, const SkyLoadOptions *opts, int nthreads,
                          SkyGpu **gpu, SkyImage *img, double *load_ms, CliGpuLoad *t);
