@@ -118,8 +118,8 @@ def main():
                 med = {k: statistics.median(x[k] for x in got[way]) for k in got[way][0]}
                 lines.append(f"| {os.path.basename(path)} | {size:.1f} | {way} | {med['load']:.2f} "
                              f"| {med['kernels']:.2f} | {med['steps']:.2f} | {med['upload']:.2f} "
-                             f"| {med['json_wall']:.1f} | {med['to_csv']:.1f} | {med['wall']:.1f} | "
-                             f"{int(med['nsources'])} |")
+                             f"| {med['json_wall']:.1f} | {med['to_csv']:.1f} "
+                             f"| {med['wall']:.1f} | {int(med['nsources'])} |")
                 print(lines[-1], flush=True)
             same = bodies["device"] == bodies["host"]
             notes.append(f"- {os.path.basename(path)}: the two ways' CSVs are "
@@ -127,7 +127,7 @@ def main():
             print(notes[-1], flush=True)
             if not same:
                 sys.exit(f"{path}: the device load's catalogue differs from the host load's")
-    lines += [""] + notes + [f"", f"load average after: "
+    lines += [""] + notes + ["", "load average after: "
                              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", ""]
     text = "\n".join(lines)
     print(text)

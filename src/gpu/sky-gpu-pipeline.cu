@@ -53,17 +53,17 @@ pixels_place (const void *p)
                                              : PIXELS_PAGEABLE;
 }
 
-/* A device array's copy into the context's image, infinities made NaN on
- * the way as the FITS loader does for host images: every step takes NaN,
- * and only NaN, as blank. One pass, like the copy it replaces. */
 __device__ __forceinline__ float
 blank_inf (float v)
 {
   return isinf (v) ? NAN : v;
 }
 
-/* Four pixels a thread where both ends are 16-byte aligned (CuPy's
- * allocations are), so that the copy runs at the memory's pace. */
+/* A device array's copy into the context's image, infinities made NaN on
+ * the way as the FITS loader does for host images: every step takes NaN,
+ * and only NaN, as blank. One pass, like the copy it replaces; four
+ * pixels a thread where both ends are 16-byte aligned (CuPy's allocations
+ * are), so that the copy runs at the memory's pace. */
 __global__ static void
 copyBlankingInfKernel (float *dst, const float *src, int64_t n)
 {
@@ -280,8 +280,9 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + step], s));
     }
   /* The catalogue comes home with the header where it fits in what the
-   * last run needed (at least 64 KiB): one wait for the host instead of
-   * two, which is much of a small image's time. */
+   * last run needed and an eighth more (at least 16 KiB; 64 KiB on a
+   * context's first run): one wait for the host instead of two, which is
+   * much of a small image's time. */
   guess = gpu->cat_guess > 0 ? gpu->cat_guess : (size_t) 64 << 10;
   if (guess > (size_t) gpu->meas_cap * SKY_MEASURE_CAT_BYTES)
     guess = (size_t) gpu->meas_cap * SKY_MEASURE_CAT_BYTES;
@@ -391,8 +392,8 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
     return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
   /* Pixel indices are 64-bit where they pass 2^31 - 1 (label, measure);
    * the clip's counts and the peak's tie-break hold 32 bits. */
-  if ((img->pixels == NULL && !(flags & SKY_GPU_IMAGE_LOADED)) || img->nx <= 0 || img->ny <= 0 || img->nx > INT32_MAX
-      || img->ny > INT32_MAX || img->nx * img->ny > (int64_t) UINT32_MAX)
+  if ((img->pixels == NULL && !(flags & SKY_GPU_IMAGE_LOADED)) || img->nx <= 0 || img->ny <= 0
+      || img->nx > INT32_MAX || img->ny > INT32_MAX || img->nx * img->ny > (int64_t) UINT32_MAX)
     return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^32 - 1 pixels (got %lld x %lld)",
                      (long long) img->nx, (long long) img->ny);
   if ((flags & SKY_GPU_IMAGE_LOADED) && gpu->loaded_n != img->nx * img->ny)

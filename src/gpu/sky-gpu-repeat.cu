@@ -106,12 +106,13 @@ sky_gpu_run_best (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, uns
                   int repeat, SkyResult *res, SkyGpuTimes *best)
 {
   SkyGpuTimes t;
-  const unsigned run_flags = flags & SKY_GPU_IMAGE_LOADED;
+  const unsigned run_flags = flags & (SKY_GPU_IMAGE_LOADED | SKY_GPU_PIXELS_ON_DEVICE);
   int locked = 0, ret = SKY_OK;
 
   memset (best, 0, sizeof *best);
   best->outputs = -1;
-  if ((img->pixels == NULL && !run_flags) || img->nx <= 0 || img->ny <= 0)
+  if ((img->pixels == NULL && !(run_flags & SKY_GPU_IMAGE_LOADED)) || img->nx <= 0
+      || img->ny <= 0)
     return sky_gpu_run_on (gpu, img, params, flags, res, best);
   if (!run_flags)
     locked = sky_gpu_lock_host (img->pixels, (size_t) (img->nx * img->ny) * sizeof (float));
