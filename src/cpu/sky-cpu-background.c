@@ -10,6 +10,7 @@
  * maps like them. */
 #include "sky-cpu.h"
 #include "sky-cpu-background-private.h"
+#include "sky-background-math.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -261,7 +262,6 @@ sky_background_histogram_mode (const int32_t *histo, int nlevels, float qzero, f
     {
       int64_t lowsum = 0, highsum = 0, sum = 0;
       int hi = hcut;
-      double ftemp;
 
       sig1 = sig;
       mea = sig = 0.0;
@@ -281,28 +281,9 @@ sky_background_histogram_mode (const int32_t *histo, int nlevels, float qzero, f
         }
       else
         med = 0.0;
-      if (sum)
-        {
-          mea /= (double) sum;
-          sig = sig / (double) sum - mea * mea;
-        }
-      sig = sig > 0.0 ? sqrt (sig) : 0.0;
-      ftemp = med - 3.0 * sig;
-      lcut = ftemp > 0.0 ? (int) (ftemp + 0.5) : 0;
-      ftemp = med + 3.0 * sig;
-      hcut = ftemp < top ? (int) (ftemp > 0.0 ? ftemp + 0.5 : ftemp - 0.5) : top;
+      sky_background_clip_next_cuts (med, sum, top, &mea, &sig, &lcut, &hcut);
     }
-
-  if (fabs (sig) > 0.0)
-    {
-      if (fabs ((mea - med) / sig) < 0.3)
-        *back = (float) (qzero + (2.5 * med - 1.5 * mea) * qscale);
-      else
-        *back = (float) (qzero + med * qscale);
-    }
-  else
-    *back = (float) (qzero + mea * qscale);
-  *rms = (float) (sig * qscale);
+  sky_background_box_estimate (mea, med, sig, qzero, qscale, back, rms);
 }
 
 void

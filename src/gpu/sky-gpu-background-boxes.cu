@@ -365,7 +365,6 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
     {
       int64_t lowsum = 0, highsum = 0, sum = 0;
       int hi = hcut;
-      double ftemp;
 
       sig1 = sig;
       mea = sig = 0.0;
@@ -398,30 +397,12 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
         }
       else
         med = 0.0;
-      if (sum)
-        {
-          mea /= (double) sum;
-          sig = sig / (double) sum - mea * mea;
-        }
-      sig = sig > 0.0 ? sqrt (sig) : 0.0;
-      ftemp = med - 3.0 * sig;
-      lcut = ftemp > 0.0 ? sky_x86_d2i (ftemp + 0.5) : 0;
-      ftemp = med + 3.0 * sig;
-      hcut = ftemp < topbin ? sky_x86_d2i (ftemp > 0.0 ? ftemp + 0.5 : ftemp - 0.5) : topbin;
+      sky_background_clip_next_cuts (med, sum, topbin, &mea, &sig, &lcut, &hcut);
     }
 
   if (threadIdx.x != 0)
     return;
-  if (fabs (sig) > 0.0)
-    {
-      if (fabs ((mea - med) / sig) < 0.3)
-        back_out[b] = (float) (qzero + (2.5 * med - 1.5 * mea) * qscale);
-      else
-        back_out[b] = (float) (qzero + med * qscale);
-    }
-  else
-    back_out[b] = (float) (qzero + mea * qscale);
-  rms_out[b] = (float) (sig * qscale);
+  sky_background_box_estimate (mea, med, sig, qzero, qscale, &back_out[b], &rms_out[b]);
 }
 
 } /* namespace */
