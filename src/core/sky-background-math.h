@@ -55,37 +55,97 @@ sky_wrap_add (int a, int b)
   return (int) ((unsigned) a + (unsigned) b);
 }
 
-/* The end of one pass of a box's histogram clip (SEP's mode estimate):
- * mea and sig come in as the sums of bin and bin^2 over the sum pixels of
- * bins lcut..hcut and leave as their mean and sigma (in bins); the next
- * pass's cuts are 3 sigma either side of the median med, rounded to the
- * nearest bin and kept within 0..top. */
+/* SEP's mode estimate of a box from its histogram: clip at 3 sigma around
+ * the median (in bins) until sigma changes by under 1e-4 relative or falls
+ * below 0.1 bin, 100 passes at most. How a pass finds its median and sums
+ * is each backend's own; the rest is here:
+ *
+ *   SkyBackgroundClip clip = sky_background_clip_start (top, box_mean);
+ *   while (sky_background_clip_next_pass (&clip))
+ *     {
+ *       (bins clip.lcut..clip.hcut: their pixel count sum, the sums of bin
+ *        and bin^2 into clip.mea and clip.sig, the median med)
+ *       sky_background_clip_end_pass (&clip, med, sum);
+ *     }
+ *   sky_background_clip_estimate (&clip, qzero, qscale, &back, &rms);
+ */
+#define SKY_BACKGROUND_CLIP_MAX_PASSES 100
+
+typedef struct SkyBackgroundClip {
+  int lcut, hcut;  /* the bins this pass keeps */
+  int top;         /* the last bin */
+  int passes_left;
+  double mea, sig; /* mean and sigma in bins (sums during a pass) */
+  double sig1;     /* sigma of the pass before */
+  double med;      /* median in bins */
+} SkyBackgroundClip;
+
+static inline SKY_HOST_DEVICE SkyBackgroundClip
+sky_background_clip_start (int top, double box_mean)
+{
+  SkyBackgroundClip clip;
+
+  clip.lcut = 0;
+  clip.hcut = top;
+  clip.top = top;
+  clip.passes_left = SKY_BACKGROUND_CLIP_MAX_PASSES;
+  clip.sig = 10.0 * top;
+  clip.sig1 = 1.0;
+  clip.mea = clip.med = box_mean;
+  return clip;
+}
+
+/* 1 and the sums zeroed where another pass is due, 0 once settled. */
+static inline SKY_HOST_DEVICE int
+sky_background_clip_next_pass (SkyBackgroundClip *clip)
+{
+  if (!(clip->passes_left-- && clip->sig >= 0.1 && fabs (clip->sig / clip->sig1 - 1.0) > 1e-4))
+    return 0;
+  clip->sig1 = clip->sig;
+  clip->mea = clip->sig = 0.0;
+  return 1;
+}
+
+/* The median in bins, interpolated within bin hi (the bin where the walk
+ * from both ends met; lowsum and highsum pixels lie below and above it,
+ * peak is the larger count of bin hi and its neighbour). */
+static inline SKY_HOST_DEVICE double
+sky_background_histogram_median (int hi, int64_t lowsum, int64_t highsum, int32_t peak)
+{
+  return hi + 0.5 + ((double) highsum - (double) lowsum) / (2.0 * (double) peak);
+}
+
+/* The end of a pass over sum pixels: mea and sig from sums to mean and
+ * sigma, and the next pass's cuts 3 sigma either side of the median med,
+ * rounded to the nearest bin and kept within 0..top. */
 static inline SKY_HOST_DEVICE void
-sky_background_clip_next_cuts (double med, int64_t sum, int top, double *mea, double *sig,
-                               int *lcut, int *hcut)
+sky_background_clip_end_pass (SkyBackgroundClip *clip, double med, int64_t sum)
 {
   double ftemp;
 
+  clip->med = med;
   if (sum)
     {
-      *mea /= (double) sum;
-      *sig = *sig / (double) sum - *mea * *mea;
+      clip->mea /= (double) sum;
+      clip->sig = clip->sig / (double) sum - clip->mea * clip->mea;
     }
-  *sig = *sig > 0.0 ? sqrt (*sig) : 0.0;
-  ftemp = med - 3.0 * *sig;
-  *lcut = ftemp > 0.0 ? sky_x86_d2i (ftemp + 0.5) : 0;
-  ftemp = med + 3.0 * *sig;
-  *hcut = ftemp < top ? sky_x86_d2i (ftemp > 0.0 ? ftemp + 0.5 : ftemp - 0.5) : top;
+  clip->sig = clip->sig > 0.0 ? sqrt (clip->sig) : 0.0;
+  ftemp = med - 3.0 * clip->sig;
+  clip->lcut = ftemp > 0.0 ? sky_x86_d2i (ftemp + 0.5) : 0;
+  ftemp = med + 3.0 * clip->sig;
+  clip->hcut = ftemp < clip->top ? sky_x86_d2i (ftemp > 0.0 ? ftemp + 0.5 : ftemp - 0.5)
+                                 : clip->top;
 }
 
-/* A box's background and rms from its clipped histogram's mean, median
- * and sigma (in bins; a bin's value is qzero + bin * qscale): the mode
- * 2.5 median - 1.5 mean, or the median where |mean - median| >= 0.3 sigma
- * (a crowded box), or the mean where sigma is 0. */
+/* The box's background and rms (a bin's value is qzero + bin * qscale):
+ * the mode 2.5 median - 1.5 mean, or the median where |mean - median| >=
+ * 0.3 sigma (a crowded box), or the mean where sigma is 0. */
 static inline SKY_HOST_DEVICE void
-sky_background_box_estimate (double mea, double med, double sig, float qzero, float qscale,
-                             float *back, float *rms)
+sky_background_clip_estimate (const SkyBackgroundClip *clip, float qzero, float qscale,
+                              float *back, float *rms)
 {
+  const double mea = clip->mea, med = clip->med, sig = clip->sig;
+
   if (fabs (sig) > 0.0)
     {
       if (fabs ((mea - med) / sig) < 0.3)
