@@ -91,17 +91,7 @@ maps_free (SkyRunMaps *maps)
   g_mutex_clear (&maps->lock);
 }
 
-SkyRunMaps *
-sky_run_maps_ref (SkyRunMaps *maps)
-{
-  return g_atomic_rc_box_acquire (maps);
-}
-
-void
-sky_run_maps_unref (SkyRunMaps *maps)
-{
-  g_atomic_rc_box_release_full (maps, (GDestroyNotify) maps_free);
-}
+SKY_DEFINE_SHARED_TYPE (SkyRunMaps, sky_run_maps, maps_free)
 
 static void
 mesh_free (SkyRunMesh *mesh)
@@ -109,17 +99,7 @@ mesh_free (SkyRunMesh *mesh)
   g_free (mesh->back);
 }
 
-SkyRunMesh *
-sky_run_mesh_ref (SkyRunMesh *mesh)
-{
-  return g_atomic_rc_box_acquire (mesh);
-}
-
-void
-sky_run_mesh_unref (SkyRunMesh *mesh)
-{
-  g_atomic_rc_box_release_full (mesh, (GDestroyNotify) mesh_free);
-}
+SKY_DEFINE_SHARED_TYPE (SkyRunMesh, sky_run_mesh, mesh_free)
 
 /* ---------------------------------------------------- the lesson's check */
 
