@@ -180,6 +180,44 @@ set_gpu_times (SkyStages *st, const SkyGpuTimes *t)
   st->gpu_total.total = t->total;
 }
 
+/* The device's mask, labels and catalogue become the run's: its arrays
+ * adopted as the run's buffers, res left without them. */
+static void
+take_gpu_result (SkyStages *st, SkyResult *res)
+{
+  size_t npix = (size_t) (st->image->nx * st->image->ny);
+
+  sky_buffer_unref (st->mask_buffer);
+  sky_buffer_unref (st->labels_buffer);
+  st->mask_buffer = res->mask ? sky_buffer_adopt (res->mask, npix) : NULL;
+  st->labels_buffer = res->labels ? sky_buffer_adopt (res->labels, npix * sizeof (int32_t))
+                                  : NULL;
+  res->mask = NULL;
+  res->labels = NULL;
+  st->result.mask = sky_buffer_data (st->mask_buffer);
+  st->result.labels = sky_buffer_data (st->labels_buffer);
+  st->result.nsources = res->nsources;
+  sky_catalogue_clear (&st->result.catalogue);
+  st->result.catalogue = res->catalogue;
+  memset (&res->catalogue, 0, sizeof res->catalogue);
+}
+
+/* Both: each step the CPU has done (up to st->done) checked against the
+ * device's result; what differs goes to gpu_note. */
+static void
+check_gpu_steps (SkyStages *st, const SkyResult *res, const SkyGpuBackend *gpu)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
+  int done = position (steps, nsteps, st->done);
+  char note[2048] = "";
+
+  for (int k = 0; k <= done; k++)
+    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, res, gpu, note, sizeof note);
+  free (st->gpu_note);
+  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
+}
+
 /* The GPU alone: every step of the method on the device, its results
  * taken as the run's. */
 static int
@@ -187,7 +225,6 @@ gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 {
   const SkyStep *steps;
   int nsteps = sky_method_steps (st->method, &steps);
-  size_t npix = (size_t) (st->image->nx * st->image->ny);
   SkyResult res = { 0 };
   SkyGpuTimes times = { 0 };
   int ret = gpu->run (gpu->data, st->image, &st->params, 1, repeat, &res, &times);
@@ -197,17 +234,9 @@ gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
       sky_result_clear (&res);
       return ret;
     }
-  st->mask_buffer = res.mask ? sky_buffer_adopt (res.mask, npix) : NULL;
-  st->labels_buffer = res.labels ? sky_buffer_adopt (res.labels, npix * sizeof (int32_t)) : NULL;
-  res.mask = NULL;
-  res.labels = NULL;
+  take_gpu_result (st, &res);
   st->result.stats = res.stats;
   st->result.threshold_value = res.threshold_value;
-  st->result.mask = sky_buffer_data (st->mask_buffer);
-  st->result.labels = sky_buffer_data (st->labels_buffer);
-  st->result.nsources = res.nsources;
-  st->result.catalogue = res.catalogue;
-  memset (&res.catalogue, 0, sizeof res.catalogue);
   sky_result_clear (&res);
   set_gpu_times (st, &times);
   for (int k = 0; k < nsteps; k++)
@@ -223,10 +252,8 @@ gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 {
   const SkyStep *steps;
   int nsteps = sky_method_steps (st->method, &steps);
-  int done = position (steps, nsteps, st->done);
   SkyResult res = { 0 };
   SkyGpuTimes times = { 0 };
-  char note[2048] = "";
   int ret = gpu->run (gpu->data, st->image, &st->params, 0, repeat, &res, &times);
 
   if (ret != SKY_OK)
@@ -237,10 +264,7 @@ gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
   set_gpu_times (st, &times);
   for (int k = 0; k < nsteps; k++)
     st->gpu_steps |= 1u << steps[k];
-  for (int k = 0; k <= done; k++)
-    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
-  free (st->gpu_note);
-  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
+  check_gpu_steps (st, &res, gpu);
   sky_result_clear (&res);
   return SKY_OK;
 }
@@ -305,7 +329,6 @@ local_gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 {
   const SkyStep *steps;
   int nsteps = sky_method_steps (st->method, &steps);
-  size_t npix = (size_t) (st->image->nx * st->image->ny);
   const float *background, *rms, *snr;
   SkyResult res = { 0 };
   SkyGpuTimes times = { 0 };
@@ -319,20 +342,9 @@ local_gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
       sky_result_clear (&res);
       return ret;
     }
-  sky_buffer_unref (st->mask_buffer);
-  sky_buffer_unref (st->labels_buffer);
-  st->mask_buffer = res.mask ? sky_buffer_adopt (res.mask, npix) : NULL;
-  st->labels_buffer = res.labels ? sky_buffer_adopt (res.labels, npix * sizeof (int32_t)) : NULL;
-  res.mask = NULL;
-  res.labels = NULL;
-  st->result.mask = sky_buffer_data (st->mask_buffer);
-  st->result.labels = sky_buffer_data (st->labels_buffer);
-  st->result.nsources = res.nsources;
+  take_gpu_result (st, &res);
   st->result.nislands = res.nislands;
   st->result.ndeblended = res.ndeblended;
-  sky_catalogue_clear (&st->result.catalogue);
-  st->result.catalogue = res.catalogue;
-  memset (&res.catalogue, 0, sizeof res.catalogue);
   sky_result_clear (&res);
   /* Steps the CPU ran (the maps, where the device took them made) keep
    * their CPU times; those the device ran are timed there. */
@@ -352,13 +364,9 @@ local_gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 static int
 local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 {
-  const SkyStep *steps;
-  int nsteps = sky_method_steps (st->method, &steps);
-  int done = position (steps, nsteps, st->done);
   const float *background, *rms, *snr;
   SkyResult res = { 0 };
   SkyGpuTimes times = { 0 };
-  char note[2048] = "";
   int ret = local_device_maps (st, &background, &rms, &snr);
 
   if (ret == SKY_OK)
@@ -371,10 +379,7 @@ local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
     }
   res.method = SKY_METHOD_LOCAL;
   set_gpu_times (st, &times);
-  for (int k = 0; k <= done; k++)
-    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
-  free (st->gpu_note);
-  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
+  check_gpu_steps (st, &res, gpu);
   sky_result_clear (&res);
   set_local_gpu_steps (st, background != NULL);
   return SKY_OK;
