@@ -203,23 +203,6 @@ warp_sum (double v)
   return v;
 }
 
-/* f (x) for each non-blank value of a lane's kSumItems float4s, in
- * order. */
-template <typename F>
-__device__ __forceinline__ void
-for_lane_values (const float4 (&v)[kSumItems], F f)
-{
-#pragma unroll
-  for (int i = 0; i < kSumItems; i++)
-    {
-      const float e[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
-#pragma unroll
-      for (int k = 0; k < 4; k++)
-        if (!isnan (e[k]))
-          f (e[k]);
-    }
-}
-
 /* A bucket's share of the sums of d and d * d. */
 __device__ __forceinline__ void
 add_bucket_sums (double *__restrict__ bsum, double *__restrict__ bsum2, uint32_t b, double s,
@@ -267,8 +250,6 @@ sums_warp (const float *__restrict__ values, int64_t nv, double shift, int64_t w
   if (first_b == last_b)
     {
       double s = 0, s2 = 0;
-      /* for_lane_values, written out: through the lambda nvcc compiles
-       * the full path's kernel (sky-gpu-clip-full.cu) into other code. */
 #pragma unroll
       for (int i = 0; i < kSumItems; i++)
         {
@@ -291,19 +272,28 @@ sums_warp (const float *__restrict__ values, int64_t nv, double shift, int64_t w
 
   uint32_t cur = 0xffffffffu;
   double s = 0, s2 = 0;
-  for_lane_values (v, [&] (float x) {
-    const uint32_t b = bucket_of (x);
-    if (b != cur)
-      {
-        if (cur != 0xffffffffu)
-          add_bucket_sums (bsum, bsum2, cur, s, s2);
-        cur = b;
-        s = s2 = 0;
-      }
-    double d = (double) x - shift;
-    s += d;
-    s2 += d * d;
-  });
+#pragma unroll
+  for (int i = 0; i < kSumItems; i++)
+    {
+      const float e[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
+#pragma unroll
+      for (int k = 0; k < 4; k++)
+        {
+          if (isnan (e[k]))
+            continue;
+          const uint32_t b = bucket_of (e[k]);
+          if (b != cur)
+            {
+              if (cur != 0xffffffffu)
+                add_bucket_sums (bsum, bsum2, cur, s, s2);
+              cur = b;
+              s = s2 = 0;
+            }
+          double d = (double) e[k] - shift;
+          s += d;
+          s2 += d * d;
+        }
+    }
   if (cur != 0xffffffffu)
     add_bucket_sums (bsum, bsum2, cur, s, s2);
 }
