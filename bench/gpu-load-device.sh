@@ -15,6 +15,8 @@
 #   4. test-gpu-faults.py, compute-sanitizer on test-gpu-load, and test-gpu
 #      (the lesson's steps against the CPU), as time allows
 #
+# scripts/gpu-load-pack makes that folder as a tarball.
+#
 # usage: run [OUT]   (OUT defaults to $OUT, the folder that comes back)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
