@@ -29,11 +29,17 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
+
+#ifndef SKY_DEBLEND_PARALLEL
+#define SKY_DEBLEND_PARALLEL 1
+#endif
 
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kBlock = 512;   /* threads deblending one island */
+constexpr int kSharedWords = 24576;   /* the island kernel's shared words (96 KiB) */
 
 typedef unsigned long long u64;
 
@@ -58,8 +64,10 @@ may_split (int64_t npix, float peak, const SkyGpuDetectParams &lp)
 
 /* The parallel deblending's scratch of an island of p pixels: pixels (two
  * words a pixel), then parent, frame, val, owner, flag, area, top (one
- * each), nsig (p + 1), flux (two, 8-byte aligned), neighbours (eight); the
- * island's words are the larger of this and the serial deblending's. */
+ * each), nsig (p + 1), flux (two, 8-byte aligned), neighbours (eight), the
+ * local maxima (one); the island's words are the larger of this and the
+ * serial deblending's. The union-find's parents and the watershed's levels
+ * and cores live in shared memory where they fit (kSharedWords). */
 __host__ __device__ __forceinline__ int64_t
 flux_offset (int64_t p)
 {
@@ -75,12 +83,12 @@ neighbour_offset (int64_t p)
 __host__ __device__ __forceinline__ int64_t
 island_words (int64_t p, int nthresh)
 {
-  const int64_t parallel = neighbour_offset (p) + 8 * p, serial = serial_words (p, nthresh);
+  const int64_t parallel = neighbour_offset (p) + 9 * p, serial = serial_words (p, nthresh);
   return ((parallel > serial ? parallel : serial) + 1) & ~(int64_t) 1;
 }
 
 __global__ void __launch_bounds__ (kThreads)
-deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, int32_t *__restrict__ maxima,
+deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, u64 *__restrict__ maxima,
                     u64 *__restrict__ bits, int64_t nwords)
 {
   sky_grid_wait ();
@@ -94,7 +102,7 @@ deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, int32_t *__restrict__ 
       hdr->extra = 0;
       hdr->scratch_overflow = 0;
     }
-  for (int64_t k = tid; k <= n; k += stride)
+  for (int64_t k = tid; k < n; k += stride)
     maxima[k] = 0;
   for (int64_t w = tid; w < nwords; w += stride)
     bits[w] = 0;
@@ -102,12 +110,14 @@ deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, int32_t *__restrict__ 
 
 /* The CPU's second early exit, pixel by pixel: the local maxima at least
  * flood + prominence high of each island that may split (counted up to
- * two; fewer than two and it cannot split). */
+ * two; fewer than two and it cannot split), into the island's need word
+ * (by island - 1), which the need kernel then overwrites: no other buffer
+ * holds two meanings in one run. */
 __global__ void __launch_bounds__ (kThreads)
 deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const int32_t *__restrict__ labels, int64_t nx, int64_t ny,
                      SkyGpuDetectParams lp, const float *__restrict__ kpeak,
-                     const u64 *__restrict__ karea, int32_t *__restrict__ maxima)
+                     const u64 *__restrict__ karea, u64 *__restrict__ maxima)
 {
   sky_grid_wait ();
   const int64_t n = nx * ny;
@@ -121,7 +131,7 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
     {
       const int32_t l = labels[i];
       if (l == 0 || !may_split ((int64_t) karea[l], kpeak[l], lp)
-          || *(const volatile int32_t *) (maxima + l) >= 2)
+          || __ldcg (maxima + l - 1) >= 2)
         continue;
       const float v = snr_at (m, i);
       if (!(v >= top))
@@ -136,141 +146,25 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
           highest = snr_at (m, yy * nx + xx) <= v;
         }
       if (highest)
-        atomicAdd (maxima + l, 1);
+        atomicAdd (maxima + l - 1, 1ull);
     }
 }
 
 __global__ void __launch_bounds__ (kThreads)
 deblendNeedKernel (const SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
-                   const u64 *__restrict__ karea, const int32_t *__restrict__ maxima,
-                   SkyGpuDetectParams lp, u64 *__restrict__ need)
+                   const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *need)
 {
   sky_grid_wait ();
   const int64_t n = (int64_t) hdr->nislands;
 
   for (int64_t k = (int64_t) blockIdx.x * kThreads + threadIdx.x + 1; k <= n;
        k += (int64_t) gridDim.x * kThreads)
-    need[k - 1] = may_split ((int64_t) karea[k], kpeak[k], lp) && maxima[k] >= 2
+    need[k - 1] = may_split ((int64_t) karea[k], kpeak[k], lp) && __ldcg (need + k - 1) >= 2
                       ? (u64) island_words ((int64_t) karea[k], lp.nthresh)
                       : 0;
 }
 
-/* A float's bits as an unsigned key in the floats' order. */
-__device__ __forceinline__ uint32_t
-order_key (float v)
-{
-  const uint32_t b = __float_as_uint (v);
-  return (b & 0x80000000u) ? ~b : b | 0x80000000u;
-}
-
-__device__ __forceinline__ float
-key_float (uint32_t key)
-{
-  return __uint_as_float ((key & 0x80000000u) ? key & 0x7fffffffu : ~key);
-}
-
-template <typename T>
-__device__ __forceinline__ T
-vload (const T *p)
-{
-  return *(const volatile T *) p;
-}
-
-/* Union-find over the island's pixels, each tree's root its least pixel. */
-__device__ int32_t
-uf_find (const int32_t *parent, int32_t x)
-{
-  int32_t up = vload (parent + x);
-  while (up != x)
-    {
-      x = up;
-      up = vload (parent + x);
-    }
-  return x;
-}
-
-__device__ void
-uf_union (int32_t *parent, int32_t a, int32_t b)
-{
-  bool done;
-  do
-    {
-      a = uf_find (parent, a);
-      b = uf_find (parent, b);
-      if (a < b)
-        {
-          const int32_t old = atomicMin (parent + b, a);
-          done = old == b;
-          b = old;
-        }
-      else if (b < a)
-        {
-          const int32_t old = atomicMin (parent + a, b);
-          done = old == a;
-          a = old;
-        }
-      else
-        done = true;
-    }
-  while (!done);
-}
-
-struct BlockShared {
-  double sum[kBlock / 32];
-  int32_t rank[kBlock / 32 + 1];
-  int32_t count;
-};
-
-__device__ double
-block_sum (double v, BlockShared &sh)
-{
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_down_sync (0xffffffffu, v, o);
-  if (lane == 0)
-    sh.sum[warp] = v;
-  __syncthreads ();
-  if (threadIdx.x == 0)
-    {
-      double s = 0;
-      for (int w = 0; w < kBlock / 32; w++)
-        s += sh.sum[w];
-      sh.sum[0] = s;
-    }
-  __syncthreads ();
-  v = sh.sum[0];
-  __syncthreads ();
-  return v;
-}
-
-/* This thread's rank among the block's threads with flag set (in thread
- * order); *total: how many have it. */
-__device__ int32_t
-block_rank (bool flag, BlockShared &sh, int32_t *total)
-{
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const unsigned ballot = __ballot_sync (0xffffffffu, flag);
-  const int32_t below = __popc (ballot & ((1u << lane) - 1));
-  if (lane == 0)
-    sh.rank[warp] = __popc (ballot);
-  __syncthreads ();
-  if (threadIdx.x == 0)
-    {
-      int32_t run = 0;
-      for (int w = 0; w < kBlock / 32; w++)
-        {
-          const int32_t c = sh.rank[w];
-          sh.rank[w] = run;
-          run += c;
-        }
-      sh.rank[kBlock / 32] = run;
-    }
-  __syncthreads ();
-  const int32_t r = sh.rank[warp] + below;
-  *total = sh.rank[kBlock / 32];
-  __syncthreads ();
-  return r;
-}
+#include "sky-gpu-deblend-block.cuh"
 
 /* Island k deblended by the whole block, deciding as the CPU decides.
  *
@@ -306,16 +200,17 @@ block_rank (bool flag, BlockShared &sh, int32_t *total)
 __device__ int32_t
 deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index, int64_t nx,
                   int64_t ny, const SkyGpuDetectParams &lp, int64_t k, int64_t p,
-                  const int32_t *box, double peak, int32_t *base, BlockShared &sh)
+                  const int32_t *box, double peak, int32_t *base, BlockShared &sh,
+                  int32_t *smem)
 {
   int64_t *pixels = reinterpret_cast<int64_t *> (base);
-  int32_t *parent = base + 2 * p, *frame = base + 3 * p;
+  int32_t *parent = p <= kSharedWords ? smem : base + 2 * p, *frame = base + 3 * p;
   float *val = reinterpret_cast<float *> (base + 4 * p);
   int32_t *owner = base + 5 * p, *flag = base + 6 * p, *area = base + 7 * p;
   uint32_t *top = reinterpret_cast<uint32_t *> (base + 8 * p);
   int32_t *nsig = base + 9 * p;
   double *flux = reinterpret_cast<double *> (base + flux_offset (p));
-  int32_t *nb = base + neighbour_offset (p);
+  int32_t *nb = base + neighbour_offset (p), *lmax = nb + 8 * p;
   const int nn = lp.connectivity == 8 ? 8 : 4;
   const int tid = threadIdx.x;
   const int64_t chunk = (p + kBlock - 1) / kBlock;
@@ -367,6 +262,21 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       frame[j] = (int32_t) p;
       owner[j] = 0;
     }
+  __syncthreads ();
+  /* The island's local maxima (no neighbour higher, plateaus included):
+   * each part that splits off holds one (its brightest pixel). */
+  for (int64_t j = tid; j < p; j += kBlock)
+    {
+      bool highest = true;
+      for (int d = 0; d < nn; d++)
+        {
+          const int32_t q = nb[j * nn + d];
+          highest = highest && (q < 0 || val[q] <= val[j]);
+        }
+      lmax[j] = highest;
+    }
+  if (tid == 0)
+    sh.cores = 0;
   __syncthreads ();
 
   const int nlevels = lp.nthresh - 1;
@@ -469,6 +379,8 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
             {
               owner[j] = f + 1;   /* a core */
               frame[j] = -1;
+              if (j == f || (f == p && j == 0))
+                atomicAdd (&sh.cores, 1);
               continue;
             }
           const int32_t r = val[j] > t ? parent[j] : -1;
@@ -476,6 +388,35 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
           any |= frame[j] >= 0;
         }
       live = __syncthreads_or (any);
+      if (!live || lev + 1 >= nlevels)
+        continue;
+      /* A frame splits higher up only where it holds two local maxima
+       * at least prominence above the next level (the brightest pixels of
+       * its parts): where none can, the cores are the ones found and one
+       * for each live frame, and at most one core means no split. */
+      const double next = level_at (lp.flood_sigma, peak, lp.nthresh, lev + 1);
+      if (tid == 0)
+        sh.frames = 0;
+      for (int64_t j = tid; j < p; j += kBlock)
+        if (frame[j] >= 0)
+          nsig[frame[j]] = 0;
+      __syncthreads ();
+      for (int64_t j = tid; j < p; j += kBlock)
+        {
+          const int32_t f = frame[j];
+          if (f < 0)
+            continue;
+          if (f == j)
+            atomicAdd (&sh.frames, 1);
+          if (lmax[j] && (double) val[j] - next >= lp.prominence)
+            atomicAdd (nsig + f, 1);
+        }
+      __syncthreads ();
+      int can = 0;
+      for (int64_t j = tid; j < p; j += kBlock)
+        can |= frame[j] == j && nsig[j] >= 2;
+      if (!__syncthreads_or (can) && sh.cores + sh.frames <= 1)
+        return 1;
     }
   if (tid == 0)
     sh.count = 0;
@@ -492,12 +433,17 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   if (ncores <= 1)
     return 1;
 
-  /* The watershed: the flood levels (top, as keys), from the cores' pixels
-   * (flag), by sweeps until none changes. */
+  /* The watershed: the flood levels (level, as keys), from the cores'
+   * pixels (flag), by sweeps until none changes; in shared memory where
+   * both fit. */
+  const bool near = 2 * p <= kSharedWords;
+  uint32_t *level = near ? reinterpret_cast<uint32_t *> (smem) : top;
+  int32_t *core_of = near ? smem + p : owner;
   for (int64_t j = tid; j < p; j += kBlock)
     {
       flag[j] = owner[j] != 0;
-      top[j] = owner[j] != 0 ? order_key (val[j]) : 0;
+      level[j] = owner[j] != 0 ? order_key (val[j]) : 0;
+      core_of[j] = owner[j];
     }
   __syncthreads ();
   for (int sweep = 0;; sweep++)
@@ -514,14 +460,14 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
               const int32_t q = nb[j * nn + d];
               if (q >= 0)
                 {
-                  const uint32_t l = vload (top + q);
+                  const uint32_t l = vload (level + q);
                   best = l > best ? l : best;
                 }
             }
-          const uint32_t own = order_key (val[j]), level = own < best ? own : best;
-          if (level > top[j])
+          const uint32_t own = order_key (val[j]), reach = own < best ? own : best;
+          if (reach > level[j])
             {
-              top[j] = level;
+              level[j] = reach;
               changed = 1;
             }
         }
@@ -535,23 +481,23 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       int changed = 0;
       for (int64_t j = lo; j < hi; j++)
         {
-          if (vload (owner + j) != 0)
+          if (vload (core_of + j) != 0)
             continue;
           uint32_t best = 0;
           for (int d = 0; d < nn; d++)
             {
               const int32_t q = nb[j * nn + d];
-              best = q >= 0 && top[q] > best ? top[q] : best;
+              best = q >= 0 && level[q] > best ? level[q] : best;
             }
           for (int d = 0; d < nn; d++)
             {
               const int32_t q = nb[j * nn + d];
-              if (q < 0 || top[q] != best)
+              if (q < 0 || level[q] != best)
                 continue;
-              const int32_t o = vload (owner + q);
+              const int32_t o = vload (core_of + q);
               if (o != 0)
                 {
-                  owner[j] = o;
+                  core_of[j] = o;
                   changed = 1;
                   break;
                 }
@@ -569,13 +515,13 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       for (int d = 0; d < nn; d++)
         {
           const int32_t q = nb[j * nn + d];
-          best = q >= 0 && top[q] > best ? top[q] : best;
+          best = q >= 0 && level[q] > best ? level[q] : best;
         }
-      unsure |= owner[j] == 0;
+      unsure |= core_of[j] == 0;
       for (int d = 0; d < nn; d++)
         {
           const int32_t q = nb[j * nn + d];
-          unsure |= q >= 0 && top[q] == best && owner[q] != owner[j];
+          unsure |= q >= 0 && level[q] == best && core_of[q] != core_of[j];
         }
     }
   if (__syncthreads_or (unsure))
@@ -586,6 +532,8 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   int32_t *core = area;
   if (tid == 0)
     sh.count = 0;
+  for (int64_t j = tid; near && j < p; j += kBlock)
+    owner[j] = core_of[j];
   __syncthreads ();
   for (int64_t j = tid; j < p; j += kBlock)
     if (owner[j] == j + 1)
@@ -614,6 +562,7 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
 {
   sky_grid_wait ();
   __shared__ BlockShared sh;
+  extern __shared__ int32_t smem[];
   const int64_t n = (int64_t) hdr->nislands;
 
   if (n > 0 && (int64_t) *total_need > scratch_cap)
@@ -637,13 +586,26 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
       const int64_t p = (int64_t) karea[k];
       const int32_t *box = kbox + 4 * k;
       int32_t *base = scratch + offset[k - 1];
-      int32_t ncores = deblend_parallel (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base,
-                                         sh);
+#ifdef SKY_DEBLEND_TRACE
+      const long long t0 = clock64 ();
+#endif
+      int32_t ncores = SKY_DEBLEND_PARALLEL
+                           ? deblend_parallel (m, labels, index, nx, ny, lp, k, p, box, kpeak[k],
+                                               base, sh, smem)
+                           : 0;
       __syncthreads ();
       if (threadIdx.x == 0)
         {
+#ifdef SKY_DEBLEND_TRACE
+          const long long t1 = clock64 ();
+          const int32_t par = ncores;
+#endif
           if (ncores == 0)
             ncores = deblend_serial (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base);
+#ifdef SKY_DEBLEND_TRACE
+          printf ("trace island %lld npix %lld parallel %d cores %d cycles %lld serial %lld\n",
+                  (long long) k, (long long) p, par, ncores, t1 - t0, clock64 () - t1);
+#endif
           nsub[k] = ncores;
           if (ncores > 1)
             {
@@ -811,16 +773,18 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   int32_t *index = reinterpret_cast<int32_t *> (gpu->d_work);
   int ret;
 
-  SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, s, L->d_header, L->d_newlabel,
+  SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, s, L->d_header, L->d_need,
               L->d_first_bits, L->nwords);
   SKY_LAUNCH (deblendMaximaKernel, pixel_grid, kThreads, 0, s, L->d_header, *maps, gpu->d_labels,
-              nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_newlabel);
+              nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_need);
   SKY_LAUNCH (deblendNeedKernel, island_grid, kThreads, 0, s, L->d_header, L->d_kpeak, L->d_karea,
-              L->d_newlabel, *lp, L->d_need);
+              *lp, L->d_need);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_need, L->d_offset, L->island_cap,
                                    &L->d_header->nislands, L->d_total + 1)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (deblendIslandKernel, block_grid, kBlock, 0, s, L->d_header, *maps,
+  SKY_CUDA (cudaFuncSetAttribute (deblendIslandKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  kSharedWords * (int) sizeof (int32_t)));
+  SKY_LAUNCH (deblendIslandKernel, block_grid, kBlock, kSharedWords * sizeof (int32_t), s, L->d_header, *maps,
               gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_kbox, L->d_need,
               L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap, L->d_nsub);
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state,
