@@ -80,7 +80,7 @@ neighbours (const Island &is, int32_t j, int32_t *out)
       if (xx < 0 || yy < 0 || xx >= is.nx || yy >= is.ny)
         continue;
       const int64_t q = yy * is.nx + xx;
-      if (is.labels[q] == is.label)
+      if (__ldcg (is.labels + q) == is.label)
         out[count++] = is.index[q];
     }
   return count;
@@ -326,7 +326,7 @@ deblend_serial (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index
     for (int64_t x = box[0]; x <= box[1]; x++)
       {
         const int64_t i = y * nx + x;
-        if (labels[i] != (int32_t) k || j >= is.npix)
+        if (__ldcg (labels + i) != (int32_t) k || j >= is.npix)
           continue;
         const float v = snr_at (m, i);
         index[i] = j;

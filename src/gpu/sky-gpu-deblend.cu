@@ -29,11 +29,6 @@
 
 #include <limits.h>
 #include <math.h>
-#include <stdio.h>
-
-#ifndef SKY_DEBLEND_PARALLEL
-#define SKY_DEBLEND_PARALLEL 1
-#endif
 
 namespace {
 
@@ -92,7 +87,7 @@ deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, u64 *__restrict__ maxi
                     u64 *__restrict__ bits, int64_t nwords)
 {
   sky_grid_wait ();
-  const int64_t n = (int64_t) hdr->nislands;
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
   const int64_t tid = (int64_t) blockIdx.x * kThreads + threadIdx.x;
   const int64_t stride = (int64_t) gridDim.x * kThreads;
 
@@ -124,12 +119,12 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
   const int nn = lp.connectivity == 8 ? 8 : 4;
   const double top = lp.flood_sigma + lp.prominence;
 
-  if (hdr->nislands == 0)
+  if (__ldcg (&hdr->nislands) == 0)
     return;
   for (int64_t i = (int64_t) blockIdx.x * kThreads + threadIdx.x; i < n;
        i += (int64_t) gridDim.x * kThreads)
     {
-      const int32_t l = labels[i];
+      const int32_t l = __ldcg (labels + i);
       if (l == 0 || !may_split ((int64_t) karea[l], kpeak[l], lp)
           || __ldcg (maxima + l - 1) >= 2)
         continue;
@@ -141,7 +136,7 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
       for (int d = 0; d < nn && highest; d++)
         {
           const int64_t xx = x + c_dx8[d], yy = y + c_dy8[d];
-          if (xx < 0 || yy < 0 || xx >= nx || yy >= ny || labels[yy * nx + xx] != l)
+          if (xx < 0 || yy < 0 || xx >= nx || yy >= ny || __ldcg (labels + yy * nx + xx) != l)
             continue;
           highest = snr_at (m, yy * nx + xx) <= v;
         }
@@ -155,7 +150,7 @@ deblendNeedKernel (const SkyGpuDetectHeader *__restrict__ hdr, const float *__re
                    const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *need)
 {
   sky_grid_wait ();
-  const int64_t n = (int64_t) hdr->nislands;
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
 
   for (int64_t k = (int64_t) blockIdx.x * kThreads + threadIdx.x + 1; k <= n;
        k += (int64_t) gridDim.x * kThreads)
@@ -229,7 +224,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       if (b < bn)
         {
           i = (box[2] + b / bw) * nx + box[0] + b % bw;
-          in = labels[i] == (int32_t) k;
+          in = __ldcg (labels + i) == (int32_t) k;
         }
       const int64_t j = found + block_rank (in, sh, &total);
       if (in && j < p)
@@ -255,7 +250,8 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
         {
           const int64_t xx = x + c_dx8[d], yy = y + c_dy8[d];
           int32_t q = -1;
-          if (xx >= 0 && yy >= 0 && xx < nx && yy < ny && labels[yy * nx + xx] == (int32_t) k)
+          if (xx >= 0 && yy >= 0 && xx < nx && yy < ny
+              && __ldcg (labels + yy * nx + xx) == (int32_t) k)
             q = index[yy * nx + xx];
           nb[j * nn + d] = q;
         }
@@ -307,7 +303,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
         if (frame[j] >= 0 && val[j] > t)
           {
             const int32_t r = uf_find (parent, (int32_t) j);
-            parent[j] = r;
+            atomicMin (parent + j, r);   /* others still read it */
             if (r == j)
               {
                 flux[j] = 0;
@@ -467,7 +463,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
           const uint32_t own = order_key (val[j]), reach = own < best ? own : best;
           if (reach > level[j])
             {
-              level[j] = reach;
+              atomicMax (level + j, reach);   /* neighbours read it meanwhile */
               changed = 1;
             }
         }
@@ -497,7 +493,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
               const int32_t o = vload (core_of + q);
               if (o != 0)
                 {
-                  core_of[j] = o;
+                  atomicExch (core_of + j, o);
                   changed = 1;
                   break;
                 }
@@ -563,49 +559,36 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
   sky_grid_wait ();
   __shared__ BlockShared sh;
   extern __shared__ int32_t smem[];
-  const int64_t n = (int64_t) hdr->nislands;
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
 
-  if (n > 0 && (int64_t) *total_need > scratch_cap)
+  if (n > 0 && (int64_t) __ldcg (total_need) > scratch_cap)
     {
       /* Too little scratch: the host grows it and deblends again. */
       if (blockIdx.x == 0 && threadIdx.x == 0)
         {
-          hdr->scratch_need = *total_need;
+          hdr->scratch_need = __ldcg (total_need);
           hdr->scratch_overflow = 1;
         }
       return;
     }
   for (int64_t k = (int64_t) blockIdx.x + 1; k <= n; k += gridDim.x)
     {
-      if (need[k - 1] == 0)
+      if (__ldcg (need + k - 1) == 0)
         {
           if (threadIdx.x == 0)
             nsub[k] = 1;
           continue;
         }
-      const int64_t p = (int64_t) karea[k];
+      const int64_t p = (int64_t) __ldcg (karea + k);
       const int32_t *box = kbox + 4 * k;
-      int32_t *base = scratch + offset[k - 1];
-#ifdef SKY_DEBLEND_TRACE
-      const long long t0 = clock64 ();
-#endif
-      int32_t ncores = SKY_DEBLEND_PARALLEL
-                           ? deblend_parallel (m, labels, index, nx, ny, lp, k, p, box, kpeak[k],
-                                               base, sh, smem)
-                           : 0;
+      int32_t *base = scratch + __ldcg (offset + k - 1);
+      int32_t ncores = deblend_parallel (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base,
+                                         sh, smem);
       __syncthreads ();
       if (threadIdx.x == 0)
         {
-#ifdef SKY_DEBLEND_TRACE
-          const long long t1 = clock64 ();
-          const int32_t par = ncores;
-#endif
           if (ncores == 0)
             ncores = deblend_serial (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base);
-#ifdef SKY_DEBLEND_TRACE
-          printf ("trace island %lld npix %lld parallel %d cores %d cycles %lld serial %lld\n",
-                  (long long) k, (long long) p, par, ncores, t1 - t0, clock64 () - t1);
-#endif
           nsub[k] = ncores;
           if (ncores > 1)
             {
@@ -617,22 +600,41 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
     }
 }
 
+/* The kernels after the islands' read what kernels of the same run wrote
+ * (the header's counts by atomics, the parts, the ranks) through L2 only
+ * (__ldcg): a line of it an earlier kernel of the run left in a
+ * multiprocessor's L1 (the header, read everywhere by the maxima kernel;
+ * the words the parts' labels go over, read by the island's block) would
+ * otherwise be read stale, the launches being programmatic dependents of
+ * one another. */
+__device__ __forceinline__ int64_t
+l2 (const int64_t *p)
+{
+  return (int64_t) __ldcg (reinterpret_cast<const long long *> (p));
+}
+
+__device__ __forceinline__ int
+deblend_skipped (const SkyGpuDetectHeader *hdr)
+{
+  return __ldcg (&hdr->nsplit) == 0 || __ldcg (&hdr->scratch_overflow);
+}
+
 __device__ __forceinline__ int64_t *
 island_part_first (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
 {
-  return reinterpret_cast<int64_t *> (scratch + offset[k - 1] + 2 * npix);
+  return reinterpret_cast<int64_t *> (scratch + __ldcg (offset + k - 1) + 2 * npix);
 }
 
 __device__ __forceinline__ int32_t *
 island_part_label (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
 {
-  return scratch + offset[k - 1] + 6 * npix;   /* the mark words */
+  return scratch + __ldcg (offset + k - 1) + 6 * npix;   /* over the flag (or mark) words */
 }
 
 __device__ __forceinline__ int32_t *
 island_owner (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
 {
-  return scratch + offset[k - 1] + 5 * npix;
+  return scratch + __ldcg (offset + k - 1) + 5 * npix;
 }
 
 __global__ void __launch_bounds__ (kThreads)
@@ -643,8 +645,8 @@ deblendFirstsKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuState *__restri
                      uint8_t *__restrict__ deblended)
 {
   sky_grid_wait ();
-  const int64_t n = (int64_t) hdr->nislands;
-  const int64_t nsources = n + (int64_t) hdr->extra;
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
+  const int64_t nsources = n + (int64_t) __ldcg (&hdr->extra);
   const int64_t tid = (int64_t) blockIdx.x * kThreads + threadIdx.x;
   const int64_t stride = (int64_t) gridDim.x * kThreads;
 
@@ -652,20 +654,21 @@ deblendFirstsKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuState *__restri
     st->nsources = (uint32_t) nsources;
   for (int64_t s = tid; s <= nsources; s += stride)
     deblended[s] = 0;
-  if (hdr->nsplit == 0 || hdr->scratch_overflow)
+  if (deblend_skipped (hdr))
     return;
   for (int64_t k = tid + 1; k <= n; k += stride)
     {
-      if (nsub[k] == 1)
+      const int32_t parts = __ldcg (nsub + k);
+      if (parts == 1)
         {
-          const u64 f = kfirst[k];
+          const u64 f = __ldcg (kfirst + k);
           atomicOr (bits + (f >> 6), 1ull << (f & 63));
           continue;
         }
-      const int64_t *pf = island_part_first (scratch, offset, k, (int64_t) karea[k]);
-      for (int32_t c = 0; c < nsub[k]; c++)
+      const int64_t *pf = island_part_first (scratch, offset, k, (int64_t) __ldcg (karea + k));
+      for (int32_t c = 0; c < parts; c++)
         {
-          const u64 f = (u64) pf[c];
+          const u64 f = (u64) l2 (pf + c);
           atomicOr (bits + (f >> 6), 1ull << (f & 63));
         }
     }
@@ -676,18 +679,18 @@ deblendWordCountKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *_
                         int64_t nwords, u64 *__restrict__ count)
 {
   sky_grid_wait ();
-  if (hdr->nsplit == 0 || hdr->scratch_overflow)
+  if (deblend_skipped (hdr))
     return;
   for (int64_t w = (int64_t) blockIdx.x * kThreads + threadIdx.x; w < nwords;
        w += (int64_t) gridDim.x * kThreads)
-    count[w] = (u64) __popcll (bits[w]);
+    count[w] = (u64) __popcll (__ldcg (bits + w));
 }
 
 __device__ __forceinline__ int32_t
 rank_of (u64 f, const u64 *bits, const u64 *word_offset)
 {
-  const u64 below = bits[f >> 6] & ((1ull << (f & 63)) - 1);
-  return (int32_t) (word_offset[f >> 6] + (u64) __popcll (below) + 1);
+  const u64 below = __ldcg (bits + (f >> 6)) & ((1ull << (f & 63)) - 1);
+  return (int32_t) (__ldcg (word_offset + (f >> 6)) + (u64) __popcll (below) + 1);
 }
 
 __global__ void __launch_bounds__ (kThreads)
@@ -698,24 +701,26 @@ deblendRankKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__rest
                    int32_t *__restrict__ newlabel, uint8_t *__restrict__ deblended)
 {
   sky_grid_wait ();
-  if (hdr->nsplit == 0 || hdr->scratch_overflow)
+  if (deblend_skipped (hdr))
     return;
-  const int64_t n = (int64_t) hdr->nislands;
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
   for (int64_t k = (int64_t) blockIdx.x * kThreads + threadIdx.x + 1; k <= n;
        k += (int64_t) gridDim.x * kThreads)
     {
-      if (nsub[k] == 1)
+      const int32_t parts = __ldcg (nsub + k);
+      if (parts == 1)
         {
-          newlabel[k] = rank_of (kfirst[k], bits, word_offset);
+          newlabel[k] = rank_of (__ldcg (kfirst + k), bits, word_offset);
           continue;
         }
-      const int64_t npix = (int64_t) karea[k];
+      const int64_t npix = (int64_t) __ldcg (karea + k);
       const int64_t *pf = island_part_first (scratch, offset, k, npix);
       int32_t *pl = island_part_label (scratch, offset, k, npix);
-      for (int32_t c = 0; c < nsub[k]; c++)
+      for (int32_t c = 0; c < parts; c++)
         {
-          pl[c] = rank_of ((u64) pf[c], bits, word_offset);
-          deblended[pl[c]] = 1;
+          const int32_t label = rank_of ((u64) l2 (pf + c), bits, word_offset);
+          pl[c] = label;
+          deblended[label] = 1;
         }
     }
 }
@@ -727,22 +732,22 @@ deblendRelabelKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__r
                       const int32_t *__restrict__ newlabel, int64_t n, int32_t *__restrict__ labels)
 {
   sky_grid_wait ();
-  if (hdr->nsplit == 0 || hdr->scratch_overflow)
+  if (deblend_skipped (hdr))
     return;
   for (int64_t i = (int64_t) blockIdx.x * kThreads + threadIdx.x; i < n;
        i += (int64_t) gridDim.x * kThreads)
     {
-      const int32_t l = labels[i];
+      const int32_t l = __ldcg (labels + i);
       if (l == 0)
         continue;
-      if (nsub[l] == 1)
+      if (__ldcg (nsub + l) == 1)
         {
-          labels[i] = newlabel[l];
+          labels[i] = __ldcg (newlabel + l);
           continue;
         }
-      const int64_t npix = (int64_t) karea[l];
-      const int32_t part = island_owner (scratch, offset, l, npix)[index[i]];
-      labels[i] = island_part_label (scratch, offset, l, npix)[part - 1];
+      const int64_t npix = (int64_t) __ldcg (karea + l);
+      const int32_t part = __ldcg (island_owner (scratch, offset, l, npix) + __ldcg (index + i));
+      labels[i] = __ldcg (island_part_label (scratch, offset, l, npix) + part - 1);
     }
 }
 

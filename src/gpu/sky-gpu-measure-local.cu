@@ -61,7 +61,7 @@ sourceNeedKernel (const SkyGpuState *__restrict__ st, const unsigned char *__res
                   int64_t cap, u64 *__restrict__ need, u64 *__restrict__ count)
 {
   sky_grid_wait ();
-  const int64_t n = st->nsources;
+  const int64_t n = __ldcg (&st->nsources);
   const int64_t tid = (int64_t) blockIdx.x * kThreads + threadIdx.x;
 
   if (tid == 0)
@@ -160,7 +160,8 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
               if (x < 0 || y < 0 || x >= nx || y >= ny)
                 continue;
               const int64_t i = y * nx + x;
-              if (labels[i] != label || !(residual[i] > level) || seen[i] || !claim (seen, i))
+              if (__ldcg (labels + i) != label || !(residual[i] > level) || seen[i]
+                  || !claim (seen, i))
                 continue;
               queue[atomicAdd (reinterpret_cast<unsigned long long *> (sh_tail), 1ull)] = i;
             }
@@ -212,7 +213,8 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
           const int64_t px = x0 + b % w, py = y0 + b / w, i = py * nx + px;
           const double ddx = px - x, ddy = py - y;
           const float v = residual[i];
-          if ((labels[i] != label && labels[i] != 0) || isnan (v))
+          const int32_t li = __ldcg (labels + i);
+          if ((li != label && li != 0) || isnan (v))
             continue;
           const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
           const double wy = cached ? wys[py - y0] : exp (-(py - y) * (py - y) * inv2s2);
@@ -257,7 +259,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
   __shared__ double wxs[kColumns], wys[kColumns];
   __shared__ unsigned int sh_flags;
   __shared__ int64_t sh_tail;
-  const int64_t n = st->nsources;
+  const int64_t n = __ldcg (&st->nsources);
 
   if (n > cap)
     return;
@@ -288,7 +290,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
       for (int64_t b = threadIdx.x; b < bn; b += kSourceThreads)
         {
           const int64_t x = bx0 + b % bw, y = by0 + b / bw, i = y * nx + x;
-          if (labels[i] != label)
+          if (__ldcg (labels + i) != label)
             continue;
           const float rms = m.rms[i];
           uint32_t f = 0;
@@ -316,7 +318,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
       if (threadIdx.x == 0)
         {
           flags = sh_flags;
-          if (deblended[k + 1])
+          if (__ldcg (deblended + k + 1))
             flags |= SKY_FLAG_DEBLENDED;
           flags_out[k] = flags;
           sum_err[k] = sqrt (total.a);
