@@ -160,7 +160,7 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
               if (x < 0 || y < 0 || x >= nx || y >= ny)
                 continue;
               const int64_t i = y * nx + x;
-              if (__ldcg (labels + i) != label || !(residual[i] > level) || seen[i]
+              if (__ldcg (labels + i) != label || !(residual[i] > level) || __ldcg (seen + i)
                   || !claim (seen, i))
                 continue;
               queue[atomicAdd (reinterpret_cast<unsigned long long *> (sh_tail), 1ull)] = i;
