@@ -321,6 +321,34 @@ test_reuse (void)
   g_rand_free (rng);
 }
 
+/* The deblending with every island climbing the levels, the component
+ * tree's answer for islands that do not split left out
+ * (SKYSIFT_GPU_DEBLEND_TREE=0): both ways decide as the CPU does. */
+static void
+test_climb (void)
+{
+  GRand *rng;
+  SkyImage a, b;
+  SkyParams p;
+
+  if (!sky_test_gpu_ready (&device))
+    return;
+  rng = g_rand_new_with_seed (g_test_rand_int ());
+  make_field (&field_cases[2], rng, &a);
+  sky_params_init (&p);
+  g_setenv ("SKYSIFT_GPU_DEBLEND_TREE", "0", TRUE);
+  check_local ("climb only: crowded", &a, &p, NULL);
+  if (!quick)
+    {
+      make_field (&field_cases[6], rng, &b);
+      check_local ("climb only: a huge island", &b, &p, NULL);
+      sky_image_clear (&b);
+    }
+  g_unsetenv ("SKYSIFT_GPU_DEBLEND_TREE");
+  sky_image_clear (&a);
+  g_rand_free (rng);
+}
+
 /* ------------------------------------------------------------ shared images */
 
 static void
@@ -354,6 +382,7 @@ main (int argc, char **argv)
   for (int i = 0; i < (int) G_N_ELEMENTS (field_cases); i++)
     g_test_add_data_func (field_cases[i].path, &field_cases[i], test_field);
   g_test_add_func ("/gpu-local/reuse", test_reuse);
+  g_test_add_func ("/gpu-local/deblend-climb", test_climb);
   ret = g_test_run ();
   sky_test_gpu_close (&device, "GPU local-method parity checks", checks_passed, checks_failed);
   return ret;

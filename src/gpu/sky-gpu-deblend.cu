@@ -29,6 +29,8 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 namespace {
 
@@ -160,6 +162,7 @@ deblendNeedKernel (const SkyGpuDetectHeader *__restrict__ hdr, const float *__re
 }
 
 #include "sky-gpu-deblend-block.cuh"
+#include "sky-gpu-deblend-tree.cuh"
 
 /* Island k deblended by the whole block, deciding as the CPU decides.
  *
@@ -196,7 +199,7 @@ __device__ int32_t
 deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index, int64_t nx,
                   int64_t ny, const SkyGpuDetectParams &lp, int64_t k, int64_t p,
                   const int32_t *box, double peak, int32_t *base, BlockShared &sh,
-                  int32_t *smem)
+                  int32_t *smem, int use_tree)
 {
   int64_t *pixels = reinterpret_cast<int64_t *> (base);
   int32_t *parent = p <= kSharedWords ? smem : base + 2 * p, *frame = base + 3 * p;
@@ -278,6 +281,18 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   const int nlevels = lp.nthresh - 1;
   const double floor_flux = lp.mincont * total;
   const double slack = 0x1p-50 * ((double) p * lp.mincont * total_abs + fabs (floor_flux));
+  if (use_tree)
+    {
+      if (tree_no_split (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, flux, area,
+                         top, nsig, flag, owner))
+        return 1;
+      for (int64_t j = tid; j < p; j += kBlock)
+        {
+          frame[j] = (int32_t) p;
+          owner[j] = 0;
+        }
+      __syncthreads ();
+    }
   int live = 1;
   for (int lev = 0; lev < nlevels && live; lev++)
     {
@@ -554,7 +569,7 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const u64 *__restrict__ karea, const int32_t *__restrict__ kbox,
                      const u64 *__restrict__ need, const u64 *__restrict__ offset,
                      const u64 *__restrict__ total_need, int32_t *__restrict__ scratch,
-                     int64_t scratch_cap, int32_t *__restrict__ nsub)
+                     int64_t scratch_cap, int32_t *__restrict__ nsub, int use_tree)
 {
   sky_grid_wait ();
   __shared__ BlockShared sh;
@@ -583,7 +598,7 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
       const int32_t *box = kbox + 4 * k;
       int32_t *base = scratch + __ldcg (offset + k - 1);
       int32_t ncores = deblend_parallel (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base,
-                                         sh, smem);
+                                         sh, smem, use_tree);
       __syncthreads ();
       if (threadIdx.x == 0)
         {
@@ -776,6 +791,10 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   const int64_t most = (int64_t) gpu->nsm * 4;
   const unsigned block_grid = (unsigned) (L->island_cap < 1 ? 1 : L->island_cap < most ? L->island_cap : most);
   int32_t *index = reinterpret_cast<int32_t *> (gpu->d_work);
+  /* SKYSIFT_GPU_DEBLEND_TREE=0: every island climbs the levels (the
+   * component tree's answer skipped), to compare the two. */
+  const char *tree_env = getenv ("SKYSIFT_GPU_DEBLEND_TREE");
+  const int use_tree = tree_env == NULL || strcmp (tree_env, "0") != 0;
   int ret;
 
   SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, s, L->d_header, L->d_need,
@@ -791,7 +810,7 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
                                   kSharedWords * (int) sizeof (int32_t)));
   SKY_LAUNCH (deblendIslandKernel, block_grid, kBlock, kSharedWords * sizeof (int32_t), s, L->d_header, *maps,
               gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_kbox, L->d_need,
-              L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap, L->d_nsub);
+              L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap, L->d_nsub, use_tree);
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
               L->d_deblended);
