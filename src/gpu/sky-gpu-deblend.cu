@@ -50,6 +50,8 @@ snr_at (const SkyGpuDetectMaps &m, int64_t i)
 }
 
 #include "sky-gpu-deblend-serial.cuh"
+#include "sky-gpu-deblend-block.cuh"
+#include "sky-gpu-deblend-tree.cuh"
 
 /* Whether island k can split at all: the CPU's first early exit. */
 __device__ __forceinline__ bool
@@ -80,7 +82,8 @@ neighbour_offset (int64_t p)
 __host__ __device__ __forceinline__ int64_t
 island_words (int64_t p, int nthresh)
 {
-  const int64_t parallel = neighbour_offset (p) + 9 * p, serial = serial_words (p, nthresh);
+  const int64_t parallel = neighbour_offset (p) + 9 * p + tree_words (p);
+  const int64_t serial = serial_words (p, nthresh);
   return ((parallel > serial ? parallel : serial) + 1) & ~(int64_t) 1;
 }
 
@@ -161,8 +164,6 @@ deblendNeedKernel (const SkyGpuDetectHeader *__restrict__ hdr, const float *__re
                       : 0;
 }
 
-#include "sky-gpu-deblend-block.cuh"
-#include "sky-gpu-deblend-tree.cuh"
 
 /* Island k deblended by the whole block, deciding as the CPU decides.
  *
@@ -281,19 +282,22 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   const int nlevels = lp.nthresh - 1;
   const double floor_flux = lp.mincont * total;
   const double slack = 0x1p-50 * ((double) p * lp.mincont * total_abs + fabs (floor_flux));
+  int32_t tree = 0;
   if (use_tree)
     {
-      if (tree_no_split (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, flux, area,
-                         top, nsig, flag, owner))
+      tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, flux, area,
+                          top, nsig, flag, owner, tree_words_at (lmax + p, p), use_tree > 1);
+      if (tree == 1)
         return 1;
       for (int64_t j = tid; j < p; j += kBlock)
         {
-          frame[j] = (int32_t) p;
-          owner[j] = 0;
+          frame[j] = tree > 1 ? -1 : (int32_t) p;
+          if (tree == 0)
+            owner[j] = 0;
         }
       __syncthreads ();
     }
-  int live = 1;
+  int live = tree == 0;
   for (int lev = 0; lev < nlevels && live; lev++)
     {
       const double t = level_at (lp.flood_sigma, peak, lp.nthresh, lev);
@@ -791,10 +795,11 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   const int64_t most = (int64_t) gpu->nsm * 4;
   const unsigned block_grid = (unsigned) (L->island_cap < 1 ? 1 : L->island_cap < most ? L->island_cap : most);
   int32_t *index = reinterpret_cast<int32_t *> (gpu->d_work);
-  /* SKYSIFT_GPU_DEBLEND_TREE=0: every island climbs the levels (the
-   * component tree's answer skipped), to compare the two. */
+  /* SKYSIFT_GPU_DEBLEND_TREE: 2 (the default) the component tree decides
+   * each island, 1 it answers only whether an island splits (those that do
+   * climb), 0 every island climbs the levels; to compare them. */
   const char *tree_env = getenv ("SKYSIFT_GPU_DEBLEND_TREE");
-  const int use_tree = tree_env == NULL || strcmp (tree_env, "0") != 0;
+  const int use_tree = tree_env == NULL ? 2 : tree_env[0] == '0' ? 0 : tree_env[0] == '1' ? 1 : 2;
   int ret;
 
   SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, s, L->d_header, L->d_need,
