@@ -574,9 +574,7 @@ static void
 action_connect (GSimpleAction *action, GVariant *param, gpointer data)
 {
   SkySampLink *self = data;
-  /* A menu's check item activates with no parameter: it toggles. */
-  gboolean connect = param ? g_variant_get_boolean (param)
-                           : !sky_samp_client_is_connected (self->client);
+  gboolean connect = g_variant_get_boolean (param);
 
   if (connect)
     sky_samp_client_connect_async (self->client, NULL, on_connected, g_object_ref (self));
@@ -593,7 +591,7 @@ need_hub (SkySampLink *self)
   if (sky_samp_client_is_connected (self->client))
     return TRUE;
   report (self, "skysift is not connected to a SAMP hub",
-          "Connect first (SAMP, Connect to the Hub), with a hub running.");
+          "Connect first (the menu's SAMP, Connected to the Hub), with a hub running.");
   return FALSE;
 }
 

@@ -6,7 +6,7 @@
  * Actions it adds to the application (so to D-Bus, as the others):
  *   samp-connect (b)    true registers with the hub the standard profile
  *                       finds ($SAMP_HUB or ~/.samp), false unregisters;
- *                       state: connected (the menu's check item)
+ *                       state: connected (the menu's two radio items)
  *   samp-send-image     image.load.fits: the image shown, by file: URL;
  *                       state: the URL last sent ("")
  *   samp-send-table     table.load.votable: the catalogue shown, written
