@@ -232,6 +232,42 @@ test_connect_without_hub (void)
   g_assert_cmpstr (sky_samp_client_get_id (client), ==, "");
 }
 
+/* A lockfile left by a hub that is gone (nothing listens at its URL): the
+ * message says so, names the URL, and suggests what to do. */
+static void
+test_connect_stale_lockfile (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("skysift-samp-test-XXXXXX", NULL);
+  g_autofree char *lock = g_build_filename (dir, "lock", NULL);
+  g_autofree char *env = g_strdup_printf ("std-lockurl:file://%s", lock);
+  g_autoptr (GSocketListener) listener = g_socket_listener_new ();
+  g_autoptr (SkySampClient) client = NULL;
+  g_autoptr (GAsyncResult) result = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = NULL, *url = NULL;
+  guint16 port;
+
+  /* A port that was free a moment ago and is closed again. */
+  port = g_socket_listener_add_any_inet_port (listener, NULL, &error);
+  g_assert_no_error (error);
+  g_socket_listener_close (listener);
+  url = g_strdup_printf ("http://127.0.0.1:%u/xmlrpc", port);
+  text = g_strdup_printf ("samp.secret=s3cr3t\nsamp.hub.xmlrpc.url=%s\n", url);
+  g_assert_true (g_file_set_contents (lock, text, -1, NULL));
+  g_setenv ("SAMP_HUB", env, TRUE);
+  client = sky_samp_client_new (g_variant_new_parsed ("{'samp.name': <'test'>}"), NULL);
+  sky_samp_client_connect_async (client, NULL, on_result, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_unlink (lock);
+  g_rmdir (dir);
+  g_assert_false (sky_samp_client_connect_finish (client, result, &error));
+  g_assert_error (error, SKY_UI_ERROR, SKY_UI_ERROR_SAMP_NO_HUB);
+  g_assert_nonnull (strstr (error->message, url));
+  g_assert_nonnull (strstr (error->message, "stale lockfile"));
+  g_assert_false (sky_samp_client_is_connected (client));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -244,5 +280,6 @@ main (int argc, char **argv)
   g_test_add_func ("/samp/lockfile/parse", test_lockfile);
   g_test_add_func ("/samp/lockfile/url", test_lockfile_url);
   g_test_add_func ("/samp/client/no-hub", test_connect_without_hub);
+  g_test_add_func ("/samp/client/stale-lockfile", test_connect_stale_lockfile);
   return g_test_run ();
 }
