@@ -131,6 +131,9 @@ def outer(tap):
 
 def inner(tap):
     import numpy as np
+    from astropy import log
+    # The hub's INFO lines are not TAP.
+    log.setLevel("WARNING")
     from astropy.io import fits
     from astropy.samp import SAMPHubServer
     from astropy.table import Table
