@@ -218,9 +218,26 @@ def inner(tap):
     tap.check("app.samp-connect registers with astropy's hub: metadata, subscriptions, "
               "a loopback callback", registers)
 
-    def sends_table():
+    def no_catalogue():
         need(facts.get("id"), "the app did not register")
+        app.activate("open", gv_string(image))
+        wait_idle(app)
         app.activate("samp-send-table")
+        s = wait_for("a message", lambda: "no catalogue" in samp_state(app)["last_error"]
+                     and samp_state(app))
+        assert not listener.of("table.load.votable"), "a table was sent"
+        print(f"# message: {s['last_error']}")
+        facts["queued"] = True
+    tap.check("app.samp-send-table before measure says there is no catalogue yet", no_catalogue)
+
+    def sends_table():
+        need(facts.get("queued"), "the app did not register")
+        # As a script sends them, one after the other: the send waits for
+        # the open and the run queued before it.
+        app.activate("open", gv_string(image))
+        app.activate("run", "'all'")
+        app.activate("samp-send-table")
+        busy = app_state(app)["busy"]
         tables = wait_for("table.load.votable at the client",
                           lambda: listener.of("table.load.votable"))
         images = listener.of("image.load.fits")
@@ -244,9 +261,10 @@ def inner(tap):
         facts["table"] = params
         facts["rows"] = want
         print(f"# the client read {len(got)} rows x {len(got.colnames)} columns from "
-              f"{params['url']}, as skysift-cli find --votable")
-    tap.check("app.samp-send-table: image.load.fits then table.load.votable; the client "
-              "reads the CLI's rows from the URL", sends_table)
+              f"{params['url']}, as skysift-cli find --votable (asked while "
+              f"{'busy' if busy else 'idle'})")
+    tap.check("app.samp-send-table after open and run: image.load.fits then "
+              "table.load.votable; the client reads the CLI's rows from the URL", sends_table)
 
     def highlight_in():
         need(facts.get("table"), "no table was sent")

@@ -313,6 +313,7 @@ write_and_send_table (SkySampLink *self)
   g_autofree char *path = NULL;
   WriteInput *in;
 
+  self->table_sending = FALSE;
   if (run == NULL)
     {
       report (self, "There is no catalogue to send yet", "Run measure (or Run All) first.");
