@@ -326,6 +326,47 @@ def inner(tap):
               f"{float(dec):.6f}): selected")
     tap.check("coord.pointAt.sky from the client selects the source there", point_in)
 
+    def galactic():
+        need(facts.get("table"), "no table was sent")
+        from astropy.coordinates import SkyCoord
+        import astropy.units as u
+        # The same pixels on a galactic SIN grid centred near Sgr A*.
+        path = os.path.join(work, "galactic.fits")
+        with fits.open(image) as hdul:
+            header = hdul[0].header.copy()
+            for key in ("RADESYS", "EQUINOX"):
+                header.remove(key, ignore_missing=True)
+            header["CTYPE1"], header["CTYPE2"] = "GLON-SIN", "GLAT-SIN"
+            header["CRVAL1"], header["CRVAL2"] = 359.944, -0.046
+            fits.writeto(path, hdul[0].data, header, overwrite=True)
+        votable = os.path.join(work, "galactic.xml")
+        subprocess.run([cli, "find", path, "--votable", votable], check=True,
+                       capture_output=True, timeout=300)
+        rows = Table.read(votable)
+        app.activate("open", gv_string(path))
+        app.activate("run", "'all'")
+        app.activate("samp-send-table")
+        wait_for("the galactic table", lambda: len(listener.of("table.load.votable")) >= 2)
+        before = len(listener.of("coord.pointAt.sky"))
+        app.activate("select-source", "int64 50")
+        point = wait_for("coord.pointAt.sky", lambda: listener.of("coord.pointAt.sky")[before:])
+        ra, dec = float(point[0][2]["ra"]), float(point[0][2]["dec"])
+        want = SkyCoord(rows[49]["glon"] * u.deg, rows[49]["glat"] * u.deg,
+                        frame="galactic").fk5
+        sep = SkyCoord(ra * u.deg, dec * u.deg, frame="fk5").separation(want).arcsec
+        assert sep < 1e-3, f"{sep} arcsec from astropy's FK5 position"
+        # And back: astropy's FK5 position of source 80's peak selects it.
+        w = WCS(fits.getheader(path)).celestial
+        l, b = w.pixel_to_world_values(rows[79]["peak_x"], rows[79]["peak_y"])
+        eq = SkyCoord(float(l) * u.deg, float(b) * u.deg, frame="galactic").fk5
+        listener.client.notify_all({"samp.mtype": "coord.pointAt.sky", "samp.params": {
+            "ra": repr(eq.ra.deg), "dec": repr(eq.dec.deg)}})
+        wait_for("source 80 selected", lambda: app_state(app)["selected"] == 80)
+        print(f"# galactic image: source 50 sent {sep * 1000:.3f} mas from astropy's FK5 "
+              f"position; source 80's peak pointed at from FK5: selected")
+    tap.check("on a galactic image coord.pointAt.sky goes out and comes in as FK5 RA, Dec",
+              galactic)
+
     def disconnects():
         need(facts.get("id"), "the app did not register")
         app.activate("samp-connect", "false")

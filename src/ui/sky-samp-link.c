@@ -538,6 +538,12 @@ on_disconnected (SkySampClient *client, const char *reason, SkySampLink *self)
   report (self, "skysift is no longer on the SAMP hub", reason);
 }
 
+static void
+on_connected_changed (SkySampClient *client, GParamSpec *pspec, SkySampLink *self)
+{
+  update_state (self);
+}
+
 /* ------------------------------------------------------------- actions */
 
 static void
@@ -655,6 +661,8 @@ sky_samp_link_new (GtkApplication *app)
   self->client = sky_samp_client_new (metadata, subscriptions);
   g_signal_connect_object (self->client, "message", G_CALLBACK (on_message), self, 0);
   g_signal_connect_object (self->client, "disconnected", G_CALLBACK (on_disconnected), self, 0);
+  g_signal_connect_object (self->client, "notify::connected", G_CALLBACK (on_connected_changed),
+                           self, 0);
   g_action_map_add_action_entries (G_ACTION_MAP (app), samp_actions, G_N_ELEMENTS (samp_actions),
                                    self);
   update_state (self);
