@@ -9,7 +9,6 @@
 #include "sky-window.h"
 #include "sky-window-script.h"
 
-#include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
