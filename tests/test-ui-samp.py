@@ -274,13 +274,22 @@ def inner(tap):
                 "row": str(row)}})
             wait_for(f"row {row} selected in the app",
                      lambda: app_state(app)["selected"] == row + 1)
+        # By the URL alone, as TOPCAT writes a file URL (file:/tmp/...).
+        url = "file:" + facts["table"]["url"][len("file://"):]
+        listener.client.notify_all({"samp.mtype": "table.highlight.row", "samp.params": {
+            "url": url, "row": "12"}})
+        wait_for("row 12 selected by URL", lambda: app_state(app)["selected"] == 13)
+        listener.client.notify_all({"samp.mtype": "table.highlight.row", "samp.params": {
+            "table-id": facts["table"]["table-id"], "row": "7"}})
+        wait_for("row 7 selected by table-id", lambda: app_state(app)["selected"] == 8)
         # Another application's table leaves the selection alone.
         listener.client.notify_all({"samp.mtype": "table.highlight.row", "samp.params": {
             "table-id": "elsewhere", "url": "file:///elsewhere.xml", "row": "3"}})
         wait_for("the message received", lambda: "elsewhere" in
                  " ".join(samp_state(app)["last_received"]))
         assert app_state(app)["selected"] == 8, app_state(app)["selected"]
-        print("# rows 41 and 7 highlighted by the client: sources 42 and 8 selected")
+        print("# rows 41 and 7 highlighted by the client: sources 42 and 8 selected; "
+              "by file:/ URL alone and by table-id alone too")
     tap.check("table.highlight.row from the client selects that source in the app", highlight_in)
 
     def highlight_out():

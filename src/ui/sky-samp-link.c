@@ -463,6 +463,22 @@ select_from_hub (SkySampLink *self, SkyWindow *window, gint64 id)
 
 /* ------------------------------------------------------------- receive */
 
+/* Whether url names the table sent: TOPCAT gives back file:/tmp/... for
+ * file:///tmp/..., so file URLs are compared as the paths they name. */
+static gboolean
+is_table_url (SkySampLink *self, const char *url)
+{
+  g_autofree char *path = NULL, *sent = NULL;
+
+  if (url == NULL || self->table_url == NULL)
+    return FALSE;
+  if (g_str_equal (url, self->table_url))
+    return TRUE;
+  path = g_filename_from_uri (url, NULL, NULL);
+  sent = g_filename_from_uri (self->table_url, NULL, NULL);
+  return path != NULL && sent != NULL && g_str_equal (path, sent);
+}
+
 static void
 on_highlight_row (SkySampLink *self, SkyWindow *window, GVariant *params)
 {
@@ -472,7 +488,7 @@ on_highlight_row (SkySampLink *self, SkyWindow *window, GVariant *params)
   gint64 n;
 
   if (self->table_run == NULL
-      || !(g_strcmp0 (table_id, self->table_id) == 0 || g_strcmp0 (url, self->table_url) == 0))
+      || !(g_strcmp0 (table_id, self->table_id) == 0 || is_table_url (self, url)))
     return;   /* another application's table */
   if (row == NULL || !g_ascii_string_to_signed (row, 10, 0, self->table_run->catalogue.n - 1, &n,
                                                 NULL))
