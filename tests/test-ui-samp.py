@@ -208,7 +208,8 @@ def inner(tap):
         meta = listener.client.get_metadata(s["client_id"])
         assert meta["samp.name"] == "skysift", meta
         subs = listener.client.get_subscriptions(s["client_id"])
-        for mtype in ("table.highlight.row", "coord.pointAt.sky", "samp.hub.event.shutdown"):
+        for mtype in ("table.highlight.row", "coord.pointAt.sky", "image.load.fits",
+                      "table.load.votable", "samp.hub.event.shutdown"):
             assert mtype in subs, f"{mtype} not in {sorted(subs)}"
         assert s["callback_url"].startswith("http://127.0.0.1:"), s["callback_url"]
         assert "true" in app.describe("samp-connect"), app.describe("samp-connect")
@@ -375,6 +376,31 @@ def inner(tap):
               f"position; source 80's peak pointed at from FK5: selected")
     tap.check("on a galactic image coord.pointAt.sky goes out and comes in as FK5 RA, Dec",
               galactic)
+
+    def loads():
+        need(facts.get("table"), "no table was sent")
+        listener.client.notify_all({"samp.mtype": "image.load.fits", "samp.params": {
+            "url": "file://" + image, "name": "gc"}})
+        wait_for("the image opened", lambda: app_state(app)["image"] == image
+                 and not app_state(app)["busy"])
+        app.activate("run", "'all'")
+        wait_idle(app)
+        listener.client.notify_all({"samp.mtype": "table.load.votable", "samp.params": {
+            "url": "file://" + cli_votable, "table-id": "cli"}})
+        st = wait_for("the overlay", lambda: app_state(app)["overlays"]
+                      and not app_state(app)["busy"] and app_state(app))
+        overlay = st["overlays"][-1]
+        assert overlay["path"] == cli_votable, overlay
+        assert overlay["n"] == len(facts["rows"]), overlay
+        assert overlay.get("matched") == len(facts["rows"]), overlay
+        listener.client.notify_all({"samp.mtype": "table.load.votable", "samp.params": {
+            "url": "http://127.0.0.1:9/table.xml"}})
+        s = wait_for("a message", lambda: "file: URLs only" in samp_state(app)["last_error"]
+                     and samp_state(app))
+        print(f"# the CLI's VOTable sent by the client: an overlay of {overlay['n']} rows, "
+              f"{overlay['matched']} matched; message: {s['last_error']}")
+    tap.check("image.load.fits opens the image, table.load.votable draws an overlay, "
+              "an http: URL is refused with the reason", loads)
 
     def disconnects():
         need(facts.get("id"), "the app did not register")

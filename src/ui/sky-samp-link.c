@@ -528,6 +528,32 @@ on_point_at_sky (SkySampLink *self, SkyWindow *window, GVariant *params)
     }
 }
 
+/* image.load.fits opens the image; table.load.votable draws the table
+ * over the image as an overlay, matched with the sources (app.overlay).
+ * Both by the file the URL names: another application's http: URL is
+ * refused with the reason. */
+static void
+on_load (SkySampLink *self, SkyWindow *window, const char *sender, const char *mtype,
+         GVariant *params)
+{
+  const char *url = sky_samp_map_string (params, "url");
+  g_autofree char *path = url ? g_filename_from_uri (url, NULL, NULL) : NULL;
+
+  if (path == NULL)
+    {
+      g_autofree char *primary = g_strdup_printf ("Could not load what %s sent over SAMP",
+                                                  sender);
+      g_autofree char *detail = g_strdup_printf ("%s: skysift loads file: URLs only, not “%s”.",
+                                                 mtype, url ? url : "");
+      report (self, primary, detail);
+      return;
+    }
+  if (g_str_equal (mtype, "image.load.fits"))
+    sky_window_open (window, path, FALSE);
+  else
+    sky_window_add_overlay (window, path);
+}
+
 static void
 on_message (SkySampClient *client, const char *sender, const char *mtype, GVariant *params,
             SkySampLink *self)
@@ -543,6 +569,9 @@ on_message (SkySampClient *client, const char *sender, const char *mtype, GVaria
     on_highlight_row (self, window, params);
   else if (window != NULL && g_str_equal (mtype, "coord.pointAt.sky"))
     on_point_at_sky (self, window, params);
+  else if (window != NULL && (g_str_equal (mtype, "image.load.fits")
+                              || g_str_equal (mtype, "table.load.votable")))
+    on_load (self, window, sender, mtype, params);
   update_state (self);
 }
 
@@ -661,7 +690,9 @@ SkySampLink *
 sky_samp_link_new (GtkApplication *app)
 {
   SkySampLink *self = g_object_new (SKY_TYPE_SAMP_LINK, NULL);
-  static const char *const subscriptions[] = { "table.highlight.row", "coord.pointAt.sky", NULL };
+  static const char *const subscriptions[] = {
+    "table.highlight.row", "coord.pointAt.sky", "image.load.fits", "table.load.votable", NULL
+  };
   GVariant *metadata = string_map ((const char *const[]) {
     "samp.name", "skysift",
     "samp.description.text", "Finds and measures the sources in radio images (kappa-sigma "

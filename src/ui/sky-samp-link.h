@@ -22,8 +22,10 @@
  * table.highlight.row for the table sent, where it is the catalogue shown,
  * and coord.pointAt.sky with the source's RA and Dec; table.highlight.row
  * for that table selects its row's source, and coord.pointAt.sky centres
- * the view there and selects the source under it. Failures (no hub, a hub
- * gone) are said in an error dialog and last_error, never more. */
+ * the view there and selects the source under it. image.load.fits from
+ * another application opens the image, table.load.votable draws the table
+ * over it as an overlay (file: URLs). Failures (no hub, a hub gone) are
+ * said in an error dialog and last_error, never more. */
 #pragma once
 
 #include <gtk/gtk.h>
