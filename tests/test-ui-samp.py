@@ -393,14 +393,38 @@ def inner(tap):
         assert overlay["path"] == cli_votable, overlay
         assert overlay["n"] == len(facts["rows"]), overlay
         assert overlay.get("matched") == len(facts["rows"]), overlay
+        # Served over HTTP, as TOPCAT serves what it sends.
+        import functools
+        import http.server
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                    directory=os.path.dirname(cli_votable))
+        handler.log_message = lambda *args: None
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_port}/{os.path.basename(cli_votable)}"
+            listener.client.notify_all({"samp.mtype": "table.load.votable", "samp.params": {
+                "url": url, "name": "from http"}})
+            st = wait_for("the second overlay", lambda: len(app_state(app)["overlays"]) == 2
+                          and not app_state(app)["busy"] and app_state(app))
+            second = st["overlays"][-1]
+            assert second["n"] == len(facts["rows"]), second
+            assert second.get("matched") == len(facts["rows"]), second
+            listener.client.notify_all({"samp.mtype": "table.load.votable", "samp.params": {
+                "url": url.replace(".xml", "-missing.xml")}})
+            s = wait_for("a message", lambda: "404" in samp_state(app)["last_error"]
+                         and samp_state(app))
+        finally:
+            server.shutdown()
         listener.client.notify_all({"samp.mtype": "table.load.votable", "samp.params": {
-            "url": "http://127.0.0.1:9/table.xml"}})
-        s = wait_for("a message", lambda: "file: URLs only" in samp_state(app)["last_error"]
-                     and samp_state(app))
-        print(f"# the CLI's VOTable sent by the client: an overlay of {overlay['n']} rows, "
-              f"{overlay['matched']} matched; message: {s['last_error']}")
-    tap.check("image.load.fits opens the image, table.load.votable draws an overlay, "
-              "an http: URL is refused with the reason", loads)
+            "url": "ftp://127.0.0.1/table.xml"}})
+        s2 = wait_for("a message", lambda: "ftp:" in samp_state(app)["last_error"]
+                      and samp_state(app))
+        print(f"# the CLI's VOTable sent by the client by file: and by http: URL: overlays of "
+              f"{overlay['n']} and {second['n']} rows, all matched; messages: "
+              f"{s['last_error']} / {s2['last_error']}")
+    tap.check("image.load.fits opens the image, table.load.votable draws an overlay (file: "
+              "and http: URLs); a missing or ftp: URL is refused with the reason", loads)
 
     def disconnects():
         need(facts.get("id"), "the app did not register")

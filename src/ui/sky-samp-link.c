@@ -5,9 +5,12 @@
 #include "sky-overlay.h"
 #include "sky-samp-client.h"
 #include "sky-samp-xmlrpc.h"
+#include "sky-ui-error.h"
 #include "sky-ui-task.h"
 #include "sky-window.h"
 #include "sky-window-script.h"
+
+#include <libsoup/soup.h>
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -25,6 +28,8 @@ struct _SkySampLink {
   SkySampClient *client;
   char *tmp_dir;             /* the tables sent, made on the first */
   int ntables;
+  int nfetched;
+  SoupSession *session;      /* fetches what others serve over HTTP */
 
   char *image_url;           /* sent in this connection, else NULL */
   char *image_sent_path;     /* the image it was sent for */
@@ -528,30 +533,169 @@ on_point_at_sky (SkySampLink *self, SkyWindow *window, GVariant *params)
     }
 }
 
-/* image.load.fits opens the image; table.load.votable draws the table
- * over the image as an overlay, matched with the sources (app.overlay).
- * Both by the file the URL names: another application's http: URL is
- * refused with the reason. */
+/* What another application sent: an image to open, or a table to draw
+ * over the image as an overlay (app.open, app.overlay). */
 static void
-on_load (SkySampLink *self, SkyWindow *window, const char *sender, const char *mtype,
-         GVariant *params)
+load_file (SkySampLink *self, const char *mtype, const char *path)
 {
-  const char *url = sky_samp_map_string (params, "url");
-  g_autofree char *path = url ? g_filename_from_uri (url, NULL, NULL) : NULL;
+  SkyWindow *window = main_window (self);
 
-  if (path == NULL)
-    {
-      g_autofree char *primary = g_strdup_printf ("Could not load what %s sent over SAMP",
-                                                  sender);
-      g_autofree char *detail = g_strdup_printf ("%s: skysift loads file: URLs only, not “%s”.",
-                                                 mtype, url ? url : "");
-      report (self, primary, detail);
-      return;
-    }
+  if (window == NULL)
+    return;
   if (g_str_equal (mtype, "image.load.fits"))
     sky_window_open (window, path, FALSE);
   else
     sky_window_add_overlay (window, path);
+}
+
+typedef struct {
+  SkySampLink *link;
+  char *mtype;
+  char *url;
+  GFile *file;               /* where it is written */
+  GInputStream *in;          /* the body, as it comes */
+  GOutputStream *out;
+} Fetch;
+
+static void
+fetch_free (Fetch *fetch)
+{
+  g_object_unref (fetch->link);
+  g_free (fetch->mtype);
+  g_free (fetch->url);
+  g_clear_object (&fetch->file);
+  g_clear_object (&fetch->in);
+  g_clear_object (&fetch->out);
+  g_free (fetch);
+}
+
+static void
+fetch_failed (Fetch *fetch, const GError *error)
+{
+  g_autofree char *detail = g_strdup_printf ("%s: %s", fetch->url, error->message);
+
+  report (fetch->link, "Could not fetch what was sent over SAMP", detail);
+  fetch_free (fetch);
+}
+
+static void
+on_fetch_spliced (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Fetch *fetch = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+
+  if (g_output_stream_splice_finish (G_OUTPUT_STREAM (source), result, &error) < 0)
+    {
+      fetch_failed (fetch, error);
+      return;
+    }
+  path = g_file_get_path (fetch->file);
+  load_file (fetch->link, fetch->mtype, path);
+  fetch_free (fetch);
+}
+
+static void
+on_fetch_file_ready (GObject *source, GAsyncResult *result, gpointer data);
+
+static void
+on_fetch_answered (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Fetch *fetch = data;
+  g_autoptr (GError) error = NULL;
+  SoupMessage *msg = soup_session_get_async_result_message (SOUP_SESSION (source), result);
+  g_autoptr (GInputStream) in = soup_session_send_finish (SOUP_SESSION (source), result, &error);
+
+  if (in == NULL)
+    {
+      fetch_failed (fetch, error);
+      return;
+    }
+  if (!SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (msg)))
+    {
+      g_autoptr (GError) status = g_error_new (SKY_UI_ERROR, SKY_UI_ERROR_SAMP_HUB,
+                                               "HTTP %u %s", soup_message_get_status (msg),
+                                               soup_message_get_reason_phrase (msg));
+      fetch_failed (fetch, status);
+      return;
+    }
+  fetch->in = g_steal_pointer (&in);
+  g_file_replace_async (fetch->file, NULL, FALSE, G_FILE_CREATE_PRIVATE, G_PRIORITY_DEFAULT,
+                        NULL, on_fetch_file_ready, fetch);
+}
+
+static void
+on_fetch_file_ready (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Fetch *fetch = data;
+  g_autoptr (GError) error = NULL;
+
+  fetch->out = G_OUTPUT_STREAM (g_file_replace_finish (G_FILE (source), result, &error));
+  if (fetch->out == NULL)
+    {
+      fetch_failed (fetch, error);
+      return;
+    }
+  g_output_stream_splice_async (fetch->out, fetch->in, G_OUTPUT_STREAM_SPLICE_CLOSE_SOURCE
+                                | G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, G_PRIORITY_DEFAULT,
+                                NULL, on_fetch_spliced, fetch);
+}
+
+/* TOPCAT and others serve what they send over HTTP: it is copied to the
+ * temporary folder, streamed (an image may be large), then loaded. */
+static void
+fetch_and_load (SkySampLink *self, const char *mtype, const char *url, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SoupMessage) msg = soup_message_new ("GET", url);
+  g_autofree char *base = g_path_get_basename (name && *name ? name : url);
+  g_autofree char *file_name = NULL, *path = NULL;
+  Fetch *fetch;
+
+  if (msg == NULL)
+    {
+      g_autofree char *detail = g_strdup_printf ("“%s” is not a URL skysift can read.", url);
+      report (self, "Could not fetch what was sent over SAMP", detail);
+      return;
+    }
+  if (self->tmp_dir == NULL && (self->tmp_dir = g_dir_make_tmp ("skysift-samp-XXXXXX", &error))
+                               == NULL)
+    {
+      report (self, "Could not fetch what was sent over SAMP", error->message);
+      return;
+    }
+  g_strdelimit (base, "/\\:", '_');
+  file_name = g_strdup_printf ("received-%d-%s", ++self->nfetched, base);
+  path = g_build_filename (self->tmp_dir, file_name, NULL);
+  fetch = g_new0 (Fetch, 1);
+  fetch->link = g_object_ref (self);
+  fetch->mtype = g_strdup (mtype);
+  fetch->url = g_strdup (url);
+  fetch->file = g_file_new_for_path (path);
+  soup_session_send_async (self->session, msg, G_PRIORITY_DEFAULT, NULL, on_fetch_answered,
+                           fetch);
+}
+
+/* image.load.fits opens the image; table.load.votable draws the table over
+ * it as an overlay: a file: URL as it is, an http: one fetched first. */
+static void
+on_load (SkySampLink *self, const char *sender, const char *mtype, GVariant *params)
+{
+  const char *url = sky_samp_map_string (params, "url");
+  g_autofree char *path = url ? g_filename_from_uri (url, NULL, NULL) : NULL;
+
+  if (path != NULL)
+    load_file (self, mtype, path);
+  else if (url && (g_str_has_prefix (url, "http://") || g_str_has_prefix (url, "https://")))
+    fetch_and_load (self, mtype, url, sky_samp_map_string (params, "name"));
+  else
+    {
+      g_autofree char *primary = g_strdup_printf ("Could not load what %s sent over SAMP",
+                                                  sender);
+      g_autofree char *detail = g_strdup_printf ("%s: skysift loads file: and http: URLs, not "
+                                                 "“%s”.", mtype, url ? url : "");
+      report (self, primary, detail);
+    }
 }
 
 static void
@@ -571,7 +715,7 @@ on_message (SkySampClient *client, const char *sender, const char *mtype, GVaria
     on_point_at_sky (self, window, params);
   else if (window != NULL && (g_str_equal (mtype, "image.load.fits")
                               || g_str_equal (mtype, "table.load.votable")))
-    on_load (self, window, sender, mtype, params);
+    on_load (self, sender, mtype, params);
   update_state (self);
 }
 
@@ -749,6 +893,7 @@ sky_samp_link_dispose (GObject *object)
   forget_sent (self);
   remove_tables (self);
   g_clear_object (&self->client);
+  g_clear_object (&self->session);
   G_OBJECT_CLASS (sky_samp_link_parent_class)->dispose (object);
 }
 
@@ -775,4 +920,5 @@ static void
 sky_samp_link_init (SkySampLink *self)
 {
   g_queue_init (&self->received);
+  self->session = soup_session_new ();
 }

@@ -24,7 +24,7 @@
  * for that table selects its row's source, and coord.pointAt.sky centres
  * the view there and selects the source under it. image.load.fits from
  * another application opens the image, table.load.votable draws the table
- * over it as an overlay (file: URLs). Failures (no hub, a hub gone) are
+ * over it as an overlay (file: URLs, and http: ones fetched first). Failures (no hub, a hub gone) are
  * said in an error dialog and last_error, never more. */
 #pragma once
 
