@@ -4,9 +4,11 @@
  * where the standard profile looks for it. The app on a real hub is
  * test-ui-samp.py. */
 #include <glib/gstdio.h>
+#include <libsoup/soup.h>
 #include <string.h>
 
 #include "sky-samp-client.h"
+#include "sky-samp-fetch.h"
 #include "sky-samp-xmlrpc.h"
 #include "sky-ui-error.h"
 
@@ -268,6 +270,84 @@ test_connect_stale_lockfile (void)
   g_assert_false (sky_samp_client_is_connected (client));
 }
 
+/* A body of a few megabytes, as an image would be: every byte its index. */
+#define FETCH_BYTES (3 * 1024 * 1024 + 17)
+
+static void
+on_get (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable *query,
+        gpointer data)
+{
+  if (!g_str_equal (path, "/table.xml"))
+    {
+      soup_server_message_set_status (msg, SOUP_STATUS_NOT_FOUND, NULL);
+      return;
+    }
+  soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+  soup_server_message_set_response (msg, "application/x-votable+xml", SOUP_MEMORY_COPY, data,
+                                    FETCH_BYTES);
+}
+
+/* What another application serves over HTTP lands in the file whole; a
+ * missing one and a URL that is not http: are refused naming the URL. */
+static void
+test_fetch (void)
+{
+  g_autoptr (SoupServer) server = soup_server_new (NULL, NULL);
+  g_autofree char *dir = g_dir_make_tmp ("skysift-samp-test-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "got.xml", NULL);
+  g_autofree guint8 *body = g_malloc (FETCH_BYTES);
+  g_autofree char *url = NULL, *missing = NULL, *got = NULL;
+  g_autoptr (GError) error = NULL;
+  GSList *uris;
+  gsize length;
+  int port;
+
+  for (gsize i = 0; i < FETCH_BYTES; i++)
+    body[i] = (guint8) i;
+  soup_server_add_handler (server, NULL, on_get, body, NULL);
+  g_assert_true (soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
+  uris = soup_server_get_uris (server);
+  port = g_uri_get_port (uris->data);
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+  url = g_strdup_printf ("http://127.0.0.1:%d/table.xml", port);
+  missing = g_strdup_printf ("http://127.0.0.1:%d/missing.xml", port);
+
+  {
+    g_autoptr (GAsyncResult) result = NULL;
+    sky_samp_fetch_async (url, path, NULL, on_result, &result);
+    while (result == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_true (sky_samp_fetch_finish (result, &error));
+    g_assert_no_error (error);
+    g_assert_true (g_file_get_contents (path, &got, &length, NULL));
+    g_assert_cmpuint (length, ==, FETCH_BYTES);
+    g_assert_cmpmem (got, length, body, FETCH_BYTES);
+  }
+  {
+    g_autoptr (GAsyncResult) result = NULL;
+    sky_samp_fetch_async (missing, path, NULL, on_result, &result);
+    while (result == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_false (sky_samp_fetch_finish (result, &error));
+    g_assert_nonnull (error);
+    g_assert_nonnull (strstr (error->message, missing));
+    g_assert_nonnull (strstr (error->message, "404"));
+    g_clear_error (&error);
+  }
+  {
+    g_autoptr (GAsyncResult) result = NULL;
+    sky_samp_fetch_async ("ftp://127.0.0.1/t.xml", path, NULL, on_result, &result);
+    while (result == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_false (sky_samp_fetch_finish (result, &error));
+    g_assert_error (error, SKY_UI_ERROR, SKY_UI_ERROR_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "ftp://127.0.0.1/t.xml"));
+  }
+  soup_server_disconnect (server);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -281,5 +361,6 @@ main (int argc, char **argv)
   g_test_add_func ("/samp/lockfile/url", test_lockfile_url);
   g_test_add_func ("/samp/client/no-hub", test_connect_without_hub);
   g_test_add_func ("/samp/client/stale-lockfile", test_connect_stale_lockfile);
+  g_test_add_func ("/samp/fetch", test_fetch);
   return g_test_run ();
 }

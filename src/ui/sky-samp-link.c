@@ -4,13 +4,12 @@
 #include "sky-samp-link.h"
 #include "sky-overlay.h"
 #include "sky-samp-client.h"
+#include "sky-samp-fetch.h"
 #include "sky-samp-xmlrpc.h"
 #include "sky-ui-error.h"
 #include "sky-ui-task.h"
 #include "sky-window.h"
 #include "sky-window-script.h"
-
-#include <libsoup/soup.h>
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -29,7 +28,6 @@ struct _SkySampLink {
   char *tmp_dir;             /* the tables sent, made on the first */
   int ntables;
   int nfetched;
-  SoupSession *session;      /* fetches what others serve over HTTP */
 
   char *image_url;           /* sent in this connection, else NULL */
   char *image_sent_path;     /* the image it was sent for */
@@ -551,113 +549,35 @@ load_file (SkySampLink *self, const char *mtype, const char *path)
 typedef struct {
   SkySampLink *link;
   char *mtype;
-  char *url;
-  GFile *file;               /* where it is written */
-  GInputStream *in;          /* the body, as it comes */
-  GOutputStream *out;
-} Fetch;
+  char *path;
+} Fetched;
 
 static void
-fetch_free (Fetch *fetch)
+on_fetched (GObject *source, GAsyncResult *result, gpointer data)
 {
-  g_object_unref (fetch->link);
-  g_free (fetch->mtype);
-  g_free (fetch->url);
-  g_clear_object (&fetch->file);
-  g_clear_object (&fetch->in);
-  g_clear_object (&fetch->out);
-  g_free (fetch);
-}
-
-static void
-fetch_failed (Fetch *fetch, const GError *error)
-{
-  g_autofree char *detail = g_strdup_printf ("%s: %s", fetch->url, error->message);
-
-  report (fetch->link, "Could not fetch what was sent over SAMP", detail);
-  fetch_free (fetch);
-}
-
-static void
-on_fetch_spliced (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Fetch *fetch = data;
-  g_autoptr (GError) error = NULL;
-  g_autofree char *path = NULL;
-
-  if (g_output_stream_splice_finish (G_OUTPUT_STREAM (source), result, &error) < 0)
-    {
-      fetch_failed (fetch, error);
-      return;
-    }
-  path = g_file_get_path (fetch->file);
-  load_file (fetch->link, fetch->mtype, path);
-  fetch_free (fetch);
-}
-
-static void
-on_fetch_file_ready (GObject *source, GAsyncResult *result, gpointer data);
-
-static void
-on_fetch_answered (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Fetch *fetch = data;
-  g_autoptr (GError) error = NULL;
-  SoupMessage *msg = soup_session_get_async_result_message (SOUP_SESSION (source), result);
-  g_autoptr (GInputStream) in = soup_session_send_finish (SOUP_SESSION (source), result, &error);
-
-  if (in == NULL)
-    {
-      fetch_failed (fetch, error);
-      return;
-    }
-  if (!SOUP_STATUS_IS_SUCCESSFUL (soup_message_get_status (msg)))
-    {
-      g_autoptr (GError) status = g_error_new (SKY_UI_ERROR, SKY_UI_ERROR_SAMP_HUB,
-                                               "HTTP %u %s", soup_message_get_status (msg),
-                                               soup_message_get_reason_phrase (msg));
-      fetch_failed (fetch, status);
-      return;
-    }
-  fetch->in = g_steal_pointer (&in);
-  g_file_replace_async (fetch->file, NULL, FALSE, G_FILE_CREATE_PRIVATE, G_PRIORITY_DEFAULT,
-                        NULL, on_fetch_file_ready, fetch);
-}
-
-static void
-on_fetch_file_ready (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Fetch *fetch = data;
+  Fetched *fetched = data;
   g_autoptr (GError) error = NULL;
 
-  fetch->out = G_OUTPUT_STREAM (g_file_replace_finish (G_FILE (source), result, &error));
-  if (fetch->out == NULL)
-    {
-      fetch_failed (fetch, error);
-      return;
-    }
-  g_output_stream_splice_async (fetch->out, fetch->in, G_OUTPUT_STREAM_SPLICE_CLOSE_SOURCE
-                                | G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, G_PRIORITY_DEFAULT,
-                                NULL, on_fetch_spliced, fetch);
+  if (sky_samp_fetch_finish (result, &error))
+    load_file (fetched->link, fetched->mtype, fetched->path);
+  else
+    report (fetched->link, "Could not fetch what was sent over SAMP", error->message);
+  g_object_unref (fetched->link);
+  g_free (fetched->mtype);
+  g_free (fetched->path);
+  g_free (fetched);
 }
 
 /* TOPCAT and others serve what they send over HTTP: it is copied to the
- * temporary folder, streamed (an image may be large), then loaded. */
+ * temporary folder, then loaded. */
 static void
 fetch_and_load (SkySampLink *self, const char *mtype, const char *url, const char *name)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (SoupMessage) msg = soup_message_new ("GET", url);
   g_autofree char *base = g_path_get_basename (name && *name ? name : url);
-  g_autofree char *file_name = NULL, *path = NULL;
-  Fetch *fetch;
+  g_autofree char *file_name = NULL;
+  Fetched *fetched;
 
-  if (msg == NULL)
-    {
-      g_autofree char *detail = g_strdup_printf ("“%s” is not a URL skysift can read.", url);
-      report (self, "Could not fetch what was sent over SAMP", detail);
-      return;
-    }
   if (self->tmp_dir == NULL && (self->tmp_dir = g_dir_make_tmp ("skysift-samp-XXXXXX", &error))
                                == NULL)
     {
@@ -666,14 +586,11 @@ fetch_and_load (SkySampLink *self, const char *mtype, const char *url, const cha
     }
   g_strdelimit (base, "/\\:", '_');
   file_name = g_strdup_printf ("received-%d-%s", ++self->nfetched, base);
-  path = g_build_filename (self->tmp_dir, file_name, NULL);
-  fetch = g_new0 (Fetch, 1);
-  fetch->link = g_object_ref (self);
-  fetch->mtype = g_strdup (mtype);
-  fetch->url = g_strdup (url);
-  fetch->file = g_file_new_for_path (path);
-  soup_session_send_async (self->session, msg, G_PRIORITY_DEFAULT, NULL, on_fetch_answered,
-                           fetch);
+  fetched = g_new0 (Fetched, 1);
+  fetched->link = g_object_ref (self);
+  fetched->mtype = g_strdup (mtype);
+  fetched->path = g_build_filename (self->tmp_dir, file_name, NULL);
+  sky_samp_fetch_async (url, fetched->path, NULL, on_fetched, fetched);
 }
 
 /* image.load.fits opens the image; table.load.votable draws the table over
@@ -893,7 +810,6 @@ sky_samp_link_dispose (GObject *object)
   forget_sent (self);
   remove_tables (self);
   g_clear_object (&self->client);
-  g_clear_object (&self->session);
   G_OBJECT_CLASS (sky_samp_link_parent_class)->dispose (object);
 }
 
@@ -920,5 +836,4 @@ static void
 sky_samp_link_init (SkySampLink *self)
 {
   g_queue_init (&self->received);
-  self->session = soup_session_new ();
 }
