@@ -7,14 +7,13 @@
 #include "sky-samp-fetch.h"
 #include "sky-samp-xmlrpc.h"
 #include "sky-ui-error.h"
+#include "sky-ui-json.h"
 #include "sky-ui-task.h"
 #include "sky-window.h"
 #include "sky-window-script.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 /* What the state keeps of the messages received: the last few. */
@@ -66,48 +65,45 @@ set_action_state (SkySampLink *self, const char *name, GVariant *state)
 }
 
 static void
-put_key (FILE *fp, const char *key, const char *value, gboolean first)
+put_key (GString *out, const char *key, const char *value)
 {
-  fprintf (fp, "%s\"%s\": ", first ? "" : ", ", key);
-  sky_put_quoted (fp, value ? value : "");
+  g_string_append_printf (out, ", \"%s\": ", key);
+  sky_ui_json_string (out, value);
 }
 
 static void
 update_state (SkySampLink *self)
 {
   gboolean connected = sky_samp_client_is_connected (self->client);
-  char *text = NULL;
-  size_t size = 0;
-  FILE *fp = open_memstream (&text, &size);
+  GString *out = g_string_new (NULL);
 
-  if (fp == NULL)
-    return;
-  fprintf (fp, "{\"connected\": %s", connected ? "true" : "false");
-  put_key (fp, "client_id", sky_samp_client_get_id (self->client), FALSE);
-  put_key (fp, "hub_url", sky_samp_client_get_hub_url (self->client), FALSE);
-  put_key (fp, "callback_url", sky_samp_client_get_callback_url (self->client), FALSE);
-  put_key (fp, "image_url", self->image_url, FALSE);
-  put_key (fp, "table_url", self->table_url, FALSE);
-  put_key (fp, "table_id", self->table_id, FALSE);
-  fprintf (fp, ", \"table_rows\": %" G_GINT64_FORMAT,
-           self->table_run ? self->table_run->catalogue.n : (gint64) 0);
-  fprintf (fp, ", \"sent\": %" G_GINT64_FORMAT ", \"received\": %" G_GINT64_FORMAT,
-           self->nsent, self->nreceived);
-  fprintf (fp, ", \"last_received\": [");
+  g_string_append_printf (out, "{\"connected\": %s", connected ? "true" : "false");
+  put_key (out, "client_id", sky_samp_client_get_id (self->client));
+  put_key (out, "hub_url", sky_samp_client_get_hub_url (self->client));
+  put_key (out, "callback_url", sky_samp_client_get_callback_url (self->client));
+  put_key (out, "image_url", self->image_url);
+  put_key (out, "table_url", self->table_url);
+  put_key (out, "table_id", self->table_id);
+  g_string_append_printf (out, ", \"table_rows\": %" G_GINT64_FORMAT,
+                          self->table_run ? self->table_run->catalogue.n : (gint64) 0);
+  g_string_append_printf (out, ", \"sent\": %" G_GINT64_FORMAT ", \"received\": %"
+                          G_GINT64_FORMAT ", \"last_received\": [", self->nsent,
+                          self->nreceived);
   for (GList *l = self->received.head; l; l = l->next)
     {
-      fprintf (fp, "%s", l == self->received.head ? "" : ", ");
-      sky_put_quoted (fp, l->data);
+      if (l != self->received.head)
+        g_string_append (out, ", ");
+      sky_ui_json_string (out, l->data);
     }
-  fprintf (fp, "]");
-  put_key (fp, "last_error", self->last_error, FALSE);
-  fprintf (fp, "}");
-  fclose (fp);
-  set_action_state (self, "samp", g_variant_new_string (text ? text : "{}"));
-  free (text);
+  g_string_append (out, "]");
+  put_key (out, "last_error", self->last_error);
+  g_string_append (out, "}");
+  set_action_state (self, "samp", g_variant_new_take_string (g_string_free (out, FALSE)));
   set_action_state (self, "samp-connect", g_variant_new_boolean (connected));
-  set_action_state (self, "samp-send-image", g_variant_new_string (self->image_url ? self->image_url : ""));
-  set_action_state (self, "samp-send-table", g_variant_new_string (self->table_url ? self->table_url : ""));
+  set_action_state (self, "samp-send-image",
+                    g_variant_new_string (self->image_url ? self->image_url : ""));
+  set_action_state (self, "samp-send-table",
+                    g_variant_new_string (self->table_url ? self->table_url : ""));
 }
 
 /* Said in a dialog where there is a window, and kept for the state. */
