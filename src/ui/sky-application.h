@@ -15,4 +15,12 @@ G_DECLARE_FINAL_TYPE (SkyApplication, sky_application, SKY, APPLICATION, GtkAppl
 
 SkyApplication *sky_application_new (void);
 
+/* The main window, made (and shown) where there is none. */
+GtkWindow *sky_application_get_window (SkyApplication *self);
+
+/* sky-application-frames.c: the frames' and the cube animator's actions,
+ * and their states brought up to date from the window. */
+void sky_application_frames_add_actions (SkyApplication *self);
+void sky_application_frames_sync (SkyApplication *self, GtkWindow *window);
+
 G_END_DECLS

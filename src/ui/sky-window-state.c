@@ -26,6 +26,12 @@ json_string (GString *out, const char *s)
   free (text);
 }
 
+void
+sky_window_json_string (GString *out, const char *text)
+{
+  json_string (out, text);
+}
+
 static void
 json_number (GString *out, double v)
 {
@@ -175,6 +181,7 @@ sky_window_describe (SkyWindow *self)
   g_string_append (out, ", \"gl\": ");
   json_string (out, sky_image_view_get_gl_info (self->view));
   sky_window_viewer_describe (self, out);
+  sky_window_frames_describe (self, out);
   g_string_append (out, ", \"last_error\": ");
   json_string (out, self->last_error);
   g_string_append (out, "}");

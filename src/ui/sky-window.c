@@ -288,6 +288,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
   const SkyImage *img = &image->image;
   g_autofree char *subtitle = NULL;
 
+  sky_window_frames_image_leaving (self, image);
   g_clear_pointer (&self->run, sky_run_unref);
   g_clear_pointer (&self->image, sky_image_data_unref);
   self->image = sky_image_data_ref (image);
@@ -325,6 +326,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
                                  "starts with x increasing to the right, as DS9 shows it.");
   gtk_widget_grab_focus (GTK_WIDGET (self->view));
   sky_window_viewer_image_changed (self);
+  sky_window_frames_image_applied (self);
   sky_window_changed (self);
 }
 
@@ -637,6 +639,7 @@ sky_window_dispose (GObject *object)
       gtk_window_destroy (GTK_WINDOW (dialog));
     }
   sky_window_viewer_dispose (self);
+  sky_window_frames_dispose (self);
   gtk_widget_dispose_template (GTK_WIDGET (self), SKY_TYPE_WINDOW);
   G_OBJECT_CLASS (sky_window_parent_class)->dispose (object);
 }
@@ -795,6 +798,7 @@ sky_window_init (SkyWindow *self)
 
   sky_window_files_init (self);
   sky_window_viewer_init (self);
+  sky_window_frames_init (self);
 }
 
 void
