@@ -14,8 +14,9 @@
 #include "sky-window-frames.h"
 
 #include <math.h>
+#include <string.h>
 
-#include "sky-overlay.h"
+#include "sky-frame-lock.h"
 
 enum { FRAME_OP_NEW, FRAME_OP_SWITCH, FRAME_OP_DELETE, FRAME_OP_STEP };
 
@@ -51,6 +52,8 @@ struct _SkyFrames {
   double leaving_zoom, leaving_x, leaving_y;
   gboolean leaving_fitted, new_frame;
 };
+
+#define FRAME_MARK ", frame "
 
 static const char *const mode_names[] = { "single", "tile", "blink" };
 static const char *const lock_names[] = { "none", "image", "wcs" };
@@ -110,80 +113,12 @@ frame_get_view (SkyWindow *self, guint i, double *zoom, double *x, double *y)
 
 /* -------------------------------------------------------------- the lock */
 
-static SkyOverlayFrame
-sky_frame_of (SkyWcs *wcs)
-{
-  switch (sky_wcs_system (wcs))
-    {
-    case SKY_COORD_EQUATORIAL:
-      return SKY_FRAME_EQUATORIAL;
-    case SKY_COORD_GALACTIC:
-      return SKY_FRAME_GALACTIC;
-    default:
-      return SKY_FRAME_PIXEL;   /* no conversion known: only to the same system */
-    }
-}
-
-/* The angle between two positions, in degrees (haversine). */
-static double
-separation (double lng1, double lat1, double lng2, double lat2)
-{
-  double d2r = G_PI / 180, dlat = (lat2 - lat1) * d2r, dlng = (lng2 - lng1) * d2r;
-  double a = sin (dlat / 2) * sin (dlat / 2)
-             + cos (lat1 * d2r) * cos (lat2 * d2r) * sin (dlng / 2) * sin (dlng / 2);
-  return 2 * asin (MIN (1.0, sqrt (a))) / d2r;
-}
-
-/* The image's angular size of a pixel at (x, y), degrees: the geometric
- * mean of a step along each axis there. */
-static double
-pixel_scale_at (SkyWcs *wcs, double x, double y)
-{
-  double l0, b0, l1, b1, l2, b2;
-
-  if (sky_wcs_pix2world (wcs, x, y, &l0, &b0) != SKY_OK
-      || sky_wcs_pix2world (wcs, x + 1, y, &l1, &b1) != SKY_OK
-      || sky_wcs_pix2world (wcs, x, y + 1, &l2, &b2) != SKY_OK)
-    return NAN;
-  return sqrt (separation (l0, b0, l1, b1) * separation (l0, b0, l2, b2));
-}
-
-/* Where frame `to` must look to show what frame `from` shows at (zoom, x,
- * y): the same pixels (image lock) or the same sky position at the same
- * angular scale (WCS lock). FALSE where it cannot (no WCS, other systems,
- * a position off its projection). */
 static gboolean
 locked_view (SkyWindow *self, guint from, guint to, double zoom, double x, double y,
              double *tzoom, double *tx, double *ty)
 {
-  SkyImageData *a = frame_image (self, from), *b = frame_image (self, to);
-  double lng, lat, scale_a, scale_b;
-  SkyOverlayFrame fa, fb;
-
-  if (self->frames->lock == SKY_FRAME_LOCK_IMAGE)
-    {
-      *tzoom = zoom;
-      *tx = x;
-      *ty = y;
-      return TRUE;
-    }
-  if (a == NULL || b == NULL || !a->has_wcs || !b->has_wcs)
-    return FALSE;
-  fa = sky_frame_of (a->wcs);
-  fb = sky_frame_of (b->wcs);
-  if ((fa == SKY_FRAME_PIXEL || fb == SKY_FRAME_PIXEL) && sky_wcs_system (a->wcs) != sky_wcs_system (b->wcs))
-    return FALSE;
-  if (sky_wcs_pix2world (a->wcs, x, y, &lng, &lat) != SKY_OK)
-    return FALSE;
-  if (fa != fb)
-    sky_frame_convert (fa, fb, lng, lat, &lng, &lat);
-  if (sky_wcs_world2pix (b->wcs, lng, lat, tx, ty) != SKY_OK)
-    return FALSE;
-  scale_a = pixel_scale_at (a->wcs, x, y);
-  scale_b = pixel_scale_at (b->wcs, *tx, *ty);
-  /* The same angle per screen pixel: zoom / scale alike. */
-  *tzoom = isfinite (scale_a) && isfinite (scale_b) && scale_a > 0 ? zoom * scale_b / scale_a : zoom;
-  return TRUE;
+  return sky_frame_lock_view (frame_image (self, from), frame_image (self, to),
+                              self->frames->lock == SKY_FRAME_LOCK_WCS, zoom, x, y, tzoom, tx, ty);
 }
 
 /* Frame `from` moved: the others follow, drawn or kept. */
@@ -258,6 +193,9 @@ make_view (SkyWindow *self, SkyFrame *f)
                 "show-labels", f->shown == SKY_STEP_LABEL || f->shown == SKY_STEP_FLOOD
                                || f->shown == SKY_STEP_DEBLEND,
                 "show-markers", f->shown == SKY_STEP_MEASURE, NULL);
+  /* The stretch and colour map are the window's, in every frame. */
+  g_object_bind_property (self->view, "stretch", view, "stretch", G_BINDING_DEFAULT);
+  g_object_bind_property (self->view, "colormap", view, "colormap", G_BINDING_DEFAULT);
   if (f->run != NULL)
     sky_image_view_set_run (view, f->run);
   if (!f->fitted)
@@ -295,6 +233,22 @@ place (GtkGrid *grid, GtkWidget *widget, int column, int row, gboolean visible)
       gtk_grid_layout_child_set_row (child, row);
     }
   gtk_widget_set_visible (widget, visible);
+}
+
+/* The subtitle says which frame shows where there are several. */
+static void
+show_frame_number (SkyWindow *self)
+{
+  const char *text = gtk_label_get_text (self->subtitle_label);
+  const char *mark = strstr (text, FRAME_MARK);
+  g_autofree char *base = mark ? g_strndup (text, (gsize) (mark - text)) : g_strdup (text);
+  g_autofree char *shown = self->frames->list->len > 1
+    ? g_strdup_printf ("%s" FRAME_MARK "%u of %u", base, self->frames->current + 1,
+                       self->frames->list->len)
+    : g_strdup (base);
+
+  if (!g_str_equal (shown, text))
+    gtk_label_set_text (self->subtitle_label, shown);
 }
 
 /* Every frame's view where the mode wants it: tiled in a near-square grid,
@@ -338,6 +292,7 @@ relayout (SkyWindow *self)
     gtk_widget_add_css_class (GTK_WIDGET (self->view), "current-frame");
   else
     gtk_widget_remove_css_class (GTK_WIDGET (self->view), "current-frame");
+  show_frame_number (self);
   gtk_widget_set_visible (GTK_WIDGET (self->view), n == 0 || fr->mode == SKY_FRAME_MODE_TILE
                           || (fr->mode == SKY_FRAME_MODE_BLINK ? fr->blink_shown == fr->current
                                                                : TRUE));
@@ -747,72 +702,6 @@ sky_window_frames_describe (SkyWindow *self, GString *out)
 
 /* --------------------------------------------------------------- set-up */
 
-static void
-on_frame_open (GSimpleAction *action, GVariant *param, gpointer self)
-{
-  sky_window_open_dialog_into (self, TRUE);
-}
-
-static GtkWidget *
-find_menu_button (GtkWidget *widget)
-{
-  if (GTK_IS_MENU_BUTTON (widget))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_menu_button (c);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-static void
-menu_item (GMenu *menu, const char *label, const char *action)
-{
-  g_menu_append (menu, label, action);
-}
-
-/* A Frames submenu in the window's menu, after its first section (the
- * files), as DS9's Frame menu. */
-static void
-add_menu (SkyWindow *self)
-{
-  GtkWidget *titlebar = gtk_window_get_titlebar (GTK_WINDOW (self));
-  GtkWidget *button = titlebar ? find_menu_button (titlebar) : NULL;
-  GMenuModel *model = button ? gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (button)) : NULL;
-  g_autoptr (GMenu) frames = g_menu_new ();
-  g_autoptr (GMenu) files = g_menu_new ();
-  g_autoptr (GMenu) modes = g_menu_new ();
-  g_autoptr (GMenu) locks = g_menu_new ();
-  g_autoptr (GMenu) cube = g_menu_new ();
-  g_autoptr (GMenu) section = g_menu_new ();
-  GSimpleAction *open = g_simple_action_new ("frame-open", NULL);
-
-  g_signal_connect (open, "activate", G_CALLBACK (on_frame_open), self);
-  g_action_map_add_action (G_ACTION_MAP (self), G_ACTION (open));
-  g_object_unref (open);
-  if (!G_IS_MENU (model))
-    return;
-  menu_item (files, "Open in a _New Frame…", "win.frame-open");
-  menu_item (files, "_Delete the Frame", "app.frame-delete");
-  menu_item (files, "Ne_xt Frame", "app.frame-next");
-  menu_item (files, "_Previous Frame", "app.frame-previous");
-  menu_item (modes, "_Single", "app.frame-mode::single");
-  menu_item (modes, "_Tile", "app.frame-mode::tile");
-  menu_item (modes, "_Blink", "app.frame-mode::blink");
-  menu_item (locks, "Lock _None", "app.frame-lock::none");
-  menu_item (locks, "Lock on _Image Pixels", "app.frame-lock::image");
-  menu_item (locks, "Lock on the Sky (_WCS)", "app.frame-lock::wcs");
-  menu_item (cube, "_Play the Cube", "app.cube-play-toggle");
-  g_menu_append_section (frames, NULL, G_MENU_MODEL (files));
-  g_menu_append_section (frames, "Show", G_MENU_MODEL (modes));
-  g_menu_append_section (frames, "Lock", G_MENU_MODEL (locks));
-  g_menu_append_section (frames, NULL, G_MENU_MODEL (cube));
-  g_menu_append_submenu (section, "_Frames", G_MENU_MODEL (frames));
-  g_menu_insert_section (G_MENU (model), 1, NULL, G_MENU_MODEL (section));
-}
-
 static GtkCssProvider *frame_css;
 
 void
@@ -849,7 +738,7 @@ sky_window_frames_init (SkyWindow *self)
   g_object_unref (view);
   g_signal_connect (view, "view-moved", G_CALLBACK (on_view_moved), self);
   sky_window_cube_init (self, overlay);
-  add_menu (self);
+  sky_window_frames_add_menu (self);
 }
 
 void

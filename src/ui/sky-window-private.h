@@ -250,6 +250,7 @@ void sky_window_frames_run_job (SkyWindow *self, SkyJob *job);
 void sky_window_frames_image_leaving (SkyWindow *self, SkyImageData *incoming);
 void sky_window_frames_image_applied (SkyWindow *self);
 void sky_window_frames_describe (SkyWindow *self, GString *out);
+void sky_window_frames_add_menu (SkyWindow *self);   /* sky-window-frames-menu.c */
 /* sky-window-cube.c: the animator under the image, for the current frame */
 void sky_window_cube_init (SkyWindow *self, GtkWidget *image_area);
 void sky_window_cube_dispose (SkyWindow *self);
