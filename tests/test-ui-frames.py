@@ -125,6 +125,58 @@ def scale_at(path, x1, y1):
     return math.sqrt(a.separation(bx).deg * a.separation(by).deg)
 
 
+def write_resampled(src_path, path, n=640, factor=1.6):
+    """src_path's sky on another grid: TAN instead of SIN, pixels factor
+    times larger, centred 150 and -100 source pixels away from its centre
+    and off its own reference pixel (bilinear, astropy's WCS both ways)."""
+    import numpy as np
+    from astropy.io import fits
+    from astropy.wcs import WCS
+    from scipy.ndimage import map_coordinates
+    with fits.open(src_path) as hdul:
+        data = hdul[0].data.astype(np.float32)
+        w0 = WCS(hdul[0].header).celestial
+    ny, nx = data.shape
+    w1 = WCS(naxis=2)
+    w1.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+    w1.wcs.crval = w0.wcs_pix2world([[nx / 2 + 150, ny / 2 - 100]], 0)[0]
+    w1.wcs.crpix = [n / 2 - 30, n / 2 + 20]
+    step = abs(w0.wcs.cdelt[1]) * factor
+    w1.wcs.cdelt = [-step, step]
+    w1.wcs.radesys, w1.wcs.equinox = w0.wcs.radesys, w0.wcs.equinox
+    yy, xx = np.mgrid[0:n, 0:n]
+    px, py = w0.wcs_world2pix(*w1.wcs_pix2world(xx, yy, 0), 0)
+    out = map_coordinates(data, [py, px], order=1, cval=np.nan).astype(np.float32)
+    fits.PrimaryHDU(out, w1.to_header()).writeto(path, overwrite=True)
+
+
+def tile_correlation(png, shift=0):
+    """Spearman's correlation of the two tiles' pictures in a screenshot of
+    two frames tiled side by side with the second current: its tile is the
+    box outlined in the current-frame blue, the first the same box one tile
+    to the left; shift moves the second's crop right by that many pixels."""
+    import numpy as np
+    from scipy.stats import spearmanr
+    w, h, rows = read_png(png)
+    rgb = np.array(rows, dtype=np.int16)
+    blue = np.all(np.abs(rgb - np.array([53, 132, 228])) <= 2, axis=2)
+    # The outline's sides are long lines (a button of that blue is not).
+    xs = np.nonzero(blue.sum(axis=0) > 150)[0]
+    ys = np.nonzero(blue.sum(axis=1) > 150)[0]
+    assert len(xs) >= 2 and len(ys) >= 2, "no current-frame outline in the screenshot"
+    x0, x1, y0, y1 = xs.min(), xs.max(), ys.min(), ys.max()
+    lum = rgb @ np.array([0.299, 0.587, 0.114])
+    inset = 8
+    cur = lum[y0 + inset:y1 - inset, x0 + inset + shift:x1 - inset + shift]
+    width = x1 - x0 + 1
+    gap = 2
+    left = x0 - width - gap
+    assert left >= 0, (x0, width)
+    other = lum[y0 + inset:y1 - inset, left + inset:left + width - inset - 1]
+    m = min(cur.shape[1], other.shape[1])
+    return spearmanr(cur[:, :m].ravel(), other[:, :m].ravel()).correlation, (x0, y0, x1, y1)
+
+
 def check_wcs_lock(st, moved, report):
     """Every frame's centre within 1 pixel of where astropy puts the moved
     frame's centre, and the same angle per screen pixel."""
@@ -158,6 +210,7 @@ def inner(tap):
     bolocam = os.path.abspath(os.path.join(ext, "gc_bolocam_gps.fits"))
     msx = os.path.abspath(os.path.join(ext, "gc_msx_e.fits"))
     twomass = os.path.abspath(os.path.join(ext, "gc_2mass_k.fits"))
+    gc_like = os.path.abspath(os.path.join(shared, "gc_like_2048.fits"))
     work = tempfile.mkdtemp(prefix="skysift-frames-")
     keep = os.environ.get("SKYSIFT_UI_ARTIFACTS")
     env = dict(os.environ)
@@ -365,7 +418,7 @@ def inner(tap):
         app.activate("cube-step", "-1")
         st = app.wait_idle(first=0.3)
         assert st["cube"]["plane"] == 4, st["cube"]
-        app.activate("zoom", "2.0")
+        app.activate("zoom", "6.0")
         st = app.wait_idle(first=0.3)
         zoom = st["zoom"]
         app.activate("cube-interval", "0.2")
@@ -407,6 +460,41 @@ def inner(tap):
             f"the animator stays for a 2D frame: {st['cube']}"
     tap.check("a cube's animator: the plane's FREQ and VRAD values equal astropy's, in GHz and "
               "km/s; app.plane, cube-step, cube-play and cube-interval over D-Bus", cube)
+
+    def resampled_lock():
+        need(facts.get("lock"), "the WCS lock failed")
+        if not os.path.exists(gc_like):
+            raise Skip(f"{gc_like} is not there")
+        other = os.path.join(work, "gc_like_resampled.fits")
+        write_resampled(gc_like, other)
+        st = app.wait_idle()
+        while st["frames"]["n"] > 1:
+            app.activate("frame-delete")
+            st = app.wait_idle(first=0.3)
+        app.activate("cube-play", "false")
+        app.activate("open", gv_string(gc_like))
+        app.activate("frame-new", gv_string(other))
+        app.activate("frame-lock", gv_string("wcs"))
+        app.activate("frame-mode", gv_string("tile"))
+        app.activate("display", gv_string("stretch=linear"))
+        app.activate("display", gv_string("limits=99.5"))
+        app.activate("pan", "(300.0, 340.0)")
+        app.activate("zoom", "1.0")
+        st = app.wait_idle(first=0.5)
+        assert [f["image"] for f in st["frames"]["list"]] == [gc_like, other], st["frames"]
+        report = []
+        check_wcs_lock(st, 2, report)
+        for line in report:
+            print(f"# {line}")
+        time.sleep(0.5)
+        png = screenshot("frames-tile-resampled.png")
+        same, box = tile_correlation(png)
+        moved, _ = tile_correlation(png, shift=12)
+        print(f"# the two tiles (current one at {box}): Spearman's correlation {same:.3f} "
+              f"as drawn, {moved:.3f} with one moved 12 screen pixels")
+        assert same > 0.6 and same > moved + 0.2, (same, moved)
+    tap.check("the WCS lock on gc_like_2048 and a copy resampled by astropy on a TAN grid of "
+              "1.6x larger pixels: the tiles show the same picture", resampled_lock)
 
     app.activate("quit")
     try:

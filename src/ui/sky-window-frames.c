@@ -174,6 +174,17 @@ on_view_moved (SkyImageView *view, SkyWindow *self)
 
 static void frame_clicked (GtkGestureClick *gesture, int n, double x, double y, SkyWindow *self);
 
+/* The limits' rule follows the window's; typed limits are the current
+ * image's values, which mean nothing for another image. */
+static gboolean
+limits_but_typed (GBinding *binding, const GValue *from, GValue *to, gpointer data)
+{
+  if (g_value_get_uint (from) == SKY_LIMITS_TYPED)
+    return FALSE;
+  g_value_set_uint (to, g_value_get_uint (from));
+  return TRUE;
+}
+
 /* A view for a frame that is not current, drawn as the window's view is. */
 static SkyImageView *
 make_view (SkyWindow *self, SkyFrame *f)
@@ -196,6 +207,8 @@ make_view (SkyWindow *self, SkyFrame *f)
   /* The stretch and colour map are the window's, in every frame. */
   g_object_bind_property (self->view, "stretch", view, "stretch", G_BINDING_DEFAULT);
   g_object_bind_property (self->view, "colormap", view, "colormap", G_BINDING_DEFAULT);
+  g_object_bind_property_full (self->view, "limits", view, "limits", G_BINDING_DEFAULT,
+                               limits_but_typed, NULL, NULL, NULL);
   if (f->run != NULL)
     sky_image_view_set_run (view, f->run);
   if (!f->fitted)
