@@ -263,6 +263,18 @@ def inner(tap):
         assert [f["image"] for f in fr["list"]] == [bolocam, msx], fr["list"]
         assert st["image"] == msx, st["image"]
         assert "<2>" in app.describe("frame"), app.describe("frame")
+        # A new frame whose image cannot be opened is no frame, and the
+        # next open replaces the current frame's image as ever.
+        missing = os.path.join(work, "no-such-image.fits")
+        app.activate("frame-new", gv_string(missing))
+        st = app.wait_idle()
+        assert "no-such-image.fits" in st["last_error"] and st["frames"]["n"] == 2, st["frames"]
+        app.activate("open", gv_string(bolocam))
+        st = app.wait_idle()
+        assert st["frames"]["n"] == 2 and st["frames"]["list"][1]["image"] == bolocam, st["frames"]
+        app.activate("open", gv_string(msx))
+        st = app.wait_idle()
+        assert [f["image"] for f in st["frames"]["list"]] == [bolocam, msx], st["frames"]
         facts["two"] = True
     tap.check("app.frame-new opens an image into a new frame, which becomes current",
               new_frames)

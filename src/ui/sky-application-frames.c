@@ -28,11 +28,14 @@ static void
 action_frame_new (GSimpleAction *action, GVariant *param, gpointer app)
 {
   SkyWindow *window = window_of (app);
+  g_autofree char *path = NULL;
+  gint64 plane;
+  int hdu;
 
-  /* The new frame is the next image opened, by app.open's own reading of
-   * the path. */
-  sky_window_frame_new (window, NULL, 0, 0);
-  g_action_group_activate_action (G_ACTION_GROUP (app), "open", param);
+  /* The path as app.open reads it. */
+  sky_application_split_path (g_variant_get_string (param, NULL), &path, &hdu, &plane);
+  sky_window_frame_new (window, path, hdu, plane);
+  gtk_window_present (GTK_WINDOW (window));
 }
 
 static void

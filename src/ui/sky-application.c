@@ -180,6 +180,12 @@ split_plane (const char *text, char **path, int *hdu, gint64 *plane)
   return TRUE;
 }
 
+void
+sky_application_split_path (const char *text, char **path, int *hdu, gint64 *plane)
+{
+  split_plane (text, path, hdu, plane);
+}
+
 static void
 action_open (GSimpleAction *action, GVariant *param, gpointer data)
 {

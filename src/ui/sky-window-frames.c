@@ -35,7 +35,9 @@ typedef struct _SkyFrames SkyFrames;
 struct _SkyFrames {
   GPtrArray *list;       /* SkyFrame *; one for the window's image, once shown */
   guint current;
-  gboolean pending_new;  /* the next image the window takes is a new frame's */
+  gboolean pending_new;  /* the open below brings a new frame's image */
+  gconstpointer new_job; /* that open (compared, never read) and when it was asked */
+  gint64 new_job_us;
   SkyFrameMode mode;
   SkyFrameLock lock;
   double blink_interval; /* seconds */
@@ -429,7 +431,15 @@ sky_window_frames_run_job (SkyWindow *self, SkyJob *job)
   switch (job->frame_op)
     {
     case FRAME_OP_NEW:
-      fr->pending_new = self->image != NULL;
+      {
+        /* The open queued right behind this job (still waiting: it was
+         * queued after it); a failed one leaves nothing pending for a
+         * later open to take. */
+        const SkyJob *open = job->frame_open;
+        fr->pending_new = self->image != NULL && open != NULL;
+        fr->new_job = open;
+        fr->new_job_us = open ? open->queued_us : 0;
+      }
       break;
     case FRAME_OP_SWITCH:
       if (job->frame < 1 || (guint) job->frame > n)
@@ -462,9 +472,15 @@ queue_frame_job (SkyWindow *self, int op, int frame)
 void
 sky_window_frame_new (SkyWindow *self, const char *path, int hdu, gint64 plane)
 {
-  queue_frame_job (self, FRAME_OP_NEW, 0);
-  if (path != NULL)
-    sky_window_open_plane (self, path, hdu, plane);
+  SkyJob *job = sky_window_job_new (SKY_JOB_FRAME, NULL, SKY_STEP_NONE);
+  SkyJob *open = sky_window_job_new (SKY_JOB_OPEN, path, SKY_STEP_NONE);
+
+  open->hdu = hdu;
+  open->plane = plane;
+  job->frame_op = FRAME_OP_NEW;
+  job->frame_open = open;
+  sky_window_queue_job (self, job);
+  sky_window_queue_job (self, open);
 }
 
 void
@@ -499,7 +515,8 @@ sky_window_frames_image_leaving (SkyWindow *self, SkyImageData *incoming)
     return;
   fr->leaving = FALSE;
   fr->new_frame = FALSE;
-  if (fr->pending_new && self->image != NULL && fr->list->len > 0)
+  if (fr->pending_new && self->image != NULL && fr->list->len > 0 && self->current != NULL
+      && (gconstpointer) self->current == fr->new_job && self->current->queued_us == fr->new_job_us)
     {
       keep_current (self);
       g_ptr_array_add (fr->list, g_new0 (SkyFrame, 1));

@@ -23,8 +23,8 @@ typedef enum {
   SKY_FRAME_LOCK_WCS,
 } SkyFrameLock;
 
-/* Queued, in order with opens and runs: path ("PATH", "PATH[HDU]" or
- * "PATH[HDU,PLANE]" as app.open reads it) opens into a new frame, which
+/* Queued, in order with opens and runs: HDU hdu (1-based, 0 the first
+ * with an image) and plane (0-based) of path open into a new frame, which
  * becomes current; a failed open leaves the frames as they were. */
 void sky_window_frame_new (SkyWindow *self, const char *path, int hdu, gint64 plane);
 /* Queued: frame number (from 1, as DS9 counts) becomes current; delete the

@@ -44,6 +44,7 @@ typedef struct {
   double zoom;          /* screenshots: scale of the picture, 0 for 1 */
   gint64 queued_us;     /* when it was asked for (a threshold move's start) */
   int frame_op, frame;  /* frame jobs (sky-window-frames.c) */
+  const void *frame_open;   /* a new frame's: the open job that brings its image */
 } SkyJob;
 
 struct _SkyWindow {
