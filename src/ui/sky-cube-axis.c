@@ -77,7 +77,10 @@ sky_cube_plane_world (const SkyImage *img, gint64 plane, SkyPlaneWorld *out)
   if (wcspih (img->header, img->nheader_cards, WCSHDR_all, 0, &nreject, &nwcs, &wcs) != 0
       || nwcs < 1)
     return FALSE;
-  if (wcs[0].naxis >= 3 && wcsset (&wcs[0]) == 0 && (axis = plane_axis (img, wcs[0].naxis)) >= 0)
+  /* An axis without CTYPE has only wcslib's default (the pixel number):
+   * nothing to say about the plane. */
+  if (wcs[0].naxis >= 3 && wcsset (&wcs[0]) == 0 && (axis = plane_axis (img, wcs[0].naxis)) >= 0
+      && wcs[0].ctype[axis][0] != '\0' && wcs[0].ctype[axis][0] != ' ')
     {
       int n = wcs[0].naxis;
       double *pix = g_new0 (double, n), *imgcrd = g_new0 (double, n), *world = g_new0 (double, n);
@@ -97,7 +100,7 @@ sky_cube_plane_world (const SkyImage *img, gint64 plane, SkyPlaneWorld *out)
           g_strlcpy (out->unit, wcs[0].cunit[axis], sizeof out->unit);
           g_strstrip (out->unit);
           scale_for_person (out);
-          g_snprintf (out->text, sizeof out->text, "%s %.8g%s%s", out->type[0] ? out->type : "axis 3",
+          g_snprintf (out->text, sizeof out->text, "%s %.8g%s%s", out->type,
                       out->shown, out->shown_unit[0] ? " " : "", out->shown_unit);
           ok = TRUE;
         }

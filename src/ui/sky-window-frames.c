@@ -224,14 +224,39 @@ make_view (SkyWindow *self, SkyFrame *f)
   return view;
 }
 
+typedef struct {
+  SkyWindow *self;
+  int number;
+} ClickedFrame;
+
+static gboolean
+switch_later (gpointer data)
+{
+  ClickedFrame *c = data;
+
+  if (!c->self->disposed)
+    sky_window_frame_switch (c->self, c->number);
+  g_object_unref (c->self);
+  g_free (c);
+  return G_SOURCE_REMOVE;
+}
+
+/* From the main loop, not from within the gesture: the switch drops the
+ * clicked view, which GTK is still delivering the click to. */
 static void
 frame_clicked (GtkGestureClick *gesture, int n, double x, double y, SkyWindow *self)
 {
   GtkWidget *view = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
 
   for (guint i = 0; i < self->frames->list->len; i++)
-    if (frame_at (self, i)->view == SKY_IMAGE_VIEW (view))
-      sky_window_frame_switch (self, (int) i + 1);
+    if (GTK_WIDGET (frame_at (self, i)->view) == view)
+      {
+        ClickedFrame *c = g_new (ClickedFrame, 1);
+        c->self = g_object_ref (self);
+        c->number = (int) i + 1;
+        g_idle_add (switch_later, c);
+        return;
+      }
 }
 
 static void
