@@ -97,6 +97,29 @@ def plane_world(path, plane):
     return float(w.wcs_pix2world(pix, 1)[0][2]), w.wcs.cunit[2]
 
 
+def write_radio_cube(path, nfreq=4, n=48):
+    """RA, Dec, STOKES (one pixel), FREQ (nfreq planes), as CASA writes."""
+    import numpy as np
+    from astropy.io import fits
+    rng = np.random.default_rng(5)
+    data = rng.normal(0, 1, (nfreq, 1, n, n)).astype(np.float32)
+    h = fits.Header()
+    h.update(CTYPE1="RA---SIN", CTYPE2="DEC--SIN", CRVAL1=83.6, CRVAL2=22.0, CRPIX1=n / 2,
+             CRPIX2=n / 2, CDELT1=-0.0005, CDELT2=0.0005, CUNIT1="deg", CUNIT2="deg",
+             CTYPE3="STOKES", CRVAL3=1.0, CDELT3=1.0, CRPIX3=1.0,
+             CTYPE4="FREQ", CUNIT4="Hz", CRVAL4=9.8e10, CDELT4=-3.9e6, CRPIX4=2.0)
+    fits.PrimaryHDU(data, h).writeto(path, overwrite=True)
+
+
+def radio_plane_world(path, plane):
+    """astropy's frequency of plane (0-based) of write_radio_cube's file."""
+    from astropy.io import fits
+    from astropy.wcs import WCS
+    w = WCS(fits.getheader(path))
+    pix = [[w.wcs.crpix[0], w.wcs.crpix[1], 1, plane + 1]]
+    return float(w.wcs_pix2world(pix, 1)[0][3])
+
+
 def sky_of(path, x1, y1):
     """The SkyCoord of FITS pixel (x1, y1) (from 1) of path's image."""
     from astropy.io import fits
@@ -465,6 +488,17 @@ def inner(tap):
         assert c["shown_unit"] == "km/s" and abs(c["shown"] - value / 1e3) < 1e-9, c
         assert "VRAD -42.5 km/s" in c["label"], c["label"]
         print(f"# {c['label']} (astropy {value} {unit})")
+        # A radio cube as CASA writes one: RA, Dec, a one-pixel STOKES axis,
+        # then frequency: the planes run along the fourth axis.
+        stokes = os.path.join(work, "cube-stokes.fits")
+        write_radio_cube(stokes)
+        app.activate("open", gv_string(stokes + "[1,2]"))
+        st = app.wait_idle(first=0.3)
+        c = st["cube"]
+        value = radio_plane_world(stokes, 2)
+        assert c["nplanes"] == 4 and c["axis"] == "FREQ", c
+        assert abs(c["value"] - value) <= 1e-9 * value, (c["value"], value)
+        print(f"# {c['label']} (astropy {value} Hz, fourth axis)")
         app.activate("cube-play", "true")
         app.activate("frame", "1")
         st = app.wait_idle(first=0.3)
