@@ -368,10 +368,13 @@ def inner(tap):
         assert n1 > 0, st
         counts = [f["nsources"] for f in st["frames"]["list"]]
         assert counts[0] == n1 and counts[1] == 0 and counts[2] == 0, counts
+        steps = [f["shown_step"] for f in st["frames"]["list"]]
+        assert steps == ["measure", "none", "none"], steps
         app.activate("frame", "2")
         st = app.wait_idle(first=0.3)
         assert st["image"] == msx and st["shown_step"] == "none", \
             (st["image"], st["shown_step"])
+        assert st["frames"]["list"][0]["shown_step"] == "measure", st["frames"]["list"][0]
         app.activate("frame", "1")
         st = app.wait_idle(first=0.3)
         assert st["image"] == bolocam and st["nsources"] == n1 and st["shown_step"] == "measure", \

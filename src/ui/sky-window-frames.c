@@ -744,6 +744,9 @@ sky_window_frames_describe (SkyWindow *self, GString *out)
       g_string_append (out, "], \"system\": ");
       sky_window_json_string (out, image && image->has_wcs
                               ? sky_coord_system_name (sky_wcs_system (image->wcs)) : "");
+      g_string_append (out, ", \"shown_step\": ");
+      sky_window_json_string (out, sky_step_name (i == fr->current ? self->shown_step
+                                                                   : frame_at (self, i)->shown));
       g_string_append_printf (out, ", \"drawn\": %s, \"visible\": %s, \"nsources\": %"
                               G_GINT64_FORMAT "}",
                               view != NULL ? "true" : "false",
