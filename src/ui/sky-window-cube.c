@@ -8,6 +8,7 @@
  * waits for the next, so a slow plane is never skipped nor queued twice. */
 #include "sky-window-private.h"
 #include "sky-window-frames.h"
+#include "sky-ui-json.h"
 
 #include <math.h>
 
@@ -206,14 +207,14 @@ sky_window_cube_describe (SkyWindow *self, GString *out)
   if (cube->has_world)
     {
       g_string_append (out, ", \"axis\": ");
-      sky_window_json_string (out, cube->world.type);
+      sky_ui_json_string (out, cube->world.type);
       g_string_append_printf (out, ", \"value\": %.17g, \"unit\": ", cube->world.value);
-      sky_window_json_string (out, cube->world.unit);
+      sky_ui_json_string (out, cube->world.unit);
       g_string_append_printf (out, ", \"shown\": %.17g, \"shown_unit\": ", cube->world.shown);
-      sky_window_json_string (out, cube->world.shown_unit);
+      sky_ui_json_string (out, cube->world.shown_unit);
     }
   g_string_append (out, ", \"label\": ");
-  sky_window_json_string (out, gtk_label_get_text (cube->label));
+  sky_ui_json_string (out, gtk_label_get_text (cube->label));
   g_string_append (out, "}");
 }
 

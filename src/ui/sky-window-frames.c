@@ -12,6 +12,7 @@
  * frame-new, run and frame switch happen in the order sent. */
 #include "sky-window-private.h"
 #include "sky-window-frames.h"
+#include "sky-ui-json.h"
 
 #include <math.h>
 #include <string.h>
@@ -724,7 +725,7 @@ sky_window_frames_describe (SkyWindow *self, GString *out)
       if (image != NULL && image->has_wcs)
         sky_wcs_pix2world (image->wcs, x, y, &lng, &lat);
       g_string_append_printf (out, "%s{\"frame\": %u, \"image\": ", i ? ", " : "", i + 1);
-      sky_window_json_string (out, i == fr->current ? self->image_path : frame_at (self, i)->path);
+      sky_ui_json_string (out, i == fr->current ? self->image_path : frame_at (self, i)->path);
       if (image != NULL)
         g_string_append_printf (out, ", \"plane\": %" G_GINT64_FORMAT ", \"nplanes\": %"
                                 G_GINT64_FORMAT ", \"shape\": [%" G_GINT64_FORMAT ", %"
@@ -742,10 +743,10 @@ sky_window_frames_describe (SkyWindow *self, GString *out)
       g_string_append (out, ", ");
       json_double (out, lat);
       g_string_append (out, "], \"system\": ");
-      sky_window_json_string (out, image && image->has_wcs
+      sky_ui_json_string (out, image && image->has_wcs
                               ? sky_coord_system_name (sky_wcs_system (image->wcs)) : "");
       g_string_append (out, ", \"shown_step\": ");
-      sky_window_json_string (out, sky_step_name (i == fr->current ? self->shown_step
+      sky_ui_json_string (out, sky_step_name (i == fr->current ? self->shown_step
                                                                    : frame_at (self, i)->shown));
       g_string_append_printf (out, ", \"drawn\": %s, \"visible\": %s, \"nsources\": %"
                               G_GINT64_FORMAT "}",

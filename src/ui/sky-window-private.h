@@ -257,7 +257,6 @@ void sky_window_cube_init (SkyWindow *self, GtkWidget *image_area);
 void sky_window_cube_dispose (SkyWindow *self);
 void sky_window_cube_image_changed (SkyWindow *self);
 void sky_window_cube_describe (SkyWindow *self, GString *out);
-void sky_window_json_string (GString *out, const char *text);
 
 /* sky-window-files.c */
 void sky_window_files_init (SkyWindow *self);

@@ -10,12 +10,6 @@
 #include "sky-colormap.h"
 #include "sky-ui-json.h"
 
-void
-sky_window_json_string (GString *out, const char *text)
-{
-  json_string (out, text);
-}
-
 static void
 json_number (GString *out, double v)
 {
