@@ -121,6 +121,17 @@ test_frames_menu_tiles (Fixture *f)
   /* The window's view draws frame 2 (orient_west: its bright pixel). */
   pic = render_view (f);
   picture_free (pic);
+  /* The readout follows the pointer over frame 1's tile: its pixel, and
+   * the frame named. */
+  g_signal_emit_by_name (tile, "pointer-moved", TRUE, 40.5, 60.5);
+  {
+    const char *readout = gtk_label_get_text (f->window->readout_label);
+    if (strstr (readout, "x    41  y    61 (FITS, from 1)") == NULL
+        || strstr (readout, "(frame 1)") == NULL)
+      g_error ("the readout over frame 1's tile says: %s", readout);
+  }
+  g_signal_emit_by_name (tile, "pointer-moved", FALSE, 0.0, 0.0);
+  g_assert_cmpstr (gtk_label_get_text (f->window->readout_label), ==, "");
 
   /* A click on frame 1's tile makes it current, its image the window's. */
   click_widget (tile);

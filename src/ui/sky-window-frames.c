@@ -188,6 +188,19 @@ limits_but_typed (GBinding *binding, const GValue *from, GValue *to, gpointer da
   return TRUE;
 }
 
+/* The readout follows the pointer over any tile, naming the frame. */
+static void
+on_tile_pointer (SkyImageView *view, gboolean inside, double x, double y, SkyWindow *self)
+{
+  for (guint i = 0; i < self->frames->list->len; i++)
+    if (frame_at (self, i)->view == view)
+      {
+        SkyFrame *f = frame_at (self, i);
+        sky_window_show_readout (self, view, f->image, f->run, (int) i + 1, inside, x, y);
+        return;
+      }
+}
+
 /* A view for a frame that is not current, drawn as the window's view is. */
 static SkyImageView *
 make_view (SkyWindow *self, SkyFrame *f)
@@ -222,6 +235,7 @@ make_view (SkyWindow *self, SkyFrame *f)
   g_signal_connect (click, "released", G_CALLBACK (frame_clicked), self);
   gtk_widget_add_controller (GTK_WIDGET (view), GTK_EVENT_CONTROLLER (click));
   g_signal_connect (view, "view-moved", G_CALLBACK (on_view_moved), self);
+  g_signal_connect (view, "pointer-moved", G_CALLBACK (on_tile_pointer), self);
   return view;
 }
 

@@ -187,6 +187,11 @@ char *sky_window_ran_text (const SkyRun *run, gboolean already_shown);
 void sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path);
 void sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown);
 void sky_window_changed (SkyWindow *self);   /* describe () would say something new */
+/* The readout under the image for the pointer at view's image point (x, y)
+ * (0-based, fractional), over image and run; frame > 0 names the frame
+ * (a tile other than the window's view). */
+void sky_window_show_readout (SkyWindow *self, SkyImageView *view, SkyImageData *image, SkyRun *run,
+                              int frame, gboolean inside, double x, double y);
 
 /* sky-window-layout.c */
 void sky_window_layout_init (SkyWindow *self);
