@@ -115,6 +115,7 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "pixel-table", g_variant_new_int32 (sky_window_get_pixel_table (window)));
   set_state (self, "magnifier", g_variant_new_boolean (sky_window_get_magnifier (window)));
   set_state (self, "scale-dialog", g_variant_new_boolean (sky_window_get_scale_dialog (window)));
+  sky_application_frames_sync (self, GTK_WINDOW (window));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
   if (self->samp)
     sky_samp_link_window_changed (self->samp, GTK_WINDOW (window));
@@ -136,6 +137,12 @@ main_window (SkyApplication *self)
    * it) gets one the user can see, not a hidden one that never draws. */
   gtk_window_present (GTK_WINDOW (window));
   return window;
+}
+
+GtkWindow *
+sky_application_get_window (SkyApplication *self)
+{
+  return GTK_WINDOW (main_window (self));
 }
 
 /* Relative paths from D-Bus or the command line are taken from the
@@ -177,6 +184,12 @@ split_plane (const char *text, char **path, int *hdu, gint64 *plane)
     *plane = p && *p ? g_ascii_strtoll (p, NULL, 10) : 0;
   }
   return TRUE;
+}
+
+void
+sky_application_split_path (const char *text, char **path, int *hdu, gint64 *plane)
+{
+  split_plane (text, path, hdu, plane);
 }
 
 static void
@@ -726,6 +739,7 @@ sky_application_startup (GApplication *app)
 
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions),
                                    app);
+  sky_application_frames_add_actions (SKY_APPLICATION (app));
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.run('all')", run_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.header('')", header_accels);

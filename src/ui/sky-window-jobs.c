@@ -765,6 +765,10 @@ next_job (SkyWindow *self)
       sky_window_viewer_load_overlay (self, job->path);
       job_done (self);
       break;
+    case SKY_JOB_FRAME:
+      sky_window_frames_run_job (self, job);
+      job_done (self);
+      break;
     default:
       g_assert_not_reached ();
     }

@@ -158,6 +158,7 @@ sky_window_describe (SkyWindow *self)
   g_string_append (out, ", \"gl\": ");
   sky_ui_json_string (out, sky_image_view_get_gl_info (self->view));
   sky_window_viewer_describe (self, out);
+  sky_window_frames_describe (self, out);
   g_string_append (out, ", \"last_error\": ");
   sky_ui_json_string (out, self->last_error);
   g_string_append (out, "}");
