@@ -144,6 +144,9 @@ struct _SkyWindow {
   gint64 sort_t0_us, sort_done_us;
   double sort_ms;         /* the last such sort, asked to placed */
   double sort_max_gap_ms; /* the main loop's longest stall during it */
+  gboolean table_metering; /* the source table makes, filters or sorts rows */
+  gint64 table_done_us;
+  double table_max_gap_ms; /* the main loop's longest stall meanwhile */
   char *last_error;
   GtkWidget *error_dialog;          /* the one error dialog, while shown */
   int errors_in_dialog;             /* errors it has shown since it opened */
@@ -180,6 +183,9 @@ char *sky_window_ran_text (const SkyRun *run, gboolean already_shown);
 void sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path);
 void sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown);
 void sky_window_changed (SkyWindow *self);   /* describe () would say something new */
+/* The source table asked for rows: meter the main loop until they are
+ * shown (the state's table_max_gap_ms). */
+void sky_window_meter_table (SkyWindow *self);
 
 /* sky-window-layout.c */
 void sky_window_layout_init (SkyWindow *self);

@@ -54,7 +54,8 @@ sky_window_describe (SkyWindow *self)
                             self->image->load_ms, self->image->prepare_ms);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
                           self->current || !g_queue_is_empty (&self->jobs) || self->sorting
-                          || self->maps_pending > 0 ? "true" : "false",
+                          || self->maps_pending > 0
+                          || sky_source_table_sort_pending (self->sources) > 0 ? "true" : "false",
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
   json_string (out, sky_backend_name (self->backend));
@@ -136,6 +137,8 @@ sky_window_describe (SkyWindow *self)
   json_number (out, self->sort_ms);
   g_string_append (out, ", \"sort_max_gap_ms\": ");
   json_number (out, self->sort_max_gap_ms);
+  g_string_append (out, ", \"table_max_gap_ms\": ");
+  json_number (out, self->table_max_gap_ms);
   /* The selected source's label number, 0 for none. */
   g_string_append_printf (out, ", \"selected\": %" G_GINT64_FORMAT,
                           sky_image_view_get_selected (self->view) + 1);
