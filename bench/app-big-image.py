@@ -146,8 +146,18 @@ class GapMeter(threading.Thread):
 def inner(args):
     app_path = os.path.join(args.build, "src", "ui", "skysift")
     env = dict(os.environ, SKYSIFT_THREADS=str(args.threads))
+    if args.app_log:
+        env["G_MESSAGES_DEBUG"] = "skysift"
+    # Through a pipe: GLib drops debug messages to a plain file.
     proc = subprocess.Popen([app_path], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.PIPE if args.app_log else subprocess.DEVNULL)
+    if args.app_log:
+        def copy_log(src, path):
+            with open(path, "ab") as out:
+                for line in src:
+                    out.write(line)
+                    out.flush()
+        threading.Thread(target=copy_log, args=(proc.stderr, args.app_log), daemon=True).start()
     res = {}
     try:
         for _ in range(300):
@@ -237,7 +247,8 @@ def one_round(args, build):
     r = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", "dbus-run-session",
                         "--", sys.executable, os.path.abspath(__file__), build, args.image,
                         "--threads", str(args.threads), "--moves", str(args.moves),
-                        "--sort-threshold", str(args.sort_threshold), "--inner"],
+                        "--sort-threshold", str(args.sort_threshold), "--inner"]
+                       + (["--app-log", args.app_log] if args.app_log else []),
                        capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
@@ -264,6 +275,8 @@ def main():
                     help="rounds of the CLI then the app; medians, stalls also their maximum")
     ap.add_argument("--against", metavar="OLD_BUILD",
                     help="alternate the rounds with this build's, old first; a column each")
+    ap.add_argument("--app-log", metavar="FILE",
+                    help="append the app's debug messages (its stalls, the table's steps) here")
     ap.add_argument("--inner", action="store_true")
     args = ap.parse_args()
     if args.inner:

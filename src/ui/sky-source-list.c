@@ -9,7 +9,6 @@ struct _SkySourceList {
   SkySourceRows *rows;
   guint32 *order;            /* catalogue index per position */
   guint n;
-  SkySource **made;          /* per catalogue index, NULL until asked for */
 };
 
 static GType
@@ -28,14 +27,10 @@ static gpointer
 list_get_item (GListModel *model, guint position)
 {
   SkySourceList *self = SKY_SOURCE_LIST (model);
-  guint32 index;
 
   if (position >= self->n)
     return NULL;
-  index = self->order[position];
-  if (self->made[index] == NULL)
-    self->made[index] = sky_source_new (self->rows, index);
-  return g_object_ref (self->made[index]);
+  return g_object_ref (self->rows->sources[self->order[position]]);
 }
 
 static void
@@ -50,22 +45,11 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (SkySourceList, sky_source_list, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (G_TYPE_LIST_MODEL, list_model_init))
 
 static void
-drop_made (SkySourceList *self)
-{
-  if (self->made == NULL)
-    return;
-  for (gint64 i = 0; i < self->rows->n; i++)
-    g_clear_object (&self->made[i]);
-  g_clear_pointer (&self->made, g_free);
-}
-
-static void
 sky_source_list_finalize (GObject *object)
 {
   SkySourceList *self = SKY_SOURCE_LIST (object);
 
-  drop_made (self);
-  g_clear_pointer (&self->rows, sky_source_rows_unref);
+  g_clear_pointer (&self->rows, sky_source_rows_unref_later);
   g_free (self->order);
   G_OBJECT_CLASS (sky_source_list_parent_class)->finalize (object);
 }
@@ -96,10 +80,8 @@ sky_source_list_set_order (SkySourceList *self, SkySourceOrder *order)
 
   if (order->rows != self->rows)
     {
-      drop_made (self);
-      g_clear_pointer (&self->rows, sky_source_rows_unref);
+      g_clear_pointer (&self->rows, sky_source_rows_unref_later);
       self->rows = g_steal_pointer (&order->rows);
-      self->made = g_new0 (SkySource *, MAX (self->rows->n, 1));
     }
   g_free (self->order);
   self->order = g_steal_pointer (&order->order);

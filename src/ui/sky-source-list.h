@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* sky-source-list.h: the source table's list model. A run's rows in an
- * order worked out on a worker (sky-source-order.h), each row's SkySource
- * made when the list is first asked for it: a column view binds a few
- * hundred rows, not the hundreds of thousands a catalogue can have. */
+/* sky-source-list.h: the source table's list model: a run's rows in an
+ * order worked out on a worker (sky-source-order.h). Asking it for an item
+ * costs a reference: GTK 4.8's list views ask for every row's item when
+ * the whole list changes. */
 #pragma once
 
 #include <gio/gio.h>
@@ -18,10 +18,8 @@ G_DECLARE_FINAL_TYPE (SkySourceList, sky_source_list, SKY, SOURCE_LIST, GObject)
 SkySourceList *sky_source_list_new (void);
 
 /* Lists order's rows in its order (taking order), telling the list's
- * watchers in one items-changed of every position. The rows' objects are
- * kept where the rows are the ones listed before (a new sort, a new
- * filter): a row keeps its object, and a view its widget where the row
- * stays in sight. */
+ * watchers in one items-changed of every position. Rows replaced are let
+ * go on a worker (sky_source_rows_unref_later). */
 void sky_source_list_set_order (SkySourceList *self, SkySourceOrder *order);
 
 /* The rows listed (NULL before any), borrowed. */

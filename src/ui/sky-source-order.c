@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The source table's rows and their order (sky-source-order.h). */
 #include "sky-source-order.h"
+#include "sky-source.h"
 #include "sky-ui-error.h"
 #include "sky-ui-task.h"
 
@@ -26,6 +27,9 @@ sky_source_key_from_name (const char *name)
 static void
 rows_clear (SkySourceRows *rows)
 {
+  for (gint64 i = 0; rows->sources && i < rows->n; i++)
+    g_clear_object (&rows->sources[i]);
+  g_free (rows->sources);
   sky_export_clear (&rows->export);
   g_clear_pointer (&rows->run, sky_run_unref);
 }
@@ -60,7 +64,28 @@ sky_source_rows_new (SkyRun *run, GError **error)
       sky_source_rows_unref (rows);
       return NULL;
     }
+  rows->sources = g_new (SkySource *, MAX (rows->n, 1));
+  for (gint64 i = 0; i < rows->n; i++)
+    rows->sources[i] = sky_source_new (rows, i);
   return rows;
+}
+
+static gpointer
+unref_thread (gpointer rows)
+{
+  sky_source_rows_unref (rows);
+  return NULL;
+}
+
+void
+sky_source_rows_unref_later (SkySourceRows *rows)
+{
+  if (rows == NULL)
+    return;
+  if (rows->n < 1000)
+    sky_source_rows_unref (rows);
+  else
+    g_thread_unref (g_thread_new ("sky-rows-free", unref_thread, rows));
 }
 
 double
@@ -202,7 +227,7 @@ sky_source_order_free (SkySourceOrder *order)
 {
   if (order == NULL)
     return;
-  g_clear_pointer (&order->rows, sky_source_rows_unref);
+  g_clear_pointer (&order->rows, sky_source_rows_unref_later);
   g_free (order->order);
   g_free (order);
 }

@@ -34,13 +34,15 @@ typedef enum {
 int sky_source_key_from_name (const char *name);
 
 /* A run's rows: its catalogue with the sky positions and flux densities
- * of sky_export_init, made on a worker (the export converts every
- * centroid). Shared, read-only once made. */
+ * of sky_export_init, and a SkySource for each, made on a worker (the
+ * export converts every centroid; a column view asks its list for every
+ * row's object when the rows change). Shared, read-only once made. */
 typedef struct _SkySourceRows {
   SkyRun *run;
   gint64 n;                  /* catalogue entries */
   SkyResult result;          /* borrowed from run, for the export */
   SkyExport export;          /* lng, lat, int_flux, wcs, unit */
+  struct _SkySource **sources; /* n, by catalogue index */
 } SkySourceRows;
 
 #define SKY_TYPE_SOURCE_ROWS (sky_source_rows_get_type ())
@@ -49,6 +51,10 @@ SKY_DECLARE_SHARED_TYPE (SkySourceRows, sky_source_rows)
 /* The rows of run (none for NULL or a run before measure). NULL with
  * error where the export fails (out of memory). */
 SkySourceRows *sky_source_rows_new (SkyRun *run, GError **error);
+
+/* Drops a reference on a worker thread: the last one frees hundreds of
+ * thousands of objects, too long for the main loop. */
+void sky_source_rows_unref_later (SkySourceRows *rows);
 
 /* Source index's value of key: what the table shows in that column. */
 double sky_source_rows_value (const SkySourceRows *rows, gint64 index, SkySourceKey key);
