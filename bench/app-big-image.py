@@ -74,6 +74,14 @@ def wait_idle(timeout=600):
     raise RuntimeError("the app stayed busy")
 
 
+def main_thread_ms(pid):
+    """The app's main thread's time on a core and waiting for one, ms
+    (/proc/PID/task/PID/schedstat: its first two fields, in ns)."""
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
+        run, wait = f.read().split()[:2]
+    return int(run) / 1e6, int(wait) / 1e6
+
+
 def vm_hwm(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -217,8 +225,12 @@ def inner(args):
             wait_idle()
             time.sleep(1)
             probe.phase = "sort"
+            run0, wait0 = main_thread_ms(proc.pid)
             activate("sort", "'peak descending'")
             st = wait_idle()
+            run1, wait1 = main_thread_ms(proc.pid)
+            res["sort_main_run_ms"] = run1 - run0
+            res["sort_main_wait_ms"] = wait1 - wait0
             res["sort_ms"] = st["sort_ms"]
             res["sort_max_gap_ms"] = st["sort_max_gap_ms"]
             res["hwm_sort"] = vm_hwm(proc.pid)
@@ -341,6 +353,10 @@ def main():
             [f"{stall(b, 'sort_max_gap_ms')} / {stall(b, 'probe_sort')}" for b in builds])
         row("... sort by peak: asked to rows in place, ms", "",
             [f"{med(b, 'sort_ms'):.0f}" for b in builds])
+        row("... sort by peak until idle: the main thread on a core / waiting for one, ms "
+            "(the state polls included)", "",
+            [f"{med(b, 'sort_main_run_ms'):.0f} / {med(b, 'sort_main_wait_ms'):.0f}"
+             for b in builds])
         row(f"... a threshold move to {args.sort_threshold + 0.25:g} sigma with the table shown: "
             "the probe, ms", "", [stall(b, "probe_move_with_table") for b in builds])
         row("VmHWM after that, GiB (more rows: not a limit)", f"{med(b0, 'cli_peak'):.2f}",
