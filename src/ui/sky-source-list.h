@@ -18,11 +18,9 @@ G_DECLARE_FINAL_TYPE (SkySourceList, sky_source_list, SKY, SOURCE_LIST, GObject)
 SkySourceList *sky_source_list_new (void);
 
 /* Lists order's rows in its order (taking order), telling the list's
- * watchers in at most three changes: positions [lo, hi) (the rows in
- * sight; 0, 0 for none) last, so that a GTK 4.8 list view anchored there
- * asks only for the rows it shows. Rows replaced are let go on a worker
- * (sky_source_rows_unref_later). */
-void sky_source_list_set_order (SkySourceList *self, SkySourceOrder *order, guint lo, guint hi);
+ * watchers in one items-changed of every position. Rows replaced are let
+ * go on a worker (sky_source_rows_unref_later). */
+void sky_source_list_set_order (SkySourceList *self, SkySourceOrder *order);
 
 /* The rows listed (NULL before any), borrowed. */
 SkySourceRows *sky_source_list_get_rows (SkySourceList *self);

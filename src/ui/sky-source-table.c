@@ -115,24 +115,6 @@ select_quietly (SkySourceTable *self, guint position)
   self->selected = sky_source_list_index_at (self->list, position);
 }
 
-/* The positions of the rows in sight, and one more each side: rows are of
- * one height, so a row's share of the list is its share of the scroller's
- * adjustment. */
-static void
-rows_in_sight (SkySourceTable *self, guint *lo, guint *hi)
-{
-  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
-  double upper = gtk_adjustment_get_upper (adj), page = gtk_adjustment_get_page_size (adj);
-  double value = gtk_adjustment_get_value (adj);
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->list));
-
-  *lo = *hi = 0;
-  if (n == 0 || upper <= 0)
-    return;
-  *lo = (guint) MAX (floor (value / upper * n) - 1, 0);
-  *hi = (guint) MIN (ceil ((value + page) / upper * n) + 1, n);
-}
-
 /* The worker's order, shown in one change. Nothing is selected while the
  * list changes: GtkSingleSelection would look for its row among all the
  * new ones, making each. The selected source stays selected where it is
@@ -170,11 +152,7 @@ on_ordered (GObject *source, GAsyncResult *result, gpointer data)
   if (new_rows)
     show_titles (self, order->rows);
   select_quietly (self, G_MAXUINT);
-  {
-    guint lo, hi;
-    rows_in_sight (self, &lo, &hi);
-    sky_source_list_set_order (self->list, order, lo, hi);
-  }
+  sky_source_list_set_order (self->list, order);
   if (keep >= 0)
     {
       guint position = sky_source_list_find (self->list, keep);
