@@ -37,6 +37,8 @@
  *                       flux=SUM, edge=off, flags=off, or none
  *   smooth (s)          detect on a copy smoothed by a kernel, as
  *                       skysift-cli find --smooth ("" none)
+ *   samp-connect (b), samp-send-image, samp-send-table, samp
+ *                       the app on a SAMP hub (sky-samp-link.h)
  *   about, quit
  * Operations queue in the window and run in order, so a script can send
  * open, run and export one after the other and poll state until busy is
@@ -47,6 +49,7 @@
 #include "sky-display-path.h"
 #include "sky-pipeline.h"
 #include "sky-render.h"
+#include "sky-samp-link.h"
 #include "sky-window.h"
 #include "sky-window-script.h"
 
@@ -58,6 +61,7 @@
 struct _SkyApplication {
   GtkApplication parent_instance;
   gint64 start_us;
+  SkySampLink *samp;
 };
 
 G_DEFINE_FINAL_TYPE (SkyApplication, sky_application, GTK_TYPE_APPLICATION)
@@ -112,6 +116,8 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "magnifier", g_variant_new_boolean (sky_window_get_magnifier (window)));
   set_state (self, "scale-dialog", g_variant_new_boolean (sky_window_get_scale_dialog (window)));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
+  if (self->samp)
+    sky_samp_link_window_changed (self->samp, GTK_WINDOW (window));
 }
 
 static SkyWindow *
@@ -723,6 +729,18 @@ sky_application_startup (GApplication *app)
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.run('all')", run_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.header('')", header_accels);
+  SKY_APPLICATION (app)->samp = sky_samp_link_new (GTK_APPLICATION (app));
+}
+
+static void
+sky_application_shutdown (GApplication *app)
+{
+  SkyApplication *self = SKY_APPLICATION (app);
+
+  if (self->samp)
+    sky_samp_link_shutdown (self->samp);
+  g_clear_object (&self->samp);
+  G_APPLICATION_CLASS (sky_application_parent_class)->shutdown (app);
 }
 
 static void
@@ -771,6 +789,7 @@ sky_application_class_init (SkyApplicationClass *klass)
   GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
 
   app_class->startup = sky_application_startup;
+  app_class->shutdown = sky_application_shutdown;
   app_class->activate = sky_application_activate;
   app_class->open = sky_application_open;
 }

@@ -37,9 +37,7 @@ sky_window_describe (SkyWindow *self)
     g_string_append_printf (out, ", \"load_ms\": %.1f, \"prepare_ms\": %.1f",
                             self->image->load_ms, self->image->prepare_ms);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
-                          self->current || !g_queue_is_empty (&self->jobs) || self->sorting
-                          || self->maps_pending > 0
-                          || sky_source_table_sort_pending (self->sources) > 0 ? "true" : "false",
+                          sky_window_is_busy (self) ? "true" : "false",
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
   sky_ui_json_string (out, sky_backend_name (self->backend));
@@ -168,3 +166,27 @@ sky_window_describe (SkyWindow *self)
   return g_string_free (out, FALSE);
 }
 
+gboolean
+sky_window_is_busy (SkyWindow *self)
+{
+  return self->current || !g_queue_is_empty (&self->jobs) || self->sorting
+         || self->maps_pending > 0 || sky_source_table_sort_pending (self->sources) > 0;
+}
+
+SkyImageData *
+sky_window_get_image (SkyWindow *self)
+{
+  return self->image;
+}
+
+SkyRun *
+sky_window_get_catalogue_run (SkyWindow *self)
+{
+  return self->run && sky_run_has (self->run, SKY_STEP_MEASURE) ? self->run : NULL;
+}
+
+gint64
+sky_window_get_selected_source (SkyWindow *self)
+{
+  return sky_image_view_get_selected (self->view) + 1;
+}
