@@ -132,6 +132,7 @@ main (int argc, char **argv)
     { "contours-gc-like", test_contours_gc_like },
     { "frames-menu-tiles", test_frames_menu_tiles },
     { "menu-actions", test_menu_actions },
+    { "menu-scale-toggle", test_menu_scale_toggle },
     { "cube-animator", test_cube_animator },
   };
   static const char *const views[] = { "cpu", "gl" };
