@@ -110,6 +110,7 @@ class GapMeter(threading.Thread):
 def inner(args):
     app_path = os.path.join(args.build, "src", "ui", "skysift")
     env = dict(os.environ, SKYSIFT_THREADS=str(args.threads))
+    env.update(kv.split("=", 1) for kv in args.env)
     proc = subprocess.Popen([app_path], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     res = {}
@@ -132,7 +133,16 @@ def inner(args):
         res["open_to_frame_ms"] = st["open_to_frame_ms"]
         res["read_ms"] = st.get("load_ms", float("nan"))
         res["prepare_ms"] = st.get("prepare_ms", float("nan"))
+        res["preview_to_frame_ms"] = st.get("preview_to_frame_ms", 0)
+        res["open_to_levels_ms"] = st.get("open_to_levels_ms", 0)
+        res["levels_ms"] = st.get("levels_ms", 0)
         res["hwm_open"] = vm_hwm(proc.pid)
+        res["open_max_gap_ms"] = st["max_gap_ms"]
+        if args.open_only:
+            activate("quit")
+            proc.wait(timeout=60)
+            print(json.dumps(res))
+            return
         meter = GapMeter()
         meter.start()
         activate("run", "'all'")
@@ -176,12 +186,29 @@ def inner(args):
     print(json.dumps(res))
 
 
+def warm_page_cache(path):
+    """Reads the file once, so that neither side of the ratio pays for the
+    disk (on a shared machine the file can leave the page cache between
+    rounds, and the side that ran first would pay for it)."""
+    with open(path, "rb", buffering=0) as f:
+        while f.read(16 << 20):
+            pass
+
+
 def one_round(args, cli):
-    summary, cli_peak = cli_run(cli, args.image, args.threads)
+    warm_page_cache(args.image)
+    if args.no_cli:
+        summary, cli_peak = {"times_ms": {"cpu": {"load": float("nan"), "label": float("nan")}}}, \
+            float("nan")
+    else:
+        summary, cli_peak = cli_run(cli, args.image, args.threads)
+        warm_page_cache(args.image)
     r = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", "dbus-run-session",
                         "--", sys.executable, os.path.abspath(__file__), args.build, args.image,
                         "--threads", str(args.threads), "--moves", str(args.moves),
-                        "--sort-threshold", str(args.sort_threshold), "--inner"],
+                        "--sort-threshold", str(args.sort_threshold), "--inner"]
+                       + (["--open-only"] if args.open_only else [])
+                       + [f"--env={kv}" for kv in args.env],
                        capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
@@ -201,8 +228,14 @@ def main():
     ap.add_argument("--moves", type=int, default=10)
     ap.add_argument("--sort-threshold", type=float, default=3.0,
                     help="then run at this threshold and sort the table by peak (0: not)")
+    ap.add_argument("--env", action="append", default=[],
+                    help="NAME=VALUE in the app's environment (repeatable)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="rounds of the CLI then the app; medians, stalls also their maximum")
+    ap.add_argument("--open-only", action="store_true",
+                    help="measure the open alone (no Run All, moves or sort)")
+    ap.add_argument("--no-cli", action="store_true",
+                    help="the app alone (a field whose CLI run would not fit in memory)")
     ap.add_argument("--inner", action="store_true")
     args = ap.parse_args()
     if args.inner:
@@ -225,6 +258,8 @@ def main():
                 else f"{statistics.median(vals):.0f} (max {max(vals):.0f})")
 
     n = summary.get("shape", ["?", "?"])
+    for i, a in enumerate(rounds):
+        print(f"round {i + 1}: " + json.dumps(a))
     print(f"{args.image}: {n[0]} x {n[1]}, {args.threads} threads, {time.strftime('%Y-%m-%d')}, "
           f"{args.repeat} round(s), medians")
     print(f"| what | CLI | app | app / CLI |\n|---|---|---|---|")
@@ -232,9 +267,20 @@ def main():
           f"{med('open_to_frame_ms'):.0f} | {med('open_to_frame_ms') / med('cli_load'):.2f} |")
     print(f"| ... of which the app read the file / prepared the display (limits, "
           f"histogram, pyramid), ms | | {med('read_ms'):.0f} / {med('prepare_ms'):.0f} | |")
+    print(f"| ... asked to the reduced view's first frame (0: none), ms | | "
+          f"{med('preview_to_frame_ms'):.0f} | |")
+    print(f"| ... asked to the zoom-out levels drawn (0: made before the first frame; "
+          f"of which making them), ms | | {med('open_to_levels_ms'):.0f} "
+          f"({med('levels_ms'):.0f}) | |")
+    print(f"| longest main-loop stall up to the first full frame, ms | | "
+          f"{stall('open_max_gap_ms')} | |")
+    print(f"| VmHWM after open, GiB | {med('cli_peak'):.2f} (find) | {med('hwm_open'):.2f} | "
+          f"{med('hwm_open') / med('cli_peak'):.2f} |")
+    if args.open_only:
+        return
     print(f"| label step, ms | {med('cli_label'):.0f} | {med('label_ms'):.0f} | "
           f"{med('label_ms') / med('cli_label'):.2f} |")
-    for key, what in (("hwm_open", "after open"), ("hwm_run_all", "after Run All"),
+    for key, what in (("hwm_run_all", "after Run All"),
                       ("hwm_moves", f"after {args.moves} threshold moves")):
         print(f"| VmHWM {what}, GiB | {med('cli_peak'):.2f} | {med(key):.2f} | "
               f"{med(key) / med('cli_peak'):.2f} |")

@@ -358,7 +358,7 @@ static SkyImageData *
 load (const char *path, gboolean demo, GError **error)
 {
   LoadWait w = { g_main_loop_new (NULL, FALSE), NULL, NULL };
-  sky_image_data_load_async (path, NULL, demo, NULL, on_loaded, &w);
+  sky_image_data_load_async (path, NULL, demo, NULL, NULL, on_loaded, &w);
   g_main_loop_run (w.loop);
   g_main_loop_unref (w.loop);
   if (w.error)

@@ -26,32 +26,25 @@ sky_limits_from_name (const char *name)
 
 /* ------------------------------------------------------------- histogram */
 
-/* One band's share of the image: its histogram, extremes and count of
- * values (not NaN). */
-typedef struct {
-  uint32_t *hist;
-  double min, max;
-  int64_t n;
-} HistBand;
-
-typedef struct {
-  const SkyImage *img;
-  int nbands;
-  HistBand *band;
-} HistJob;
-
-static void
-hist_band (void *ctx, int band)
+int
+sky_display_counts_init (SkyDisplayCounts *c)
 {
-  HistJob *job = ctx;
-  int64_t npix = job->img->nx * job->img->ny;
-  int64_t start = npix * band / job->nbands, end = npix * (band + 1) / job->nbands;
-  const float *p = job->img->pixels;
-  uint32_t *h = job->band[band].hist;
-  float mn = INFINITY, mx = -INFINITY;
-  int64_t n = 0;
+  c->min = INFINITY;
+  c->max = -INFINITY;
+  c->n = 0;
+  c->hist = calloc (SKY_DISPLAY_NBUCKETS, sizeof *c->hist);
+  return c->hist != NULL ? SKY_OK
+                         : sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
+}
 
-  for (int64_t i = start; i < end; i++)
+void
+sky_display_counts_add (SkyDisplayCounts *c, const float *p, int64_t n)
+{
+  uint32_t *h = c->hist;
+  float mn = c->min, mx = c->max;
+  int64_t nvalid = 0;
+
+  for (int64_t i = 0; i < n; i++)
     {
       float v = p[i];
       if (isnan (v))
@@ -59,51 +52,41 @@ hist_band (void *ctx, int band)
       h[sky_float_key (v) >> 16]++;
       mn = v < mn ? v : mn;
       mx = v > mx ? v : mx;
-      n++;
+      nvalid++;
     }
-  job->band[band].min = mn;
-  job->band[band].max = mx;
-  job->band[band].n = n;
+  c->min = mn;
+  c->max = mx;
+  c->n += nvalid;
+}
+
+void
+sky_display_counts_clear (SkyDisplayCounts *c)
+{
+  free (c->hist);
+  c->hist = NULL;
 }
 
 int
-sky_display_stats_compute (const SkyImage *img, int nthreads, SkyDisplayStats *out)
+sky_display_stats_finish (const SkyImage *img, const SkyDisplayCounts *counts, int ncounts,
+                          SkyDisplayStats *out)
 {
-  HistJob job = { img, 0, NULL };
-  int threads = nthreads > 0 ? nthreads : sky_default_threads ();
-  int ret = SKY_OK;
-
   memset (out, 0, sizeof *out);
-  job.nbands = threads < 1 ? 1 : threads > 64 ? 64 : threads;
-  job.band = calloc ((size_t) job.nbands, sizeof *job.band);
   out->cum = calloc (SKY_DISPLAY_NBUCKETS + 1, sizeof *out->cum);
-  if (!job.band || !out->cum)
-    {
-      ret = sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
-      goto exit;
-    }
-  for (int b = 0; b < job.nbands; b++)
-    if ((job.band[b].hist = calloc (SKY_DISPLAY_NBUCKETS, sizeof *job.band[b].hist)) == NULL)
-      {
-        ret = sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
-        goto exit;
-      }
-
-  sky_parallel_for (job.nbands, threads, hist_band, &job);
-
+  if (out->cum == NULL)
+    return sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
   out->min = INFINITY;
   out->max = -INFINITY;
-  for (int b = 0; b < job.nbands; b++)
+  for (int b = 0; b < ncounts; b++)
     {
-      out->nvalid += job.band[b].n;
-      out->min = job.band[b].min < out->min ? job.band[b].min : out->min;
-      out->max = job.band[b].max > out->max ? job.band[b].max : out->max;
+      out->nvalid += counts[b].n;
+      out->min = counts[b].min < out->min ? counts[b].min : out->min;
+      out->max = counts[b].max > out->max ? counts[b].max : out->max;
     }
   for (int k = 0; k < SKY_DISPLAY_NBUCKETS; k++)
     {
       uint64_t c = 0;
-      for (int b = 0; b < job.nbands; b++)
-        c += job.band[b].hist[k];
+      for (int b = 0; b < ncounts; b++)
+        c += counts[b].hist[k];
       out->cum[k + 1] = out->cum[k] + c;
     }
   if (out->nvalid == 0)
@@ -116,10 +99,52 @@ sky_display_stats_compute (const SkyImage *img, int nthreads, SkyDisplayStats *o
   out->lo[SKY_LIMITS_99_9] = sky_display_stats_quantile (out, 0.0005);
   out->hi[SKY_LIMITS_99_9] = sky_display_stats_quantile (out, 0.9995);
   sky_zscale (img, 1000, &out->lo[SKY_LIMITS_ZSCALE], &out->hi[SKY_LIMITS_ZSCALE]);
+  return SKY_OK;
+}
+
+/* One band's share of the image: its histogram, extremes and count of
+ * values (not NaN). */
+typedef struct {
+  const SkyImage *img;
+  int nbands;
+  SkyDisplayCounts *band;
+} HistJob;
+
+static void
+hist_band (void *ctx, int band)
+{
+  HistJob *job = ctx;
+  int64_t npix = job->img->nx * job->img->ny;
+  int64_t start = npix * band / job->nbands, end = npix * (band + 1) / job->nbands;
+
+  sky_display_counts_add (&job->band[band], job->img->pixels + start, end - start);
+}
+
+int
+sky_display_stats_compute (const SkyImage *img, int nthreads, SkyDisplayStats *out)
+{
+  HistJob job = { img, 0, NULL };
+  int threads = nthreads > 0 ? nthreads : sky_default_threads ();
+  int ret = SKY_OK;
+
+  memset (out, 0, sizeof *out);
+  job.nbands = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+  job.band = calloc ((size_t) job.nbands, sizeof *job.band);
+  if (!job.band)
+    {
+      ret = sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
+      goto exit;
+    }
+  for (int b = 0; b < job.nbands; b++)
+    if ((ret = sky_display_counts_init (&job.band[b])) != SKY_OK)
+      goto exit;
+
+  sky_parallel_for (job.nbands, threads, hist_band, &job);
+  ret = sky_display_stats_finish (img, job.band, job.nbands, out);
 
 exit:
   for (int b = 0; job.band != NULL && b < job.nbands; b++)
-    free (job.band[b].hist);
+    sky_display_counts_clear (&job.band[b]);
   free (job.band);
   if (ret != SKY_OK)
     sky_display_stats_clear (out);
@@ -372,6 +397,8 @@ halve_band (void *ctx, int band)
 int
 sky_pyramid_build (const SkyImage *img, int nthreads, SkyPyramid *pyr)
 {
+  if (img->pixels == NULL)
+    return sky_fail (SKY_ERR_ARGUMENT, "no pixels to make zoom-out levels of");
   memset (pyr, 0, sizeof *pyr);
   pyr->nx[0] = img->nx;
   pyr->ny[0] = img->ny;
@@ -397,6 +424,30 @@ sky_pyramid_build (const SkyImage *img, int nthreads, SkyPyramid *pyr)
       pyr->nlevels++;
     }
   return SKY_OK;
+}
+
+void
+sky_pyramid_init_base (const SkyImage *img, SkyPyramid *pyr)
+{
+  memset (pyr, 0, sizeof *pyr);
+  pyr->nx[0] = img->nx;
+  pyr->ny[0] = img->ny;
+  pyr->pixels[0] = img->pixels;
+  pyr->nlevels = 1;
+}
+
+void
+sky_pyramid_publish (SkyPyramid *pyr, SkyPyramid *levels)
+{
+  for (int k = 1; k < levels->nlevels; k++)
+    {
+      pyr->nx[k] = levels->nx[k];
+      pyr->ny[k] = levels->ny[k];
+      pyr->pixels[k] = levels->pixels[k];
+    }
+  /* Whoever reads nlevels (acquire) then finds the levels below it. */
+  __atomic_store_n (&pyr->nlevels, levels->nlevels, __ATOMIC_RELEASE);
+  memset (levels, 0, sizeof *levels);
 }
 
 void

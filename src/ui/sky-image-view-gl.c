@@ -210,12 +210,17 @@ static void
 upload_image (SkyImageView *self)
 {
   const SkyPyramid *pyr = &sky_image_view_pixels (self)->pyramid;
-  int base = 0;
+  int nlevels = sky_pyramid_levels (pyr);
+  int base = pyr->first;
 
-  while (base < pyr->nlevels - 1
+  while (base < nlevels - 1
          && (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size))
     base++;
   self->base_lod = base;
+  /* Level 0 alone of an image too big for one texture: nothing to show
+   * until its zoom-out levels come (sky_image_view_levels_changed). */
+  if (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size)
+    return;
   /* Buffer textures hold any image of up to max_buffer_texels pixels
    * (2^27 on NVIDIA's driver and Mesa); 2D ones only an image that fits
    * whole in a texture. */
@@ -234,7 +239,7 @@ upload_image (SkyImageView *self)
        * whole image: base 0), then the zoom-out levels from the host:
        * after the write, since a write-discard registration may leave the
        * texture's other contents undefined. */
-      for (int k = 0; k < pyr->nlevels; k++)
+      for (int k = 0; k < nlevels; k++)
         glTexImage2D (GL_TEXTURE_2D, k, GL_R32F, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k], 0,
                       GL_RED, GL_FLOAT, NULL);
       if (sky_gl_interop_write_convolved (self->interop, self->tex_image, self->image_on_device,
@@ -245,7 +250,7 @@ upload_image (SkyImageView *self)
            * kept none of them, and the view at Fit (which samples them)
            * was black. */
           sky_gl_interop_forget (self->interop, SKY_GL_INTEROP_IMAGE);
-          for (int k = 1; k < pyr->nlevels; k++)
+          for (int k = 1; k < nlevels; k++)
             glTexSubImage2D (GL_TEXTURE_2D, k, 0, 0, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k],
                              GL_RED, GL_FLOAT, pyr->pixels[k]);
           g_free (self->image_fill);
@@ -260,7 +265,7 @@ upload_image (SkyImageView *self)
     }
   {
     double t0 = g_get_monotonic_time ();
-    for (int k = base; k < pyr->nlevels; k++)
+    for (int k = base; k < nlevels; k++)
       glTexImage2D (GL_TEXTURE_2D, k - base, GL_R32F, (GLsizei) pyr->nx[k],
                     (GLsizei) pyr->ny[k], 0, GL_RED, GL_FLOAT, pyr->pixels[k]);
     g_free (self->image_fill);
@@ -270,7 +275,7 @@ upload_image (SkyImageView *self)
 levels:
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST_MIPMAP_NEAREST);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, 0);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, pyr->nlevels - 1 - base);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, nlevels - 1 - base);
 }
 
 /* Storage of bytes bytes for the overlay buffer which, with its buffer

@@ -50,8 +50,10 @@ sky_window_describe (SkyWindow *self)
                             self->image->image.plane, self->image->image.nplanes,
                             self->image->image.ny, self->image->image.nx);
   if (self->image)
-    g_string_append_printf (out, ", \"load_ms\": %.1f, \"prepare_ms\": %.1f",
-                            self->image->load_ms, self->image->prepare_ms);
+    g_string_append_printf (out, ", \"load_ms\": %.1f, \"prepare_ms\": %.1f, "
+                            "\"levels_ms\": %.1f",
+                            self->image->load_ms, self->image->prepare_ms,
+                            self->image->levels_ms);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
                           self->current || !g_queue_is_empty (&self->jobs) || self->sorting
                           || self->maps_pending > 0 ? "true" : "false",
@@ -121,6 +123,13 @@ sky_window_describe (SkyWindow *self)
     }
   g_string_append (out, ", \"open_to_frame_ms\": ");
   json_number (out, self->open_to_frame_ms);
+  /* A big image's open: its reduced view's first frame, and its zoom-out
+   * levels drawn (0 where there were none to wait for). */
+  g_string_append (out, ", \"preview_to_frame_ms\": ");
+  json_number (out, self->preview_to_frame_ms);
+  g_string_append (out, ", \"open_to_levels_ms\": ");
+  json_number (out, self->open_to_levels_ms);
+  g_string_append_printf (out, ", \"preview_shown\": %s", self->preview ? "true" : "false");
   g_string_append (out, ", \"startup_to_frame_ms\": ");
   json_number (out, self->startup_to_frame_ms);
   g_string_append (out, ", \"threshold_redraw_ms\": ");
