@@ -5,11 +5,13 @@
  * (src/ui). The pipeline must give exactly what sky_cpu_run gives. */
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 
 #include "sky-colormap.h"
 #include "sky-cpu.h"
 #include "sky-display-stats.h"
 #include "sky-image-data.h"
+#include "sky-image-read.h"
 #include "sky-pipeline.h"
 #include "sky-raster.h"
 #include "sky-test-util.h"
@@ -394,6 +396,129 @@ test_load (void)
   g_assert_null (image);
   g_assert_error (error, SKY_UI_ERROR, SKY_ERR_FORMAT);
   g_assert_nonnull (strstr (error->message, "not-fits.fits"));
+}
+
+/* The app's chunked read (sky-image-read.c) against the core's loader and
+ * a separate histogram pass: the same pixels, blank and infinity counts and
+ * display statistics to the bit, on an image of several chunks with NaN
+ * and infinities in it; its reduced view samples every k-th pixel of every
+ * k-th row; the zoom-out levels made after the first frame are those the
+ * loader made before; a cancelled read says so. */
+static void
+on_levels (GObject *source, GAsyncResult *result, gpointer data)
+{
+  gboolean *done = data;
+  g_assert_true (sky_image_data_make_levels_finish (result, NULL));
+  *done = TRUE;
+}
+
+static void
+test_read_chunked (void)
+{
+  const int64_t nx = 2600, ny = 1700;   /* 4.4 M pixels: five chunks */
+  g_autofree char *path = sky_test_tmp_path ("chunked.fits");
+  g_autofree float *v = g_new (float, nx * ny);
+  g_autoptr (SkyOpenProgress) progress = sky_open_progress_new ();
+  g_autoptr (SkyImageData) data = g_atomic_rc_box_new0 (SkyImageData);
+  g_autoptr (SkyImageData) preview = NULL;
+  g_autoptr (GError) error = NULL;
+  SkyImage ref;
+  SkyDisplayStats ref_stats;
+  SkyPyramid ref_pyr;
+  GRand *rand = g_rand_new_with_seed (7);
+  int k;
+
+  for (int64_t i = 0; i < nx * ny; i++)
+    v[i] = (float) (g_rand_double (rand) * 100 - 20);
+  v[5] = NAN;
+  v[nx * ny / 2] = INFINITY;
+  v[nx * ny - 3] = -INFINITY;
+  v[nx * 1000 + 17] = 1e30f;
+  g_rand_free (rand);
+  g_assert_cmpint (sky_fits_write_plane (path, nx, ny, -32, v), ==, SKY_OK);
+  g_assert_cmpint (sky_image_load (path, NULL, &ref), ==, SKY_OK);
+  g_assert_cmpint (sky_display_stats_compute (&ref, 0, &ref_stats), ==, SKY_OK);
+
+  g_setenv ("SKYSIFT_PROGRESSIVE_MIN_PIXELS", "1000000", TRUE);
+  g_assert_cmpint (sky_image_read (path, NULL, data, progress, NULL, &error), ==,
+                   SKY_IMAGE_READ_DONE);
+  g_assert_no_error (error);
+  g_assert_cmpint (data->image.nx, ==, nx);
+  g_assert_cmpint (data->image.ny, ==, ny);
+  g_assert_cmpmem (data->image.pixels, nx * ny * sizeof (float), ref.pixels,
+                   nx * ny * sizeof (float));
+  g_assert_cmpint (data->image.nblank, ==, ref.nblank);
+  g_assert_cmpint (data->image.nblank, ==, 3);
+  g_assert_cmpint (data->image.ninf, ==, ref.ninf);
+  g_assert_cmpint (data->image.bitpix, ==, ref.bitpix);
+  g_assert_cmpstr (data->image.path, ==, ref.path);
+  g_assert_cmpint (data->stats.nvalid, ==, ref_stats.nvalid);
+  g_assert_cmpfloat (data->stats.min, ==, ref_stats.min);
+  g_assert_cmpfloat (data->stats.max, ==, ref_stats.max);
+  g_assert_cmpmem (data->stats.lo, sizeof data->stats.lo, ref_stats.lo, sizeof ref_stats.lo);
+  g_assert_cmpmem (data->stats.hi, sizeof data->stats.hi, ref_stats.hi, sizeof ref_stats.hi);
+  g_assert_cmpmem (data->stats.cum, (SKY_DISPLAY_NBUCKETS + 1) * sizeof (uint64_t),
+                   ref_stats.cum, (SKY_DISPLAY_NBUCKETS + 1) * sizeof (uint64_t));
+  g_assert_cmpfloat (sky_open_progress_fraction (progress), ==, 1.0);
+
+  /* 2600 x 1700 halves once to 1300 x 850: every 2nd pixel of every 2nd row. */
+  preview = sky_open_progress_take_preview (progress);
+  g_assert_nonnull (preview);
+  g_assert_null (sky_open_progress_take_preview (progress));
+  g_assert_true (preview->is_preview);
+  g_assert_null (preview->image.pixels);
+  k = preview->pyramid.first;
+  g_assert_cmpint (k, ==, 1);
+  g_assert_cmpint (preview->pyramid.nlevels, ==, k + 1);
+  g_assert_cmpint (preview->pyramid.nx[k], ==, nx / 2);
+  g_assert_cmpint (preview->pyramid.ny[k], ==, ny / 2);
+  for (int64_t j = 0; j < ny / 2; j++)
+    for (int64_t i = 0; i < nx / 2; i++)
+      {
+        float a = preview->pyramid.pixels[k][j * (nx / 2) + i];
+        float b = ref.pixels[(2 * j) * nx + 2 * i];
+        g_assert_true (memcmp (&a, &b, sizeof a) == 0);
+      }
+  g_assert_cmpint (preview->stats.nvalid, >, 0);
+
+  /* The loader's image: level 0 alone at first, then the loader's levels. */
+  {
+    g_autoptr (SkyImageData) loaded = NULL;
+    g_autoptr (SkyOpenProgress) p2 = sky_open_progress_new ();
+    LoadWait w = { g_main_loop_new (NULL, FALSE), NULL, NULL };
+    gboolean done = FALSE;
+
+    sky_image_data_load_async (path, NULL, FALSE, p2, NULL, on_loaded, &w);
+    g_main_loop_run (w.loop);
+    g_main_loop_unref (w.loop);
+    g_assert_no_error (w.error);
+    loaded = w.image;
+    g_assert_true (loaded->levels_pending);
+    g_assert_cmpint (sky_pyramid_levels (&loaded->pyramid), ==, 1);
+    sky_image_data_make_levels_async (loaded, NULL, on_levels, &done);
+    while (!done)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_cmpint (sky_pyramid_build (&ref, 0, &ref_pyr), ==, SKY_OK);
+    g_assert_cmpint (sky_pyramid_levels (&loaded->pyramid), ==, ref_pyr.nlevels);
+    for (int l = 1; l < ref_pyr.nlevels; l++)
+      g_assert_cmpmem (loaded->pyramid.pixels[l], ref_pyr.nx[l] * ref_pyr.ny[l] * sizeof (float),
+                       ref_pyr.pixels[l], ref_pyr.nx[l] * ref_pyr.ny[l] * sizeof (float));
+    sky_pyramid_clear (&ref_pyr);
+  }
+
+  /* Cancelled before it starts: it says so and reads nothing. */
+  {
+    g_autoptr (GCancellable) cancel = g_cancellable_new ();
+    g_autoptr (SkyImageData) again = g_atomic_rc_box_new0 (SkyImageData);
+    g_cancellable_cancel (cancel);
+    g_assert_cmpint (sky_image_read (path, NULL, again, progress, cancel, &error), ==,
+                     SKY_IMAGE_READ_CANCELLED);
+    g_assert_no_error (error);
+  }
+  g_unsetenv ("SKYSIFT_PROGRESSIVE_MIN_PIXELS");
+  sky_display_stats_clear (&ref_stats);
+  sky_image_clear (&ref);
+  g_remove (path);
 }
 
 static SkyImageData *
@@ -1011,6 +1136,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/display/header-flip", test_header_flip);
   g_test_add_func ("/ui/raster/pixels", test_raster);
   g_test_add_func ("/ui/image/load", test_load);
+  g_test_add_func ("/ui/image/read-chunked", test_read_chunked);
   g_test_add_func ("/ui/pipeline/steps", test_pipeline_steps);
   g_test_add_func ("/ui/pipeline/cancel", test_pipeline_cancel);
   g_test_add_func ("/ui/pipeline/bad-params", test_pipeline_bad_params);

@@ -72,6 +72,10 @@ poll_open (gpointer data)
       self->open_poll = 0;
       return G_SOURCE_REMOVE;
     }
+  /* Cancelled: the status line says so (sky_window_cancel), and the view
+   * goes back when the read stops (on_loaded). */
+  if (g_cancellable_is_cancelled (self->cancellable))
+    return G_SOURCE_CONTINUE;
   preview = sky_open_progress_take_preview (self->open_progress);
   fraction = sky_open_progress_fraction (self->open_progress);
   name = g_filename_display_basename (self->current->path);
