@@ -89,6 +89,14 @@ def vm_rss_mib(pid):
     raise AssertionError("no VmRSS")
 
 
+def quit_app(app):
+    app.activate("quit")
+    try:
+        app.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        app.proc.kill()
+
+
 def outer(tap):
     for tool in ("xvfb-run", "dbus-run-session", "gdbus", "xauth", "xwd"):
         if shutil.which(tool) is None:
@@ -242,11 +250,41 @@ def inner(tap):
     tap.check("a cancel during a big open leaves the image shown before and gives back the "
               "memory (three times)", cancel)
 
-    app.activate("quit")
-    try:
-        app.proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        app.proc.kill()
+    quit_app(app)
+
+    def through_opengl():
+        need(facts.get("big"), "the big image did not open on the CPU view")
+        gl_app = App(os.environ["SKYSIFT_GUI"], dict(env, SKYSIFT_VIEW="gl"), log)
+        try:
+            gl_app.wait_on_bus()
+            gl_app.wait_idle()
+            gl_app.activate("open", gv_string(ramp))
+            st = gl_app.wait_idle()
+            assert "CPU" not in st["gl"], f"not drawn with OpenGL: {st['gl']}"
+            time.sleep(0.5)
+            ramp_screen = screen("gl-0-ramp.png")
+            gl_app.activate("open", gv_string(big))
+            t0 = time.monotonic()
+            while True:
+                st = gl_app.state()
+                if st["preview_shown"] and st["preview_to_frame_ms"] > 0:
+                    break
+                assert st["busy"] and time.monotonic() - t0 < 60, f"no reduced view: {st}"
+                time.sleep(0.05)
+            during = screen("gl-1-reduced-view.png")
+            st = gl_app.wait_idle(timeout=120)
+            assert 0 < st["preview_to_frame_ms"] < st["open_to_frame_ms"] \
+                <= st["open_to_levels_ms"], st
+            time.sleep(0.5)
+            full = screen("gl-2-full.png")
+            d_full, d_ramp = differing(during, full), differing(during, ramp_screen)
+            print(f"# OpenGL ({st['gl']}): {100 * d_full:.1f}% of the screen during the open "
+                  f"differs from the full image's, {100 * d_ramp:.1f}% from the ramp's")
+            assert d_full < 0.05 and d_ramp > 2 * d_full + 0.05, (d_full, d_ramp)
+        finally:
+            quit_app(gl_app)
+    tap.check("the same through the OpenGL view: the reduced view's texture, then level 0, "
+              "then the levels added to it", through_opengl)
     shutil.rmtree(work, ignore_errors=True)
     return tap.done()
 

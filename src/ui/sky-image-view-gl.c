@@ -217,10 +217,12 @@ upload_image (SkyImageView *self)
          && (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size))
     base++;
   self->base_lod = base;
+  self->levels_uploaded = 0;
   /* Level 0 alone of an image too big for one texture: nothing to show
    * until its zoom-out levels come (sky_image_view_levels_changed). */
   if (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size)
     return;
+  self->levels_uploaded = nlevels;
   /* Buffer textures hold any image of up to max_buffer_texels pixels
    * (2^27 on NVIDIA's driver and Mesa); 2D ones only an image that fits
    * whole in a texture. */
@@ -349,6 +351,32 @@ upload_overlay (SkyImageView *self, int which, GLuint tex, GLint format, GLenum 
     times[0] += (g_get_monotonic_time () - t0) / 1000.0;
 }
 
+/* The zoom-out levels that came after the image's level 0 was uploaded
+ * (sky_image_view_levels_changed): those alone, into the same texture. A
+ * texture the device wrote, or none yet, is made anew. */
+static void
+upload_new_levels (SkyImageView *self)
+{
+  const SkyPyramid *pyr = &sky_image_view_pixels (self)->pyramid;
+  int nlevels = sky_pyramid_levels (pyr), base = self->base_lod;
+  double t0 = g_get_monotonic_time ();
+
+  if (self->levels_uploaded == 0 || self->image_on_device != 0)
+    {
+      upload_image (self);
+      return;
+    }
+  glBindTexture (GL_TEXTURE_2D, self->tex_image);
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+  for (int k = self->levels_uploaded; k < nlevels; k++)
+    glTexImage2D (GL_TEXTURE_2D, k - base, GL_R32F, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k],
+                  0, GL_RED, GL_FLOAT, pyr->pixels[k]);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, nlevels - 1 - base);
+  self->levels_uploaded = nlevels;
+  g_debug ("zoom-out levels uploaded to the GPU in %.1f ms",
+           (g_get_monotonic_time () - t0) / 1000.0);
+}
+
 static void
 upload_dirty (SkyImageView *self)
 {
@@ -356,8 +384,13 @@ upload_dirty (SkyImageView *self)
     {
       double t0 = g_get_monotonic_time ();
       upload_image (self);
-      self->image_dirty = FALSE;
+      self->image_dirty = self->levels_dirty = FALSE;
       g_debug ("image uploaded to the GPU in %.1f ms", (g_get_monotonic_time () - t0) / 1000.0);
+    }
+  if (self->levels_dirty)
+    {
+      upload_new_levels (self);
+      self->levels_dirty = FALSE;
     }
   if (self->cmap_dirty)
     {

@@ -224,7 +224,8 @@ sky_image_view_levels_changed (SkyImageView *self, SkyImageData *image)
   g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
   if (image == NULL || sky_image_view_pixels (self) != image)
     return;
-  self->image_dirty = TRUE;
+  /* Only the new levels go up to a texture (level 0 is there already). */
+  self->levels_dirty = TRUE;
   sky_image_view_state_changed (self, TRUE);
 }
 
