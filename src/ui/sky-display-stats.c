@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static const char *const limits_names[SKY_N_LIMITS] = { "minmax", "99.5", "99.9", "zscale" };
 
@@ -31,7 +34,7 @@ sky_display_counts_init (SkyDisplayCounts *c)
 {
   c->min = INFINITY;
   c->max = -INFINITY;
-  c->n = 0;
+  c->n = c->nvalid = 0;
   c->hist = calloc (SKY_DISPLAY_NBUCKETS, sizeof *c->hist);
   return c->hist != NULL ? SKY_OK
                          : sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
@@ -57,6 +60,72 @@ sky_display_counts_add (SkyDisplayCounts *c, const float *p, int64_t n)
   c->min = mn;
   c->max = mx;
   c->n += nvalid;
+  c->nvalid += nvalid;
+}
+
+/* The extremes and the non-blank count of n pixels (n < 2^33), four at a
+ * time: a NaN leaves them as they are (MINPS and MAXPS return their second
+ * operand where either is NaN, as v < mn ? v : mn does). */
+static void
+extremes (const float *p, int64_t n, float *mn, float *mx, int64_t *nvalid)
+{
+  float lo = *mn, hi = *mx;
+  int64_t i = 0, valid = 0;
+
+#ifdef __SSE2__
+  __m128 vlo = _mm_set1_ps (lo), vhi = _mm_set1_ps (hi);
+  __m128i count = _mm_setzero_si128 ();
+  float l[4], h[4];
+  int32_t c[4];
+
+  for (; i + 4 <= n; i += 4)
+    {
+      __m128 v = _mm_loadu_ps (p + i);
+      vlo = _mm_min_ps (v, vlo);
+      vhi = _mm_max_ps (v, vhi);
+      count = _mm_sub_epi32 (count, _mm_castps_si128 (_mm_cmpord_ps (v, v)));
+    }
+  _mm_storeu_ps (l, vlo);
+  _mm_storeu_ps (h, vhi);
+  _mm_storeu_si128 ((__m128i *) c, count);
+  for (int k = 0; k < 4; k++)
+    {
+      lo = l[k] < lo ? l[k] : lo;
+      hi = h[k] > hi ? h[k] : hi;
+      valid += (uint32_t) c[k];
+    }
+#endif
+  for (; i < n; i++)
+    {
+      float v = p[i];
+      if (isnan (v))
+        continue;
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+      valid++;
+    }
+  *mn = lo;
+  *mx = hi;
+  *nvalid += valid;
+}
+
+void
+sky_display_counts_add_sampled (SkyDisplayCounts *c, const float *p, int64_t n, int64_t first,
+                                int64_t stride)
+{
+  uint32_t *h = c->hist;
+  int64_t counted = 0;
+
+  for (int64_t at = 0; at < n; at += (int64_t) 1 << 30)
+    extremes (p + at, n - at < ((int64_t) 1 << 30) ? n - at : (int64_t) 1 << 30, &c->min,
+              &c->max, &c->nvalid);
+  for (int64_t i = first; i < n; i += stride)
+    if (!isnan (p[i]))
+      {
+        h[sky_float_key (p[i]) >> 16]++;
+        counted++;
+      }
+  c->n += counted;
 }
 
 void
@@ -78,6 +147,7 @@ sky_display_stats_finish (const SkyImage *img, const SkyDisplayCounts *counts, i
   out->max = -INFINITY;
   for (int b = 0; b < ncounts; b++)
     {
+      out->sampled |= counts[b].n != counts[b].nvalid;
       out->nvalid += counts[b].n;
       out->min = counts[b].min < out->min ? counts[b].min : out->min;
       out->max = counts[b].max > out->max ? counts[b].max : out->max;
@@ -89,8 +159,8 @@ sky_display_stats_finish (const SkyImage *img, const SkyDisplayCounts *counts, i
         c += counts[b].hist[k];
       out->cum[k + 1] = out->cum[k] + c;
     }
-  if (out->nvalid == 0)
-    out->min = out->max = 0;
+  if (!(out->min <= out->max))
+    out->min = out->max = 0;   /* no pixel at all that is not blank */
 
   out->lo[SKY_LIMITS_MINMAX] = out->min;
   out->hi[SKY_LIMITS_MINMAX] = out->max;

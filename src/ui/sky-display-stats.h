@@ -24,7 +24,9 @@ typedef enum {
 #define SKY_DISPLAY_NBUCKETS 65536
 
 typedef struct SkyDisplayStats {
-  int64_t nvalid;       /* non-blank pixels */
+  int64_t nvalid;       /* non-blank pixels (in the histogram, where sampled) */
+  int sampled;          /* the histogram is of a sample (counts_add_sampled);
+                         * min and max are still of every pixel */
   double min, max;      /* of the non-blank pixels; 0 when there are none */
   double lo[SKY_N_LIMITS], hi[SKY_N_LIMITS];
   uint64_t *cum;        /* SKY_DISPLAY_NBUCKETS + 1 running counts by bucket */
@@ -44,12 +46,19 @@ void sky_display_stats_clear (SkyDisplayStats *st);
  * sky_display_stats_compute of the image whose pixels were all counted. */
 typedef struct SkyDisplayCounts {
   uint32_t *hist;       /* SKY_DISPLAY_NBUCKETS counts */
-  float min, max;
-  int64_t n;            /* non-blank pixels counted */
+  float min, max;       /* of every non-blank pixel seen */
+  int64_t n;            /* non-blank pixels in the histogram */
+  int64_t nvalid;       /* non-blank pixels seen (n, or more where sampled) */
 } SkyDisplayCounts;
 
 int sky_display_counts_init (SkyDisplayCounts *c);
 void sky_display_counts_add (SkyDisplayCounts *c, const float *pixels, int64_t n);
+/* Every pixel for the extremes and the count of non-blank ones, but only
+ * pixels[first], pixels[first + stride], ... into the histogram: a sample
+ * of 1 in stride, for a first frame that cannot wait for the histogram of
+ * every pixel (about four times a read's cost). */
+void sky_display_counts_add_sampled (SkyDisplayCounts *c, const float *pixels, int64_t n,
+                                     int64_t first, int64_t stride);
 void sky_display_counts_clear (SkyDisplayCounts *c);
 int sky_display_stats_finish (const SkyImage *img, const SkyDisplayCounts *counts, int ncounts,
                               SkyDisplayStats *out);

@@ -5,6 +5,7 @@
 #include "sky-ui-task.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 
 static void
 image_data_clear (SkyImageData *data)
@@ -189,22 +190,47 @@ sky_image_data_load_finish (GAsyncResult *result, GError **error)
   return sky_ui_task_finish_pointer (result, sky_image_data_load_async, error);
 }
 
+/* What the worker made after the first frame: the exact statistics of a
+ * sampled histogram, handed to the image on the main thread, whose code
+ * alone reads them. */
+typedef struct {
+  SkyDisplayStats stats;
+  gint64 minmax_outliers;
+} LevelsResult;
+
+static void
+levels_result_free (LevelsResult *res)
+{
+  sky_display_stats_clear (&res->stats);
+  g_free (res);
+}
+
 static void
 levels_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   SkyImageData *data = task_data;
+  LevelsResult *res = g_new0 (LevelsResult, 1);
   SkyPyramid levels;
   double t0 = sky_now_ms ();
-  int ret = sky_pyramid_build (&data->image, 0, &levels);
+  int ret = SKY_OK;
 
+  if (data->stats.sampled)
+    {
+      ret = sky_display_stats_compute (&data->image, 0, &res->stats);
+      if (ret == SKY_OK)
+        res->minmax_outliers = count_minmax_outliers (&data->image, &res->stats);
+    }
+  if (ret == SKY_OK)
+    ret = sky_pyramid_build (&data->image, 0, &levels);
   if (ret != SKY_OK)
     {
+      levels_result_free (res);
       g_task_return_error (task, sky_ui_error_new_from_status (ret));
       return;
     }
   sky_pyramid_publish (&data->pyramid, &levels);
   data->levels_ms = sky_now_ms () - t0;
-  g_task_return_boolean (task, TRUE);
+  g_task_return_pointer (task, res, (GDestroyNotify) levels_result_free);
 }
 
 void
@@ -224,7 +250,22 @@ sky_image_data_make_levels_async (SkyImageData *data,
 gboolean
 sky_image_data_make_levels_finish (GAsyncResult *result, GError **error)
 {
+  SkyImageData *data;
+  LevelsResult *res;
+
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result))
                         == sky_image_data_make_levels_async, FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
+  data = g_task_get_task_data (G_TASK (result));
+  res = g_task_propagate_pointer (G_TASK (result), error);
+  if (res == NULL)
+    return FALSE;
+  if (res->stats.cum != NULL)
+    {
+      sky_display_stats_clear (&data->stats);
+      data->stats = res->stats;
+      memset (&res->stats, 0, sizeof res->stats);
+      data->minmax_outliers = res->minmax_outliers;
+    }
+  levels_result_free (res);
+  return TRUE;
 }

@@ -67,7 +67,9 @@ SkyImageData *sky_image_data_load_finish (GAsyncResult *result, GError **error);
 
 /* Makes the zoom-out levels of an image that came back with
  * levels_pending, on a worker thread, and puts them in its pyramid (readers
- * on other threads see them whole or not at all; sky_pyramid_levels). */
+ * on other threads see them whole or not at all; sky_pyramid_levels);
+ * where its histogram was of a sample, also the exact statistics (and
+ * minmax_outliers), which _finish puts in the image on the main thread. */
 void sky_image_data_make_levels_async (SkyImageData *data,
                                        GCancellable *cancellable,
                                        GAsyncReadyCallback callback,

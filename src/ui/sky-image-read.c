@@ -19,6 +19,9 @@
 #define TASK_MAX_PIXELS ((int64_t) 1 << 31)
 /* The reduced view's longer side is at most this many pixels. */
 #define PREVIEW_SIDE 2048
+/* A big image's first histogram is of 1 pixel in this many (its extremes
+ * and blank count of every pixel); the exact one follows the first frame. */
+#define SAMPLE_STRIDE 16
 
 struct _SkyOpenProgress {
   atomic_llong done, total;
@@ -93,6 +96,7 @@ typedef struct {
   float *out;             /* the pixels (full read) or the reduced view */
   int64_t rows;           /* reduced view: rows made, and its step k */
   int64_t step, lnx;
+  int64_t sample_stride;  /* 1: every pixel into the histogram */
   int ntasks;
   SkyDisplayCounts *counts;
   GCancellable *cancellable;
@@ -139,7 +143,12 @@ read_task (void *data, int task)
           reader_fail (r, ret);
           return;
         }
-      sky_display_counts_add (&r->counts[task], r->out + at, n);
+      if (r->sample_stride > 1)
+        sky_display_counts_add_sampled (&r->counts[task], r->out + at, n,
+                                        (r->sample_stride - at % r->sample_stride)
+                                          % r->sample_stride, r->sample_stride);
+      else
+        sky_display_counts_add (&r->counts[task], r->out + at, n);
       atomic_fetch_add (&r->ninf, ninf);
       if (r->progress)
         atomic_fetch_add (&r->progress->done, n);
@@ -266,12 +275,16 @@ sky_image_read (const char *path, const SkyLoadOptions *opts, SkyImageData *data
   g_mutex_init (&r.lock);
   atomic_init (&r.ninf, 0);
   atomic_init (&r.failed, 0);
+  r.sample_stride = 1;
   if (progress != NULL)
     {
       atomic_store (&progress->total, npix);
-      if (npix >= sky_image_read_progressive_min_pixels ()
-          && !make_preview (&r, data, progress, nthreads))
-        goto exit;
+      if (npix >= sky_image_read_progressive_min_pixels ())
+        {
+          r.sample_stride = SAMPLE_STRIDE;
+          if (!make_preview (&r, data, progress, nthreads))
+            goto exit;
+        }
     }
 
   r.ntasks = (int) MAX (nthreads, (npix + TASK_MAX_PIXELS - 1) / TASK_MAX_PIXELS);
@@ -300,7 +313,7 @@ sky_image_read (const char *path, const SkyLoadOptions *opts, SkyImageData *data
   img->ninf = atomic_load (&r.ninf);
   img->nblank = npix;
   for (int t = 0; t < r.ntasks; t++)
-    img->nblank -= r.counts[t].n;
+    img->nblank -= r.counts[t].nvalid;
   if (img->nblank == npix)
     {
       reader_fail (&r, sky_fail (SKY_ERR_EMPTY, "%s: every pixel of HDU %d plane %lld is blank",

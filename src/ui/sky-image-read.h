@@ -45,7 +45,9 @@ void sky_image_data_describe (SkyImageData *data, const char *path);
 
 /* Reads the plane of opts from path into data->image, counts it into
  * data->stats, and, where the image has progressive_min_pixels or more and
- * progress is not NULL, first makes a reduced view for
+ * progress is not NULL, counts only a sample into the histogram
+ * (data->stats.sampled; sky_image_data_make_levels_async makes the exact
+ * one) and first makes a reduced view for
  * sky_open_progress_take_preview, facing as data will (data is described
  * with sky_image_data_describe as soon as its header is read). The pixels are those of
  * sky_image_load to the bit (the core's own conversion). */

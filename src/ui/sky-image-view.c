@@ -224,9 +224,12 @@ sky_image_view_levels_changed (SkyImageView *self, SkyImageData *image)
   g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
   if (image == NULL || sky_image_view_pixels (self) != image)
     return;
-  /* Only the new levels go up to a texture (level 0 is there already). */
+  /* Only the new levels go up to a texture (level 0 is there already);
+   * the statistics may be exact now where they were of a sample. */
   self->levels_dirty = TRUE;
+  refresh_eq (self);
   sky_image_view_state_changed (self, TRUE);
+  g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
 }
 
 void

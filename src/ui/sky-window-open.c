@@ -2,7 +2,9 @@
 /* SkyWindow's open job: the image read on a worker (sky_image_data_load_async)
  * while the status line and the bar show how far it got; for a big image a
  * reduced view in the view meanwhile, the image itself once read (its first
- * frame from level 0), then its zoom-out levels, after which the job ends.
+ * frame from level 0, its limits from exact extremes and a sampled
+ * histogram), then its zoom-out levels and exact histogram, after which
+ * the job ends.
  * A cancel or a failure before the image is read puts the view back to the
  * image it showed (or none). */
 #include "sky-window-private.h"
@@ -126,11 +128,15 @@ on_levels_made (GObject *source, GAsyncResult *result, gpointer data)
   OpenContext *ctx = data;
   SkyWindow *self = ctx->self;
   g_autoptr (GError) error = NULL;
+  gint64 outliers = ctx->image->minmax_outliers;
 
   if (!sky_image_data_make_levels_finish (result, &error) && !self->disposed)
     sky_window_show_error (self, "Could not make the zoom-out levels", error->message);
   if (!self->disposed)
     {
+      /* The exact histogram may find what its sample did not. */
+      if (self->image == ctx->image && ctx->image->minmax_outliers != outliers)
+        sky_window_choose_limits (self, ctx->image);
       g_autofree char *status =
         g_strdup_printf ("Opened %s: read in %.0f ms, prepared for display in %.0f ms, "
                          "zoom-out levels in %.0f ms after the first frame",
