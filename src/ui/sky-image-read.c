@@ -17,8 +17,9 @@
 #define CHUNK_PIXELS ((int64_t) 1 << 20)
 /* A histogram counts up to 2^32 - 1 pixels a bucket: fewer a task. */
 #define TASK_MAX_PIXELS ((int64_t) 1 << 31)
-/* The reduced view's longer side is at most this many pixels. */
-#define PREVIEW_SIDE 2048
+/* The reduced view's longer side is at most this many pixels: about a
+ * window's, and 1/16 of the rows of a 16384^2 file (1/32 at 32768^2). */
+#define PREVIEW_SIDE 1024
 /* A big image's first histogram is of 1 pixel in this many (its extremes
  * and blank count of every pixel); the exact one follows the first frame. */
 #define SAMPLE_STRIDE 16
