@@ -125,6 +125,8 @@ def inner(args):
         # not pass for this one's, whose first frame comes after the open
         # job is done (busy false) and sets open_to_frame_ms anew.
         before = wait_idle()["open_to_frame_ms"]
+        if args.cancel_after is not None:
+            return cancel_round(args, proc)
         activate("open", "'" + os.path.abspath(args.image) + "'")
         st = wait_idle()
         while st["open_to_frame_ms"] == before or st["image"] != os.path.abspath(args.image):
@@ -195,6 +197,45 @@ def warm_page_cache(path):
             pass
 
 
+def cancel_round(args, proc):
+    """Opens the image, cancels args.cancel_after seconds after its reduced
+    view is drawn; the image shown before must stay, and the memory go back."""
+    res = {"rss_before_mib": vm_rss_mib(proc.pid)}
+    shown = state()["image"]
+    t0 = time.monotonic()
+    activate("open", "'" + os.path.abspath(args.image) + "'")
+    while True:
+        st = state()
+        if st["preview_shown"] and st["preview_to_frame_ms"] > 0:
+            break
+        if not st["busy"] or time.monotonic() - t0 > 120:
+            raise RuntimeError(f"no reduced view: {st}")
+        time.sleep(0.05)
+    res["preview_to_frame_ms"] = st["preview_to_frame_ms"]
+    time.sleep(args.cancel_after)
+    res["rss_at_cancel_mib"] = vm_rss_mib(proc.pid)
+    t1 = time.monotonic()
+    activate("cancel")
+    st = wait_idle()
+    res["cancel_to_idle_ms"] = (time.monotonic() - t1) * 1000
+    res["image_after_cancel_is_previous"] = st["image"] == shown
+    res["preview_shown_after_cancel"] = st["preview_shown"]
+    time.sleep(1)
+    res["rss_after_mib"] = vm_rss_mib(proc.pid)
+    res["hwm_gib"] = vm_hwm(proc.pid)
+    activate("quit")
+    proc.wait(timeout=60)
+    print(json.dumps(res))
+
+
+def vm_rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def one_round(args, cli):
     warm_page_cache(args.image)
     if args.no_cli:
@@ -208,12 +249,16 @@ def one_round(args, cli):
                         "--threads", str(args.threads), "--moves", str(args.moves),
                         "--sort-threshold", str(args.sort_threshold), "--inner"]
                        + (["--open-only"] if args.open_only else [])
+                       + ([f"--cancel-after={args.cancel_after}"]
+                          if args.cancel_after is not None else [])
                        + [f"--env={kv}" for kv in args.env],
                        capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
         sys.exit(f"the app's run failed: {r.stderr[-2000:]}")
     app = json.loads(lines[-1])
+    if args.cancel_after is not None:
+        return summary, app
     app["cli_load"] = summary["times_ms"]["cpu"]["load"]
     app["cli_label"] = summary["times_ms"]["cpu"]["label"]
     app["cli_peak"] = cli_peak
@@ -234,6 +279,9 @@ def main():
                     help="rounds of the CLI then the app; medians, stalls also their maximum")
     ap.add_argument("--open-only", action="store_true",
                     help="measure the open alone (no Run All, moves or sort)")
+    ap.add_argument("--cancel-after", type=float, default=None,
+                    help="open, cancel this many seconds after the reduced view; print what "
+                         "the app shows then and its memory (no CLI)")
     ap.add_argument("--no-cli", action="store_true",
                     help="the app alone (a field whose CLI run would not fit in memory)")
     ap.add_argument("--inner", action="store_true")
@@ -244,10 +292,16 @@ def main():
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is not installed")
     cli = os.path.join(args.build, "src", "cli", "skysift-cli")
+    if args.cancel_after is not None:
+        args.no_cli = True
     rounds = []
     for _ in range(args.repeat):
         summary, app = one_round(args, cli)
         rounds.append(app)
+    if args.cancel_after is not None:
+        for i, a in enumerate(rounds):
+            print(f"cancel round {i + 1}: " + json.dumps(a))
+        return
 
     def med(key):
         return statistics.median(a[key] for a in rounds)
