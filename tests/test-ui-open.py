@@ -193,8 +193,10 @@ def inner(tap):
         d_full, d_ramp = differing(during, full), differing(during, facts["ramp"])
         print(f"# reduced view at {st['preview_to_frame_ms']:.0f} ms, first full frame at "
               f"{st['open_to_frame_ms']:.0f} ms, levels drawn at {st['open_to_levels_ms']:.0f} ms"
-              f" (made in {st['levels_ms']:.0f} ms); screen during the open: {100 * d_full:.1f}% "
+              f" (made in {st['levels_ms']:.0f} ms), the main loop's longest wait between its "
+              f"50 ms ticks {st['open_max_tick_ms']:.0f} ms; screen during the open: {100 * d_full:.1f}% "
               f"of its pixels differ from the full image's, {100 * d_ramp:.1f}% from the ramp's")
+        assert st["open_max_tick_ms"] >= 50, "the open's ticks were not metered"
         assert d_full < 0.05, f"the reduced view is not the field: {100 * d_full:.1f}% differ"
         assert d_ramp > 2 * d_full + 0.05, "the screen during the open still shows the ramp"
         facts["big"] = st

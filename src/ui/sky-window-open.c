@@ -69,11 +69,21 @@ poll_open (gpointer data)
   g_autofree char *status = NULL;
   double fraction;
 
-  if (self->disposed || self->current == NULL || self->open_progress == NULL)
+  gint64 now = g_get_monotonic_time ();
+
+  if (self->disposed || self->current == NULL)
     {
       self->open_poll = 0;
       return G_SOURCE_REMOVE;
     }
+  /* The main loop's responsiveness over the whole open, levels included:
+   * the longest wait between two ticks (POLL_MS where it never stalled). */
+  if (self->open_last_tick_us)
+    self->open_max_tick_ms = MAX (self->open_max_tick_ms,
+                                  (now - self->open_last_tick_us) / 1000.0);
+  self->open_last_tick_us = now;
+  if (self->open_progress == NULL)
+    return G_SOURCE_CONTINUE;
   /* Cancelled: the status line says so (sky_window_cancel), and the view
    * goes back when the read stops (on_loaded). */
   if (g_cancellable_is_cancelled (self->cancellable))
@@ -103,11 +113,19 @@ poll_open (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* The read is over: no more progress to show (the ticks go on while the
+ * levels are made). */
+static void
+stop_progress (SkyWindow *self)
+{
+  g_clear_pointer (&self->open_progress, sky_open_progress_unref);
+}
+
 static void
 stop_polling (SkyWindow *self)
 {
   g_clear_handle_id (&self->open_poll, g_source_remove);
-  g_clear_pointer (&self->open_progress, sky_open_progress_unref);
+  stop_progress (self);
 }
 
 /* The view back to the window's image and its results, as before the open. */
@@ -147,6 +165,7 @@ on_levels_made (GObject *source, GAsyncResult *result, gpointer data)
       if (self->image == ctx->image)
         sky_window_set_status (self, status);
     }
+  stop_polling (self);
   sky_window_job_finished (self);
   open_context_free (ctx);
 }
@@ -161,7 +180,10 @@ on_first_frame (gpointer data, gpointer unused)
   if (self->disposed)
     {
       if (levels)
-        sky_window_job_finished (self);
+        {
+          stop_polling (self);
+          sky_window_job_finished (self);
+        }
       open_context_free (ctx);
       return;
     }
@@ -186,9 +208,10 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (SkyImageData) image = sky_image_data_load_finish (result, &error);
 
-  stop_polling (self);
+  stop_progress (self);
   if (self->disposed)
     {
+      stop_polling (self);
       g_clear_pointer (&self->preview, sky_image_data_unref);
       open_context_free (ctx);
       sky_window_job_finished (self);
@@ -198,6 +221,7 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer data)
     {
       g_autofree char *name = g_filename_display_basename (ctx->path);
       g_autofree char *primary = g_strdup_printf ("Could not open “%s”", name);
+      stop_polling (self);
       drop_preview (self);
       /* A cancel has said so in the status line (sky_window_cancel). */
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -220,7 +244,10 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer data)
     ctx->image = sky_image_data_ref (image);
     sky_image_view_when_drawn (self->view, on_first_frame, ctx);
     if (!levels)
-      sky_window_job_finished (self);
+      {
+        stop_polling (self);
+        sky_window_job_finished (self);
+      }
   }
 }
 
@@ -241,6 +268,8 @@ sky_window_open_start (SkyWindow *self, SkyJob *job)
   self->open_t0_us = job->queued_us;
   self->preview_to_frame_ms = 0;
   self->open_to_levels_ms = 0;
+  self->open_max_tick_ms = 0;
+  self->open_last_tick_us = 0;
   self->open_poll = g_timeout_add_full (G_PRIORITY_DEFAULT, POLL_MS, poll_open,
                                         g_object_ref (self), g_object_unref);
   sky_window_set_status (self, status);

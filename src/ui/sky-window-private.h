@@ -137,6 +137,8 @@ struct _SkyWindow {
   SkyImageData *preview;  /* the reduced view the view shows meanwhile */
   double preview_to_frame_ms;   /* asked to a reduced view's first frame, or 0 */
   double open_to_levels_ms;     /* asked to the zoom-out levels drawn, or 0 */
+  double open_max_tick_ms;      /* the open's longest wait between two 50 ms ticks */
+  gint64 open_last_tick_us;
   double last_threshold_redraw_ms, max_threshold_redraw_ms;
   int threshold_redraws;
   guint gap_timer;

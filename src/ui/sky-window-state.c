@@ -129,6 +129,8 @@ sky_window_describe (SkyWindow *self)
   json_number (out, self->preview_to_frame_ms);
   g_string_append (out, ", \"open_to_levels_ms\": ");
   json_number (out, self->open_to_levels_ms);
+  g_string_append (out, ", \"open_max_tick_ms\": ");
+  json_number (out, self->open_max_tick_ms);
   g_string_append_printf (out, ", \"preview_shown\": %s", self->preview ? "true" : "false");
   g_string_append (out, ", \"startup_to_frame_ms\": ");
   json_number (out, self->startup_to_frame_ms);
