@@ -108,7 +108,7 @@ class GapMeter(threading.Thread):
 
 
 def inner(args):
-    app_path = os.path.join(args.build, "src", "ui", "skysift")
+    app_path = args.app or os.path.join(args.build, "src", "ui", "skysift")
     env = dict(os.environ, SKYSIFT_THREADS=str(args.threads))
     env.update(kv.split("=", 1) for kv in args.env)
     proc = subprocess.Popen([app_path], env=env, stdout=subprocess.DEVNULL,
@@ -251,7 +251,8 @@ def one_round(args, cli):
                        + (["--open-only"] if args.open_only else [])
                        + ([f"--cancel-after={args.cancel_after}"]
                           if args.cancel_after is not None else [])
-                       + [f"--env={kv}" for kv in args.env],
+                       + [f"--env={kv}" for kv in args.env]
+                       + ([f"--app={args.app}"] if args.app else []),
                        capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
@@ -284,6 +285,9 @@ def main():
                          "the app shows then and its memory (no CLI)")
     ap.add_argument("--no-cli", action="store_true",
                     help="the app alone (a field whose CLI run would not fit in memory)")
+    ap.add_argument("--app", help="the app to run (default BUILD/src/ui/skysift); with --inner, "
+                    "on a display and session bus of the caller's (the GPU machine's carried "
+                    "Xvfb: scripts/gpu-gui-run shell)")
     ap.add_argument("--inner", action="store_true")
     args = ap.parse_args()
     if args.inner:
