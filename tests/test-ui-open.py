@@ -11,7 +11,8 @@ slows the read so that the open is still under way when the test looks,
 on any machine. Checked:
 - the reduced view is drawn before the full image's first frame, then
   the levels; the screen during the open shows the field (the X screen
-  grabbed with xwd), not the image shown before;
+  grabbed with xwd), not the image shown before; the state says how much
+  is read meanwhile (open_read_fraction), as the bar does on screen;
 - the image read so is the CLI's: Run All's catalogue is `skysift-cli
   find --csv`'s byte for byte, and the min-max limits are the file's;
 - a cancel in the middle leaves the image shown before (its name, its
@@ -187,6 +188,14 @@ def inner(tap):
         st = wait_for_preview()
         assert st["image"] == ramp, "the window took the image before it was read"
         during = screen("open-1-reduced-view.png")
+        # Later in the read: the bar and the status line say how far.
+        t0 = time.monotonic()
+        while st["open_read_fraction"] < 0.3 and time.monotonic() - t0 < 60:
+            time.sleep(0.1)
+            st = app.state()
+        assert 0.3 <= st["open_read_fraction"] < 1 and st["image"] == ramp, \
+            f"read {st['open_read_fraction']}, image {st['image']}"
+        screen("open-1b-progress.png")
         st = app.wait_idle(timeout=120)
         assert st["image"] == big, st["image"]
         assert not st["preview_shown"]

@@ -101,6 +101,11 @@ poll_open (gpointer data)
       sky_image_view_set_image (self->view, preview);
       sky_image_view_when_drawn (self->view, on_preview_drawn, ctx);
     }
+  if (fraction > 0 && (int) (100 * fraction) != self->open_percent)
+    {
+      self->open_percent = (int) (100 * fraction);
+      sky_window_changed (self);   /* the state's open_read_fraction */
+    }
   if (fraction > 0)
     {
       /* A bar that says how far, rather than one that pulses. */
@@ -270,6 +275,7 @@ sky_window_open_start (SkyWindow *self, SkyJob *job)
   self->open_to_levels_ms = 0;
   self->open_max_tick_ms = 0;
   self->open_last_tick_us = 0;
+  self->open_percent = -1;
   self->open_poll = g_timeout_add_full (G_PRIORITY_DEFAULT, POLL_MS, poll_open,
                                         g_object_ref (self), g_object_unref);
   sky_window_set_status (self, status);

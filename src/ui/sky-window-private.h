@@ -139,6 +139,7 @@ struct _SkyWindow {
   double open_to_levels_ms;     /* asked to the zoom-out levels drawn, or 0 */
   double open_max_tick_ms;      /* the open's longest wait between two 50 ms ticks */
   gint64 open_last_tick_us;
+  int open_percent;             /* the share read last told, in % */
   double last_threshold_redraw_ms, max_threshold_redraw_ms;
   int threshold_redraws;
   guint gap_timer;

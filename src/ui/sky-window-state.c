@@ -2,6 +2,7 @@
 /* SkyWindow's state for scripts: sky_window_describe's JSON, which the
  * app's state action holds (docs/ui.md lists its keys). */
 #include "sky-window-private.h"
+#include "sky-image-read.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -131,6 +132,9 @@ sky_window_describe (SkyWindow *self)
   json_number (out, self->open_to_levels_ms);
   g_string_append (out, ", \"open_max_tick_ms\": ");
   json_number (out, self->open_max_tick_ms);
+  /* The share of the pixels read of an open under way (0 when none). */
+  g_string_append (out, ", \"open_read_fraction\": ");
+  json_number (out, self->open_progress ? sky_open_progress_fraction (self->open_progress) : 0);
   g_string_append_printf (out, ", \"preview_shown\": %s", self->preview ? "true" : "false");
   g_string_append (out, ", \"startup_to_frame_ms\": ");
   json_number (out, self->startup_to_frame_ms);
