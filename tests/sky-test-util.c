@@ -25,6 +25,53 @@ sky_test_shared_data (const char **why)
   return dir;
 }
 
+static void
+skip_without_shared_data (gconstpointer why)
+{
+  g_test_skip (why);
+}
+
+void
+sky_test_add_shared_images (const char *prefix, gboolean skip_2048, GTestDataFunc func)
+{
+  const char *why = NULL, *dir = sky_test_shared_data (&why);
+  const char *subdirs[] = { "", "external" };
+
+  if (dir == NULL)
+    {
+      char *test = g_strdup_printf ("%s/shared-images", prefix);
+      g_test_add_data_func (test, why, skip_without_shared_data);
+      g_free (test);
+      return;
+    }
+  for (int s = 0; s < (int) G_N_ELEMENTS (subdirs); s++)
+    {
+      char *folder = g_build_filename (dir, subdirs[s], NULL);
+      GDir *d = g_dir_open (folder, 0, NULL);
+      GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+      const char *name;
+
+      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+        if (g_str_has_suffix (name, ".fits"))
+          g_ptr_array_add (names, g_strdup (name));
+      g_ptr_array_sort (names, (GCompareFunc) g_strcmp0);
+      for (guint i = 0; i < names->len; i++)
+        {
+          const char *file = g_ptr_array_index (names, i);
+          char *test;
+          if (skip_2048 && strstr (file, "2048") != NULL)
+            continue;
+          test = g_strdup_printf ("%s/shared/%s", prefix, file);
+          g_test_add_data_func_full (test, g_build_filename (folder, file, NULL), func, g_free);
+          g_free (test);
+        }
+      g_ptr_array_free (names, TRUE);
+      if (d != NULL)
+        g_dir_close (d);
+      g_free (folder);
+    }
+}
+
 /* Removes path with what is in it, folders included (the app's tests make
  * the demo image and their XDG folders in folders of their own). */
 static void

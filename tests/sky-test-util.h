@@ -11,6 +11,13 @@
  * checkout has none beside it. */
 const char *sky_test_shared_data (const char **why);
 
+/* Adds a test PREFIX/shared/NAME for each FITS image of the shared data
+ * (its folder, then external/, each in name order), func getting the
+ * image's path; the 2048-pixel images are left out where skip_2048 (a
+ * quick run). Without the shared data, one test PREFIX/shared-images that
+ * skips with the reason. */
+void sky_test_add_shared_images (const char *prefix, gboolean skip_2048, GTestDataFunc func);
+
 /* A new empty folder under the system's temporary folder, removed with
  * everything in it when the test program ends. */
 const char *sky_test_tmpdir (void);

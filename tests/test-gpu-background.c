@@ -289,52 +289,6 @@ test_shared_image (gconstpointer data)
   sky_image_clear (&img);
 }
 
-static void
-test_no_shared_data (gconstpointer why)
-{
-  g_test_skip (why);
-}
-
-static void
-add_shared_tests (void)
-{
-  const char *why = NULL, *dir = sky_test_shared_data (&why);
-  const char *subdirs[] = { "", "external" };
-
-  if (dir == NULL)
-    {
-      g_test_add_data_func ("/gpu-background/shared-images", why, test_no_shared_data);
-      return;
-    }
-  for (int s = 0; s < (int) G_N_ELEMENTS (subdirs); s++)
-    {
-      char *folder = g_build_filename (dir, subdirs[s], NULL);
-      GDir *d = g_dir_open (folder, 0, NULL);
-      GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
-      const char *name;
-
-      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-        if (g_str_has_suffix (name, ".fits"))
-          g_ptr_array_add (names, g_strdup (name));
-      g_ptr_array_sort (names, (GCompareFunc) g_strcmp0);
-      for (guint i = 0; i < names->len; i++)
-        {
-          const char *file = g_ptr_array_index (names, i);
-          char *test;
-          if (quick && strstr (file, "2048") != NULL)
-            continue;
-          test = g_strdup_printf ("/gpu-background/shared/%s", file);
-          g_test_add_data_func_full (test, g_build_filename (folder, file, NULL),
-                                     test_shared_image, g_free);
-          g_free (test);
-        }
-      g_ptr_array_free (names, TRUE);
-      if (d != NULL)
-        g_dir_close (d);
-      g_free (folder);
-    }
-}
-
 /* The device entry's guards: bad parameters and sizes are refused with a
  * message, and a context that made no mesh has none to give. */
 static void
@@ -376,7 +330,7 @@ main (int argc, char **argv)
       g_unsetenv ("SKYSIFT_GPU_MODE_THREADS");
     }
 
-  add_shared_tests ();
+  sky_test_add_shared_images ("/gpu-background", quick, test_shared_image);
   for (int k = 0; k < FIELD_COUNT; k++)
     {
       char *path = g_strdup_printf ("/gpu-background/random/%s", field_names[k]);

@@ -29,6 +29,19 @@ typedef struct {
   int64_t n, cap;
 } Points;
 
+/* array, of *cap elements of size bytes, grown to twice as many (first
+ * when empty); NULL, the array kept, where memory runs out. */
+static void *
+grow (void *array, int *cap, int first, size_t size)
+{
+  int n = *cap ? *cap * 2 : first;
+  void *grown = realloc (array, (size_t) n * size);
+
+  if (grown != NULL)
+    *cap = n;
+  return grown;
+}
+
 static int
 points_add (Points *p, double x, double y)
 {
@@ -122,12 +135,10 @@ edge_add (EdgeSamples *es, EdgeSample e)
 {
   if (es->n == es->cap)
     {
-      int cap = es->cap ? es->cap * 2 : 512;
-      EdgeSample *v = realloc (es->v, (size_t) cap * sizeof *v);
+      EdgeSample *v = grow (es->v, &es->cap, 512, sizeof *v);
       if (v == NULL)
         return SKY_ERR_MEMORY;
       es->v = v;
-      es->cap = cap;
     }
   es->v[es->n++] = e;
   return SKY_OK;
@@ -172,12 +183,10 @@ add_crossing (SkyGrid *g, int *cap, int line, SkyEdge edge, double x, double y)
 {
   if (g->ncrossings == *cap)
     {
-      int n = *cap ? *cap * 2 : 64;
-      SkyGridCrossing *c = realloc (g->crossings, (size_t) n * sizeof *c);
+      SkyGridCrossing *c = grow (g->crossings, cap, 64, sizeof *c);
       if (c == NULL)
         return SKY_ERR_MEMORY;
       g->crossings = c;
-      *cap = n;
     }
   g->crossings[g->ncrossings++] = (SkyGridCrossing) { line, edge, x, y };
   return SKY_OK;
@@ -556,12 +565,10 @@ add_line (SkyGrid *g, int *cap, int axis, double value)
 {
   if (g->nlines == *cap)
     {
-      int n = *cap ? *cap * 2 : 16;
-      SkyGridLine *l = realloc (g->lines, (size_t) n * sizeof *l);
+      SkyGridLine *l = grow (g->lines, cap, 16, sizeof *l);
       if (l == NULL)
         return SKY_ERR_MEMORY;
       g->lines = l;
-      *cap = n;
     }
   g->lines[g->nlines++] = (SkyGridLine) { .axis = axis, .value = value };
   return SKY_OK;

@@ -17,6 +17,7 @@
  * it is worked out once (accumulated as SEP accumulates it) and each row is
  * one pass of independent multiply-adds per interval. */
 #include "sky-cpu.h"
+#include "sky-background-math.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -139,19 +140,11 @@ row_nodes (const SkyBackgroundMesh *m, const float *values, const float *dvalues
       memcpy (dnode, dvalues, (size_t) nbx * sizeof *dnode);
       return;
     }
-  float dy = (float) y / (float) m->box - 0.5;
-  int64_t yl = (int64_t) dy;
-  dy -= (float) yl;
-  if (yl >= nby - 1)
-    {
-      yl = nby - 2;
-      dy += 1.0f;
-    }
-  const float cdy = 1 - dy, dy3 = dy * dy * dy - dy, cdy3 = cdy * cdy * cdy - cdy;
-  const float *blo = values + yl * nbx, *bhi = blo + nbx;
-  const float *dblo = dvalues + yl * nbx, *dbhi = dblo + nbx;
+  const SkySplineRow r = sky_background_spline_row (y, m->box, nby);
+  const float *blo = values + r.yl * nbx, *bhi = blo + nbx;
+  const float *dblo = dvalues + r.yl * nbx, *dbhi = dblo + nbx;
   for (int64_t x = 0; x < nbx; x++)
-    node[x] = cdy * blo[x] + dy * bhi[x] + cdy3 * dblo[x] + dy3 * dbhi[x];
+    node[x] = r.lo * blo[x] + r.hi * bhi[x] + r.dlo * dblo[x] + r.dhi * dbhi[x];
 
   dnode[0] = 0.0f;
   if (nbx > 1)

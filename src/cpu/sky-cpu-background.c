@@ -10,6 +10,7 @@
  * maps like them. */
 #include "sky-cpu.h"
 #include "sky-cpu-background-private.h"
+#include "sky-background-math.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -227,8 +228,7 @@ sky_background_histogram_mode (const int32_t *histo, int nlevels, float qzero, f
                                float box_mean, SkyHistogramWork *w, float *back, float *rms)
 {
   const int top = nlevels - 1;
-  int lcut = 0, hcut = top;
-  double sig = 10.0 * top, sig1 = 1.0, mea = box_mean, med = box_mean;
+  SkyBackgroundClip clip = sky_background_clip_start (top, box_mean);
 
   w->first = 0;
   w->last = top;
@@ -257,52 +257,29 @@ sky_background_histogram_mode (const int32_t *histo, int nlevels, float qzero, f
       }
   }
 
-  for (int n = 100; n-- && sig >= 0.1 && fabs (sig / sig1 - 1.0) > 1e-4;)
+  while (sky_background_clip_next_pass (&clip))
     {
       int64_t lowsum = 0, highsum = 0, sum = 0;
-      int hi = hcut;
-      double ftemp;
+      int hi = clip.hcut;
+      double med = 0.0;
 
-      sig1 = sig;
-      mea = sig = 0.0;
-      if (hcut >= lcut)
+      if (clip.hcut >= clip.lcut)
         {
-          int a = prefix_index (w, lcut), b = prefix_index (w, hcut + 1);
-          hi = lcut + (int) median_walk_end (w, lcut, hcut, &lowsum, &highsum) - 1;
+          int a = prefix_index (w, clip.lcut), b = prefix_index (w, clip.hcut + 1);
+          hi = clip.lcut + (int) median_walk_end (w, clip.lcut, clip.hcut, &lowsum, &highsum) - 1;
           sum = w->count[b] - w->count[a];
-          mea = (double) (w->moment1[b] - w->moment1[a]);
-          sig = (double) (w->moment2[b] - w->moment2[a]);
+          clip.mea = (double) (w->moment1[b] - w->moment1[a]);
+          clip.sig = (double) (w->moment2[b] - w->moment2[a]);
         }
       if (hi >= 0)
         {
-          int lo = hcut >= lcut ? hi + 1 : lcut;
+          int lo = clip.hcut >= clip.lcut ? hi + 1 : clip.lcut;
           int32_t peak = histo[lo] > histo[hi] ? histo[lo] : histo[hi];
-          med = hi + 0.5 + ((double) highsum - (double) lowsum) / (2.0 * (double) peak);
+          med = sky_background_histogram_median (hi, lowsum, highsum, peak);
         }
-      else
-        med = 0.0;
-      if (sum)
-        {
-          mea /= (double) sum;
-          sig = sig / (double) sum - mea * mea;
-        }
-      sig = sig > 0.0 ? sqrt (sig) : 0.0;
-      ftemp = med - 3.0 * sig;
-      lcut = ftemp > 0.0 ? (int) (ftemp + 0.5) : 0;
-      ftemp = med + 3.0 * sig;
-      hcut = ftemp < top ? (int) (ftemp > 0.0 ? ftemp + 0.5 : ftemp - 0.5) : top;
+      sky_background_clip_end_pass (&clip, med, sum);
     }
-
-  if (fabs (sig) > 0.0)
-    {
-      if (fabs ((mea - med) / sig) < 0.3)
-        *back = (float) (qzero + (2.5 * med - 1.5 * mea) * qscale);
-      else
-        *back = (float) (qzero + med * qscale);
-    }
-  else
-    *back = (float) (qzero + mea * qscale);
-  *rms = (float) (sig * qscale);
+  sky_background_clip_estimate (&clip, qzero, qscale, back, rms);
 }
 
 void

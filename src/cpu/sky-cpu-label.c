@@ -225,6 +225,40 @@ classify (const Labeller *l, const uint64_t *C, const uint64_t *P, int64_t w)
   return WORD_MIXED;
 }
 
+/* A word of a packed row that holds a source pixel: its index w, its
+ * bits c and the first bits of its runs (starts), its pixels [x0, end).
+ * The scan and its replay (relabel) walk a row's words alike, with
+ * next_source_word and word_case. */
+typedef struct {
+  int64_t w, x0, end;
+  uint64_t c, starts;
+} SourceWord;
+
+/* The next word after sw->w (-1 to start) with a source pixel; 0 past the
+ * row's last word. */
+static inline int
+next_source_word (const Labeller *l, const uint64_t *C, SourceWord *sw)
+{
+  while (++sw->w < l->nw)
+    if ((sw->c = C[sw->w]) != 0)
+      {
+        sw->starts = sw->c & ~(sw->c << 1);
+        sw->x0 = sw->w * 64;
+        sw->end = sw->x0 + 64 < l->nx ? sw->x0 + 64 : l->nx;
+        return 1;
+      }
+  return 0;
+}
+
+/* The word's case, or MIXED where a run of an earlier word reaches into
+ * it (the pixels before x are done). */
+static inline int
+word_case (const Labeller *l, const uint64_t *C, const uint64_t *P, const SourceWord *sw,
+           int64_t x)
+{
+  return sw->x0 >= x ? classify (l, C, P, sw->w) : WORD_MIXED;
+}
+
 /* The pixels of the row above that a run [s, e) touches: [lo, hi). */
 static inline void
 reach_of (const Labeller *l, int64_t s, int64_t e, int64_t *lo, int64_t *hi)
@@ -343,40 +377,34 @@ static void
 scan_row (Labeller *l, Band *b, const uint64_t *C, const uint64_t *P)
 {
   int64_t nx = l->nx, x = 0;
+  SourceWord sw = { -1, 0, 0, 0, 0 };
 
-  for (int64_t w = 0; w < l->nw; w++)
+  while (next_source_word (l, C, &sw))
     {
-      uint64_t c = C[w];
-      int64_t x0 = w * 64, end = x0 + 64 < nx ? x0 + 64 : nx;
+      int kind = word_case (l, C, P, &sw, x);
 
-      if (c == 0)
-        continue;
-      if (x0 >= x)
+      if (kind == WORD_NEW)
         {
-          int kind = classify (l, C, P, w);
-          if (kind == WORD_NEW)
-            {
-              uint64_t starts = c & ~(c << 1);
-              uint32_t id = open_ids (l, b, (uint32_t) popcount64 (starts));
-              write_runs (b->cur + x0, c, starts, (int32_t) id - 1);
-              x = end;
-              continue;
-            }
-          if (kind == WORD_UNDER)
-            {
-              /* Every run lies under one run above (the diagonal pixels an
-               * 8-connected run touches extend that run), whose id it takes. */
-              copy_masked (b->cur + x0, b->up + x0, c);
-              x = end;
-              continue;
-            }
-          if (kind == WORD_COVERED && scan_covered8 (b, P, w, nx, l->nw, c))
-            {
-              x = end;
-              continue;
-            }
+          uint32_t id = open_ids (l, b, (uint32_t) popcount64 (sw.starts));
+          write_runs (b->cur + sw.x0, sw.c, sw.starts, (int32_t) id - 1);
+          x = sw.end;
+          continue;
         }
-      for (int64_t s = next_bit (C, x > x0 ? x : x0, end, 1); s < end; s = next_bit (C, x, end, 1))
+      if (kind == WORD_UNDER)
+        {
+          /* Every run lies under one run above (the diagonal pixels an
+           * 8-connected run touches extend that run), whose id it takes. */
+          copy_masked (b->cur + sw.x0, b->up + sw.x0, sw.c);
+          x = sw.end;
+          continue;
+        }
+      if (kind == WORD_COVERED && scan_covered8 (b, P, sw.w, nx, l->nw, sw.c))
+        {
+          x = sw.end;
+          continue;
+        }
+      for (int64_t s = next_bit (C, x > sw.x0 ? x : sw.x0, sw.end, 1); s < sw.end;
+           s = next_bit (C, x, sw.end, 1))
         {
           int64_t e = next_bit (C, s + 1, nx, 0);
           int32_t id = (int32_t) scan_run (l, b, P, s, e);
@@ -528,40 +556,37 @@ relabel_row (Labeller *l, Replay *r, int32_t *row, const int32_t *above, const u
              const uint64_t *P)
 {
   int64_t nx = l->nx, x = 0; /* pixels before x are written */
+  SourceWord sw = { -1, 0, 0, 0, 0 };
 
-  for (int64_t w = 0; w < l->nw; w++)
+  while (next_source_word (l, C, &sw))
     {
-      uint64_t c = C[w];
-      int64_t x0 = w * 64, end = x0 + 64 < nx ? x0 + 64 : nx;
+      int kind = word_case (l, C, P, &sw, x);
 
-      if (c == 0)
-        continue;
-      if (x0 >= x)
+      if (kind == WORD_NEW)
         {
-          int kind = classify (l, C, P, w);
-          uint64_t starts = c & ~(c << 1);
-          uint32_t n = (uint32_t) popcount64 (starts);
-          if (kind == WORD_NEW && !any_linked (l->linked, r->next, n))
+          uint32_t n = (uint32_t) popcount64 (sw.starts);
+          if (!any_linked (l->linked, r->next, n))
             {
-              memset (row + x, 0, (size_t) (x0 - x) * sizeof *row);
-              write_runs (row + x0, c, starts, (int32_t) r->count);
+              memset (row + x, 0, (size_t) (sw.x0 - x) * sizeof *row);
+              write_runs (row + sw.x0, sw.c, sw.starts, (int32_t) r->count);
               r->next += n;
               r->count += n;
-              x = end;
-              continue;
-            }
-          if (kind == WORD_UNDER || kind == WORD_COVERED)
-            {
-              memset (row + x, 0, (size_t) (x0 - x) * sizeof *row);
-              if (kind == WORD_UNDER)
-                copy_masked (row + x0, above + x0, c);
-              else
-                relabel_covered8 (l, row, above, w, c);
-              x = end;
+              x = sw.end;
               continue;
             }
         }
-      for (int64_t s = next_bit (C, x > x0 ? x : x0, end, 1); s < end; s = next_bit (C, x, end, 1))
+      if (kind == WORD_UNDER || kind == WORD_COVERED)
+        {
+          memset (row + x, 0, (size_t) (sw.x0 - x) * sizeof *row);
+          if (kind == WORD_UNDER)
+            copy_masked (row + sw.x0, above + sw.x0, sw.c);
+          else
+            relabel_covered8 (l, row, above, sw.w, sw.c);
+          x = sw.end;
+          continue;
+        }
+      for (int64_t s = next_bit (C, x > sw.x0 ? x : sw.x0, sw.end, 1); s < sw.end;
+           s = next_bit (C, x, sw.end, 1))
         {
           int64_t e = next_bit (C, s + 1, nx, 0), lo, hi, t;
           int32_t label;

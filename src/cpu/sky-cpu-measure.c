@@ -100,11 +100,34 @@ add_to_partial (Partial *p, double v, float value, int32_t x, int32_t y)
   p->ymax = y > p->ymax ? y : p->ymax;
 }
 
+/* A pixel of a source that starts in this band: straight into the
+ * catalogue's row i (label - 1). */
+static inline void
+add_to_own_source (Measure *m, int64_t i, double v, float value, int64_t x, int64_t y)
+{
+  SkyCatalogue *cat = m->cat;
+
+  cat->npix[i]++;
+  cat->sum[i] += v;
+  m->sum_x[i] += v * x;
+  m->sum_y[i] += v * y;
+  /* Strictly greater keeps the first peak in raster order. */
+  if (value > cat->peak[i])
+    {
+      cat->peak[i] = value;
+      cat->peak_x[i] = (int32_t) x;
+      cat->peak_y[i] = (int32_t) y;
+    }
+  cat->xmin[i] = x < cat->xmin[i] ? (int32_t) x : cat->xmin[i];
+  cat->xmax[i] = x > cat->xmax[i] ? (int32_t) x : cat->xmax[i];
+  cat->ymin[i] = y < cat->ymin[i] ? (int32_t) y : cat->ymin[i];
+  cat->ymax[i] = y > cat->ymax[i] ? (int32_t) y : cat->ymax[i];
+}
+
 static void
 measure_task (void *ctx, int band)
 {
   Measure *m = ctx;
-  SkyCatalogue *cat = m->cat;
   int64_t r0, r1, nx = m->nx;
   int32_t first_own = 1;
   float *buf = NULL;
@@ -137,22 +160,7 @@ measure_task (void *ctx, int band)
               add_to_partial (foreign_slot (m, band, label), v, value, (int32_t) x, (int32_t) y);
               continue;
             }
-          int64_t i = label - 1;
-          cat->npix[i]++;
-          cat->sum[i] += v;
-          m->sum_x[i] += v * x;
-          m->sum_y[i] += v * y;
-          /* Strictly greater keeps the first peak in raster order. */
-          if (value > cat->peak[i])
-            {
-              cat->peak[i] = value;
-              cat->peak_x[i] = (int32_t) x;
-              cat->peak_y[i] = (int32_t) y;
-            }
-          cat->xmin[i] = x < cat->xmin[i] ? (int32_t) x : cat->xmin[i];
-          cat->xmax[i] = x > cat->xmax[i] ? (int32_t) x : cat->xmax[i];
-          cat->ymin[i] = y < cat->ymin[i] ? (int32_t) y : cat->ymin[i];
-          cat->ymax[i] = y > cat->ymax[i] ? (int32_t) y : cat->ymax[i];
+          add_to_own_source (m, label - 1, v, value, x, y);
         }
     }
   free (buf);
@@ -360,7 +368,6 @@ sky_measure_stream_row (SkyMeasureStream *s, int64_t y, const float *values,
                         const int32_t *labels)
 {
   Measure *m = &s->m;
-  SkyCatalogue *cat = m->cat;
   int64_t nx = m->nx;
 
   while (y >= s->band_end)
@@ -384,21 +391,7 @@ sky_measure_stream_row (SkyMeasureStream *s, int64_t y, const float *values,
           add_to_partial (foreign_slot (m, 0, label), v, value, (int32_t) x, (int32_t) y);
           continue;
         }
-      int64_t i = label - 1;
-      cat->npix[i]++;
-      cat->sum[i] += v;
-      m->sum_x[i] += v * x;
-      m->sum_y[i] += v * y;
-      if (value > cat->peak[i])
-        {
-          cat->peak[i] = value;
-          cat->peak_x[i] = (int32_t) x;
-          cat->peak_y[i] = (int32_t) y;
-        }
-      cat->xmin[i] = x < cat->xmin[i] ? (int32_t) x : cat->xmin[i];
-      cat->xmax[i] = x > cat->xmax[i] ? (int32_t) x : cat->xmax[i];
-      cat->ymin[i] = y < cat->ymin[i] ? (int32_t) y : cat->ymin[i];
-      cat->ymax[i] = y > cat->ymax[i] ? (int32_t) y : cat->ymax[i];
+      add_to_own_source (m, label - 1, v, value, x, y);
     }
 }
 

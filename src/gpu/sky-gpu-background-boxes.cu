@@ -358,19 +358,18 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
   /* sky_background_histogram_mode, operation for operation. */
   const Prefix P = { prefix, nlevels };
   const int topbin = nlevels - 1;
-  int lcut = 0, hcut = topbin, parity = 0;
-  double sig = 10.0 * topbin, sig1 = 1.0, mea = (double) mean_in[b], med = mea;
+  int parity = 0;
+  SkyBackgroundClip clip = sky_background_clip_start (topbin, (double) mean_in[b]);
 
-  for (int n = 100; n-- && sig >= 0.1 && fabs (sig / sig1 - 1.0) > 1e-4;)
+  while (sky_background_clip_next_pass (&clip))
     {
       int64_t lowsum = 0, highsum = 0, sum = 0;
-      int hi = hcut;
-      double ftemp;
+      int hi = clip.hcut;
+      double med = 0.0;
 
-      sig1 = sig;
-      mea = sig = 0.0;
-      if (hcut >= lcut)
+      if (clip.hcut >= clip.lcut)
         {
+          const int lcut = clip.lcut, hcut = clip.hcut;
           hi = sky_wrap_add (sky_wrap_add (lcut, (int) median_walk_end (P, lcut, hcut, &lowsum,
                                                                          &highsum)), -1);
           sum = P.below (sky_wrap_add (hcut, 1)) - P.below (lcut);
@@ -385,43 +384,23 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
             }
           block_sum2<THREADS / 32> (m1, m2, slots, parity, &m1, &m2);
           parity ^= 1;
-          mea = (double) m1;
-          sig = (double) m2;
+          clip.mea = (double) m1;
+          clip.sig = (double) m2;
         }
       if (hi >= 0)
         {
-          const int lo = hcut >= lcut ? sky_wrap_add (hi, 1) : lcut;
+          const int lo = clip.hcut >= clip.lcut ? sky_wrap_add (hi, 1) : clip.lcut;
           const int32_t hlo = bin_count (prefix, nlevels, spare, lo);
           const int32_t hhi = bin_count (prefix, nlevels, spare, hi);
           const int32_t peak = hlo > hhi ? hlo : hhi;
-          med = hi + 0.5 + ((double) highsum - (double) lowsum) / (2.0 * (double) peak);
+          med = sky_background_histogram_median (hi, lowsum, highsum, peak);
         }
-      else
-        med = 0.0;
-      if (sum)
-        {
-          mea /= (double) sum;
-          sig = sig / (double) sum - mea * mea;
-        }
-      sig = sig > 0.0 ? sqrt (sig) : 0.0;
-      ftemp = med - 3.0 * sig;
-      lcut = ftemp > 0.0 ? sky_x86_d2i (ftemp + 0.5) : 0;
-      ftemp = med + 3.0 * sig;
-      hcut = ftemp < topbin ? sky_x86_d2i (ftemp > 0.0 ? ftemp + 0.5 : ftemp - 0.5) : topbin;
+      sky_background_clip_end_pass (&clip, med, sum);
     }
 
   if (threadIdx.x != 0)
     return;
-  if (fabs (sig) > 0.0)
-    {
-      if (fabs ((mea - med) / sig) < 0.3)
-        back_out[b] = (float) (qzero + (2.5 * med - 1.5 * mea) * qscale);
-      else
-        back_out[b] = (float) (qzero + med * qscale);
-    }
-  else
-    back_out[b] = (float) (qzero + mea * qscale);
-  rms_out[b] = (float) (sig * qscale);
+  sky_background_clip_estimate (&clip, qzero, qscale, &back_out[b], &rms_out[b]);
 }
 
 } /* namespace */

@@ -84,21 +84,13 @@ rowNodesKernel (const float *__restrict__ back, const float *__restrict__ dback,
   const int64_t stride = in_shared ? blockDim.x : 1;
   float *node = in_shared ? s_row + threadIdx.x : u_all + 3 * nbx * t;
   float *tt = node + nbx * stride, *u = tt + nbx * stride;
-  float dy = (float) y / (float) box - 0.5;
-  int64_t yl = sky_x86_f2ll (dy);
-  dy -= (float) yl;
-  if (yl >= nby - 1)
-    {
-      yl = nby - 2;
-      dy += 1.0f;
-    }
-  const float cdy = 1 - dy, dy3 = dy * dy * dy - dy, cdy3 = cdy * cdy * cdy - cdy;
-  const float *blo = values + yl * nbx, *bhi = blo + nbx;
-  const float *dblo = dvalues + yl * nbx, *dbhi = dblo + nbx;
+  const SkySplineRow r = sky_background_spline_row (y, box, nby);
+  const float *blo = values + r.yl * nbx, *bhi = blo + nbx;
+  const float *dblo = dvalues + r.yl * nbx, *dbhi = dblo + nbx;
 #pragma unroll 4
   for (int64_t x = 0; x < nbx; x++)
     {
-      const float v = cdy * blo[x] + dy * bhi[x] + cdy3 * dblo[x] + dy3 * dbhi[x];
+      const float v = r.lo * blo[x] + r.hi * bhi[x] + r.dlo * dblo[x] + r.dhi * dbhi[x];
       node[x * stride] = v;
       node_out[x] = v;
     }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sky-gpu-background.cuh: what the local method's map files share: the
- * context's buffers for the maps, the arithmetic helpers that keep each
- * operation the CPU's, and each phase's launch.
+ * context's buffers for the maps and each phase's launch; the arithmetic
+ * that keeps each operation the CPU's is sky-background-math.h.
  *
  * Every file of the maps is compiled with -fmad=false: a multiply and an
  * add stay two roundings, as on the CPU (src/cpu is built with
@@ -11,6 +11,7 @@
 #define SKY_GPU_BACKGROUND_CUH
 
 #include "sky-gpu-private.h"
+#include "sky-background-math.h"
 
 #include <math.h>
 
@@ -60,36 +61,6 @@ typedef struct SkyBkgGeometry {
   int64_t nbx, nby, nb;
   int box, filter;
 } SkyBkgGeometry;
-
-#ifdef __CUDACC__
-/* Conversions as the CPU's C makes them on x86-64 (cvttss2si, cvttsd2si):
- * truncation toward zero, and the "integer indefinite" INT_MIN for NaN and
- * anything out of range, where CUDA's own conversions would saturate. */
-__device__ __forceinline__ int
-sky_x86_d2i (double v)
-{
-  return (v > -2147483649.0 && v < 2147483648.0) ? __double2int_rz (v) : INT32_MIN;
-}
-
-__device__ __forceinline__ int
-sky_x86_f2i (float v)
-{
-  return (v > -2147483904.0f && v < 2147483648.0f) ? __float2int_rz (v) : INT32_MIN;
-}
-
-__device__ __forceinline__ int64_t
-sky_x86_f2ll (float v)
-{
-  return (v > -9.3e18f && v < 9.2e18f) ? __float2ll_rz (v) : INT64_MIN;
-}
-
-/* int additions that wrap, as the CPU's do in practice */
-__device__ __forceinline__ int
-sky_wrap_add (int a, int b)
-{
-  return (int) ((unsigned) a + (unsigned) b);
-}
-#endif
 
 /* Kernel attributes, set once when a context first makes maps. */
 int sky_gpu_background_boxes_prepare (SkyGpu *gpu);

@@ -203,6 +203,15 @@ warp_sum (double v)
   return v;
 }
 
+/* A bucket's share of the sums of d and d * d. */
+__device__ __forceinline__ void
+add_bucket_sums (double *__restrict__ bsum, double *__restrict__ bsum2, uint32_t b, double s,
+                 double s2)
+{
+  atomicAdd (&bsum[b], s);
+  atomicAdd (&bsum2[b], s2);
+}
+
 /* Per-bucket sums of d = x - shift and d * d. Values are grouped by bucket,
  * so a warp's 1024 values (eight 16-byte loads a lane) are mostly one
  * bucket: then one warp reduction and one pair of atomics; else each lane
@@ -257,10 +266,7 @@ sums_warp (const float *__restrict__ values, int64_t nv, double shift, int64_t w
       s = warp_sum (s);
       s2 = warp_sum (s2);
       if (lane == 0)
-        {
-          atomicAdd (&bsum[first_b], s);
-          atomicAdd (&bsum2[first_b], s2);
-        }
+        add_bucket_sums (bsum, bsum2, first_b, s, s2);
       return;
     }
 
@@ -279,10 +285,7 @@ sums_warp (const float *__restrict__ values, int64_t nv, double shift, int64_t w
           if (b != cur)
             {
               if (cur != 0xffffffffu)
-                {
-                  atomicAdd (&bsum[cur], s);
-                  atomicAdd (&bsum2[cur], s2);
-                }
+                add_bucket_sums (bsum, bsum2, cur, s, s2);
               cur = b;
               s = s2 = 0;
             }
@@ -292,10 +295,7 @@ sums_warp (const float *__restrict__ values, int64_t nv, double shift, int64_t w
         }
     }
   if (cur != 0xffffffffu)
-    {
-      atomicAdd (&bsum[cur], s);
-      atomicAdd (&bsum2[cur], s2);
-    }
+    add_bucket_sums (bsum, bsum2, cur, s, s2);
 }
 
 } /* namespace */

@@ -188,6 +188,24 @@ find_bin (const uint32_t *prefix, uint32_t k, uint32_t *bin, uint32_t *rank)
   *rank = k - (b > 0 ? prefix[b - 1] : 0u);
 }
 
+/* Rebuilds hist (NBINS counts) from the count values at values[start..],
+ * count_value adding each value's bin, then makes it its prefix sums;
+ * barriers before (every warp has read the old one) and after. */
+template <int NBINS, typename F>
+__device__ __forceinline__ void
+count_bucket (uint32_t *hist, const float *__restrict__ values, uint32_t start, uint32_t count,
+              F count_value)
+{
+  __syncthreads ();
+  for (int i = threadIdx.x; i < NBINS; i += blockDim.x)
+    hist[i] = 0;
+  __syncthreads ();
+  for_values (values, start, count, count_value);
+  __syncthreads ();
+  prefix_bins<NBINS> (hist);
+  __syncthreads ();
+}
+
 /* The key of rank k among the count values of bucket b, at values[start..]:
  * a radix select over the 17 key bits below the bucket's, 9 then 8. Each
  * histogram is kept while later calls ask the same bucket (and prefix):
@@ -201,16 +219,9 @@ select_key (const float *__restrict__ values, uint32_t start, uint32_t count, ui
 
   if (lc.hist1_bucket != b)
     {
-      __syncthreads ();
-      for (int i = threadIdx.x; i < kSel1Bins; i += blockDim.x)
-        sh.hist1[i] = 0;
-      __syncthreads ();
-      for_values (values, start, count, [&] (float v) {
+      count_bucket<kSel1Bins> (sh.hist1, values, start, count, [&] (float v) {
         atomicAdd (&sh.hist1[(sky_float_key (v) >> 8) & (kSel1Bins - 1)], 1u);
       });
-      __syncthreads ();
-      prefix_bins<kSel1Bins> (sh.hist1);
-      __syncthreads ();
       lc.hist1_bucket = b;
       lc.hist2_bucket = kNone;
       lc.builds += 1;
@@ -219,18 +230,11 @@ select_key (const float *__restrict__ values, uint32_t start, uint32_t count, ui
 
   if (lc.hist2_bucket != b || lc.hist2_prefix != d1)
     {
-      __syncthreads ();
-      for (int i = threadIdx.x; i < kSel2Bins; i += blockDim.x)
-        sh.hist2[i] = 0;
-      __syncthreads ();
-      for_values (values, start, count, [&] (float v) {
+      count_bucket<kSel2Bins> (sh.hist2, values, start, count, [&] (float v) {
         const uint32_t key = sky_float_key (v);
         if (((key >> 8) & (kSel1Bins - 1)) == d1)
           atomicAdd (&sh.hist2[key & (kSel2Bins - 1)], 1u);
       });
-      __syncthreads ();
-      prefix_bins<kSel2Bins> (sh.hist2);
-      __syncthreads ();
       lc.hist2_bucket = b;
       lc.hist2_prefix = d1;
       lc.builds += 16;

@@ -222,6 +222,17 @@ conv1dGlobalKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v,
   out[j] = acc;
 }
 
+/* A kernel of N taps known at compile time into registers (the fixed-size
+ * kernels keep their taps in registers, not shared memory). */
+template <typename T, int N>
+__device__ __forceinline__ void
+load_taps (const T *__restrict__ src, T (&taps)[N])
+{
+#pragma unroll
+  for (int k = 0; k < N; k++)
+    taps[k] = src[k];
+}
+
 /* The separable kernel for a kernel size known at compile time (the
  * lesson's 15 x 15 and other small odd squares): the same sums in the same
  * order as conv2dSeparableKernel, with each thread making CONV_RB outputs of a
@@ -247,12 +258,8 @@ conv2dSeparableFixedKernel (const T *__restrict__ in, int nx, int ny, T *__restr
   T rk[KX], ck[KY];
 
   sky_grid_wait ();
-#pragma unroll
-  for (int j = 0; j < KX; j++)
-    rk[j] = row[j];
-#pragma unroll
-  for (int i = 0; i < KY; i++)
-    ck[i] = col[i];
+  load_taps (row, rk);
+  load_taps (col, ck);
   load_tile (in, nx, ny, ix0, iy0, SWL, SH, SW, s_in);
   __syncthreads ();
   for (int w = tid; w < SH * GX; w += nt)
@@ -308,9 +315,7 @@ conv1dFixedKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v,
   T vk[M];
 
   sky_grid_wait ();
-#pragma unroll
-  for (int k = 0; k < M; k++)
-    vk[k] = v[k];
+  load_taps (v, vk);
   for (int i = threadIdx.x; i < W; i += blockDim.x)
     {
       int64_t ia = a0 + i;
@@ -380,9 +385,7 @@ conv1dPairsKernel (const double *__restrict__ a, int64_t n, const double *__rest
   double vk[M];
 
   sky_grid_wait ();
-#pragma unroll
-  for (int k = 0; k < M; k++)
-    vk[k] = v[k];
+  load_taps (v, vk);
   const double2 *a2 = reinterpret_cast<const double2 *> (a);
 #pragma unroll 4
   for (int i = threadIdx.x; i < W2; i += CONV1P_THREADS)

@@ -180,54 +180,55 @@ set_gpu_times (SkyStages *st, const SkyGpuTimes *t)
   st->gpu_total.total = t->total;
 }
 
-/* The GPU alone: every step of the method on the device, its results
- * taken as the run's. */
-static int
-gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+/* The device's mask, labels and catalogue become the run's: its arrays
+ * adopted as the run's buffers, res left without them. */
+static void
+take_gpu_result (SkyStages *st, SkyResult *res)
 {
-  const SkyStep *steps;
-  int nsteps = sky_method_steps (st->method, &steps);
   size_t npix = (size_t) (st->image->nx * st->image->ny);
-  SkyResult res = { 0 };
-  SkyGpuTimes times = { 0 };
-  int ret = gpu->run (gpu->data, st->image, &st->params, 1, repeat, &res, &times);
 
-  if (ret != SKY_OK)
-    {
-      sky_result_clear (&res);
-      return ret;
-    }
-  st->mask_buffer = res.mask ? sky_buffer_adopt (res.mask, npix) : NULL;
-  st->labels_buffer = res.labels ? sky_buffer_adopt (res.labels, npix * sizeof (int32_t)) : NULL;
-  res.mask = NULL;
-  res.labels = NULL;
-  st->result.stats = res.stats;
-  st->result.threshold_value = res.threshold_value;
+  sky_buffer_unref (st->mask_buffer);
+  sky_buffer_unref (st->labels_buffer);
+  st->mask_buffer = res->mask ? sky_buffer_adopt (res->mask, npix) : NULL;
+  st->labels_buffer = res->labels ? sky_buffer_adopt (res->labels, npix * sizeof (int32_t))
+                                  : NULL;
+  res->mask = NULL;
+  res->labels = NULL;
   st->result.mask = sky_buffer_data (st->mask_buffer);
   st->result.labels = sky_buffer_data (st->labels_buffer);
-  st->result.nsources = res.nsources;
-  st->result.catalogue = res.catalogue;
-  memset (&res.catalogue, 0, sizeof res.catalogue);
-  sky_result_clear (&res);
-  set_gpu_times (st, &times);
-  for (int k = 0; k < nsteps; k++)
-    st->gpu_steps |= 1u << steps[k];
-  st->done = steps[nsteps - 1];
-  return SKY_OK;
+  st->result.nsources = res->nsources;
+  sky_catalogue_clear (&st->result.catalogue);
+  st->result.catalogue = res->catalogue;
+  memset (&res->catalogue, 0, sizeof res->catalogue);
 }
 
-/* Both: the CPU's results stand up to st->done; the GPU runs too, and each
- * of those steps is checked against it. */
-static int
-gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+/* Both: each step the CPU has done (up to st->done) checked against the
+ * device's result; what differs goes to gpu_note. */
+static void
+check_gpu_steps (SkyStages *st, const SkyResult *res, const SkyGpuBackend *gpu)
 {
   const SkyStep *steps;
   int nsteps = sky_method_steps (st->method, &steps);
   int done = position (steps, nsteps, st->done);
+  char note[2048] = "";
+
+  for (int k = 0; k <= done; k++)
+    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, res, gpu, note, sizeof note);
+  free (st->gpu_note);
+  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
+}
+
+/* The lesson's method, every step on the device. The GPU alone (take):
+ * its results are taken as the run's. Both: the CPU's results stand up to
+ * st->done, and each of those steps is checked against the device's. */
+static int
+lesson_gpu_run (SkyStages *st, const SkyGpuBackend *gpu, int repeat, int take)
+{
+  const SkyStep *steps;
+  int nsteps = sky_method_steps (st->method, &steps);
   SkyResult res = { 0 };
   SkyGpuTimes times = { 0 };
-  char note[2048] = "";
-  int ret = gpu->run (gpu->data, st->image, &st->params, 0, repeat, &res, &times);
+  int ret = gpu->run (gpu->data, st->image, &st->params, take, repeat, &res, &times);
 
   if (ret != SKY_OK)
     {
@@ -237,10 +238,15 @@ gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
   set_gpu_times (st, &times);
   for (int k = 0; k < nsteps; k++)
     st->gpu_steps |= 1u << steps[k];
-  for (int k = 0; k <= done; k++)
-    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
-  free (st->gpu_note);
-  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
+  if (take)
+    {
+      take_gpu_result (st, &res);
+      st->result.stats = res.stats;
+      st->result.threshold_value = res.threshold_value;
+      st->done = steps[nsteps - 1];
+    }
+  else
+    check_gpu_steps (st, &res, gpu);
   sky_result_clear (&res);
   return SKY_OK;
 }
@@ -297,15 +303,17 @@ set_local_gpu_steps (SkyStages *st, int took_maps)
       st->gpu_steps |= 1u << steps[k];
 }
 
-/* The local method on the GPU alone: every step on the device, or, with
- * given maps or a matched filter, flood, deblend and measure from the
- * maps the CPU's background and detect steps made. */
+/* The local method on the device: every step, or, with given maps or a
+ * matched filter (which the device does not make), flood, deblend and
+ * measure from the maps the CPU's background and detect steps made (both:
+ * the same maps as the CPU's). The GPU alone (take): its results are
+ * taken as the run's. Both: the CPU's results stand up to st->done, and
+ * each of those steps is checked against the device's. */
 static int
-local_gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
+local_gpu_run (SkyStages *st, const SkyGpuBackend *gpu, int repeat, int take)
 {
   const SkyStep *steps;
   int nsteps = sky_method_steps (st->method, &steps);
-  size_t npix = (size_t) (st->image->nx * st->image->ny);
   const float *background, *rms, *snr;
   SkyResult res = { 0 };
   SkyGpuTimes times = { 0 };
@@ -319,62 +327,26 @@ local_gpu_fill (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
       sky_result_clear (&res);
       return ret;
     }
-  sky_buffer_unref (st->mask_buffer);
-  sky_buffer_unref (st->labels_buffer);
-  st->mask_buffer = res.mask ? sky_buffer_adopt (res.mask, npix) : NULL;
-  st->labels_buffer = res.labels ? sky_buffer_adopt (res.labels, npix * sizeof (int32_t)) : NULL;
-  res.mask = NULL;
-  res.labels = NULL;
-  st->result.mask = sky_buffer_data (st->mask_buffer);
-  st->result.labels = sky_buffer_data (st->labels_buffer);
-  st->result.nsources = res.nsources;
-  st->result.nislands = res.nislands;
-  st->result.ndeblended = res.ndeblended;
-  sky_catalogue_clear (&st->result.catalogue);
-  st->result.catalogue = res.catalogue;
-  memset (&res.catalogue, 0, sizeof res.catalogue);
-  sky_result_clear (&res);
-  /* Steps the CPU ran (the maps, where the device took them made) keep
-   * their CPU times; those the device ran are timed there. */
-  if (background != NULL)
+  if (take)
     {
-      times.ms[SKY_STEP_BACKGROUND] = st->result.times.ms[SKY_STEP_BACKGROUND];
-      times.ms[SKY_STEP_DETECT] = st->result.times.ms[SKY_STEP_DETECT];
+      take_gpu_result (st, &res);
+      st->result.nislands = res.nislands;
+      st->result.ndeblended = res.ndeblended;
+      st->done = steps[nsteps - 1];
+      /* Steps the CPU ran (the maps, where the device took them made)
+       * keep their CPU times; those the device ran are timed there. */
+      if (background != NULL)
+        {
+          times.ms[SKY_STEP_BACKGROUND] = st->result.times.ms[SKY_STEP_BACKGROUND];
+          times.ms[SKY_STEP_DETECT] = st->result.times.ms[SKY_STEP_DETECT];
+        }
     }
   set_gpu_times (st, &times);
-  set_local_gpu_steps (st, background != NULL);
-  st->done = steps[nsteps - 1];
-  return SKY_OK;
-}
-
-/* Both, the local method: the device's run from the same maps as the
- * CPU's where the device cannot make them, else from its own. */
-static int
-local_gpu_check (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
-{
-  const SkyStep *steps;
-  int nsteps = sky_method_steps (st->method, &steps);
-  int done = position (steps, nsteps, st->done);
-  const float *background, *rms, *snr;
-  SkyResult res = { 0 };
-  SkyGpuTimes times = { 0 };
-  char note[2048] = "";
-  int ret = local_device_maps (st, &background, &rms, &snr);
-
-  if (ret == SKY_OK)
-    ret = gpu->run_local (gpu->data, st->image, &st->params, background, rms, snr, repeat, &res,
-                          &times);
-  if (ret != SKY_OK)
+  if (!take)
     {
-      sky_result_clear (&res);
-      return ret;
+      res.method = SKY_METHOD_LOCAL;
+      check_gpu_steps (st, &res, gpu);
     }
-  res.method = SKY_METHOD_LOCAL;
-  set_gpu_times (st, &times);
-  for (int k = 0; k <= done; k++)
-    st->agree[steps[k]] = sky_step_defs[steps[k]].agree (st, &res, gpu, note, sizeof note);
-  free (st->gpu_note);
-  st->gpu_note = note[0] ? copy_text ("", note) : NULL;
   sky_result_clear (&res);
   set_local_gpu_steps (st, background != NULL);
   return SKY_OK;
@@ -427,7 +399,7 @@ local_gpu_maps (SkyStages *st, const SkyGpuBackend *gpu, int repeat)
 
 /* Both, local method: the GPU's maps against the CPU's, bit for bit (NaN
  * equal to NaN), the CPU's made row by row from its mesh. with_steps: the
- * device's run of every step was checked already (local_gpu_check): its
+ * device's run of every step was checked already (local_gpu_run): its
  * figures stand, and the maps' verdict joins the background's. */
 static int
 local_gpu_check_maps (SkyStages *st, const SkyGpuBackend *gpu, int repeat, int with_steps)
@@ -642,7 +614,7 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
     {
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (gpu_fill (st, gpu, repeat) == SKY_OK)
+      if (lesson_gpu_run (st, gpu, repeat, 1) == SKY_OK)
         return SKY_OK;
       take_gpu_fault (st);
       keep = -1;
@@ -675,7 +647,7 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
         {
           if (cancelled (req))
             return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-          if (local_gpu_fill (st, gpu, repeat) == SKY_OK)
+          if (local_gpu_run (st, gpu, repeat, 1) == SKY_OK)
             return SKY_OK;
           take_gpu_fault (st);
           local_gpu = 0;
@@ -691,7 +663,7 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
       /* The maps are made: the device runs the rest, or the CPU does. */
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
-      if (local_gpu_fill (st, gpu, repeat) != SKY_OK)
+      if (local_gpu_run (st, gpu, repeat, 1) != SKY_OK)
         {
           take_gpu_fault (st);
           if ((ret = cpu_steps_best_of (req, keep, until, st)) != SKY_OK)
@@ -705,14 +677,14 @@ sky_run (const SkyRunRequest *req, SkyStages *st)
       if (cancelled (req))
         return sky_fail (SKY_ERR_CANCELLED, "the run was cancelled");
       if (req->method != SKY_METHOD_LOCAL)
-        ret = gpu_check (st, gpu, repeat);
+        ret = lesson_gpu_run (st, gpu, repeat, 0);
       else if (gpu->run_local == NULL && gpu->local_maps == NULL)
         ret = sky_fail (SKY_ERR_UNAVAILABLE, "this GPU backend does not run the local method");
       else
         {
           /* Every step of the device's run checked against the CPU's, then
            * (where the backend brings them home) the maps bit for bit. */
-          ret = gpu->run_local != NULL ? local_gpu_check (st, gpu, repeat) : SKY_OK;
+          ret = gpu->run_local != NULL ? local_gpu_run (st, gpu, repeat, 0) : SKY_OK;
           if (ret == SKY_OK && gpu->local_maps != NULL && req->background == NULL)
             ret = local_gpu_check_maps (st, gpu, repeat, gpu->run_local != NULL);
         }

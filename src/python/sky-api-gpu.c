@@ -22,42 +22,15 @@ sky_api_gpu_available (char *why, size_t why_size)
   return sky_gpu_available (why, why_size);
 }
 
-int
-sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
-                        const SkyApiParams *params, SkyApiRun **out)
+/* The steps on the process's device context (made on first use) into a
+ * new run. Pixels on the device: the run's buffers stay there, so
+ * device_lock stays held until the caller has copied them
+ * (sky_api_gpu_release). Pixels on the host: the run borrows the image
+ * and the lock is let go. */
+static int
+run_on_device (const SkyImage *image, int device_pixels, const SkyApiParams *params,
+               SkyApiRun **out)
 {
-  SkyImage img = { 0 };
-  SkyParams p;
-  SkyResult *res;
-  SkyGpuTimes *times;
-  int ret;
-
-  *out = NULL;
-  if ((ret = sky_api_core_params (params, &p)) != SKY_OK)
-    return ret;
-  if ((ret = sky_api_run_new_device (nx, ny, &p, out, &res, &times)) != SKY_OK)
-    return ret;
-  img.nx = nx;
-  img.ny = ny;
-  img.pixels = (float *) d_pixels;
-  pthread_mutex_lock (&device_lock);
-  if (device_context == NULL)
-    ret = sky_gpu_new (&device_context);
-  if (ret == SKY_OK)
-    ret = sky_gpu_run_on (device_context, &img, &p, 0, res, times);
-  if (ret != SKY_OK)
-    {
-      pthread_mutex_unlock (&device_lock);
-      sky_api_run_free (*out);
-      *out = NULL;
-    }
-  return ret;
-}
-
-int
-sky_api_gpu_run_image (const SkyApiImage *img, const SkyApiParams *params, SkyApiRun **out)
-{
-  const SkyImage *image = sky_api_image_core (img);
   SkyParams p;
   SkyResult *res;
   SkyGpuTimes *times;
@@ -68,19 +41,39 @@ sky_api_gpu_run_image (const SkyApiImage *img, const SkyApiParams *params, SkyAp
     return ret;
   if ((ret = sky_api_run_new_device (image->nx, image->ny, &p, out, &res, &times)) != SKY_OK)
     return ret;
-  sky_api_run_set_image (*out, image);
+  if (!device_pixels)
+    sky_api_run_set_image (*out, image);
   pthread_mutex_lock (&device_lock);
   if (device_context == NULL)
     ret = sky_gpu_new (&device_context);
   if (ret == SKY_OK)
     ret = sky_gpu_run_on (device_context, image, &p, 0, res, times);
-  pthread_mutex_unlock (&device_lock);
+  if (ret != SKY_OK || !device_pixels)
+    pthread_mutex_unlock (&device_lock);
   if (ret != SKY_OK)
     {
       sky_api_run_free (*out);
       *out = NULL;
     }
   return ret;
+}
+
+int
+sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
+                        const SkyApiParams *params, SkyApiRun **out)
+{
+  SkyImage img = { 0 };
+
+  img.nx = nx;
+  img.ny = ny;
+  img.pixels = (float *) d_pixels;
+  return run_on_device (&img, 1, params, out);
+}
+
+int
+sky_api_gpu_run_image (const SkyApiImage *img, const SkyApiParams *params, SkyApiRun **out)
+{
+  return run_on_device (sky_api_image_core (img), 0, params, out);
 }
 
 int

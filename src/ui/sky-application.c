@@ -219,8 +219,11 @@ action_run (GSimpleAction *action, GVariant *param, gpointer data)
 }
 
 /* The actions that hand the window one value of their own type: threshold,
- * kappa and zoom (d), connectivity (i), relative (b), plane and
- * select-source (x). */
+ * kappa, zoom and match-radius (d), connectivity and pixel-table (i: 5, 7
+ * or 9, 0 hides the table), relative, grid (as the menu's check item
+ * toggles it), magnifier and scale-dialog (b), plane and select-source (x),
+ * source-filter, smooth and contours (s: "3,5,10 sigma", "threshold",
+ * "0.1 0.2", "" for none). */
 static void
 action_set_value (GSimpleAction *action, GVariant *param, gpointer data)
 {
@@ -241,6 +244,22 @@ action_set_value (GSimpleAction *action, GVariant *param, gpointer data)
     sky_window_set_plane (window, g_variant_get_int64 (param));
   else if (g_str_equal (name, "select-source"))
     sky_window_select_source (window, g_variant_get_int64 (param));
+  else if (g_str_equal (name, "match-radius"))
+    sky_window_set_match_radius (window, g_variant_get_double (param));
+  else if (g_str_equal (name, "pixel-table"))
+    sky_window_set_pixel_table (window, g_variant_get_int32 (param));
+  else if (g_str_equal (name, "grid"))
+    sky_window_set_grid (window, g_variant_get_boolean (param));
+  else if (g_str_equal (name, "magnifier"))
+    sky_window_set_magnifier (window, g_variant_get_boolean (param));
+  else if (g_str_equal (name, "scale-dialog"))
+    sky_window_show_scale_dialog (window, g_variant_get_boolean (param));
+  else if (g_str_equal (name, "source-filter"))
+    sky_window_set_source_filter (window, g_variant_get_string (param, NULL));
+  else if (g_str_equal (name, "smooth"))
+    sky_window_set_smooth (window, g_variant_get_string (param, NULL));
+  else if (g_str_equal (name, "contours"))
+    sky_window_set_contours (window, g_variant_get_string (param, NULL));
   else
     g_assert_not_reached ();
 }
@@ -441,57 +460,6 @@ action_overlay (GSimpleAction *action, GVariant *param, gpointer data)
   sky_window_add_overlay (main_window (data), path);
 }
 
-static void
-action_match_radius (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_match_radius (main_window (data), g_variant_get_double (param));
-}
-
-static void
-action_source_filter (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_source_filter (main_window (data), g_variant_get_string (param, NULL));
-}
-
-static void
-action_smooth (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_smooth (main_window (data), g_variant_get_string (param, NULL));
-}
-
-/* The coordinate grid: a boolean, as the menu's check item toggles it. */
-static void
-action_grid (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_grid (main_window (data), g_variant_get_boolean (param));
-}
-
-/* Contour levels: "3,5,10 sigma", "threshold", "0.1 0.2", "" for none. */
-static void
-action_contours (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_contours (main_window (data), g_variant_get_string (param, NULL));
-}
-
-/* The pixel table's size: 5, 7 or 9; 0 hides it. */
-static void
-action_pixel_table (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_pixel_table (main_window (data), g_variant_get_int32 (param));
-}
-
-static void
-action_magnifier (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_set_magnifier (main_window (data), g_variant_get_boolean (param));
-}
-
-static void
-action_scale_dialog (GSimpleAction *action, GVariant *param, gpointer data)
-{
-  sky_window_show_scale_dialog (main_window (data), g_variant_get_boolean (param));
-}
-
 /* The dialog to type contour levels in. */
 static void
 action_contour_levels (GSimpleAction *action, GVariant *param, gpointer data)
@@ -679,14 +647,14 @@ static const GActionEntry app_actions[] = {
   { "convolution-demo", action_convolution_demo, NULL, "''", NULL },
   { "header", action_header, "s", "''", NULL },
   { "overlay", action_overlay, "s", "''", NULL },
-  { "match-radius", action_match_radius, "d", "10.0", NULL },
-  { "source-filter", action_source_filter, "s", NULL, NULL },
-  { "smooth", action_smooth, "s", NULL, NULL },
-  { "grid", action_grid, "b", "false", NULL },
-  { "contours", action_contours, "s", "''", NULL },
-  { "pixel-table", action_pixel_table, "i", "0", NULL },
-  { "magnifier", action_magnifier, "b", "false", NULL },
-  { "scale-dialog", action_scale_dialog, "b", "false", NULL },
+  { "match-radius", action_set_value, "d", "10.0", NULL },
+  { "source-filter", action_set_value, "s", NULL, NULL },
+  { "smooth", action_set_value, "s", NULL, NULL },
+  { "grid", action_set_value, "b", "false", NULL },
+  { "contours", action_set_value, "s", "''", NULL },
+  { "pixel-table", action_set_value, "i", "0", NULL },
+  { "magnifier", action_set_value, "b", "false", NULL },
+  { "scale-dialog", action_set_value, "b", "false", NULL },
   { "contour-levels", action_contour_levels, NULL, NULL, NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },

@@ -570,6 +570,20 @@ sky_image_view_draw_labels (SkyImageView *self, cairo_t *cr, double w, double h,
   self->grid_labels = placed.n;
 }
 
+/* Strokes the path in the grid's colour, line_width wide, over a dark
+ * halo (halo_width wide, of opacity halo_alpha) that keeps it visible on
+ * any colour map. */
+static void
+stroke_grid_path (cairo_t *cr, double halo_width, double halo_alpha, double line_width)
+{
+  cairo_set_line_width (cr, halo_width);
+  cairo_set_source_rgba (cr, 0, 0, 0, halo_alpha);
+  cairo_stroke_preserve (cr);
+  cairo_set_line_width (cr, line_width);
+  cairo_set_source_rgb (cr, GRID_RGB[0], GRID_RGB[1], GRID_RGB[2]);
+  cairo_stroke (cr);
+}
+
 static void
 draw_arrow (cairo_t *cr, double x, double y, double dx, double dy, const char *name)
 {
@@ -582,12 +596,7 @@ draw_arrow (cairo_t *cr, double x, double y, double dx, double dy, const char *n
   cairo_line_to (cr, ex - 7 * dx + 4 * px, ey - 7 * dy + 4 * py);
   cairo_move_to (cr, ex, ey);
   cairo_line_to (cr, ex - 7 * dx - 4 * px, ey - 7 * dy - 4 * py);
-  cairo_set_line_width (cr, 4);
-  cairo_set_source_rgba (cr, 0, 0, 0, 0.6);
-  cairo_stroke_preserve (cr);
-  cairo_set_line_width (cr, 1.8);
-  cairo_set_source_rgb (cr, GRID_RGB[0], GRID_RGB[1], GRID_RGB[2]);
-  cairo_stroke (cr);
+  stroke_grid_path (cr, 4, 0.6, 1.8);
   {
     double box[4];
     show_boxed (cr, ex + dx * 9, ey + dy * 9, name, 0.5, 0.5, box);
@@ -672,12 +681,7 @@ draw_grid (SkyImageView *self, cairo_t *cr, double w, double h)
         else
           cairo_line_to (cr, wx, wy);
       }
-  cairo_set_line_width (cr, 2.5);
-  cairo_set_source_rgba (cr, 0, 0, 0, 0.35);
-  cairo_stroke_preserve (cr);
-  cairo_set_line_width (cr, 1.0);
-  cairo_set_source_rgb (cr, GRID_RGB[0], GRID_RGB[1], GRID_RGB[2]);
-  cairo_stroke (cr);
+  stroke_grid_path (cr, 2.5, 0.35, 1.0);
   if (!self->figure_pass)
     sky_image_view_draw_labels (self, cr, w, h, (const double[4]) { 0, 0, w, h }, FALSE);
   draw_compass_and_beam (self, cr, w, h, r);

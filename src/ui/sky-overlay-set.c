@@ -3,6 +3,7 @@
  * with the run's sources (sky-overlay-set.h). */
 #include "sky-overlay-set.h"
 #include "sky-ui-error.h"
+#include "sky-ui-json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -273,23 +274,6 @@ sky_overlay_set_match (SkyOverlaySet *set, SkyRun *run)
     }
 }
 
-/* s as a JSON string, as the CLI's JSON quotes it. */
-static void
-json_text (GString *out, const char *s)
-{
-  char *text = NULL;
-  size_t size = 0;
-  FILE *fp = open_memstream (&text, &size);
-
-  if (fp != NULL)
-    {
-      sky_put_quoted (fp, s ? s : "");
-      fclose (fp);
-    }
-  g_string_append (out, text != NULL ? text : "\"\"");
-  free (text);
-}
-
 void
 sky_overlay_set_describe (const SkyOverlaySet *set, GString *out)
 {
@@ -302,7 +286,7 @@ sky_overlay_set_describe (const SkyOverlaySet *set, GString *out)
       g_snprintf (colour, sizeof colour, "#%02x%02x%02x", (int) lround (e->rgb[0] * 255),
                   (int) lround (e->rgb[1] * 255), (int) lround (e->rgb[2] * 255));
       g_string_append (out, k ? ", {\"path\": " : "{\"path\": ");
-      json_text (out, e->overlay.path);
+      sky_ui_json_string (out, e->overlay.path);
       g_string_append_printf (out, ", \"kind\": \"%s\", \"n\": %" G_GINT64_FORMAT
                               ", \"on_image\": %" G_GINT64_FORMAT ", \"skipped\": %"
                               G_GINT64_FORMAT ", \"colour\": \"%s\"",
@@ -311,11 +295,11 @@ sky_overlay_set_describe (const SkyOverlaySet *set, GString *out)
       if (!e->overlay.is_regions)
         {
           g_string_append (out, ", \"x_column\": ");
-          json_text (out, e->overlay.x_column);
+          sky_ui_json_string (out, e->overlay.x_column);
           g_string_append (out, ", \"y_column\": ");
-          json_text (out, e->overlay.y_column);
+          sky_ui_json_string (out, e->overlay.y_column);
           g_string_append (out, ", \"units\": ");
-          json_text (out, e->overlay.units);
+          sky_ui_json_string (out, e->overlay.units);
         }
       if (e->matched_run)
         g_string_append_printf (out, ", \"matched\": %" G_GINT64_FORMAT ", \"only_ours\": %"

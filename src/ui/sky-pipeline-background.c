@@ -91,17 +91,7 @@ maps_free (SkyRunMaps *maps)
   g_mutex_clear (&maps->lock);
 }
 
-SkyRunMaps *
-sky_run_maps_ref (SkyRunMaps *maps)
-{
-  return g_atomic_rc_box_acquire (maps);
-}
-
-void
-sky_run_maps_unref (SkyRunMaps *maps)
-{
-  g_atomic_rc_box_release_full (maps, (GDestroyNotify) maps_free);
-}
+SKY_DEFINE_SHARED_TYPE (SkyRunMaps, sky_run_maps, maps_free)
 
 static void
 mesh_free (SkyRunMesh *mesh)
@@ -109,17 +99,7 @@ mesh_free (SkyRunMesh *mesh)
   g_free (mesh->back);
 }
 
-SkyRunMesh *
-sky_run_mesh_ref (SkyRunMesh *mesh)
-{
-  return g_atomic_rc_box_acquire (mesh);
-}
-
-void
-sky_run_mesh_unref (SkyRunMesh *mesh)
-{
-  g_atomic_rc_box_release_full (mesh, (GDestroyNotify) mesh_free);
-}
+SKY_DEFINE_SHARED_TYPE (SkyRunMesh, sky_run_mesh, mesh_free)
 
 /* ---------------------------------------------------- the lesson's check */
 
@@ -256,6 +236,24 @@ copy_mesh (const SkyBackgroundMesh *mesh)
   return copy;
 }
 
+/* Maps of the run's image for boxes of box pixels filtered over filter
+ * boxes, with no values yet: the mesh's size from the image's, its
+ * medians not known (NaN). */
+static SkyRunMaps *
+empty_maps (const SkyRun *run, int box, int filter)
+{
+  SkyRunMaps *maps = g_atomic_rc_box_new0 (SkyRunMaps);
+
+  g_mutex_init (&maps->lock);
+  maps->image = sky_image_data_ref (run->image);
+  maps->box = box;
+  maps->filter = filter;
+  maps->nbx = (run->image->image.nx + box - 1) / box;
+  maps->nby = (run->image->image.ny + box - 1) / box;
+  maps->global_back = maps->global_rms = NAN;
+  return maps;
+}
+
 /* The maps of a local run, none made yet: its mesh and image kept, or
  * where the GPU made the whole maps (no mesh on the host), a copy of them.
  * NULL where there is neither. */
@@ -268,9 +266,7 @@ new_maps (const SkyRun *run)
 
   if (st->result.background != NULL && st->result.rms != NULL)
     {
-      maps = g_atomic_rc_box_new0 (SkyRunMaps);
-      g_mutex_init (&maps->lock);
-      maps->image = sky_image_data_ref (run->image);
+      maps = empty_maps (run, run->params.bkg_box, run->params.bkg_filter);
       maps->background = malloc (npix * sizeof (float));
       maps->rms = malloc (npix * sizeof (float));
       if (maps->background == NULL || maps->rms == NULL)
@@ -280,11 +276,6 @@ new_maps (const SkyRun *run)
         }
       memcpy (maps->background, st->result.background, npix * sizeof (float));
       memcpy (maps->rms, st->result.rms, npix * sizeof (float));
-      maps->box = run->params.bkg_box;
-      maps->filter = run->params.bkg_filter;
-      maps->nbx = (run->image->image.nx + maps->box - 1) / maps->box;
-      maps->nby = (run->image->image.ny + maps->box - 1) / maps->box;
-      maps->global_back = maps->global_rms = NAN;
       return maps;
     }
   if (st->local == NULL || st->local->mesh == NULL)
@@ -292,23 +283,12 @@ new_maps (const SkyRun *run)
       /* Every step on the device: no maps came home. The view's are made
        * on the CPU when first chosen, from the CPU's mesh, which equals
        * the device's to the bit (docs/contract.md). */
-      maps = g_atomic_rc_box_new0 (SkyRunMaps);
-      g_mutex_init (&maps->lock);
-      maps->image = sky_image_data_ref (run->image);
+      maps = empty_maps (run, run->params.bkg_box, run->params.bkg_filter);
       maps->params = run->params;
-      maps->box = run->params.bkg_box;
-      maps->filter = run->params.bkg_filter;
-      maps->nbx = (run->image->image.nx + maps->box - 1) / maps->box;
-      maps->nby = (run->image->image.ny + maps->box - 1) / maps->box;
-      maps->global_back = maps->global_rms = NAN;
       return maps;
     }
-  maps = g_atomic_rc_box_new0 (SkyRunMaps);
-  g_mutex_init (&maps->lock);
-  maps->image = sky_image_data_ref (run->image);
+  maps = empty_maps (run, st->local->mesh->box, st->local->mesh->filter);
   maps->mesh = copy_mesh (st->local->mesh);
-  maps->box = maps->mesh->box;
-  maps->filter = maps->mesh->filter;
   maps->nbx = maps->mesh->nbx;
   maps->nby = maps->mesh->nby;
   maps->global_back = maps->mesh->global_back;

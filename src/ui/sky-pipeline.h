@@ -62,8 +62,7 @@ SkyImageData *sky_run_maps_peek (SkyRunMaps *maps, SkyMapKind kind);
  * image); NULL with error when out of memory. No reference given. */
 SkyImageData *sky_run_maps_make (SkyRunMaps *maps, SkyMapKind kind, GError **error);
 
-SkyRunMaps *sky_run_maps_ref (SkyRunMaps *maps);
-void sky_run_maps_unref (SkyRunMaps *maps);
+SKY_DECLARE_SHARED_TYPE (SkyRunMaps, sky_run_maps)
 
 /* The lesson's method: the mesh background (boxes of box pixels, median
  * filtered over filter boxes), made beside the clip to say whether its
@@ -74,8 +73,7 @@ typedef struct _SkyRunMesh {
   float *back;               /* n, the filtered mesh's background */
 } SkyRunMesh;
 
-SkyRunMesh *sky_run_mesh_ref (SkyRunMesh *mesh);
-void sky_run_mesh_unref (SkyRunMesh *mesh);
+SKY_DECLARE_SHARED_TYPE (SkyRunMesh, sky_run_mesh)
 
 typedef struct _SkyRun {
   SkyImageData *image;

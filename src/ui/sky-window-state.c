@@ -9,23 +9,7 @@
 #include <stdlib.h>
 
 #include "sky-colormap.h"
-
-/* s as a JSON string, quoted as the CLI's JSON quotes it. */
-static void
-json_string (GString *out, const char *s)
-{
-  char *text = NULL;
-  size_t size = 0;
-  FILE *fp = open_memstream (&text, &size);
-
-  if (fp != NULL)
-    {
-      sky_put_quoted (fp, s);
-      fclose (fp);
-    }
-  g_string_append (out, text != NULL ? text : "null");
-  free (text);
-}
+#include "sky-ui-json.h"
 
 static void
 json_number (GString *out, double v)
@@ -43,7 +27,7 @@ sky_window_describe (SkyWindow *self)
   SkyRun *run = self->run;
 
   g_string_append (out, "\"image\": ");
-  json_string (out, self->image_path);
+  sky_ui_json_string (out, self->image_path);
   if (self->image)
     g_string_append_printf (out, ", \"hdu\": %d, \"plane\": %" G_GINT64_FORMAT
                             ", \"nplanes\": %" G_GINT64_FORMAT ", \"shape\": [%" G_GINT64_FORMAT
@@ -60,14 +44,14 @@ sky_window_describe (SkyWindow *self)
                           || self->maps_pending > 0 ? "true" : "false",
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
-  json_string (out, sky_backend_name (self->backend));
+  sky_ui_json_string (out, sky_backend_name (self->backend));
   g_string_append (out, ", \"gpu_banner\": ");
-  json_string (out, gtk_revealer_get_reveal_child (self->gpu_banner)
+  sky_ui_json_string (out, gtk_revealer_get_reveal_child (self->gpu_banner)
                       ? gtk_label_get_text (self->gpu_banner_label) : NULL);
   g_string_append (out, ", \"shown_step\": ");
-  json_string (out, sky_step_name (self->shown_step));
+  sky_ui_json_string (out, sky_step_name (self->shown_step));
   g_string_append (out, ", \"done\": ");
-  json_string (out, sky_step_name (run ? run->done : SKY_STEP_NONE));
+  sky_ui_json_string (out, sky_step_name (run ? run->done : SKY_STEP_NONE));
   g_string_append (out, ", \"threshold\": ");
   json_number (out, self->params.threshold);
   g_string_append (out, ", \"clip_kappa\": ");
@@ -164,34 +148,34 @@ sky_window_describe (SkyWindow *self)
                   "flip-x", &flip, NULL);
     sky_image_view_get_scale (self->view, &lo, &hi, NULL);
     g_string_append (out, ", \"stretch\": ");
-    json_string (out, sky_stretch_name (stretch));
+    sky_ui_json_string (out, sky_stretch_name (stretch));
     g_string_append (out, ", \"limits\": ");
-    json_string (out, limits == SKY_LIMITS_TYPED ? "typed" : sky_limits_name (limits));
+    sky_ui_json_string (out, limits == SKY_LIMITS_TYPED ? "typed" : sky_limits_name (limits));
     g_string_append (out, ", \"scale\": [");
     json_number (out, lo);
     g_string_append (out, ", ");
     json_number (out, hi);
     g_string_append (out, "], \"colormap\": ");
-    json_string (out, sky_colormap_name (colormap));
+    sky_ui_json_string (out, sky_colormap_name (colormap));
     g_string_append_printf (out, ", \"flip\": %s", flip ? "true" : "false");
     {
       g_autoptr (GVariant) panels = g_action_group_get_action_state (G_ACTION_GROUP (self),
                                                                      "panels");
       g_string_append (out, ", \"panels\": ");
-      json_string (out, g_variant_get_string (panels, NULL));
+      sky_ui_json_string (out, g_variant_get_string (panels, NULL));
     }
   }
   sky_image_view_tools_describe (self->view, out);
   sky_window_tools_describe (self, out);
   g_string_append (out, ", \"catalogue\": ");
-  json_string (out, self->catalogue_path);
+  sky_ui_json_string (out, self->catalogue_path);
   g_string_append (out, ", \"view\": ");
-  json_string (out, self->view_path);
+  sky_ui_json_string (out, self->view_path);
   g_string_append (out, ", \"gl\": ");
-  json_string (out, sky_image_view_get_gl_info (self->view));
+  sky_ui_json_string (out, sky_image_view_get_gl_info (self->view));
   sky_window_viewer_describe (self, out);
   g_string_append (out, ", \"last_error\": ");
-  json_string (out, self->last_error);
+  sky_ui_json_string (out, self->last_error);
   g_string_append (out, "}");
   return g_string_free (out, FALSE);
 }

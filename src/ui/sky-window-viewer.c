@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sky-ui-json.h"
+
 /* ----------------------------------------------------------- overlays */
 
 void
@@ -398,22 +400,6 @@ sky_window_viewer_run_changed (SkyWindow *self)
   sky_image_view_overlays_changed (self->view);
 }
 
-static void
-json_text (GString *out, const char *s)
-{
-  char *text = NULL;
-  size_t size = 0;
-  FILE *fp = open_memstream (&text, &size);
-
-  if (fp != NULL)
-    {
-      sky_put_quoted (fp, s ? s : "");
-      fclose (fp);
-    }
-  g_string_append (out, text != NULL ? text : "\"\"");
-  free (text);
-}
-
 void
 sky_window_viewer_describe (SkyWindow *self, GString *out)
 {
@@ -425,21 +411,21 @@ sky_window_viewer_describe (SkyWindow *self, GString *out)
   {
     g_autofree char *filter = sky_source_filter_to_string (sky_source_table_get_filter (self->sources));
     g_string_append (out, ", \"source_filter\": ");
-    json_text (out, filter);
+    sky_ui_json_string (out, filter);
     g_string_append_printf (out, ", \"listed\": %" G_GINT64_FORMAT,
                             sky_source_table_get_n_listed (self->sources));
   }
   g_string_append (out, ", \"smooth\": ");
-  json_text (out, self->smooth);
+  sky_ui_json_string (out, self->smooth);
   g_string_append (out, ", \"display_smooth\": ");
-  json_text (out, self->display_smooth);
+  sky_ui_json_string (out, self->display_smooth);
   g_string_append (out, ", \"display_smoothed\": ");
-  json_text (out, self->display_smoothed);
+  sky_ui_json_string (out, self->display_smoothed);
   /* What the results shown were detected on. */
   if (self->run != NULL)
     {
       g_string_append (out, ", \"smoothed\": ");
-      json_text (out, self->run->smoothed ? self->run->smoothed->kernel : "");
+      sky_ui_json_string (out, self->run->smoothed ? self->run->smoothed->kernel : "");
       g_string_append_printf (out, ", \"smooth_ms\": %.3f",
                               self->run->smoothed ? self->run->smoothed->ms : 0.0);
     }
