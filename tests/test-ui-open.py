@@ -82,6 +82,19 @@ def differing(a, b, tol=40):
     return float(np.mean(np.abs(a - b).max(axis=2) > tol))
 
 
+def flat_share(grab, final, n=8):
+    """The share of the n x n blocks textured in final (the field's noise)
+    that are flat in grab: a picture drawn wrong over part of the view (a
+    level read as another's size) is flat there, where colour differences
+    alone say little of a field in mid grey."""
+    def block_std(rgb):
+        g = rgb.mean(axis=2)
+        h, w = (g.shape[0] // n) * n, (g.shape[1] // n) * n
+        return g[:h, :w].reshape(h // n, n, w // n, n).std(axis=(1, 3))
+    a, b = block_std(grab), block_std(final)
+    return float(np.mean(a[b > 1.0] < 0.25))
+
+
 def vm_rss_mib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -211,6 +224,7 @@ def inner(tap):
               f"of its pixels differ from the full image's, {100 * d_ramp:.1f}% from the ramp's")
         assert st["open_max_tick_ms"] >= 50, "the open's ticks were not metered"
         assert d_full < 0.05, f"the reduced view is not the field: {100 * d_full:.1f}% differ"
+        assert flat_share(during, full) < 0.1, "the reduced view is flat where the field is not"
         assert d_ramp > 2 * d_full + 0.05, "the screen during the open still shows the ramp"
         facts["big"] = st
     tap.check("a big image: its reduced view is drawn first, then the full image, then its "
@@ -267,9 +281,9 @@ def inner(tap):
 
     quit_app(app)
 
-    def through_opengl():
+    def through_opengl(extra, tag):
         need(facts.get("big"), "the big image did not open on the CPU view")
-        gl_app = App(os.environ["SKYSIFT_GUI"], dict(env, SKYSIFT_VIEW="gl"), log)
+        gl_app = App(os.environ["SKYSIFT_GUI"], dict(env, SKYSIFT_VIEW="gl", **extra), log)
         try:
             gl_app.wait_on_bus()
             gl_app.wait_idle()
@@ -277,7 +291,7 @@ def inner(tap):
             st = gl_app.wait_idle()
             assert "CPU" not in st["gl"], f"not drawn with OpenGL: {st['gl']}"
             time.sleep(0.5)
-            ramp_screen = screen("gl-0-ramp.png")
+            ramp_screen = screen(f"{tag}-0-ramp.png")
             gl_app.activate("open", gv_string(big))
             t0 = time.monotonic()
             while True:
@@ -286,20 +300,43 @@ def inner(tap):
                     break
                 assert st["busy"] and time.monotonic() - t0 < 60, f"no reduced view: {st}"
                 time.sleep(0.05)
-            during = screen("gl-1-reduced-view.png")
+            during = screen(f"{tag}-1-reduced-view.png")
+            level0 = None
+            if "SKYSIFT_LEVELS_DELAY_US" in extra:
+                # The image itself before its levels: level 0 drawn, or, where
+                # it is wider than a texture, the reduced view standing in.
+                while st["busy"] and not (st["image"] == big and st["open_to_frame_ms"] > 0):
+                    time.sleep(0.05)
+                    st = gl_app.state()
+                assert st["busy"] and st["open_to_levels_ms"] == 0, \
+                    f"the levels came before the test could look: {st}"
+                level0 = screen(f"{tag}-1b-before-levels.png")
             st = gl_app.wait_idle(timeout=120)
             assert 0 < st["preview_to_frame_ms"] < st["open_to_frame_ms"] \
                 <= st["open_to_levels_ms"], st
             time.sleep(0.5)
-            full = screen("gl-2-full.png")
+            full = screen(f"{tag}-2-full.png")
             d_full, d_ramp = differing(during, full), differing(during, ramp_screen)
-            print(f"# OpenGL ({st['gl']}): {100 * d_full:.1f}% of the screen during the open "
+            print(f"# OpenGL ({st['gl']}{', ' + str(extra) if extra else ''}): "
+                  f"{100 * d_full:.1f}% of the screen during the open "
                   f"differs from the full image's, {100 * d_ramp:.1f}% from the ramp's")
             assert d_full < 0.05 and d_ramp > 2 * d_full + 0.05, (d_full, d_ramp)
+            flat = flat_share(during, full)
+            assert flat < 0.1, f"the reduced view is flat in {100 * flat:.0f}% of the field"
+            if level0 is not None:
+                d_level0, flat = differing(level0, full), flat_share(level0, full)
+                print(f"# before the levels: {100 * d_level0:.1f}% of the screen differs from "
+                      f"the final picture's; flat in {100 * flat:.1f}% of the field's blocks")
+                assert d_level0 < 0.05 and flat < 0.1, \
+                    f"before its levels the image drew wrong: {d_level0}, {flat}"
         finally:
             quit_app(gl_app)
     tap.check("the same through the OpenGL view: the reduced view's texture, then level 0, "
-              "then the levels added to it", through_opengl)
+              "then the levels added to it", through_opengl, {}, "gl")
+    tap.check("through OpenGL with textures of 2048 pixels at most (the image is 4096 wide): "
+              "the reduced view stands in for level 0, then the levels from level 1",
+              through_opengl, {"SKYSIFT_GL_MAX_TEXTURE_SIZE": "2048",
+                               "SKYSIFT_LEVELS_DELAY_US": "3000000"}, "gl-2048")
     shutil.rmtree(work, ignore_errors=True)
     return tap.done()
 

@@ -168,6 +168,11 @@ sky_image_view_gl_realize (SkyImageView *self)
   self->tex_mask = new_texture ();
   self->tex_labels = new_texture ();
   glGetIntegerv (GL_MAX_TEXTURE_SIZE, &self->max_texture_size);
+  /* A smaller limit, for the tests of an image wider than a texture. */
+  if (g_getenv ("SKYSIFT_GL_MAX_TEXTURE_SIZE") != NULL)
+    self->max_texture_size = MIN (self->max_texture_size,
+                                  (GLint) g_ascii_strtoll (g_getenv ("SKYSIFT_GL_MAX_TEXTURE_SIZE"),
+                                                           NULL, 10));
   /* The display path, with this context current: a re-realize brings a
    * new context and chooses (and registers) again. */
   self->interop = sky_gl_interop_new (context, NULL);
@@ -198,6 +203,7 @@ sky_image_view_gl_unrealize (SkyImageView *self)
         glDeleteProgram (self->program);
     }
   self->tex_image = self->tex_cmap = self->tex_eq = self->tex_mask = self->tex_labels = 0;
+  self->texture_holds_preview = FALSE;
   self->buf_mask = self->buf_labels = self->tbo_mask = self->tbo_labels = 0;
   self->buf_bytes[0] = self->buf_bytes[1] = 0;
   self->vao = self->program = 0;
@@ -216,13 +222,20 @@ upload_image (SkyImageView *self)
   while (base < nlevels - 1
          && (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size))
     base++;
-  self->base_lod = base;
   self->levels_uploaded = 0;
-  /* Level 0 alone of an image too big for one texture: nothing to show
-   * until its zoom-out levels come (sky_image_view_levels_changed). */
+  /* Level 0 alone of an image too big for one texture: until its zoom-out
+   * levels come (sky_image_view_levels_changed), the texture keeps the
+   * reduced view of it drawn before, if it holds that, and its base level
+   * (the shader draws level max (lod, base)). */
   if (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size)
-    return;
+    {
+      if (!self->texture_holds_preview)
+        self->base_lod = base;
+      return;
+    }
+  self->base_lod = base;
   self->levels_uploaded = nlevels;
+  self->texture_holds_preview = sky_image_view_pixels (self)->is_preview;
   /* Buffer textures hold any image of up to max_buffer_texels pixels
    * (2^27 on NVIDIA's driver and Mesa); 2D ones only an image that fits
    * whole in a texture. */
