@@ -15,6 +15,7 @@ adds no algorithm of its own. ``import skysift`` needs NumPy alone; astropy
 makes tables, CuPy brings device arrays.
 """
 import ctypes
+import functools
 
 import numpy as np
 
@@ -32,7 +33,9 @@ _METHODS = {"lesson": "lesson", "global": "lesson", "local": "local"}
 _BACKENDS = ("cpu", "gpu", "both")
 
 
+@functools.lru_cache(maxsize=None)
 def _astropy_available():
+    # Cached: a failed import searches the path again on every call.
     try:
         import astropy.table  # noqa: F401
     except ImportError:
@@ -48,10 +51,18 @@ def _method(method):
             from None
 
 
-def _params(clip_kappa=3.0, max_iter=0, threshold=5.0, relative=False, connectivity=4,
-            threads=0, seed_sigma=4.6, flood_sigma=2.5, min_area=1, deblend=(32, 0.005),
-            deblend_sigma=5.0, bkg_box=64, bkg_filter=3):
-    """The core's parameters from find()'s keywords (the CLI's names)."""
+def _params(*args, **kwargs):
+    """The core's parameters from find()'s keywords (the CLI's names): made
+    once for each set of values (the C side only reads them)."""
+    try:
+        return _params_cached(*args, **kwargs)
+    except TypeError:   # a value that cannot be a key (a list for deblend)
+        return _make_params(*args, **kwargs)
+
+
+def _make_params(clip_kappa=3.0, max_iter=0, threshold=5.0, relative=False, connectivity=4,
+                 threads=0, seed_sigma=4.6, flood_sigma=2.5, min_area=1, deblend=(32, 0.005),
+                 deblend_sigma=5.0, bkg_box=64, bkg_filter=3):
     if connectivity not in (4, 8):
         raise ValueError(f"connectivity: {connectivity!r} is not 4 or 8")
     if deblend in (None, 0, False):
@@ -68,10 +79,18 @@ def _params(clip_kappa=3.0, max_iter=0, threshold=5.0, relative=False, connectiv
                        deblend_sigma=deblend_sigma, bkg_box=bkg_box, bkg_filter=bkg_filter)
 
 
+_params_cached = functools.lru_cache(maxsize=64)(_make_params)
+
+
+@functools.lru_cache(maxsize=None)
+def _step_names(names):
+    return [name.decode() for name in names]
+
+
 def _result_dict(res, cols):
     """The columns, and the run's figures under ``meta``."""
     out = dict(cols)
-    steps = [res.step_name[k].decode() for k in range(res.nsteps)]
+    steps = list(_step_names(tuple(res.step_name[:res.nsteps])))
     out["meta"] = {"median": res.median, "sigma": res.sigma, "clip_pixels": res.n,
                    "input_pixels": res.ninput, "iterations": res.iterations,
                    "flat": bool(res.flat), "threshold_value": res.threshold_value,
@@ -235,15 +254,20 @@ def _find_device(image, header, p, images, table):
     there; only the statistics and the catalogue come to the host."""
     import cupy
     data = _arrays.device_float32(image)
-    # The context's stream reads what CuPy's current stream wrote.
-    cupy.cuda.get_current_stream().synchronize()
     ny, nx = data.shape
     run = ctypes.c_void_p()
+    res = _lib.Result()
+    # The context's stream waits on the device for what CuPy's current
+    # stream has enqueued (the array's making); the host does not wait.
     _lib.check(_lib.lib.sky_api_gpu_run_device(data.data.ptr, nx, ny, ctypes.byref(p),
-                                               ctypes.byref(run)))
+                                               cupy.cuda.get_current_stream().ptr,
+                                               ctypes.byref(run), ctypes.byref(res)))
+    want_table = table and _astropy_available()
     try:
         try:
-            res = _table.result_of(run)
+            cols = None
+            if not want_table:
+                cols = _table.packed_columns(res.packed_catalogue, res.nsources)
             out_images = None
             if images:
                 d_mask, d_labels = ctypes.c_void_p(), ctypes.c_void_p()
@@ -258,9 +282,9 @@ def _find_device(image, header, p, images, table):
                 out_images = (mask.view(cupy.bool_), labels)
         finally:
             _lib.lib.sky_api_gpu_release()
-        if table and _astropy_available():
+        if want_table:
             return _table.astropy_table(run)
-        out = _result_dict(res, _table.columns(res))
+        out = _result_dict(res, cols)
         if out_images is not None:
             out["mask"], out["labels"] = out_images
         return out

@@ -8,7 +8,7 @@ import ctypes
 import glob
 import os
 
-API_VERSION = 3
+API_VERSION = 4
 
 # Statuses of sky-core.h, in order from SKY_OK.
 _STATUS_NAMES = ["ok", "io", "format", "no_image", "size", "memory", "empty", "argument",
@@ -78,7 +78,7 @@ class Result(ctypes.Structure):
                 ("step_ms", ctypes.c_double * 8), ("total_ms", ctypes.c_double),
                 ("gpu_ran", ctypes.c_int32), ("gpu_kernels_ms", ctypes.c_double),
                 ("gpu_total_ms", ctypes.c_double), ("backend", ctypes.c_char_p),
-                ("gpu_fault", ctypes.c_char_p)]
+                ("gpu_fault", ctypes.c_char_p), ("packed_catalogue", ctypes.c_void_p)]
 
 
 def _library_path():
@@ -114,8 +114,8 @@ def _load():
         "sky_api_run": (c.c_int, [vp, c.POINTER(Params), c.c_char_p, c.c_char_p, c.c_char_p,
                                   vp, vp, c.POINTER(vp)]),
         "sky_api_background": (c.c_int, [vp, c.POINTER(Params), vp, vp]),
-        "sky_api_gpu_run_device": (c.c_int, [vp, c.c_int64, c.c_int64, c.POINTER(Params),
-                                             c.POINTER(vp)]),
+        "sky_api_gpu_run_device": (c.c_int, [vp, c.c_int64, c.c_int64, c.POINTER(Params), vp,
+                                             c.POINTER(vp), c.POINTER(Result)]),
         "sky_api_gpu_run_image": (c.c_int, [vp, c.POINTER(Params), c.POINTER(vp)]),
         "sky_api_gpu_buffers": (c.c_int, [c.POINTER(vp), c.POINTER(vp)]),
         "sky_api_gpu_release": (None, []),

@@ -47,6 +47,26 @@ def columns(res, local=False):
     return cols
 
 
+# The device's packed catalogue (sky_api_gpu_catalogue): the pixel columns
+# one after another, each nsources long, in PIXEL_COLUMNS' order.
+_PACKED = [(name, np.dtype(dtype)) for name, _, dtype in PIXEL_COLUMNS]
+PACKED_BYTES = sum(dtype.itemsize for _, dtype in _PACKED)
+
+
+def packed_columns(address, n):
+    """The catalogue's columns from the device's packed block at address:
+    one copy, then every column a view of it."""
+    nbytes = n * PACKED_BYTES
+    block = np.frombuffer((ctypes.c_char * nbytes).from_address(address), np.uint8).copy() \
+        if n else np.empty(0, np.uint8)
+    cols = {"source_id": np.arange(1, n + 1, dtype=np.int64)}
+    offset = 0
+    for name, dtype in _PACKED:
+        cols[name] = np.frombuffer(block, dtype, n, offset)
+        offset += n * dtype.itemsize
+    return cols
+
+
 def write(run, fmt, path):
     check(lib.sky_api_run_write(run, fmt.encode(), os.fsencode(path)))
 

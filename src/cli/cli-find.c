@@ -421,10 +421,12 @@ cli_find (int argc, char **argv)
   const SkyResult *res = &cpu.result;
   double start = sky_now_ms (), t0, load_ms = 0;
   int ret = parse_find_args (argc, argv, &a);
-  int want_cpu, want_gpu, gpu_ok = 0, local_gpu = 0, tiled = 0;
+  int want_cpu, want_gpu, gpu_ok = 0, local_gpu = 0, tiled = 0, on_device = 0;
   char gpu_why[512] = "";
 #ifdef SKYSIFT_HAVE_CUDA
   CliGpuRun gpu_run = { 0 };
+  SkyGpu *loaded = NULL;      /* the image read straight to this device */
+  CliGpuLoad load_times = { 0 };
 #endif
   const SkyResult *out = res;
 
@@ -446,6 +448,14 @@ cli_find (int argc, char **argv)
         }
     }
 
+#ifdef SKYSIFT_HAVE_CUDA
+  /* The GPU alone on the lesson's method: the plane goes from the file to
+   * the device with no image in host memory, where it can. */
+  if (gpu_ok && !want_cpu && a.method == SKY_METHOD_LESSON && a.smooth == NULL
+      && a.memory_limit == 0)
+    on_device = cli_gpu_load_direct (a.image, &a.load, a.params.nthreads, &loaded, &img,
+                                     &load_ms, &load_times) == 0;
+#endif
   t0 = sky_now_ms ();
   if (a.memory_limit > 0)
     {
@@ -459,12 +469,12 @@ cli_find (int argc, char **argv)
       t_run = cpu.result.times.total;
       load_ms = sky_now_ms () - t0 - t_run;
     }
-  if (!tiled && sky_image_load (a.image, &a.load, &img) != SKY_OK)
+  if (!tiled && !on_device && sky_image_load (a.image, &a.load, &img) != SKY_OK)
     {
       cli_error ("%s", sky_last_error ());
       return CLI_EXIT_FAILURE;
     }
-  if (!tiled)
+  if (!tiled && !on_device)
     load_ms = sky_now_ms () - t0;
 
   ret = CLI_EXIT_FAILURE;
@@ -517,7 +527,7 @@ cli_find (int argc, char **argv)
 
 #ifdef SKYSIFT_HAVE_CUDA
   if (gpu_ok && a.method != SKY_METHOD_LOCAL
-      && cli_gpu_find (&img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
+      && cli_gpu_find (loaded, &img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
     {
       /* The device failed during the run (out of memory, lost): the CPU
        * finishes the job, and the summary says why the GPU did not. */
@@ -527,6 +537,16 @@ cli_find (int argc, char **argv)
                want_cpu ? "the results are the CPU's" : "finishing on the CPU");
       gpu_ok = 0;
       cli_gpu_clear (&gpu_run);
+      if (loaded != NULL)
+        {
+          /* The pixels were only on the device: the CPU needs its own. */
+          sky_image_clear (&img);
+          if (sky_image_load (a.image, &a.load, &img) != SKY_OK)
+            {
+              cli_error ("%s", sky_last_error ());
+              goto exit;
+            }
+        }
       if (!want_cpu && run_steps (&a, &img, detect, &local, SKY_BACKEND_CPU, &cpu) != 0)
         goto exit;
       want_cpu = 1;
@@ -538,6 +558,19 @@ cli_find (int argc, char **argv)
   if (!a.quiet)
     {
       print_summary (&a, &img, out, load_ms);
+#ifdef SKYSIFT_HAVE_CUDA
+      if (loaded != NULL)
+        {
+          const SkyGpuLoadTimes *lt = &load_times.times;
+          printf ("load       file to device %.2f ms: header %.2f, device buffers %.2f, read, "
+                  "copy up and convert %.2f (%lld chunks of %lld KiB, %d threads, %d "
+                  "page-locked slots made before the load in %.2f ms)\n",
+                  load_ms, load_ms - lt->buffers_ms - lt->ring_ms - lt->stream_ms,
+                  lt->buffers_ms, lt->stream_ms + lt->ring_ms, (long long) lt->nchunks,
+                  (long long) lt->chunk_bytes / 1024, lt->nthreads, lt->nslots,
+                  load_times.prepare_ms);
+        }
+#endif
 #ifdef SKYSIFT_HAVE_CUDA
       if (gpu_ok && want_cpu)
         cli_gpu_print_table (&gpu_run, res, &img, a.repeat);
@@ -595,6 +628,7 @@ cli_find (int argc, char **argv)
 exit:
 #ifdef SKYSIFT_HAVE_CUDA
   cli_gpu_clear (&gpu_run);
+  sky_gpu_free (loaded);
 #endif
   sky_stages_clear (&cpu);
   cli_local_inputs_clear (&local);

@@ -6,28 +6,91 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int
-cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const SkyResult *cpu,
-              CliGpuRun *run)
+cli_gpu_load_direct (const char *path, const SkyLoadOptions *opts, int nthreads, SkyGpu **gpu,
+                     SkyImage *img, double *load_ms, CliGpuLoad *t)
 {
-  SkyGpu *gpu = NULL;
+  const char *reader = getenv ("SKYSIFT_FITS_READER");
+  const char *how = getenv ("SKYSIFT_GPU_LOAD");
+  SkyPlaneFile *f = NULL;
+  struct stat st;
+  double t0;
+  int ret;
+
+  *gpu = NULL;
+  *load_ms = 0;
+  memset (img, 0, sizeof *img);
+  memset (t, 0, sizeof *t);
+  if ((reader != NULL && strcmp (reader, "cfitsio") == 0)
+      || (how != NULL && strcmp (how, "host") == 0) || stat (path, &st) != 0
+      || !S_ISREG (st.st_mode))
+    return 1;
+  if ((how == NULL || strcmp (how, "device") != 0) && st.st_size < CLI_GPU_DIRECT_MIN_BYTES)
+    return 1;
+  if (sky_gpu_new (gpu) != SKY_OK)
+    return 1; /* the usual path says what the device lacks */
+  /* The ring of page-locked slots is made with the device's start, sized
+   * by the file's bytes; the load is the header, the image's buffers on
+   * the device and the pixels' way there. */
+  t0 = sky_now_ms ();
+  if (sky_gpu_load_prepare (*gpu, (int64_t) st.st_size, nthreads) != SKY_OK)
+    {
+      sky_gpu_free (*gpu);
+      *gpu = NULL;
+      return 1;
+    }
+  t->prepare_ms = sky_now_ms () - t0;
+  t0 = sky_now_ms ();
+  if (sky_plane_file_open (path, opts, img, &f) != SKY_OK)
+    {
+      /* Compressed, or anything else the usual load will name. */
+      sky_gpu_free (*gpu);
+      *gpu = NULL;
+      return 1;
+    }
+  ret = sky_gpu_load_plane (*gpu, f, img, nthreads, 0, &t->times);
+  sky_plane_file_close (f);
+  *load_ms = sky_now_ms () - t0;
+  if (ret != SKY_OK)
+    {
+      /* The usual way takes over and says what failed as it always does:
+       * the file's fault as an error, the device's (its memory, a fault)
+       * as a warning before the CPU finishes. */
+      sky_image_clear (img);
+      sky_gpu_free (*gpu);
+      *gpu = NULL;
+      return 1;
+    }
+  return 0;
+}
+
+int
+cli_gpu_find (SkyGpu *loaded, const SkyImage *img, const SkyParams *params, int repeat,
+              const SkyResult *cpu, CliGpuRun *run)
+{
+  SkyGpu *gpu = loaded;
   SkyGpuTimes t;
+  const unsigned flags = loaded != NULL ? SKY_GPU_IMAGE_LOADED : 0;
   int ret = CLI_EXIT_FAILURE;
 
   memset (run, 0, sizeof *run);
-  if (sky_gpu_new (&gpu) != SKY_OK)
+  if (gpu == NULL && sky_gpu_new (&gpu) != SKY_OK)
     {
       cli_error ("GPU: %s", sky_last_error ());
       return CLI_EXIT_FAILURE;
     }
   /* Uploads then DMA from the image's own pages; without the lock they go
-   * through a pinned staging copy, which costs host time, not device time. */
-  run->pinned = sky_gpu_pin (img) == SKY_OK;
+   * through a pinned staging copy, which costs host time, not device time.
+   * A loaded image is on the device already. */
+  run->loaded = loaded != NULL;
+  run->pinned = loaded == NULL && sky_gpu_pin (img) == SKY_OK;
 
   /* One warm-up run, then the best of the repeats: the app's way too. */
-  if (sky_gpu_run_best (gpu, img, params, 0, repeat, &run->res, &run->times) != SKY_OK)
+  if (sky_gpu_run_best (gpu, img, params, flags, repeat, &run->res, &run->times) != SKY_OK)
     {
       cli_error ("%s: GPU: %s", img->path ? img->path : "image", sky_last_error ());
       goto exit;
@@ -35,8 +98,8 @@ cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const Sk
   if (cpu != NULL)
     {
       /* One more run bringing the label image home, for the comparison. */
-      if (sky_gpu_run_on (gpu, img, params, SKY_GPU_WANT_LABELS | SKY_GPU_WANT_MASK, &run->res,
-                          &t) != SKY_OK)
+      if (sky_gpu_run_on (gpu, img, params, flags | SKY_GPU_WANT_LABELS | SKY_GPU_WANT_MASK,
+                          &run->res, &t) != SKY_OK)
         {
           cli_error ("%s: GPU: %s", img->path ? img->path : "image", sky_last_error ());
           goto exit;
@@ -53,7 +116,8 @@ cli_gpu_find (const SkyImage *img, const SkyParams *params, int repeat, const Sk
 exit:
   if (run->pinned)
     sky_gpu_unpin (img);
-  sky_gpu_free (gpu);
+  if (gpu != loaded)
+    sky_gpu_free (gpu);
   return ret;
 }
 
@@ -71,8 +135,12 @@ cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat)
   const SkyStep *steps;
   int nsteps = sky_method_steps (run->res.method, &steps);
 
-  printf ("gpu (ms, best of %d after a warm-up run): upload %.3f (%s)", repeat, t->upload,
-          run->pinned ? "pinned" : "via pinned staging");
+  if (run->loaded)
+    printf ("gpu (ms, best of %d after a warm-up run): image read to the device with the load",
+            repeat);
+  else
+    printf ("gpu (ms, best of %d after a warm-up run): upload %.3f (%s)", repeat, t->upload,
+            run->pinned ? "pinned" : "via pinned staging");
   for (int k = 0; k < nsteps; k++)
     printf (", %s %.3f", sky_step_name (steps[k]), t->ms[steps[k]]);
   printf (", four steps %.3f, download %.3f, total %.3f\n", t->kernels, t->download, t->total);

@@ -5,6 +5,10 @@
 
 #include "sky-core.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Where one uncompressed plane lies in its file and how its stored values
  * become pixels: the values cfitsio found in the header (BSCALE, BZERO,
  * BLANK) and the rule it applies when it reads the plane as float. */
@@ -25,5 +29,19 @@ typedef struct SkyFitsRawPlane {
  * Fails with SKY_ERR_IO, naming path, where the file cannot be read. */
 int sky_fits_read_raw_plane (const char *path, const SkyFitsRawPlane *plane, int nthreads,
                              float *pixels, int64_t *nblank, int64_t *ninf);
+
+/* Reads count bytes at offset of fd, retrying short reads: 0, an errno,
+ * or -1 where the file ends first. */
+int sky_fits_pread (int fd, void *buf, size_t count, int64_t offset);
+
+/* The whole plane of an open SkyPlaneFile as a raw reader sees it (the
+ * device's loader, sky-gpu-load.cu, streams it to the GPU), and the path
+ * it was opened with. */
+const SkyFitsRawPlane *sky_plane_file_raw (const SkyPlaneFile *f);
+const char *sky_plane_file_path (const SkyPlaneFile *f);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

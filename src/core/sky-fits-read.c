@@ -263,9 +263,8 @@ typedef struct {
   atomic_int error;     /* first errno, or -1 where the file ended early */
 } Reader;
 
-/* Reads count bytes at offset; 0, an errno, or -1 at the end of the file. */
-static int
-pread_fully (int fd, void *buf, size_t count, int64_t offset)
+int
+sky_fits_pread (int fd, void *buf, size_t count, int64_t offset)
 {
   unsigned char *at = buf;
 
@@ -337,7 +336,7 @@ read_task (void *data, int task)
       int64_t count = end - at < BLOCK_PIXELS ? end - at : BLOCK_PIXELS;
       void *dst = scratch != NULL ? scratch : (void *) (r->pixels + at);
       BlockCounts c;
-      int err = pread_fully (r->fd, dst, (size_t) (count * r->bytes),
+      int err = sky_fits_pread (r->fd, dst, (size_t) (count * r->bytes),
                              r->plane->offset + at * r->bytes);
       if (err != 0)
         {

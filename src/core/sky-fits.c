@@ -816,6 +816,18 @@ sky_plane_file_read (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads, fl
   return ret;
 }
 
+const SkyFitsRawPlane *
+sky_plane_file_raw (const SkyPlaneFile *f)
+{
+  return &f->raw;
+}
+
+const char *
+sky_plane_file_path (const SkyPlaneFile *f)
+{
+  return f->path;
+}
+
 void
 sky_plane_file_close (SkyPlaneFile *f)
 {

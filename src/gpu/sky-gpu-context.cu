@@ -131,6 +131,7 @@ free_image_buffers (SkyGpu *gpu)
   gpu->d_labels = NULL;
   gpu->d_tile_counts = gpu->d_super_counts = NULL;
   gpu->capacity = 0;
+  gpu->loaded_n = 0;
 }
 
 void
@@ -142,6 +143,7 @@ sky_gpu_free (SkyGpu *gpu)
   if (gpu->stream)
     cudaStreamSynchronize (gpu->stream);
   free_image_buffers (gpu);
+  sky_gpu_loader_free (gpu);
   sky_gpu_detect_free (gpu);
   sky_gpu_local_free (gpu);
   cudaFree (gpu->d_conv_out);
@@ -165,6 +167,8 @@ sky_gpu_free (SkyGpu *gpu)
   for (int i = 0; i < (int) (sizeof gpu->ev / sizeof gpu->ev[0]); i++)
     if (gpu->ev[i])
       cudaEventDestroy (gpu->ev[i]);
+  if (gpu->ev_caller)
+    cudaEventDestroy (gpu->ev_caller);
   if (gpu->stream)
     cudaStreamDestroy (gpu->stream);
   cudaGetLastError ();
@@ -369,7 +373,21 @@ sky_gpu_device_bytes (const SkyGpu *gpu)
   bytes += gpu->conv_out_bytes + gpu->conv_f32_bytes;
   bytes += sky_gpu_local_bytes (gpu);
   bytes += sky_gpu_detect_bytes (gpu);
+  bytes += sky_gpu_loader_bytes (gpu);
   return bytes;
+}
+
+/* A caller's stream (CuPy's current one, say) before the context's: the
+ * context's stream waits on the device for what was enqueued there so
+ * far, and the host does not wait at all. */
+int
+sky_gpu_wait_for_stream (SkyGpu *gpu, void *stream)
+{
+  if (gpu->ev_caller == NULL)
+    SKY_CUDA (cudaEventCreateWithFlags (&gpu->ev_caller, cudaEventDisableTiming));
+  SKY_CUDA (cudaEventRecord (gpu->ev_caller, (cudaStream_t) stream));
+  SKY_CUDA (cudaStreamWaitEvent (gpu->stream, gpu->ev_caller, 0));
+  return SKY_OK;
 }
 
 /* ------------------------------------------------------------- pinning */

@@ -53,18 +53,38 @@ pixels_place (const void *p)
                                              : PIXELS_PAGEABLE;
 }
 
+__device__ __forceinline__ float
+blank_inf (float v)
+{
+  return isinf (v) ? NAN : v;
+}
+
 /* A device array's copy into the context's image, infinities made NaN on
  * the way as the FITS loader does for host images: every step takes NaN,
- * and only NaN, as blank. One pass, like the copy it replaces. */
+ * and only NaN, as blank. One pass, like the copy it replaces; four
+ * pixels a thread where both ends are 16-byte aligned (CuPy's allocations
+ * are), so that the copy runs at the memory's pace. */
 __global__ static void
 copyBlankingInfKernel (float *dst, const float *src, int64_t n)
 {
-  for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n;
-       i += (int64_t) gridDim.x * blockDim.x)
+  const int64_t stride = (int64_t) gridDim.x * blockDim.x;
+  int64_t first = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+
+  if ((((uintptr_t) dst | (uintptr_t) src) & 15) == 0)
     {
-      float v = src[i];
-      dst[i] = isinf (v) ? NAN : v;
+      const int64_t n4 = n / 4;
+      const float4 *s4 = reinterpret_cast<const float4 *> (src);
+      float4 *d4 = reinterpret_cast<float4 *> (dst);
+      for (int64_t i = first; i < n4; i += stride)
+        {
+          float4 v = s4[i];
+          d4[i] = make_float4 (blank_inf (v.x), blank_inf (v.y), blank_inf (v.z),
+                               blank_inf (v.w));
+        }
+      first += n4 * 4;
     }
+  for (int64_t i = first; i < n; i += stride)
+    dst[i] = blank_inf (src[i]);
 }
 
 static int
@@ -205,6 +225,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   const int ev_measured = SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE;
   int remeasured = 0, ret;
   int64_t nsources;
+  size_t guess, need;
+  int body;
 
   SKY_CUDA (cudaSetDevice (gpu->device));
   if ((ret = sky_gpu_ensure_buffers (gpu, n)) != SKY_OK
@@ -220,7 +242,11 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
    * tests set this to check that path against the CPU too. */
   gpu->h_params->full_clip = gpu->switches.full_clip;
   gpu->h_params->loop_profile = gpu->switches.loop_profile;
-  const int place = pixels_place (src);
+  const int loaded = (flags & SKY_GPU_IMAGE_LOADED) != 0;
+  const int place = loaded || (flags & SKY_GPU_PIXELS_ON_DEVICE) ? PIXELS_DEVICE
+                                                                  : pixels_place (src);
+  if (!loaded)
+    gpu->loaded_n = 0;   /* d_image is about to hold another image */
   if (place == PIXELS_PAGEABLE)
     {
       if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
@@ -231,7 +257,9 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
     }
 
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_START], s));
-  if (place == PIXELS_DEVICE)
+  if (loaded)
+    ; /* sky_gpu_load_plane left the image in d_image */
+  else if (place == PIXELS_DEVICE)
     {
       int blocks = (int) ((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
       copyBlankingInfKernel<<<blocks, 256, 0, s>>> (gpu->d_image, src, n);
@@ -251,8 +279,19 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
         return ret;
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + step], s));
     }
+  /* The catalogue comes home with the header where it fits in what the
+   * last run needed and an eighth more (at least 16 KiB; 64 KiB on a
+   * context's first run): one wait for the host instead of two, which is
+   * much of a small image's time. */
+  guess = gpu->cat_guess > 0 ? gpu->cat_guess : (size_t) 64 << 10;
+  if (guess > (size_t) gpu->meas_cap * SKY_MEASURE_CAT_BYTES)
+    guess = (size_t) gpu->meas_cap * SKY_MEASURE_CAT_BYTES;
+  if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, guess)) != SKY_OK)
+    return ret;
   SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
                              cudaMemcpyDeviceToHost, s));
+  SKY_CUDA (cudaMemcpyAsync (gpu->h_cat, gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES,
+                             guess, cudaMemcpyDeviceToHost, s));
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_HEADER], s));
   SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_HEADER]));
 
@@ -278,21 +317,31 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       remeasured = 1;
     }
 
-  if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes,
-                          (size_t) nsources * SKY_MEASURE_CAT_BYTES)) != SKY_OK)
-    return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
-  if (nsources > 0)
-    SKY_CUDA (cudaMemcpyAsync (gpu->h_cat, gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES,
-                               (size_t) nsources * SKY_MEASURE_CAT_BYTES, cudaMemcpyDeviceToHost,
-                               s));
-  if (flags & SKY_GPU_WANT_MASK)
-    SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost, s));
-  if (flags & SKY_GPU_WANT_LABELS)
-    SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4, cudaMemcpyDeviceToHost,
-                               s));
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
-  SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+  need = (size_t) nsources * SKY_MEASURE_CAT_BYTES;
+  gpu->cat_guess = (need + need / 8 + 4095) / 4096 * 4096;
+  if (gpu->cat_guess < ((size_t) 16 << 10))
+    gpu->cat_guess = (size_t) 16 << 10;
+  body = (nsources > 0 && (remeasured || need > guess))
+         || (flags & (SKY_GPU_WANT_MASK | SKY_GPU_WANT_LABELS));
+  if (body)
+    {
+      /* What did not come with the header: a second wait. */
+      if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, need)) != SKY_OK)
+        return ret;
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
+      if (nsources > 0 && (remeasured || need > guess))
+        SKY_CUDA (cudaMemcpyAsync (gpu->h_cat,
+                                   gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES, need,
+                                   cudaMemcpyDeviceToHost, s));
+      if (flags & SKY_GPU_WANT_MASK)
+        SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost,
+                                   s));
+      if (flags & SKY_GPU_WANT_LABELS)
+        SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4,
+                                   cudaMemcpyDeviceToHost, s));
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
+      SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+    }
 
   t->upload = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
   t->kernels = 0;
@@ -308,8 +357,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       from = end;
     }
   t->download = elapsed_ms (gpu, ev_measured, SKY_GPU_EV_HEADER)
-                + elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END);
-  t->total = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_BODY_END);
+                + (body ? elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END) : 0);
+  t->total = elapsed_ms (gpu, SKY_GPU_EV_START, body ? SKY_GPU_EV_BODY_END : SKY_GPU_EV_HEADER);
 
   res->stats.median = st->median;
   res->stats.sigma = st->sigma;
@@ -343,9 +392,12 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
     return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
   /* Pixel indices are 64-bit where they pass 2^31 - 1 (label, measure);
    * the clip's counts and the peak's tie-break hold 32 bits. */
-  if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || img->nx > INT32_MAX
-      || img->ny > INT32_MAX || img->nx * img->ny > (int64_t) UINT32_MAX)
+  if ((img->pixels == NULL && !(flags & SKY_GPU_IMAGE_LOADED)) || img->nx <= 0 || img->ny <= 0
+      || img->nx > INT32_MAX || img->ny > INT32_MAX || img->nx * img->ny > (int64_t) UINT32_MAX)
     return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^32 - 1 pixels (got %lld x %lld)",
+                     (long long) img->nx, (long long) img->ny);
+  if ((flags & SKY_GPU_IMAGE_LOADED) && gpu->loaded_n != img->nx * img->ny)
+    return sky_fail (SKY_ERR_ARGUMENT, "the GPU context holds no loaded image of %lld x %lld",
                      (long long) img->nx, (long long) img->ny);
   if ((ret = reset_result (res, img, flags)) != SKY_OK)
     return ret;
@@ -394,6 +446,12 @@ sky_gpu_shutdown (void)
   sky_gpu_free (default_gpu);
   default_gpu = NULL;
   pthread_mutex_unlock (&default_lock);
+}
+
+const void *
+sky_gpu_packed_catalogue (const SkyGpu *gpu)
+{
+  return gpu->h_cat;
 }
 
 void

@@ -267,14 +267,26 @@ struct SkyGpu {
   /* the local method's maps (sky-gpu-background.cu): made on first use */
   struct SkyGpuLocal *local;
 
+  /* the file loader's ring (sky-gpu-load.cu), made on first use; loaded_n
+   * is the pixels it put in d_image, 0 once anything else may have */
+  struct SkyGpuLoader *loader;
+  int64_t loaded_n;
+
   /* host side, pinned */
   SkyGpuState *h_state, *d_state;
   SkyGpuParams *h_params, *d_params;
   unsigned char *h_cat;
   size_t h_cat_bytes;
+  size_t cat_guess;          /* catalogue bytes fetched with the header: the
+                              * last run's need and some (0: 64 KiB) */
+  cudaEvent_t ev_caller;     /* sky_gpu_wait_for_stream's, made on first use */
   float *h_stage;
   size_t h_stage_bytes;
 };
+
+typedef struct SkyGpuLoader SkyGpuLoader;
+void sky_gpu_loader_free (SkyGpu *gpu);
+size_t sky_gpu_loader_bytes (const SkyGpu *gpu);
 
 /* Each step's kernels, enqueued on gpu->stream for an image of n pixels
  * (nx by ny) already on the device. Sizes of launches depend on the image

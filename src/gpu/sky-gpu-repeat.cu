@@ -106,20 +106,23 @@ sky_gpu_run_best (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, uns
                   int repeat, SkyResult *res, SkyGpuTimes *best)
 {
   SkyGpuTimes t;
-  int locked, ret = SKY_OK;
+  const unsigned run_flags = flags & (SKY_GPU_IMAGE_LOADED | SKY_GPU_PIXELS_ON_DEVICE);
+  int locked = 0, ret = SKY_OK;
 
   memset (best, 0, sizeof *best);
   best->outputs = -1;
-  if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0)
+  if ((img->pixels == NULL && !(run_flags & SKY_GPU_IMAGE_LOADED)) || img->nx <= 0
+      || img->ny <= 0)
     return sky_gpu_run_on (gpu, img, params, flags, res, best);
-  locked = sky_gpu_lock_host (img->pixels, (size_t) (img->nx * img->ny) * sizeof (float));
+  if (!run_flags)
+    locked = sky_gpu_lock_host (img->pixels, (size_t) (img->nx * img->ny) * sizeof (float));
   if (repeat < 1)
     repeat = 1;
   /* The warm-up: untimed, as a benchmark's first call is. */
-  ret = sky_gpu_run_on (gpu, img, params, 0, res, &t);
+  ret = sky_gpu_run_on (gpu, img, params, run_flags, res, &t);
   for (int r = 0; r < repeat && ret == SKY_OK; r++)
     {
-      ret = sky_gpu_run_on (gpu, img, params, 0, res, &t);
+      ret = sky_gpu_run_on (gpu, img, params, run_flags, res, &t);
       if (ret != SKY_OK)
         break;
       if (r == 0)

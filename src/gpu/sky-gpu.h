@@ -50,6 +50,12 @@ size_t sky_gpu_device_bytes (const SkyGpu *gpu);
 enum {
   SKY_GPU_WANT_MASK = 1u << 0,   /* res->mask, nx * ny bytes */
   SKY_GPU_WANT_LABELS = 1u << 1, /* res->labels, nx * ny int32 */
+  /* The image is the one sky_gpu_load_plane put on the device: nothing is
+   * uploaded and img->pixels may be NULL. */
+  SKY_GPU_IMAGE_LOADED = 1u << 2,
+  /* img->pixels is device memory (a caller's device array): copied on the
+   * device without asking the driver where it lives. */
+  SKY_GPU_PIXELS_ON_DEVICE = 1u << 3,
 };
 
 /* Runs the four steps on the device into res, which must be zeroed or hold
@@ -74,6 +80,51 @@ int sky_gpu_run (const SkyImage *img, const SkyParams *params, SkyResult *res,
 
 /* Frees the process-wide context of sky_gpu_run(), if any. */
 void sky_gpu_shutdown (void);
+
+/* ------------------------------------------------ from the file, directly */
+
+typedef struct SkyGpuLoadTimes {
+  double buffers_ms;    /* the image's buffers on the device */
+  double ring_ms;       /* the page-locked ring, where not prepared before */
+  double stream_ms;     /* reading, copying up and converting, overlapped */
+  int64_t nchunks, chunk_bytes;
+  int nslots, nthreads;
+} SkyGpuLoadTimes;
+
+/* Reads the plane of f (sky_plane_file_open; img as it filled it) straight
+ * into the context's image on the device, with no image in host memory:
+ * nthreads threads (0: every core) pread the stored values in chunks of
+ * chunk_bytes (0: by the plane's size) into a ring of page-locked slots
+ * that go up by DMA while the next chunks are read, and the device
+ * converts them exactly as sky_image_load does (the same float bits:
+ * byte order, BSCALE/BZERO, BLANK, infinities to NaN). Sets img->nblank
+ * and img->ninf; SKY_ERR_EMPTY when every pixel is blank, SKY_ERR_IO when
+ * the file cannot be read, SKY_ERR_ARGUMENT when it is not a regular file.
+ * A run then takes SKY_GPU_IMAGE_LOADED, until the next run on the
+ * context that uploads an image. */
+int sky_gpu_load_plane (SkyGpu *gpu, SkyPlaneFile *f, SkyImage *img, int nthreads,
+                        size_t chunk_bytes, SkyGpuLoadTimes *times);
+
+/* Makes the loader's ring of page-locked slots and their streams for a
+ * plane of about plane_bytes on nthreads threads (0: every core) and loads
+ * the conversion's kernel, ahead of sky_gpu_load_plane (which otherwise
+ * does it itself): for a caller that counts the device's start apart from
+ * the file's load. The ring is kept for later loads. */
+int sky_gpu_load_prepare (SkyGpu *gpu, int64_t plane_bytes, int nthreads);
+
+/* The context's image (n pixels) brought home, for tests. */
+int sky_gpu_image_download (SkyGpu *gpu, float *pixels, int64_t n);
+
+/* Orders the context's next work after everything enqueued so far on
+ * stream (a cudaStream_t; NULL: the legacy default stream), without the
+ * host waiting: for a caller whose device array another stream wrote. */
+int sky_gpu_wait_for_stream (SkyGpu *gpu, void *stream);
+
+/* The packed catalogue of the context's last lesson run on the host
+ * (nsources each of x, y, sum as double, npix as int64, peak as float,
+ * peak_x, peak_y, xmin, xmax, ymin, ymax as int32, column after column),
+ * valid until the next run on the context. */
+const void *sky_gpu_packed_catalogue (const SkyGpu *gpu);
 
 /* Page-locks the image's pixels so that uploads read them directly; the
  * caller must call sky_gpu_unpin() before freeing or reallocating them. */

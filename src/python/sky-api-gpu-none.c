@@ -19,9 +19,10 @@ sky_api_gpu_available (char *why, size_t why_size)
 
 int
 sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
-                        const SkyApiParams *params, SkyApiRun **out)
+                        const SkyApiParams *params, void *stream, SkyApiRun **out,
+                        SkyApiResult *result)
 {
-  (void) d_pixels, (void) nx, (void) ny, (void) params;
+  (void) d_pixels, (void) nx, (void) ny, (void) params, (void) stream, (void) result;
   *out = NULL;
   return sky_fail (SKY_ERR_UNAVAILABLE, "%s", NO_CUDA);
 }

@@ -23,13 +23,13 @@ sky_api_gpu_available (char *why, size_t why_size)
 }
 
 /* The steps on the process's device context (made on first use) into a
- * new run. Pixels on the device: the run's buffers stay there, so
- * device_lock stays held until the caller has copied them
- * (sky_api_gpu_release). Pixels on the host: the run borrows the image
- * and the lock is let go. */
+ * new run. Pixels on the device: read after what stream holds, and the
+ * run's buffers stay there, so device_lock stays held until the caller has
+ * copied them (sky_api_gpu_release). Pixels on the host: the run borrows
+ * the image and the lock is let go. */
 static int
-run_on_device (const SkyImage *image, int device_pixels, const SkyApiParams *params,
-               SkyApiRun **out)
+run_on_device (const SkyImage *image, int device_pixels, void *stream,
+               const SkyApiParams *params, SkyApiRun **out)
 {
   SkyParams p;
   SkyResult *res;
@@ -46,8 +46,13 @@ run_on_device (const SkyImage *image, int device_pixels, const SkyApiParams *par
   pthread_mutex_lock (&device_lock);
   if (device_context == NULL)
     ret = sky_gpu_new (&device_context);
+  if (ret == SKY_OK && device_pixels)
+    ret = sky_gpu_wait_for_stream (device_context, stream);
   if (ret == SKY_OK)
-    ret = sky_gpu_run_on (device_context, image, &p, 0, res, times);
+    ret = sky_gpu_run_on (device_context, image, &p,
+                          device_pixels ? SKY_GPU_PIXELS_ON_DEVICE : 0, res, times);
+  if (ret == SKY_OK && device_pixels)
+    sky_api_run_set_packed (*out, sky_gpu_packed_catalogue (device_context));
   if (ret != SKY_OK || !device_pixels)
     pthread_mutex_unlock (&device_lock);
   if (ret != SKY_OK)
@@ -60,20 +65,25 @@ run_on_device (const SkyImage *image, int device_pixels, const SkyApiParams *par
 
 int
 sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
-                        const SkyApiParams *params, SkyApiRun **out)
+                        const SkyApiParams *params, void *stream, SkyApiRun **out,
+                        SkyApiResult *result)
 {
   SkyImage img = { 0 };
+  int ret;
 
   img.nx = nx;
   img.ny = ny;
   img.pixels = (float *) d_pixels;
-  return run_on_device (&img, 1, params, out);
+  ret = run_on_device (&img, 1, stream, params, out);
+  if (ret == SKY_OK && result != NULL)
+    ret = sky_api_run_result (*out, result);
+  return ret;
 }
 
 int
 sky_api_gpu_run_image (const SkyApiImage *img, const SkyApiParams *params, SkyApiRun **out)
 {
-  return run_on_device (sky_api_image_core (img), 0, params, out);
+  return run_on_device (sky_api_image_core (img), 0, NULL, params, out);
 }
 
 int

@@ -19,4 +19,7 @@ int sky_api_run_new_device (int64_t nx, int64_t ny, const SkyParams *params, Sky
 const SkyImage *sky_api_image_core (const SkyApiImage *img);
 void sky_api_run_set_image (SkyApiRun *run, const SkyImage *image);
 
+/* The device's packed catalogue of the run (SkyApiResult.packed_catalogue). */
+void sky_api_run_set_packed (SkyApiRun *run, const void *packed);
+
 #endif /* SKY_API_PRIVATE_H */

@@ -23,6 +23,7 @@ struct SkyApiRun {
   SkyResult own;             /* a device run's or a measure's result */
   int uses_stages;
   SkyGpuTimes gpu_times;
+  const void *packed;        /* a device run's packed catalogue, or NULL */
   int gpu_ran;
   const char *backend;
 };
@@ -368,6 +369,7 @@ sky_api_run_result (const SkyApiRun *run, SkyApiResult *out)
     }
   out->backend = run->backend ? run->backend : "cpu";
   out->gpu_fault = run->uses_stages && run->stages.gpu_fault ? run->stages.gpu_fault : "";
+  out->packed_catalogue = run->packed;
   return SKY_OK;
 }
 
@@ -564,6 +566,12 @@ const SkyImage *
 sky_api_image_core (const SkyApiImage *img)
 {
   return &img->image;
+}
+
+void
+sky_api_run_set_packed (SkyApiRun *run, const void *packed)
+{
+  run->packed = packed;
 }
 
 void

@@ -23,7 +23,7 @@ extern "C" {
 
 /* Bumped whenever a struct or signature below changes; the Python side
  * refuses a library of another version. */
-#define SKY_API_VERSION 3
+#define SKY_API_VERSION 4
 
 int sky_api_version (void);
 
@@ -108,6 +108,12 @@ typedef struct SkyApiResult {
   double gpu_kernels_ms, gpu_total_ms; /* device events: kernels; all with transfers */
   const char *backend;           /* "cpu" or "gpu": what ran */
   const char *gpu_fault;         /* why the GPU failed and the CPU finished, or "" */
+  /* A device run's catalogue as the device packed it, on the host: its
+   * nsources values of x, y, sum (double), npix (int64), peak (float),
+   * peak_x, peak_y, xmin, xmax, ymin, ymax (int32), column after column,
+   * the CSV's order, so that one copy makes every column; valid until
+   * sky_api_gpu_release. NULL for other runs. */
+  const void *packed_catalogue;
 } SkyApiResult;
 
 /* Runs a method ("lesson" or "local") on img through the runner: backend
@@ -120,13 +126,18 @@ int sky_api_run (const SkyApiImage *img, const SkyApiParams *params, const char 
                  const float *rms, SkyApiRun **out);
 
 /* Runs every step on the device, on pixels in the device's memory (a
- * CuPy array's): nx * ny float32 in rows of nx. No host copy; the mask
- * and labels stay on the device (sky_api_gpu_buffers). One process-wide
+ * CuPy array's): nx * ny float32 in rows of nx, read after what was
+ * enqueued on stream (the caller's cudaStream_t; NULL: the legacy default
+ * stream) without the host waiting for it. No host copy; the mask and
+ * labels stay on the device (sky_api_gpu_buffers). One process-wide
  * device context behind a lock, held until sky_api_gpu_release: the
- * caller copies the buffers out in between. SKY_ERR_UNAVAILABLE in a
- * build without CUDA or on a machine without a device. */
+ * caller copies the buffers out in between. result (if not NULL) gets
+ * sky_api_run_result's figures, packed_catalogue included, in the same
+ * call. SKY_ERR_UNAVAILABLE in a build without CUDA or on a machine
+ * without a device. */
 int sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
-                            const SkyApiParams *params, SkyApiRun **out);
+                            const SkyApiParams *params, void *stream, SkyApiRun **out,
+                            SkyApiResult *result);
 
 /* Runs every step of the lesson's method once on the device, on a host
  * image (a loaded file's), with the same process-wide context as

@@ -241,3 +241,26 @@ def test_read_image_is_astropys_data(gc_path):
     np.testing.assert_array_equal(skysift.read_image(gc_path), fits.getdata(gc_path))
     with pytest.raises(skysift.SkysiftIOError, match="nonesuch.fits"):
         skysift.read_image("nonesuch.fits")
+
+
+def test_packed_columns_read_the_device_layout(gc_path):
+    """The device's packed catalogue (column after column, the CSV's order)
+    read into the host run's columns: every value, every dtype, and writable
+    arrays that do not share the C buffer."""
+    import ctypes
+
+    from skysift import _table
+    host = skysift.find(gc_path, table=False)
+    n = host["meta"]["nsources"]
+    names = [name for name, _, _ in _table.PIXEL_COLUMNS]
+    block = b"".join(np.ascontiguousarray(host[name]).tobytes() for name in names)
+    assert len(block) == n * _table.PACKED_BYTES
+    buf = ctypes.create_string_buffer(block, len(block))
+    cols = _table.packed_columns(ctypes.addressof(buf), n)
+    ctypes.memset(buf, 0, len(block))
+    assert list(cols) == ["source_id"] + names
+    for name in ["source_id"] + names:
+        assert cols[name].dtype == host[name].dtype
+        np.testing.assert_array_equal(cols[name], host[name])
+    cols["x_centroid"][0] = -1.0
+    assert _table.packed_columns(0, 0)["x_centroid"].shape == (0,)
