@@ -129,6 +129,8 @@ main (int argc, char **argv)
     { "pixel-table", test_pixel_table },
     { "scale-dialog", test_scale_dialog },
     { "contours-gc-like", test_contours_gc_like },
+    { "frames-menu-tiles", test_frames_menu_tiles },
+    { "cube-animator", test_cube_animator },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -196,6 +196,10 @@ void test_export_folder (Fixture *f);
 void save_widget_picture (GtkWidget *widget, const char *name);
 void test_about (Fixture *f);
 
+/* test-ui-gtk-frames.c */
+void test_frames_menu_tiles (Fixture *f);
+void test_cube_animator (Fixture *f);
+
 /* test-ui-gtk-viewer.c */
 void test_header_window (Fixture *f);
 void test_overlay_truth (Fixture *f);

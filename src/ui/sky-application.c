@@ -37,6 +37,8 @@
  *                       flux=SUM, edge=off, flags=off, or none
  *   smooth (s)          detect on a copy smoothed by a kernel, as
  *                       skysift-cli find --smooth ("" none)
+ *   samp-connect (b), samp-send-image, samp-send-table, samp
+ *                       the app on a SAMP hub (sky-samp-link.h)
  *   about, quit
  * Operations queue in the window and run in order, so a script can send
  * open, run and export one after the other and poll state until busy is
@@ -47,6 +49,7 @@
 #include "sky-display-path.h"
 #include "sky-pipeline.h"
 #include "sky-render.h"
+#include "sky-samp-link.h"
 #include "sky-window.h"
 #include "sky-window-script.h"
 
@@ -58,6 +61,7 @@
 struct _SkyApplication {
   GtkApplication parent_instance;
   gint64 start_us;
+  SkySampLink *samp;
 };
 
 G_DEFINE_FINAL_TYPE (SkyApplication, sky_application, GTK_TYPE_APPLICATION)
@@ -111,7 +115,10 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "pixel-table", g_variant_new_int32 (sky_window_get_pixel_table (window)));
   set_state (self, "magnifier", g_variant_new_boolean (sky_window_get_magnifier (window)));
   set_state (self, "scale-dialog", g_variant_new_boolean (sky_window_get_scale_dialog (window)));
+  sky_application_frames_sync (self, GTK_WINDOW (window));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
+  if (self->samp)
+    sky_samp_link_window_changed (self->samp, GTK_WINDOW (window));
 }
 
 static SkyWindow *
@@ -130,6 +137,12 @@ main_window (SkyApplication *self)
    * it) gets one the user can see, not a hidden one that never draws. */
   gtk_window_present (GTK_WINDOW (window));
   return window;
+}
+
+GtkWindow *
+sky_application_get_window (SkyApplication *self)
+{
+  return GTK_WINDOW (main_window (self));
 }
 
 /* Relative paths from D-Bus or the command line are taken from the
@@ -171,6 +184,12 @@ split_plane (const char *text, char **path, int *hdu, gint64 *plane)
     *plane = p && *p ? g_ascii_strtoll (p, NULL, 10) : 0;
   }
   return TRUE;
+}
+
+void
+sky_application_split_path (const char *text, char **path, int *hdu, gint64 *plane)
+{
+  split_plane (text, path, hdu, plane);
 }
 
 static void
@@ -720,9 +739,22 @@ sky_application_startup (GApplication *app)
 
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions),
                                    app);
+  sky_application_frames_add_actions (SKY_APPLICATION (app));
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.run('all')", run_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.header('')", header_accels);
+  SKY_APPLICATION (app)->samp = sky_samp_link_new (GTK_APPLICATION (app));
+}
+
+static void
+sky_application_shutdown (GApplication *app)
+{
+  SkyApplication *self = SKY_APPLICATION (app);
+
+  if (self->samp)
+    sky_samp_link_shutdown (self->samp);
+  g_clear_object (&self->samp);
+  G_APPLICATION_CLASS (sky_application_parent_class)->shutdown (app);
 }
 
 static void
@@ -771,6 +803,7 @@ sky_application_class_init (SkyApplicationClass *klass)
   GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
 
   app_class->startup = sky_application_startup;
+  app_class->shutdown = sky_application_shutdown;
   app_class->activate = sky_application_activate;
   app_class->open = sky_application_open;
 }

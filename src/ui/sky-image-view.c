@@ -27,6 +27,7 @@ enum {
   POINTER_MOVED,
   SOURCE_ACTIVATED,
   DISPLAY_CHANGED,
+  VIEW_MOVED,
   N_SIGNALS
 };
 
@@ -154,6 +155,7 @@ sky_image_view_set_view (SkyImageView *self, double zoom, double cx, double cy)
   sky_image_view_pointer_update (self);
   if (zoom_changed)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+  g_signal_emit (self, signals[VIEW_MOVED], 0);
 }
 
 /* Zooms keeping the image point under widget point (wx, wy) where it is. */
@@ -409,6 +411,29 @@ void
 sky_image_view_zoom_out (SkyImageView *self)
 {
   sky_image_view_set_zoom (self, sky_image_view_next_zoom (self->zoom, -1));
+}
+
+void
+sky_image_view_get_center (SkyImageView *self, double *x, double *y)
+{
+  *x = self->cx - 0.5;
+  *y = self->cy - 0.5;
+}
+
+gboolean
+sky_image_view_get_fitted (SkyImageView *self)
+{
+  return self->fitted;
+}
+
+void
+sky_image_view_set_center_zoom (SkyImageView *self, double zoom, double x, double y)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  if (self->image == NULL || !isfinite (x) || !isfinite (y) || !(zoom > 0))
+    return;
+  self->fitted = FALSE;
+  sky_image_view_set_view (self, clamp_zoom (self, zoom), x + 0.5, y + 0.5);
 }
 
 void
@@ -754,6 +779,10 @@ sky_image_view_class_init (SkyImageViewClass *klass)
   /* The image, limits, stretch or colour map changed: the colour bar listens. */
   signals[DISPLAY_CHANGED] =
     g_signal_new ("display-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 0);
+  /* The zoom or the centre changed (a pan, a zoom, a fit): locked frames follow. */
+  signals[VIEW_MOVED] =
+    g_signal_new ("view-moved", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
                   NULL, NULL, G_TYPE_NONE, 0);
 
   sky_image_view_input_class_init (widget_class);

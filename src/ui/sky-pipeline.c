@@ -435,3 +435,40 @@ sky_run_describe_cpu (const SkyRun *run)
     ? g_strdup_printf ("CPU: best of %d runs, as the GPU's.", run->stages.cpu_runs)
     : g_strdup ("CPU: one run.");
 }
+
+gboolean
+sky_run_write_catalogue (const SkyRun *run, const char *path, GError **error)
+{
+  SkyResult res = { 0 };
+  SkyRunInfo info = { 0 };
+  SkyExport ex;
+  int ret;
+
+  res.nx = run->image->image.nx;
+  res.ny = run->image->image.ny;
+  res.stats = run->stats;
+  res.threshold_value = run->threshold_value;
+  res.mask = run->mask;
+  res.labels = run->labels;
+  res.nsources = run->nsources;
+  res.catalogue = run->catalogue;   /* borrowed: res is not cleared */
+  res.times = run->cpu;
+  /* The local method's: its columns and provenance. */
+  res.method = run->method;
+  res.noise_scale = run->stages.result.noise_scale;
+  res.nislands = run->stages.result.nislands;
+  res.ndeblended = run->stages.result.ndeblended;
+  info.image = &run->image->image;
+  info.params = &run->params;
+  info.backend = run->backend == SKY_BACKEND_GPU && run->gpu_fault == NULL ? "gpu" : "cpu";
+  ret = sky_export_init (&ex, &info, &res);
+  if (ret == SKY_OK)
+    ret = sky_export_write (path, sky_catalogue_format_for_path (path), &ex);
+  sky_export_clear (&ex);
+  if (ret != SKY_OK)
+    {
+      g_propagate_error (error, sky_ui_error_new_from_status (ret));
+      return FALSE;
+    }
+  return TRUE;
+}

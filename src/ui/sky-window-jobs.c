@@ -489,48 +489,20 @@ start_run (SkyWindow *self, SkyJob *job)
 
 /* ---------------------------------------------------------------- export */
 
-/* The CLI's writers with the CLI's inputs, so that the file is the one
- * `skysift-cli find --csv` (--ecsv, --votable, --regions: the name's
- * extension chooses) writes for the same image and parameters: the pixel
- * columns, then sky positions and fluxes where the header has them. */
+/* The CLI's writers (sky_run_write_catalogue). */
 static void
 csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   JobContext *ctx = task_data;
-  SkyRun *run = ctx->run;
-  SkyResult res = { 0 };
-  SkyRunInfo info = { 0 };
-  SkyExport ex;
-  int ret;
+  GError *error = NULL;
 
   /* Cancelled before it began: no file, as the status line will say. */
   if (g_task_return_error_if_cancelled (task))
     return;
-  res.nx = run->image->image.nx;
-  res.ny = run->image->image.ny;
-  res.stats = run->stats;
-  res.threshold_value = run->threshold_value;
-  res.mask = run->mask;
-  res.labels = run->labels;
-  res.nsources = run->nsources;
-  res.catalogue = run->catalogue;   /* borrowed: res is not cleared */
-  res.times = run->cpu;
-  /* The local method's: its columns and provenance. */
-  res.method = run->method;
-  res.noise_scale = run->stages.result.noise_scale;
-  res.nislands = run->stages.result.nislands;
-  res.ndeblended = run->stages.result.ndeblended;
-  info.image = &run->image->image;
-  info.params = &run->params;
-  info.backend = run->backend == SKY_BACKEND_GPU && run->gpu_fault == NULL ? "gpu" : "cpu";
-  ret = sky_export_init (&ex, &info, &res);
-  if (ret == SKY_OK)
-    ret = sky_export_write (ctx->path, sky_catalogue_format_for_path (ctx->path), &ex);
-  sky_export_clear (&ex);
-  if (ret != SKY_OK)
-    g_task_return_error (task, sky_ui_error_new_from_status (ret));
-  else
+  if (sky_run_write_catalogue (ctx->run, ctx->path, &error))
     g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
 }
 
 static void
@@ -730,6 +702,10 @@ next_job (SkyWindow *self)
       break;
     case SKY_JOB_OVERLAY:
       sky_window_viewer_load_overlay (self, job->path);
+      job_done (self);
+      break;
+    case SKY_JOB_FRAME:
+      sky_window_frames_run_job (self, job);
       job_done (self);
       break;
     default:

@@ -40,8 +40,7 @@ sky_window_describe (SkyWindow *self)
                             self->image->load_ms, self->image->prepare_ms,
                             self->image->levels_ms);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
-                          self->current || !g_queue_is_empty (&self->jobs) || self->sorting
-                          || self->maps_pending > 0 ? "true" : "false",
+                          sky_window_is_busy (self) ? "true" : "false",
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
   sky_ui_json_string (out, sky_backend_name (self->backend));
@@ -174,9 +173,34 @@ sky_window_describe (SkyWindow *self)
   g_string_append (out, ", \"gl\": ");
   sky_ui_json_string (out, sky_image_view_get_gl_info (self->view));
   sky_window_viewer_describe (self, out);
+  sky_window_frames_describe (self, out);
   g_string_append (out, ", \"last_error\": ");
   sky_ui_json_string (out, self->last_error);
   g_string_append (out, "}");
   return g_string_free (out, FALSE);
 }
 
+gboolean
+sky_window_is_busy (SkyWindow *self)
+{
+  return self->current || !g_queue_is_empty (&self->jobs) || self->sorting
+         || self->maps_pending > 0;
+}
+
+SkyImageData *
+sky_window_get_image (SkyWindow *self)
+{
+  return self->image;
+}
+
+SkyRun *
+sky_window_get_catalogue_run (SkyWindow *self)
+{
+  return self->run && sky_run_has (self->run, SKY_STEP_MEASURE) ? self->run : NULL;
+}
+
+gint64
+sky_window_get_selected_source (SkyWindow *self)
+{
+  return sky_image_view_get_selected (self->view) + 1;
+}
