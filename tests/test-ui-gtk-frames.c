@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The widget tests of frames and the cube animator, through the widgets a
  * person uses: the menu's Frames submenu, a click on a tile, the
- * animator's buttons and slider. */
+ * animator's buttons and slider; and the window menu's items, each one
+ * usable. */
 #include "test-ui-gtk.h"
 #include "sky-window-frames.h"
 
@@ -41,6 +42,118 @@ find_menu_button (GtkWidget *widget)
         return found;
     }
   return NULL;
+}
+
+/* Whether the window has the action name ("win.…": in its action map or
+ * installed by its class), and its parameter type. */
+static gboolean
+window_action (GtkWidget *window, const char *name, const GVariantType **parameter)
+{
+  GtkWidgetClass *klass = GTK_WIDGET_GET_CLASS (window);
+  const char *installed, *property;
+  GType owner;
+
+  if (G_IS_ACTION_GROUP (window)
+      && g_action_group_has_action (G_ACTION_GROUP (window), name + strlen ("win.")))
+    {
+      g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (window),
+                                                        name + strlen ("win.")));
+      *parameter = g_action_group_get_action_parameter_type (G_ACTION_GROUP (window),
+                                                             name + strlen ("win."));
+      return TRUE;
+    }
+  /* GTK 4.8 writes every out argument: none may be NULL. */
+  for (guint i = 0;
+       gtk_widget_class_query_action (klass, i, &owner, &installed, parameter, &property); i++)
+    if (g_str_equal (installed, name))
+      return TRUE;
+  return FALSE;
+}
+
+/* Fails, naming the item, where an item of model would be greyed out or
+ * would not work: its action missing or disabled, or a target that does not
+ * fit the action's parameter (GTK disables an item for an action with a
+ * parameter but no target). */
+static void
+check_menu_items (GMenuModel *model, GtkWidget *window)
+{
+  for (int i = 0; i < g_menu_model_get_n_items (model); i++)
+    {
+      g_autofree char *name = NULL;
+      g_autofree char *label = NULL;
+      g_autoptr (GVariant) target = NULL;
+      g_autoptr (GMenuLinkIter) links = g_menu_model_iterate_item_links (model, i);
+      GMenuModel *linked;
+
+      g_menu_model_get_item_attribute (model, i, G_MENU_ATTRIBUTE_LABEL, "s", &label);
+      if (g_menu_model_get_item_attribute (model, i, G_MENU_ATTRIBUTE_ACTION, "s", &name))
+        {
+          const GVariantType *parameter = NULL;
+
+          if (g_str_has_prefix (name, "app."))
+            {
+              const char *bare = name + strlen ("app.");
+
+              if (!g_action_group_has_action (G_ACTION_GROUP (app), bare))
+                g_error ("menu item “%s”: no action %s", label, name);
+              if (!g_action_group_get_action_enabled (G_ACTION_GROUP (app), bare))
+                g_error ("menu item “%s”: %s is disabled", label, name);
+              parameter = g_action_group_get_action_parameter_type (G_ACTION_GROUP (app), bare);
+            }
+          else if (!window_action (window, name, &parameter))
+            g_error ("menu item “%s”: no action %s", label, name);
+          target = g_menu_model_get_item_attribute_value (model, i, G_MENU_ATTRIBUTE_TARGET, NULL);
+          if (target == NULL && parameter != NULL)
+            g_error ("menu item “%s”: %s takes a %s but the item has no target", label, name,
+                     g_variant_type_peek_string (parameter));
+          if (target != NULL && (parameter == NULL || !g_variant_is_of_type (target, parameter)))
+            g_error ("menu item “%s”: its target %s does not fit %s", label,
+                     g_variant_get_type_string (target), name);
+        }
+      while (g_menu_link_iter_get_next (links, NULL, &linked))
+        {
+          check_menu_items (linked, window);
+          g_object_unref (linked);
+        }
+    }
+}
+
+/* Every item of the window menu can be used (no item greyed out by a
+ * parameter it lacks), and the View section's check items toggle the grid,
+ * the magnifier and the scale dialog as their script actions do. */
+void
+test_menu_actions (Fixture *f)
+{
+  GtkWidget *button;
+  GMenuModel *model;
+
+  open_image (f, &field);
+  button = find_menu_button (gtk_window_get_titlebar (GTK_WINDOW (f->window)));
+  g_assert_nonnull (button);
+  model = gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (button));
+  g_assert_nonnull (model);
+  check_menu_items (model, GTK_WIDGET (f->window));
+  for (const char *const *a = (const char *const[]) { "grid", "magnifier", "scale-dialog", NULL };
+       *a; a++)
+    {
+      g_autofree char *toggle = g_strconcat ("toggle-", *a, NULL);
+      g_autofree char *item = g_strconcat ("app.", toggle, NULL);
+
+      g_assert_true (menu_has_action (model, item));
+      for (int round = 0; round < 2; round++)
+        {
+          g_autoptr (GVariant) before = g_action_group_get_action_state (G_ACTION_GROUP (app), *a);
+          g_autoptr (GVariant) shown = NULL;
+          g_autoptr (GVariant) checked = NULL;
+
+          activate (toggle, NULL);
+          wait_idle (f, toggle);
+          shown = g_action_group_get_action_state (G_ACTION_GROUP (app), *a);
+          checked = g_action_group_get_action_state (G_ACTION_GROUP (app), toggle);
+          g_assert_cmpint (g_variant_get_boolean (shown), ==, !g_variant_get_boolean (before));
+          g_assert_cmpint (g_variant_get_boolean (checked), ==, g_variant_get_boolean (shown));
+        }
+    }
 }
 
 /* The view in the frames' grid that is not the window's own (frame 1's,

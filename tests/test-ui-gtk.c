@@ -130,6 +130,7 @@ main (int argc, char **argv)
     { "scale-dialog", test_scale_dialog },
     { "contours-gc-like", test_contours_gc_like },
     { "frames-menu-tiles", test_frames_menu_tiles },
+    { "menu-actions", test_menu_actions },
     { "cube-animator", test_cube_animator },
   };
   static const char *const views[] = { "cpu", "gl" };

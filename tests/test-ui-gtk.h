@@ -198,6 +198,7 @@ void test_about (Fixture *f);
 
 /* test-ui-gtk-frames.c */
 void test_frames_menu_tiles (Fixture *f);
+void test_menu_actions (Fixture *f);
 void test_cube_animator (Fixture *f);
 
 /* test-ui-gtk-viewer.c */

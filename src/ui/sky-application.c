@@ -115,6 +115,10 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "pixel-table", g_variant_new_int32 (sky_window_get_pixel_table (window)));
   set_state (self, "magnifier", g_variant_new_boolean (sky_window_get_magnifier (window)));
   set_state (self, "scale-dialog", g_variant_new_boolean (sky_window_get_scale_dialog (window)));
+  set_state (self, "toggle-grid", g_variant_new_boolean (sky_window_get_grid (window)));
+  set_state (self, "toggle-magnifier", g_variant_new_boolean (sky_window_get_magnifier (window)));
+  set_state (self, "toggle-scale-dialog",
+             g_variant_new_boolean (sky_window_get_scale_dialog (window)));
   sky_application_frames_sync (self, GTK_WINDOW (window));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
   if (self->samp)
@@ -239,8 +243,7 @@ action_run (GSimpleAction *action, GVariant *param, gpointer data)
 
 /* The actions that hand the window one value of their own type: threshold,
  * kappa, zoom and match-radius (d), connectivity and pixel-table (i: 5, 7
- * or 9, 0 hides the table), relative, grid (as the menu's check item
- * toggles it), magnifier and scale-dialog (b), plane and select-source (x),
+ * or 9, 0 hides the table), relative, grid, magnifier and scale-dialog (b), plane and select-source (x),
  * source-filter, smooth and contours (s: "3,5,10 sigma", "threshold",
  * "0.1 0.2", "" for none). */
 static void
@@ -279,6 +282,27 @@ action_set_value (GSimpleAction *action, GVariant *param, gpointer data)
     sky_window_set_smooth (window, g_variant_get_string (param, NULL));
   else if (g_str_equal (name, "contours"))
     sky_window_set_contours (window, g_variant_get_string (param, NULL));
+  else
+    g_assert_not_reached ();
+}
+
+/* The menu's check items: GTK shows an item as a check box only for an
+ * action with a boolean state and no parameter, and greys out an item whose
+ * action takes a parameter it has no target for. So grid, magnifier and
+ * scale-dialog (b, for scripts) each have a parameterless twin that flips
+ * the same setting; both states follow the window. */
+static void
+action_toggle (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyWindow *window = main_window (data);
+  const char *name = g_action_get_name (G_ACTION (action)) + strlen ("toggle-");
+
+  if (g_str_equal (name, "grid"))
+    sky_window_set_grid (window, !sky_window_get_grid (window));
+  else if (g_str_equal (name, "magnifier"))
+    sky_window_set_magnifier (window, !sky_window_get_magnifier (window));
+  else if (g_str_equal (name, "scale-dialog"))
+    sky_window_show_scale_dialog (window, !sky_window_get_scale_dialog (window));
   else
     g_assert_not_reached ();
 }
@@ -674,6 +698,9 @@ static const GActionEntry app_actions[] = {
   { "pixel-table", action_set_value, "i", "0", NULL },
   { "magnifier", action_set_value, "b", "false", NULL },
   { "scale-dialog", action_set_value, "b", "false", NULL },
+  { "toggle-grid", action_toggle, NULL, "false", NULL },
+  { "toggle-magnifier", action_toggle, NULL, "false", NULL },
+  { "toggle-scale-dialog", action_toggle, NULL, "false", NULL },
   { "contour-levels", action_contour_levels, NULL, NULL, NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
