@@ -230,4 +230,5 @@ void test_junk_pixel_limits (Fixture *f);
 void test_status_says_what_ran (Fixture *f);
 void test_rerun_gives_back_arrays (Fixture *f);
 void test_sort_action (Fixture *f);
+void test_table_many_rows (Fixture *f);
 void test_plane_reruns (Fixture *f);

@@ -576,6 +576,15 @@ small_field (void)
   return image;
 }
 
+/* test-ui-units-order.c */
+void source_order_check (SkyImageData *image);
+
+static void
+test_source_order (void)
+{
+  source_order_check (small_field ());
+}
+
 static gboolean
 close_rel (double a, double b, double tol)
 {
@@ -1174,6 +1183,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/image/load", test_load);
   g_test_add_func ("/ui/image/read-chunked", test_read_chunked);
   g_test_add_func ("/ui/pipeline/steps", test_pipeline_steps);
+  g_test_add_func ("/ui/source-table/order", test_source_order);
   g_test_add_func ("/ui/pipeline/cancel", test_pipeline_cancel);
   g_test_add_func ("/ui/pipeline/bad-params", test_pipeline_bad_params);
   g_test_add_func ("/ui/pipeline/local", test_pipeline_local);

@@ -356,7 +356,10 @@ sky_image_view_set_run (SkyImageView *self, SkyRun *run)
   g_clear_pointer (&self->draw_order, g_free);
   self->run = run ? sky_run_ref (run) : NULL;
   sky_image_view_tools_forget (self, FALSE);
-  if (run != NULL && sky_run_has (run, SKY_STEP_MEASURE) && run->catalogue.n > 0)
+  /* The pipeline sorted them on its worker; a run made otherwise here. */
+  if (run != NULL && run->by_sum != NULL)
+    self->draw_order = g_memdup2 (run->by_sum, run->catalogue.n * sizeof (gint64));
+  else if (run != NULL && sky_run_has (run, SKY_STEP_MEASURE) && run->catalogue.n > 0)
     {
       self->draw_order = g_new (gint64, run->catalogue.n);
       for (gint64 i = 0; i < run->catalogue.n; i++)

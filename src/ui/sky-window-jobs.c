@@ -104,9 +104,22 @@ gap_tick (gpointer data)
       self->sorting = FALSE;
       sky_window_changed (self);
     }
+  /* Likewise the table's rows, made, filtered or sorted on a worker and
+   * handed to the column view (sky_window_meter_table). */
+  if (self->last_tick_us && self->table_metering)
+    self->table_max_gap_ms = MAX (self->table_max_gap_ms, (now - self->last_tick_us) / 1000.0);
+  if (self->table_metering && self->table_done_us == 0
+      && sky_source_table_sort_pending (self->sources) == 0)
+    self->table_done_us = now;
+  if (self->table_metering && self->table_done_us && now - self->table_done_us > SORT_SETTLE_US)
+    {
+      self->table_metering = FALSE;
+      sky_window_changed (self);
+    }
   self->last_tick_us = now;
   self->prev_tick_in_pipeline = self->pipeline_active > 0;
-  if (self->current == NULL && self->pipeline_active == 0 && !self->sorting)
+  if (self->current == NULL && self->pipeline_active == 0 && !self->sorting
+      && !self->table_metering)
     {
       self->gap_timer = 0;
       self->last_tick_us = 0;
@@ -123,6 +136,19 @@ meter_start (SkyWindow *self)
       self->last_tick_us = g_get_monotonic_time ();
       self->gap_timer = g_timeout_add (GAP_TICK_MS, gap_tick, self);
     }
+}
+
+/* The source table asked a worker for rows (a run's, a filter's, a
+ * sort's): the main loop is metered until they are shown and a moment
+ * more, for the state's table_max_gap_ms. */
+void
+sky_window_meter_table (SkyWindow *self)
+{
+  if (!self->table_metering)
+    self->table_max_gap_ms = 0;
+  self->table_metering = TRUE;
+  self->table_done_us = 0;
+  meter_start (self);
 }
 
 /* Sorts the source table for a script, "COLUMN" or "COLUMN descending",

@@ -157,6 +157,9 @@ struct _SkyWindow {
   gint64 sort_t0_us, sort_done_us;
   double sort_ms;         /* the last such sort, asked to placed */
   double sort_max_gap_ms; /* the main loop's longest stall during it */
+  gboolean table_metering; /* the source table makes, filters or sorts rows */
+  gint64 table_done_us;
+  double table_max_gap_ms; /* the main loop's longest stall meanwhile */
   char *last_error;
   GtkWidget *error_dialog;          /* the one error dialog, while shown */
   int errors_in_dialog;             /* errors it has shown since it opened */
@@ -206,6 +209,9 @@ void sky_window_changed (SkyWindow *self);   /* describe () would say something 
  * (a tile other than the window's view). */
 void sky_window_show_readout (SkyWindow *self, SkyImageView *view, SkyImageData *image, SkyRun *run,
                               int frame, gboolean inside, double x, double y);
+/* The source table asked for rows: meter the main loop until they are
+ * shown (the state's table_max_gap_ms). */
+void sky_window_meter_table (SkyWindow *self);
 
 /* sky-window-layout.c */
 void sky_window_layout_init (SkyWindow *self);

@@ -134,6 +134,8 @@ sky_window_describe (SkyWindow *self)
   json_number (out, self->sort_ms);
   g_string_append (out, ", \"sort_max_gap_ms\": ");
   json_number (out, self->sort_max_gap_ms);
+  g_string_append (out, ", \"table_max_gap_ms\": ");
+  json_number (out, self->table_max_gap_ms);
   /* The selected source's label number, 0 for none. */
   g_string_append_printf (out, ", \"selected\": %" G_GINT64_FORMAT,
                           sky_image_view_get_selected (self->view) + 1);
@@ -184,7 +186,7 @@ gboolean
 sky_window_is_busy (SkyWindow *self)
 {
   return self->current || !g_queue_is_empty (&self->jobs) || self->sorting
-         || self->maps_pending > 0;
+         || self->maps_pending > 0 || sky_source_table_sort_pending (self->sources) > 0;
 }
 
 SkyImageData *
