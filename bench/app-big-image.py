@@ -152,8 +152,9 @@ class GapMeter(threading.Thread):
 
 
 def inner(args):
-    app_path = os.path.join(args.build, "src", "ui", "skysift")
+    app_path = args.app or os.path.join(args.build, "src", "ui", "skysift")
     env = dict(os.environ, SKYSIFT_THREADS=str(args.threads))
+    env.update(kv.split("=", 1) for kv in args.env)
     if args.app_log:
         env["G_MESSAGES_DEBUG"] = "skysift"
     # Through a pipe: GLib drops debug messages to a plain file.
@@ -178,6 +179,8 @@ def inner(args):
         # not pass for this one's, whose first frame comes after the open
         # job is done (busy false) and sets open_to_frame_ms anew.
         before = wait_idle()["open_to_frame_ms"]
+        if args.cancel_after is not None:
+            return cancel_round(args, proc)
         activate("open", "'" + os.path.abspath(args.image) + "'")
         st = wait_idle()
         while st["open_to_frame_ms"] == before or st["image"] != os.path.abspath(args.image):
@@ -188,7 +191,16 @@ def inner(args):
         res["open_to_frame_ms"] = st["open_to_frame_ms"]
         res["read_ms"] = st.get("load_ms", float("nan"))
         res["prepare_ms"] = st.get("prepare_ms", float("nan"))
+        res["preview_to_frame_ms"] = st.get("preview_to_frame_ms", 0)
+        res["open_to_levels_ms"] = st.get("open_to_levels_ms", 0)
+        res["levels_ms"] = st.get("levels_ms", 0)
+        res["open_max_tick_ms"] = st.get("open_max_tick_ms", float("nan"))
         res["hwm_open"] = vm_hwm(proc.pid)
+        if args.open_only:
+            activate("quit")
+            proc.wait(timeout=60)
+            print(json.dumps(res))
+            return
         meter = GapMeter()
         meter.start()
         probe.phase = "run_all"
@@ -252,20 +264,81 @@ def inner(args):
     print(json.dumps(res))
 
 
+def warm_page_cache(path):
+    """Reads the file once, so that neither side of the ratio pays for the
+    disk (on a shared machine the file can leave the page cache between
+    rounds, and the side that ran first would pay for it)."""
+    with open(path, "rb", buffering=0) as f:
+        while f.read(16 << 20):
+            pass
+
+
+def cancel_round(args, proc):
+    """Opens the image, cancels args.cancel_after seconds after its reduced
+    view is drawn; the image shown before must stay, and the memory go back."""
+    res = {"rss_before_mib": vm_rss_mib(proc.pid)}
+    shown = state()["image"]
+    t0 = time.monotonic()
+    activate("open", "'" + os.path.abspath(args.image) + "'")
+    while True:
+        st = state()
+        if st["preview_shown"] and st["preview_to_frame_ms"] > 0:
+            break
+        if not st["busy"] or time.monotonic() - t0 > 120:
+            raise RuntimeError(f"no reduced view: {st}")
+        time.sleep(0.05)
+    res["preview_to_frame_ms"] = st["preview_to_frame_ms"]
+    time.sleep(args.cancel_after)
+    res["rss_at_cancel_mib"] = vm_rss_mib(proc.pid)
+    t1 = time.monotonic()
+    activate("cancel")
+    st = wait_idle()
+    res["cancel_to_idle_ms"] = (time.monotonic() - t1) * 1000
+    res["image_after_cancel_is_previous"] = st["image"] == shown
+    res["preview_shown_after_cancel"] = st["preview_shown"]
+    time.sleep(1)
+    res["rss_after_mib"] = vm_rss_mib(proc.pid)
+    res["hwm_gib"] = vm_hwm(proc.pid)
+    activate("quit")
+    proc.wait(timeout=60)
+    print(json.dumps(res))
+
+
+def vm_rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def one_round(args, build):
     cli = os.path.join(build, "src", "cli", "skysift-cli")
+    warm_page_cache(args.image)
     load_before = os.getloadavg()[0]
-    summary, cli_peak = cli_run(cli, args.image, args.threads)
+    if args.no_cli:
+        summary, cli_peak = {"times_ms": {"cpu": {"load": float("nan"), "label": float("nan")}}}, \
+            float("nan")
+    else:
+        summary, cli_peak = cli_run(cli, args.image, args.threads)
+        warm_page_cache(args.image)
     r = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", "dbus-run-session",
                         "--", sys.executable, os.path.abspath(__file__), build, args.image,
                         "--threads", str(args.threads), "--moves", str(args.moves),
                         "--sort-threshold", str(args.sort_threshold), "--inner"]
+                       + (["--open-only"] if args.open_only else [])
+                       + ([f"--cancel-after={args.cancel_after}"]
+                          if args.cancel_after is not None else [])
+                       + [f"--env={kv}" for kv in args.env]
+                       + ([f"--app={args.app}"] if args.app else [])
                        + (["--app-log", args.app_log] if args.app_log else []),
                        capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
         sys.exit(f"the app's run failed: {r.stderr[-2000:]}")
     app = json.loads(lines[-1])
+    if args.cancel_after is not None:
+        return summary, app
     app["cli_load"] = summary["times_ms"]["cpu"]["load"]
     app["cli_label"] = summary["times_ms"]["cpu"]["label"]
     app["cli_peak"] = cli_peak
@@ -283,8 +356,20 @@ def main():
     ap.add_argument("--moves", type=int, default=10)
     ap.add_argument("--sort-threshold", type=float, default=3.0,
                     help="then run at this threshold and sort the table by peak (0: not)")
+    ap.add_argument("--env", action="append", default=[],
+                    help="NAME=VALUE in the app's environment (repeatable)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="rounds of the CLI then the app; medians, stalls also their maximum")
+    ap.add_argument("--open-only", action="store_true",
+                    help="measure the open alone (no Run All, moves or sort)")
+    ap.add_argument("--cancel-after", type=float, default=None,
+                    help="open, cancel this many seconds after the reduced view; print what "
+                         "the app shows then and its memory (no CLI)")
+    ap.add_argument("--no-cli", action="store_true",
+                    help="the app alone (a field whose CLI run would not fit in memory)")
+    ap.add_argument("--app", help="the app to run (default BUILD/src/ui/skysift); with --inner, "
+                    "on a display and session bus of the caller's (the GPU machine's carried "
+                    "Xvfb: scripts/gpu-gui-run shell)")
     ap.add_argument("--against", metavar="OLD_BUILD",
                     help="alternate the rounds with this build's, old first; a column each")
     ap.add_argument("--app-log", metavar="FILE",
@@ -296,12 +381,19 @@ def main():
     for tool in ("xvfb-run", "dbus-run-session", "gdbus"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is not installed")
+    if args.cancel_after is not None:
+        args.no_cli = True
     builds = ([args.against] if args.against else []) + [args.build]
     rounds = {b: [] for b in builds}
     for _ in range(args.repeat):
         for b in builds:
             summary, app = one_round(args, b)
             rounds[b].append(app)
+    if args.cancel_after is not None:
+        for b in builds:
+            for i, a in enumerate(rounds[b]):
+                print(f"{b}: cancel round {i + 1}: " + json.dumps(a))
+        return
 
     def med(b, key):
         vals = [a[key] for a in rounds[b] if a.get(key) is not None]
@@ -331,8 +423,22 @@ def main():
     row("open (CLI: load; app: to the first full frame), ms", f"{med(b0, 'cli_load'):.0f}",
         [f"{med(b, 'open_to_frame_ms'):.0f} ({med(b, 'open_to_frame_ms') / med(b, 'cli_load'):.2f}x "
          "its rounds' CLI)" for b in builds])
+    row("... of which the app read the file / prepared the display (limits, histogram, "
+        "pyramid), ms", "", [f"{med(b, 'read_ms'):.0f} / {med(b, 'prepare_ms'):.0f}" for b in builds])
+    row("... asked to the reduced view's first frame (0: none), ms", "",
+        [f"{med(b, 'preview_to_frame_ms'):.0f}" for b in builds])
+    row("... asked to the zoom-out levels drawn (0: made before the first frame; of which "
+        "making them), ms", "",
+        [f"{med(b, 'open_to_levels_ms'):.0f} ({med(b, 'levels_ms'):.0f})" for b in builds])
+    row("the main loop during the open: its longest wait between two 50 ms ticks, ms", "",
+        [stall(b, "open_max_tick_ms") for b in builds])
+    row("VmHWM after open, GiB", f"{med(b0, 'cli_peak'):.2f} (find)",
+        [f"{med(b, 'hwm_open'):.2f} ({med(b, 'hwm_open') / med(b, 'cli_peak'):.2f}x)"
+         for b in builds])
+    if args.open_only:
+        return
     row("label step, ms", f"{med(b0, 'cli_label'):.0f}", [f"{med(b, 'label_ms'):.0f}" for b in builds])
-    for key, what in (("hwm_open", "after open"), ("hwm_run_all", "after Run All"),
+    for key, what in (("hwm_run_all", "after Run All"),
                       ("hwm_moves", f"after {args.moves} threshold moves")):
         row(f"VmHWM {what}, GiB", f"{med(b0, 'cli_peak'):.2f}",
             [f"{med(b, key):.2f} ({med(b, key) / med(b, 'cli_peak'):.2f}x)" for b in builds])

@@ -133,6 +133,16 @@ struct _SkyWindow {
   gint64 started_us;      /* the process's start, for startup to first frame */
   double open_to_frame_ms;
   double startup_to_frame_ms;
+  /* The open under way (sky-window-open.c) */
+  struct _SkyOpenProgress *open_progress;
+  guint open_poll;
+  gint64 open_t0_us;
+  SkyImageData *preview;  /* the reduced view the view shows meanwhile */
+  double preview_to_frame_ms;   /* asked to a reduced view's first frame, or 0 */
+  double open_to_levels_ms;     /* asked to the zoom-out levels drawn, or 0 */
+  double open_max_tick_ms;      /* the open's longest wait between two 50 ms ticks */
+  gint64 open_last_tick_us;
+  int open_percent;             /* the share read last told, in % */
   double last_threshold_redraw_ms, max_threshold_redraw_ms;
   int threshold_redraws;
   guint gap_timer;
@@ -183,6 +193,10 @@ void sky_window_queue_job (SkyWindow *self, SkyJob *job);   /* takes job */
 void sky_window_push_job (SkyWindow *self, SkyJobKind kind, const char *path, SkyStep step,
                           gboolean is_demo);
 void sky_window_jobs_clear (SkyWindow *self);
+void sky_window_job_finished (SkyWindow *self);   /* the current job is done */
+
+/* sky-window-open.c */
+void sky_window_open_start (SkyWindow *self, SkyJob *job);
 void sky_window_set_status (SkyWindow *self, const char *text);
 char *sky_window_ran_text (const SkyRun *run, gboolean already_shown);
 

@@ -2,6 +2,7 @@
 /* SkyWindow's state for scripts: sky_window_describe's JSON, which the
  * app's state action holds (docs/ui.md lists its keys). */
 #include "sky-window-private.h"
+#include "sky-image-read.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,8 +35,10 @@ sky_window_describe (SkyWindow *self)
                             self->image->image.plane, self->image->image.nplanes,
                             self->image->image.ny, self->image->image.nx);
   if (self->image)
-    g_string_append_printf (out, ", \"load_ms\": %.1f, \"prepare_ms\": %.1f",
-                            self->image->load_ms, self->image->prepare_ms);
+    g_string_append_printf (out, ", \"load_ms\": %.1f, \"prepare_ms\": %.1f, "
+                            "\"levels_ms\": %.1f",
+                            self->image->load_ms, self->image->prepare_ms,
+                            self->image->levels_ms);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
                           sky_window_is_busy (self) ? "true" : "false",
                           g_queue_get_length (&self->jobs));
@@ -104,6 +107,18 @@ sky_window_describe (SkyWindow *self)
     }
   g_string_append (out, ", \"open_to_frame_ms\": ");
   json_number (out, self->open_to_frame_ms);
+  /* A big image's open: its reduced view's first frame, and its zoom-out
+   * levels drawn (0 where there were none to wait for). */
+  g_string_append (out, ", \"preview_to_frame_ms\": ");
+  json_number (out, self->preview_to_frame_ms);
+  g_string_append (out, ", \"open_to_levels_ms\": ");
+  json_number (out, self->open_to_levels_ms);
+  g_string_append (out, ", \"open_max_tick_ms\": ");
+  json_number (out, self->open_max_tick_ms);
+  /* The share of the pixels read of an open under way (0 when none). */
+  g_string_append (out, ", \"open_read_fraction\": ");
+  json_number (out, self->open_progress ? sky_open_progress_fraction (self->open_progress) : 0);
+  g_string_append_printf (out, ", \"preview_shown\": %s", self->preview ? "true" : "false");
   g_string_append (out, ", \"startup_to_frame_ms\": ");
   json_number (out, self->startup_to_frame_ms);
   g_string_append (out, ", \"threshold_redraw_ms\": ");
