@@ -36,6 +36,9 @@
  * climb. */
 
 constexpr int kTreeLevels = 64;   /* more levels: the climb decides alone */
+/* Larger islands too: then the node count (at most the levels times the
+ * pixels) and the node ids fit in 32 bits. */
+constexpr int64_t kTreePixels = (int64_t) 1 << 24;
 
 struct TreeShared {
   double t[kTreeLevels];
@@ -83,7 +86,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
   const int nlevels = lp.nthresh - 1;
   const int tid = threadIdx.x;
 
-  if (nlevels < 1 || nlevels > kTreeLevels)
+  if (nlevels < 1 || nlevels > kTreeLevels || p > kTreePixels)
     return 0;
   if (tid < nlevels)
     ts.t[tid] = level_at (lp.flood_sigma, peak, lp.nthresh, tid);
