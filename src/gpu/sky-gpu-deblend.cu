@@ -4,7 +4,9 @@
  * with the same watershed. Islands that cannot split (the CPU's early
  * exits: too small, too faint, fewer than two local maxima high enough)
  * are found pixel by pixel; each other island is deblended by a block, its
- * levels' components found by a union-find across its pixels and its
+ * cores read from its tree of components over the levels (built by one
+ * union-find going down them, sky-gpu-deblend-tree.cuh) or, where the tree
+ * cannot decide, its levels' components found by a union-find each, and its
  * watershed by sweeps (deblend_parallel says why this decides as the CPU's
  * serial walk does). Where a decision rests on rounding or on equal
  * values, the block's first thread deblends that island serially in the
@@ -16,8 +18,8 @@
  *             island (up to two);
  *   need      each island's scratch (words), zero for one that cannot split;
  *   scan      the scratch offsets;
- *   islands   a block per island that may split: gather, levels, watershed,
- *             the first pixel of each part;
+ *   islands   a block per island that may split: gather, the component tree
+ *             (or the levels climbed), watershed, the first pixel of each part;
  *   firsts    a bit at each source's first pixel (an island that did not
  *             split: its own first pixel);
  *   ranks     the bits counted per 64-pixel word and scanned: a source's
