@@ -532,32 +532,12 @@ sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
   if (in != NULL && (in->background == NULL || in->rms == NULL))
     return sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
 
-  /* As sky_gpu_run_on: the catalogue goes; mask and labels are kept when
-   * asked for again at the same size. */
-  {
-    const int same = res->nx == img->nx && res->ny == img->ny;
-    uint8_t *mask = (flags & SKY_GPU_WANT_MASK) && same ? res->mask : NULL;
-    int32_t *labels = (flags & SKY_GPU_WANT_LABELS) && same ? res->labels : NULL;
-    if (mask != res->mask)
-      free (res->mask);
-    if (labels != res->labels)
-      free (res->labels);
-    res->mask = NULL;
-    res->labels = NULL;
-    sky_result_clear (res);
-    res->nx = img->nx;
-    res->ny = img->ny;
-    if ((flags & SKY_GPU_WANT_MASK) && mask == NULL)
-      mask = (uint8_t *) sky_alloc_large ((size_t) n);
-    if ((flags & SKY_GPU_WANT_LABELS) && labels == NULL)
-      labels = (int32_t *) sky_alloc_large ((size_t) n * sizeof *labels);
-    res->mask = mask;
-    res->labels = labels;
-    if (((flags & SKY_GPU_WANT_MASK) && mask == NULL)
-        || ((flags & SKY_GPU_WANT_LABELS) && labels == NULL))
-      return sky_fail (SKY_ERR_MEMORY, "no host memory for the mask and labels of %lld pixels",
-                       (long long) n);
-  }
+  /* As sky_gpu_run_on, and the maps of an earlier local run go too. */
+  free (res->background);
+  free (res->rms);
+  res->background = res->rms = NULL;
+  if ((ret = sky_gpu_reset_result (res, img, flags)) != SKY_OK)
+    return ret;
 
   ret = run_local (gpu, img, params, in, flags, res, times);
   if (ret != SKY_OK)

@@ -100,10 +100,8 @@ ensure_host (void **buf, size_t *have, size_t need)
   return SKY_OK;
 }
 
-/* Prepares res like sky_cpu_run: the catalogue goes; mask and label
- * buffers stay when asked for again at the same size. */
-static int
-reset_result (SkyResult *res, const SkyImage *img, unsigned flags)
+int
+sky_gpu_reset_result (SkyResult *res, const SkyImage *img, unsigned flags)
 {
   const int64_t n = img->nx * img->ny;
   const int same = res->nx == img->nx && res->ny == img->ny;
@@ -399,7 +397,7 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
   if ((flags & SKY_GPU_IMAGE_LOADED) && gpu->loaded_n != img->nx * img->ny)
     return sky_fail (SKY_ERR_ARGUMENT, "the GPU context holds no loaded image of %lld x %lld",
                      (long long) img->nx, (long long) img->ny);
-  if ((ret = reset_result (res, img, flags)) != SKY_OK)
+  if ((ret = sky_gpu_reset_result (res, img, flags)) != SKY_OK)
     return ret;
 
   ret = run_steps (gpu, img, params, flags, res, times);

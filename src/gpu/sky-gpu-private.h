@@ -309,6 +309,13 @@ size_t sky_gpu_local_bytes (const SkyGpu *gpu);
 int sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n);
 int sky_gpu_ensure_measure (SkyGpu *gpu, int64_t nsources);
 
+/* Prepares res for a run over img like sky_cpu_run: the catalogue goes;
+ * mask and label buffers stay when flags ask for them again at the same
+ * size, and are allocated where they are asked for and missing. The
+ * background and rms maps are left to the caller. SKY_ERR_MEMORY when the
+ * host has no room for them. */
+int sky_gpu_reset_result (SkyResult *res, const SkyImage *img, unsigned flags);
+
 /* SKY_ERR_MEMORY, naming what and the sizes, when holding more bytes on
  * top of what gpu holds now would pass SKYSIFT_GPU_MEMORY_LIMIT. */
 int sky_gpu_check_memory_limit (const SkyGpu *gpu, size_t more, const char *what);
