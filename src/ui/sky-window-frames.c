@@ -707,15 +707,6 @@ sky_window_get_blink_interval (SkyWindow *self)
 
 /* ---------------------------------------------------------------- state */
 
-static void
-json_double (GString *out, double v)
-{
-  if (isfinite (v))
-    g_string_append_printf (out, "%.17g", v);
-  else
-    g_string_append (out, "null");
-}
-
 void
 sky_window_frames_describe (SkyWindow *self, GString *out)
 {
@@ -747,15 +738,15 @@ sky_window_frames_describe (SkyWindow *self, GString *out)
                                 image->image.ny, image->image.nx);
       /* The centre in FITS pixels, from 1, as app.pan takes them. */
       g_string_append (out, ", \"zoom\": ");
-      json_double (out, zoom);
+      sky_ui_json_number (out, zoom);
       g_string_append (out, ", \"center\": [");
-      json_double (out, x + 1);
+      sky_ui_json_number (out, x + 1);
       g_string_append (out, ", ");
-      json_double (out, y + 1);
+      sky_ui_json_number (out, y + 1);
       g_string_append (out, "], \"world\": [");
-      json_double (out, lng);
+      sky_ui_json_number (out, lng);
       g_string_append (out, ", ");
-      json_double (out, lat);
+      sky_ui_json_number (out, lat);
       g_string_append (out, "], \"system\": ");
       sky_ui_json_string (out, image && image->has_wcs
                               ? sky_coord_system_name (sky_wcs_system (image->wcs)) : "");
