@@ -611,27 +611,31 @@ sky_window_frames_image_applied (SkyWindow *self)
 
 /* ------------------------------------------------------------- settings */
 
+/* The index of name among a setting's n names; -1 after telling the
+ * person which names the setting takes (choices, a sentence without its
+ * full stop). */
 static int
-name_index (const char *const *names, int n, const char *name)
+setting_index (SkyWindow *self, const char *setting, const char *const *names, int n,
+               const char *name, const char *choices)
 {
   for (int i = 0; i < n; i++)
     if (g_str_equal (names[i], name))
       return i;
+
+  g_autofree char *title = g_strdup_printf ("There is no such %s", setting);
+  g_autofree char *detail = g_strdup_printf ("%s, not “%s”.", choices, name);
+  sky_window_show_error (self, title, detail);
   return -1;
 }
 
 gboolean
 sky_window_set_frame_mode (SkyWindow *self, const char *mode)
 {
-  int m = name_index (mode_names, G_N_ELEMENTS (mode_names), mode);
+  int m = setting_index (self, "frame mode", mode_names, G_N_ELEMENTS (mode_names), mode,
+                         "Frames show single, tile or blink");
 
   if (m < 0)
-    {
-      g_autofree char *detail = g_strdup_printf ("Frames show single, tile or blink, not “%s”.",
-                                                 mode);
-      sky_window_show_error (self, "There is no such frame mode", detail);
-      return FALSE;
-    }
+    return FALSE;
   self->frames->mode = m;
   relayout (self);
   restart_blink (self);
@@ -642,15 +646,11 @@ sky_window_set_frame_mode (SkyWindow *self, const char *mode)
 gboolean
 sky_window_set_frame_lock (SkyWindow *self, const char *lock)
 {
-  int l = name_index (lock_names, G_N_ELEMENTS (lock_names), lock);
+  int l = setting_index (self, "frame lock", lock_names, G_N_ELEMENTS (lock_names), lock,
+                         "Frames lock on none, image or wcs");
 
   if (l < 0)
-    {
-      g_autofree char *detail = g_strdup_printf ("Frames lock on none, image or wcs, not “%s”.",
-                                                 lock);
-      sky_window_show_error (self, "There is no such frame lock", detail);
-      return FALSE;
-    }
+    return FALSE;
   self->frames->lock = l;
   /* The others come to where the current frame looks now. */
   if (self->image != NULL)
