@@ -229,42 +229,11 @@ sky_gpu_detect_ensure_sources (SkyGpu *gpu, int64_t nsources)
   return SKY_OK;
 }
 
-static double
-elapsed_ms (const SkyGpu *gpu, int from, int to)
-{
-  float ms = 0;
-
-  if (cudaEventElapsedTime (&ms, gpu->ev[from], gpu->ev[to]) != cudaSuccess)
-    {
-      cudaGetLastError ();
-      return NAN;
-    }
-  return ms;
-}
-
-static int
-ensure_host_cat (SkyGpuDetect *L, size_t need)
-{
-  if (need <= L->h_cat_bytes && L->h_cat != NULL)
-    return SKY_OK;
-  cudaFreeHost (L->h_cat);
-  L->h_cat = NULL;
-  L->h_cat_bytes = 0;
-  SKY_CUDA (cudaHostAlloc ((void **) &L->h_cat, need > 0 ? need : 64, cudaHostAllocDefault));
-  L->h_cat_bytes = need > 0 ? need : 64;
-  return SKY_OK;
-}
-
 /* The common columns (sky-gpu-measure.cu's packing) and the local ones. */
 static int
 unpack (const unsigned char *common, const unsigned char *local, int64_t n, SkyCatalogue *cat)
 {
-  int ret = sky_catalogue_alloc (cat, n);
-  const double *x = (const double *) common, *y = x + n, *sum = y + n;
-  const int64_t *npix = (const int64_t *) (sum + n);
-  const float *peak = (const float *) (npix + n);
-  const int32_t *peak_x = (const int32_t *) (peak + n), *peak_y = peak_x + n;
-  const int32_t *xmin = peak_y + n, *xmax = xmin + n, *ymin = xmax + n, *ymax = ymin + n;
+  int ret = sky_gpu_unpack_catalogue (common, n, cat);
   const double *sum_err = (const double *) local, *peak_err = sum_err + n;
   const double *x_win = peak_err + n, *y_win = x_win + n;
   const float *bkg = (const float *) (y_win + n), *rms = bkg + n;
@@ -275,17 +244,6 @@ unpack (const unsigned char *common, const unsigned char *local, int64_t n, SkyC
   if (ret != SKY_OK || n == 0)
     return ret;
 #define COPY(field, src) memcpy (cat->field, src, (size_t) n * sizeof *cat->field)
-  COPY (x, x);
-  COPY (y, y);
-  COPY (sum, sum);
-  COPY (npix, npix);
-  COPY (peak, peak);
-  COPY (peak_x, peak_x);
-  COPY (peak_y, peak_y);
-  COPY (xmin, xmin);
-  COPY (xmax, xmax);
-  COPY (ymin, ymin);
-  COPY (ymax, ymax);
   COPY (sum_err, sum_err);
   COPY (peak_err, peak_err);
   COPY (x_win, x_win);
@@ -459,8 +417,10 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
     }
 
   nsources = gpu->h_state->nsources;
-  if ((ret = ensure_host_cat (L, (size_t) nsources * (SKY_MEASURE_CAT_BYTES
-                                                       + SKY_DETECT_CAT_BYTES))) != SKY_OK)
+  if ((ret = sky_gpu_ensure_host ((void **) &L->h_cat, &L->h_cat_bytes,
+                                  (size_t) nsources
+                                      * (SKY_MEASURE_CAT_BYTES + SKY_DETECT_CAT_BYTES)))
+      != SKY_OK)
     return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
   if (nsources > 0)
@@ -480,22 +440,22 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
   SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
 
-  t->upload = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
-  t->ms[SKY_STEP_BACKGROUND] = elapsed_ms (gpu, SKY_GPU_EV_UPLOADED,
-                                           SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND);
-  t->ms[SKY_STEP_DETECT] = elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND,
-                                       SKY_GPU_EV_STEP_END + SKY_STEP_DETECT);
-  t->ms[SKY_STEP_FLOOD] = elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_DETECT,
-                                      SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD);
-  t->ms[SKY_STEP_DEBLEND] = elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD,
-                                        SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND);
-  t->ms[SKY_STEP_MEASURE] = elapsed_ms (gpu, again ? SKY_GPU_EV_REMEASURE
-                                                   : SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND,
-                                        SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE);
+  t->upload = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
+  t->ms[SKY_STEP_BACKGROUND] = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_UPLOADED,
+                                                   SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND);
+  t->ms[SKY_STEP_DETECT] = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND,
+                                               SKY_GPU_EV_STEP_END + SKY_STEP_DETECT);
+  t->ms[SKY_STEP_FLOOD] = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_DETECT,
+                                              SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD);
+  t->ms[SKY_STEP_DEBLEND] = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD,
+                                                SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND);
+  t->ms[SKY_STEP_MEASURE] = sky_gpu_elapsed_ms (gpu, again ? SKY_GPU_EV_REMEASURE
+                                                           : SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND,
+                                                SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE);
   t->kernels = t->ms[SKY_STEP_BACKGROUND] + t->ms[SKY_STEP_DETECT] + t->ms[SKY_STEP_FLOOD]
                + t->ms[SKY_STEP_DEBLEND] + t->ms[SKY_STEP_MEASURE];
-  t->download = elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END);
-  t->total = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_BODY_END);
+  t->download = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END);
+  t->total = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_BODY_END);
 
   res->method = SKY_METHOD_LOCAL;
   res->threshold_value = NAN;

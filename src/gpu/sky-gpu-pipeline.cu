@@ -20,8 +20,8 @@ initial_measure_capacity (int64_t n)
   return n / 128 > 4096 ? n / 128 : 4096;
 }
 
-static double
-elapsed_ms (const SkyGpu *gpu, int from, int to)
+double
+sky_gpu_elapsed_ms (const SkyGpu *gpu, int from, int to)
 {
   float ms = 0;
 
@@ -87,8 +87,8 @@ copyBlankingInfKernel (float *dst, const float *src, int64_t n)
     dst[i] = blank_inf (src[i]);
 }
 
-static int
-ensure_host (void **buf, size_t *have, size_t need)
+int
+sky_gpu_ensure_host (void **buf, size_t *have, size_t need)
 {
   if (need <= *have && *buf != NULL)
     return SKY_OK;
@@ -129,8 +129,8 @@ sky_gpu_reset_result (SkyResult *res, const SkyImage *img, unsigned flags)
   return SKY_OK;
 }
 
-static int
-unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat)
+int
+sky_gpu_unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat)
 {
   int ret = sky_catalogue_alloc (cat, n);
   const double *x = (const double *) packed, *y = x + n, *sum = y + n;
@@ -247,7 +247,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
     gpu->loaded_n = 0;   /* d_image is about to hold another image */
   if (place == PIXELS_PAGEABLE)
     {
-      if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
+      if ((ret = sky_gpu_ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes,
+                                      (size_t) n * 4))
           != SKY_OK)
         return ret;
       memcpy (gpu->h_stage, src, (size_t) n * 4);
@@ -284,7 +285,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   guess = gpu->cat_guess > 0 ? gpu->cat_guess : (size_t) 64 << 10;
   if (guess > (size_t) gpu->meas_cap * SKY_MEASURE_CAT_BYTES)
     guess = (size_t) gpu->meas_cap * SKY_MEASURE_CAT_BYTES;
-  if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, guess)) != SKY_OK)
+  if ((ret = sky_gpu_ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, guess)) != SKY_OK)
     return ret;
   SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
                              cudaMemcpyDeviceToHost, s));
@@ -324,7 +325,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   if (body)
     {
       /* What did not come with the header: a second wait. */
-      if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, need)) != SKY_OK)
+      if ((ret = sky_gpu_ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, need)) != SKY_OK)
         return ret;
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
       if (nsources > 0 && (remeasured || need > guess))
@@ -341,7 +342,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
     }
 
-  t->upload = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
+  t->upload = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
   t->kernels = 0;
   for (int k = 0, from = SKY_GPU_EV_UPLOADED; k < N_LESSON_STEPS; k++)
     {
@@ -350,13 +351,15 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       /* A second measure starts at its own event, after the header's wait. */
       if (lesson_steps[k].step == SKY_STEP_MEASURE && remeasured)
         from = SKY_GPU_EV_REMEASURE;
-      t->ms[lesson_steps[k].step] = elapsed_ms (gpu, from, end);
+      t->ms[lesson_steps[k].step] = sky_gpu_elapsed_ms (gpu, from, end);
       t->kernels += t->ms[lesson_steps[k].step];
       from = end;
     }
-  t->download = elapsed_ms (gpu, ev_measured, SKY_GPU_EV_HEADER)
-                + (body ? elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END) : 0);
-  t->total = elapsed_ms (gpu, SKY_GPU_EV_START, body ? SKY_GPU_EV_BODY_END : SKY_GPU_EV_HEADER);
+  t->download = sky_gpu_elapsed_ms (gpu, ev_measured, SKY_GPU_EV_HEADER)
+                + (body ? sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END)
+                        : 0);
+  t->total = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START,
+                                 body ? SKY_GPU_EV_BODY_END : SKY_GPU_EV_HEADER);
 
   res->stats.median = st->median;
   res->stats.sigma = st->sigma;
@@ -371,7 +374,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   for (int step = 0; step < SKY_STEP_COUNT; step++)
     res->times.ms[step] = t->ms[step];
   res->times.total = t->kernels;
-  return unpack_catalogue (gpu->h_cat, nsources, &res->catalogue);
+  return sky_gpu_unpack_catalogue (gpu->h_cat, nsources, &res->catalogue);
 }
 
 int

@@ -309,6 +309,19 @@ size_t sky_gpu_local_bytes (const SkyGpu *gpu);
 int sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n);
 int sky_gpu_ensure_measure (SkyGpu *gpu, int64_t nsources);
 
+/* Milliseconds between the context's events ev[from] and ev[to], NaN when
+ * CUDA cannot tell (an event not recorded, say). */
+double sky_gpu_elapsed_ms (const SkyGpu *gpu, int from, int to);
+
+/* Pinned host memory of at least need bytes in *buf (64 at least), kept
+ * while large enough; *have is its size. */
+int sky_gpu_ensure_host (void **buf, size_t *have, size_t need);
+
+/* The catalogue's common columns of n sources from the measure step's
+ * packing (x, y, sum, npix, peak, peak_x, peak_y, xmin, xmax, ymin, ymax,
+ * column after column) into cat, allocated here. */
+int sky_gpu_unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat);
+
 /* Prepares res for a run over img like sky_cpu_run: the catalogue goes;
  * mask and label buffers stay when flags ask for them again at the same
  * size, and are allocated where they are asked for and missing. The
