@@ -481,11 +481,8 @@ sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
 
   if (times == NULL)
     times = &local;
-  memset (times, 0, sizeof *times);
-  if ((ret = sky_params_check (params)) != SKY_OK)
+  if ((ret = sky_gpu_run_begin (gpu, params, times)) != SKY_OK)
     return ret;
-  if (gpu->broken)
-    return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
   if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || n > INT32_MAX)
     return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^31 - 1 pixels (got %lld x %lld)",
                      (long long) img->nx, (long long) img->ny);
@@ -501,14 +498,6 @@ sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
 
   ret = run_local (gpu, img, params, in, flags, res, times);
   if (ret != SKY_OK)
-    {
-      cudaError_t err = cudaStreamSynchronize (gpu->stream);
-      if (err != cudaSuccess)
-        {
-          gpu->broken = 1;
-          snprintf (gpu->broken_why, sizeof gpu->broken_why, "%s", sky_last_error ());
-        }
-      sky_catalogue_clear (&res->catalogue);
-    }
+    sky_gpu_run_failed (gpu, cudaStreamSynchronize (gpu->stream), res);
   return ret;
 }

@@ -378,6 +378,30 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
 }
 
 int
+sky_gpu_run_begin (SkyGpu *gpu, const SkyParams *params, SkyGpuTimes *times)
+{
+  int ret;
+
+  memset (times, 0, sizeof *times);
+  if ((ret = sky_params_check (params)) != SKY_OK)
+    return ret;
+  if (gpu->broken)
+    return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
+  return SKY_OK;
+}
+
+void
+sky_gpu_run_failed (SkyGpu *gpu, cudaError_t err, SkyResult *res)
+{
+  if (err != cudaSuccess)
+    {
+      gpu->broken = 1;
+      snprintf (gpu->broken_why, sizeof gpu->broken_why, "%s", sky_last_error ());
+    }
+  sky_catalogue_clear (&res->catalogue);
+}
+
+int
 sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
                 SkyResult *res, SkyGpuTimes *times)
 {
@@ -386,11 +410,8 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
 
   if (times == NULL)
     times = &local;
-  memset (times, 0, sizeof *times);
-  if ((ret = sky_params_check (params)) != SKY_OK)
+  if ((ret = sky_gpu_run_begin (gpu, params, times)) != SKY_OK)
     return ret;
-  if (gpu->broken)
-    return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
   /* Pixel indices are 64-bit where they pass 2^31 - 1 (label, measure);
    * the clip's counts and the peak's tie-break hold 32 bits. */
   if ((img->pixels == NULL && !(flags & SKY_GPU_IMAGE_LOADED)) || img->nx <= 0 || img->ny <= 0
@@ -411,12 +432,7 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
       cudaError_t err = cudaStreamSynchronize (gpu->stream);
       if (err == cudaSuccess)
         err = cudaMemset (gpu->d_counts, 0, SKY_CLIP_BUCKETS * sizeof (uint32_t));
-      if (err != cudaSuccess)
-        {
-          gpu->broken = 1;
-          snprintf (gpu->broken_why, sizeof gpu->broken_why, "%s", sky_last_error ());
-        }
-      sky_catalogue_clear (&res->catalogue);
+      sky_gpu_run_failed (gpu, err, res);
     }
   return ret;
 }

@@ -322,6 +322,16 @@ int sky_gpu_ensure_host (void **buf, size_t *have, size_t need);
  * column after column) into cat, allocated here. */
 int sky_gpu_unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat);
 
+/* What every run starts with: times zeroed, the parameters checked, and
+ * SKY_ERR_UNAVAILABLE where a fault broke the context earlier. */
+int sky_gpu_run_begin (SkyGpu *gpu, const SkyParams *params, SkyGpuTimes *times);
+
+/* After a run that failed: err is what the stream's synchronisation (and
+ * any cleanup on the device) returned; anything but cudaSuccess means a
+ * fault inside a kernel, which leaves the context unusable, so it is
+ * marked broken with the last error as the reason. The catalogue goes. */
+void sky_gpu_run_failed (SkyGpu *gpu, cudaError_t err, SkyResult *res);
+
 /* Prepares res for a run over img like sky_cpu_run: the catalogue goes;
  * mask and label buffers stay when flags ask for them again at the same
  * size, and are allocated where they are asked for and missing. The
