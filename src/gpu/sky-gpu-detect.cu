@@ -432,13 +432,8 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
                                  (size_t) nsources * SKY_DETECT_CAT_BYTES, cudaMemcpyDeviceToHost,
                                  s));
     }
-  if (flags & SKY_GPU_WANT_MASK)
-    SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost, s));
-  if (flags & SKY_GPU_WANT_LABELS)
-    SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4,
-                               cudaMemcpyDeviceToHost, s));
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
-  SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+  if ((ret = sky_gpu_download_pixels (gpu, flags, n, res, s)) != SKY_OK)
+    return ret;
 
   t->upload = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
   t->ms[SKY_STEP_BACKGROUND] = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_UPLOADED,

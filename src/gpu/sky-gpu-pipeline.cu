@@ -332,14 +332,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
         SKY_CUDA (cudaMemcpyAsync (gpu->h_cat,
                                    gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES, need,
                                    cudaMemcpyDeviceToHost, s));
-      if (flags & SKY_GPU_WANT_MASK)
-        SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost,
-                                   s));
-      if (flags & SKY_GPU_WANT_LABELS)
-        SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4,
-                                   cudaMemcpyDeviceToHost, s));
-      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
-      SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+      if ((ret = sky_gpu_download_pixels (gpu, flags, n, res, s)) != SKY_OK)
+        return ret;
     }
 
   t->upload = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
@@ -375,6 +369,19 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
     res->times.ms[step] = t->ms[step];
   res->times.total = t->kernels;
   return sky_gpu_unpack_catalogue (gpu->h_cat, nsources, &res->catalogue);
+}
+
+int
+sky_gpu_download_pixels (SkyGpu *gpu, unsigned flags, int64_t n, SkyResult *res, cudaStream_t s)
+{
+  if (flags & SKY_GPU_WANT_MASK)
+    SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost, s));
+  if (flags & SKY_GPU_WANT_LABELS)
+    SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4,
+                               cudaMemcpyDeviceToHost, s));
+  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
+  SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+  return SKY_OK;
 }
 
 int

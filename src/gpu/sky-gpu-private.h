@@ -322,6 +322,12 @@ int sky_gpu_ensure_host (void **buf, size_t *have, size_t need);
  * column after column) into cat, allocated here. */
 int sky_gpu_unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat);
 
+/* The end of a run's download: queues on s the copies of the mask and the
+ * labels (n pixels) into res that flags ask for, then records
+ * ev[SKY_GPU_EV_BODY_END] and waits for it. */
+int sky_gpu_download_pixels (SkyGpu *gpu, unsigned flags, int64_t n, SkyResult *res,
+                             cudaStream_t s);
+
 /* What every run starts with: times zeroed, the parameters checked, and
  * SKY_ERR_UNAVAILABLE where a fault broke the context earlier. */
 int sky_gpu_run_begin (SkyGpu *gpu, const SkyParams *params, SkyGpuTimes *times);
