@@ -96,8 +96,14 @@ sky_image_view_frame_setup (SkyImageView *self, double fb_zoom, int *lod, int *o
   *overlay = 0;
   if (self->image == NULL)
     return;
-  while (*lod < self->image->pyramid.nlevels - 1 && fb_zoom * (1 << (*lod + 1)) <= 1.0)
-    (*lod)++;
+  {
+    const SkyPyramid *pyr = &sky_image_view_pixels (self)->pyramid;
+    int nlevels = sky_pyramid_levels (pyr);
+    while (*lod < nlevels - 1 && fb_zoom * (1 << (*lod + 1)) <= 1.0)
+      (*lod)++;
+    /* A reduced view holds one level: finer ones are drawn from it. */
+    *lod = MAX (*lod, pyr->first);
+  }
   if (self->run == NULL || (!self->use_raster && !self->overlays_uploadable))
     return;
   if (self->show_mask && self->run->mask)
@@ -113,10 +119,11 @@ void
 sky_image_view_pointer_update (SkyImageView *self)
 {
   double ix = 0, iy = 0;
-  if (self->pointer_inside && self->image != NULL)
+  /* A reduced view has no pixel values to read out. */
+  gboolean over_image = self->pointer_inside && self->image != NULL && !self->image->is_preview;
+  if (over_image)
     sky_image_view_widget_to_image (self, self->pointer_x, self->pointer_y, &ix, &iy);
-  g_signal_emit (self, signals[POINTER_MOVED], 0, self->pointer_inside && self->image != NULL,
-                 ix, iy);
+  g_signal_emit (self, signals[POINTER_MOVED], 0, over_image, ix, iy);
 }
 
 static void
@@ -214,6 +221,20 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
 }
 
 void
+sky_image_view_levels_changed (SkyImageView *self, SkyImageData *image)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  if (image == NULL || sky_image_view_pixels (self) != image)
+    return;
+  /* Only the new levels go up to a texture (level 0 is there already);
+   * the statistics may be exact now where they were of a sample. */
+  self->levels_dirty = TRUE;
+  refresh_eq (self);
+  sky_image_view_state_changed (self, TRUE);
+  g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
+}
+
+void
 sky_image_view_set_display_image (SkyImageView *self, SkyImageData *display)
 {
   SkyImageData *source;
@@ -307,7 +328,8 @@ SkyImageData *
 sky_image_view_get_image (SkyImageView *self)
 {
   g_return_val_if_fail (SKY_IS_IMAGE_VIEW (self), NULL);
-  return self->image;
+  /* A reduced view is no image to read pixels from. */
+  return self->image != NULL && !self->image->is_preview ? self->image : NULL;
 }
 
 static int
@@ -334,7 +356,10 @@ sky_image_view_set_run (SkyImageView *self, SkyRun *run)
   g_clear_pointer (&self->draw_order, g_free);
   self->run = run ? sky_run_ref (run) : NULL;
   sky_image_view_tools_forget (self, FALSE);
-  if (run != NULL && sky_run_has (run, SKY_STEP_MEASURE) && run->catalogue.n > 0)
+  /* The pipeline sorted them on its worker; a run made otherwise here. */
+  if (run != NULL && run->by_sum != NULL)
+    self->draw_order = g_memdup2 (run->by_sum, run->catalogue.n * sizeof (gint64));
+  else if (run != NULL && sky_run_has (run, SKY_STEP_MEASURE) && run->catalogue.n > 0)
     {
       self->draw_order = g_new (gint64, run->catalogue.n);
       for (gint64 i = 0; i < run->catalogue.n; i++)

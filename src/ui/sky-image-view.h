@@ -22,6 +22,11 @@ GtkWidget *sky_image_view_new (void);
 
 /* Shows image (NULL for none), fitted, in its natural orientation. */
 void sky_image_view_set_image (SkyImageView *self, SkyImageData *image);
+
+/* image's zoom-out levels and exact statistics came
+ * (sky_image_data_make_levels_async): where the view draws it, it draws
+ * again with them. */
+void sky_image_view_levels_changed (SkyImageView *self, SkyImageData *image);
 SkyImageData *sky_image_view_get_image (SkyImageView *self);
 
 /* Draws shown's pixels (a map of the image: the same size) in the image's

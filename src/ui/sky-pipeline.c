@@ -40,6 +40,7 @@ run_clear (SkyRun *run)
   g_clear_pointer (&run->maps, sky_run_maps_unref);
   g_clear_pointer (&run->mesh, sky_run_mesh_unref);
   g_free (run->cpu_only);
+  g_free (run->by_sum);
   sky_stages_clear (&run->stages);
   if (run->smoothed)
     g_atomic_rc_box_release_full (run->smoothed, (GDestroyNotify) smoothed_free);
@@ -124,6 +125,28 @@ smoothed_for (SkyImageData *image, SkyMethod method, const char *kernel, SkyRun 
 }
 
 SKY_DEFINE_SHARED_TYPE (SkyRun, sky_run, run_clear)
+
+static int
+compare_sum_desc (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const SkyCatalogue *cat = data;
+  double x = cat->sum[*(const gint64 *) a], y = cat->sum[*(const gint64 *) b];
+  return (x < y) - (x > y);
+}
+
+/* The run's by_sum, where it has a catalogue. */
+static void
+sort_by_sum (SkyRun *run)
+{
+  const SkyCatalogue *cat = &run->catalogue;
+
+  if (!sky_run_has (run, SKY_STEP_MEASURE) || cat->n == 0)
+    return;
+  run->by_sum = g_new (gint64, cat->n);
+  for (gint64 i = 0; i < cat->n; i++)
+    run->by_sum[i] = i;
+  g_qsort_with_data (run->by_sum, (gint) cat->n, sizeof (gint64), compare_sum_desc, (gpointer) cat);
+}
 
 /* The fields the app reads, from what the runner made (borrowed from it:
  * the run frees only its stages). */
@@ -293,6 +316,7 @@ run_with (SkyImageData *image, const SkyParams *params, SkyMethod method, SkyBac
     clip_histogram (run);
   if (!sky_run_prepare_background (run, prev, error))
     return NULL;
+  sort_by_sum (run);
   return g_steal_pointer (&run);
 }
 

@@ -133,6 +133,16 @@ struct _SkyWindow {
   gint64 started_us;      /* the process's start, for startup to first frame */
   double open_to_frame_ms;
   double startup_to_frame_ms;
+  /* The open under way (sky-window-open.c) */
+  struct _SkyOpenProgress *open_progress;
+  guint open_poll;
+  gint64 open_t0_us;
+  SkyImageData *preview;  /* the reduced view the view shows meanwhile */
+  double preview_to_frame_ms;   /* asked to a reduced view's first frame, or 0 */
+  double open_to_levels_ms;     /* asked to the zoom-out levels drawn, or 0 */
+  double open_max_tick_ms;      /* the open's longest wait between two 50 ms ticks */
+  gint64 open_last_tick_us;
+  int open_percent;             /* the share read last told, in % */
   double last_threshold_redraw_ms, max_threshold_redraw_ms;
   int threshold_redraws;
   guint gap_timer;
@@ -147,6 +157,9 @@ struct _SkyWindow {
   gint64 sort_t0_us, sort_done_us;
   double sort_ms;         /* the last such sort, asked to placed */
   double sort_max_gap_ms; /* the main loop's longest stall during it */
+  gboolean table_metering; /* the source table makes, filters or sorts rows */
+  gint64 table_done_us;
+  double table_max_gap_ms; /* the main loop's longest stall meanwhile */
   char *last_error;
   GtkWidget *error_dialog;          /* the one error dialog, while shown */
   int errors_in_dialog;             /* errors it has shown since it opened */
@@ -180,6 +193,10 @@ void sky_window_queue_job (SkyWindow *self, SkyJob *job);   /* takes job */
 void sky_window_push_job (SkyWindow *self, SkyJobKind kind, const char *path, SkyStep step,
                           gboolean is_demo);
 void sky_window_jobs_clear (SkyWindow *self);
+void sky_window_job_finished (SkyWindow *self);   /* the current job is done */
+
+/* sky-window-open.c */
+void sky_window_open_start (SkyWindow *self, SkyJob *job);
 void sky_window_set_status (SkyWindow *self, const char *text);
 char *sky_window_ran_text (const SkyRun *run, gboolean already_shown);
 
@@ -192,6 +209,9 @@ void sky_window_changed (SkyWindow *self);   /* describe () would say something 
  * (a tile other than the window's view). */
 void sky_window_show_readout (SkyWindow *self, SkyImageView *view, SkyImageData *image, SkyRun *run,
                               int frame, gboolean inside, double x, double y);
+/* The source table asked for rows: meter the main loop until they are
+ * shown (the state's table_max_gap_ms). */
+void sky_window_meter_table (SkyWindow *self);
 
 /* sky-window-layout.c */
 void sky_window_layout_init (SkyWindow *self);
