@@ -229,42 +229,11 @@ sky_gpu_detect_ensure_sources (SkyGpu *gpu, int64_t nsources)
   return SKY_OK;
 }
 
-static double
-elapsed_ms (const SkyGpu *gpu, int from, int to)
-{
-  float ms = 0;
-
-  if (cudaEventElapsedTime (&ms, gpu->ev[from], gpu->ev[to]) != cudaSuccess)
-    {
-      cudaGetLastError ();
-      return NAN;
-    }
-  return ms;
-}
-
-static int
-ensure_host_cat (SkyGpuDetect *L, size_t need)
-{
-  if (need <= L->h_cat_bytes && L->h_cat != NULL)
-    return SKY_OK;
-  cudaFreeHost (L->h_cat);
-  L->h_cat = NULL;
-  L->h_cat_bytes = 0;
-  SKY_CUDA (cudaHostAlloc ((void **) &L->h_cat, need > 0 ? need : 64, cudaHostAllocDefault));
-  L->h_cat_bytes = need > 0 ? need : 64;
-  return SKY_OK;
-}
-
 /* The common columns (sky-gpu-measure.cu's packing) and the local ones. */
 static int
 unpack (const unsigned char *common, const unsigned char *local, int64_t n, SkyCatalogue *cat)
 {
-  int ret = sky_catalogue_alloc (cat, n);
-  const double *x = (const double *) common, *y = x + n, *sum = y + n;
-  const int64_t *npix = (const int64_t *) (sum + n);
-  const float *peak = (const float *) (npix + n);
-  const int32_t *peak_x = (const int32_t *) (peak + n), *peak_y = peak_x + n;
-  const int32_t *xmin = peak_y + n, *xmax = xmin + n, *ymin = xmax + n, *ymax = ymin + n;
+  int ret = sky_gpu_unpack_catalogue (common, n, cat);
   const double *sum_err = (const double *) local, *peak_err = sum_err + n;
   const double *x_win = peak_err + n, *y_win = x_win + n;
   const float *bkg = (const float *) (y_win + n), *rms = bkg + n;
@@ -275,17 +244,6 @@ unpack (const unsigned char *common, const unsigned char *local, int64_t n, SkyC
   if (ret != SKY_OK || n == 0)
     return ret;
 #define COPY(field, src) memcpy (cat->field, src, (size_t) n * sizeof *cat->field)
-  COPY (x, x);
-  COPY (y, y);
-  COPY (sum, sum);
-  COPY (npix, npix);
-  COPY (peak, peak);
-  COPY (peak_x, peak_x);
-  COPY (peak_y, peak_y);
-  COPY (xmin, xmin);
-  COPY (xmax, xmax);
-  COPY (ymin, ymin);
-  COPY (ymax, ymax);
   COPY (sum_err, sum_err);
   COPY (peak_err, peak_err);
   COPY (x_win, x_win);
@@ -459,8 +417,10 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
     }
 
   nsources = gpu->h_state->nsources;
-  if ((ret = ensure_host_cat (L, (size_t) nsources * (SKY_MEASURE_CAT_BYTES
-                                                       + SKY_DETECT_CAT_BYTES))) != SKY_OK)
+  if ((ret = sky_gpu_ensure_host ((void **) &L->h_cat, &L->h_cat_bytes,
+                                  (size_t) nsources
+                                      * (SKY_MEASURE_CAT_BYTES + SKY_DETECT_CAT_BYTES)))
+      != SKY_OK)
     return ret;
   SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
   if (nsources > 0)
@@ -472,30 +432,25 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
                                  (size_t) nsources * SKY_DETECT_CAT_BYTES, cudaMemcpyDeviceToHost,
                                  s));
     }
-  if (flags & SKY_GPU_WANT_MASK)
-    SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost, s));
-  if (flags & SKY_GPU_WANT_LABELS)
-    SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4,
-                               cudaMemcpyDeviceToHost, s));
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
-  SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+  if ((ret = sky_gpu_download_pixels (gpu, flags, n, res, s)) != SKY_OK)
+    return ret;
 
-  t->upload = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
-  t->ms[SKY_STEP_BACKGROUND] = elapsed_ms (gpu, SKY_GPU_EV_UPLOADED,
-                                           SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND);
-  t->ms[SKY_STEP_DETECT] = elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND,
-                                       SKY_GPU_EV_STEP_END + SKY_STEP_DETECT);
-  t->ms[SKY_STEP_FLOOD] = elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_DETECT,
-                                      SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD);
-  t->ms[SKY_STEP_DEBLEND] = elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD,
-                                        SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND);
-  t->ms[SKY_STEP_MEASURE] = elapsed_ms (gpu, again ? SKY_GPU_EV_REMEASURE
-                                                   : SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND,
-                                        SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE);
+  t->upload = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
+  t->ms[SKY_STEP_BACKGROUND] = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_UPLOADED,
+                                                   SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND);
+  t->ms[SKY_STEP_DETECT] = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND,
+                                               SKY_GPU_EV_STEP_END + SKY_STEP_DETECT);
+  t->ms[SKY_STEP_FLOOD] = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_DETECT,
+                                              SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD);
+  t->ms[SKY_STEP_DEBLEND] = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD,
+                                                SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND);
+  t->ms[SKY_STEP_MEASURE] = sky_gpu_elapsed_ms (gpu, again ? SKY_GPU_EV_REMEASURE
+                                                           : SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND,
+                                                SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE);
   t->kernels = t->ms[SKY_STEP_BACKGROUND] + t->ms[SKY_STEP_DETECT] + t->ms[SKY_STEP_FLOOD]
                + t->ms[SKY_STEP_DEBLEND] + t->ms[SKY_STEP_MEASURE];
-  t->download = elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END);
-  t->total = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_BODY_END);
+  t->download = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END);
+  t->total = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_BODY_END);
 
   res->method = SKY_METHOD_LOCAL;
   res->threshold_value = NAN;
@@ -521,54 +476,23 @@ sky_gpu_run_local_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params,
 
   if (times == NULL)
     times = &local;
-  memset (times, 0, sizeof *times);
-  if ((ret = sky_params_check (params)) != SKY_OK)
+  if ((ret = sky_gpu_run_begin (gpu, params, times)) != SKY_OK)
     return ret;
-  if (gpu->broken)
-    return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
   if (img->pixels == NULL || img->nx <= 0 || img->ny <= 0 || n > INT32_MAX)
     return sky_fail (SKY_ERR_SIZE, "the GPU backend takes 1 to 2^31 - 1 pixels (got %lld x %lld)",
                      (long long) img->nx, (long long) img->ny);
   if (in != NULL && (in->background == NULL || in->rms == NULL))
     return sky_fail (SKY_ERR_ARGUMENT, "the local method takes both maps or neither");
 
-  /* As sky_gpu_run_on: the catalogue goes; mask and labels are kept when
-   * asked for again at the same size. */
-  {
-    const int same = res->nx == img->nx && res->ny == img->ny;
-    uint8_t *mask = (flags & SKY_GPU_WANT_MASK) && same ? res->mask : NULL;
-    int32_t *labels = (flags & SKY_GPU_WANT_LABELS) && same ? res->labels : NULL;
-    if (mask != res->mask)
-      free (res->mask);
-    if (labels != res->labels)
-      free (res->labels);
-    res->mask = NULL;
-    res->labels = NULL;
-    sky_result_clear (res);
-    res->nx = img->nx;
-    res->ny = img->ny;
-    if ((flags & SKY_GPU_WANT_MASK) && mask == NULL)
-      mask = (uint8_t *) sky_alloc_large ((size_t) n);
-    if ((flags & SKY_GPU_WANT_LABELS) && labels == NULL)
-      labels = (int32_t *) sky_alloc_large ((size_t) n * sizeof *labels);
-    res->mask = mask;
-    res->labels = labels;
-    if (((flags & SKY_GPU_WANT_MASK) && mask == NULL)
-        || ((flags & SKY_GPU_WANT_LABELS) && labels == NULL))
-      return sky_fail (SKY_ERR_MEMORY, "no host memory for the mask and labels of %lld pixels",
-                       (long long) n);
-  }
+  /* As sky_gpu_run_on, and the maps of an earlier local run go too. */
+  free (res->background);
+  free (res->rms);
+  res->background = res->rms = NULL;
+  if ((ret = sky_gpu_reset_result (res, img, flags)) != SKY_OK)
+    return ret;
 
   ret = run_local (gpu, img, params, in, flags, res, times);
   if (ret != SKY_OK)
-    {
-      cudaError_t err = cudaStreamSynchronize (gpu->stream);
-      if (err != cudaSuccess)
-        {
-          gpu->broken = 1;
-          snprintf (gpu->broken_why, sizeof gpu->broken_why, "%s", sky_last_error ());
-        }
-      sky_catalogue_clear (&res->catalogue);
-    }
+    sky_gpu_run_failed (gpu, cudaStreamSynchronize (gpu->stream), res);
   return ret;
 }

@@ -20,8 +20,8 @@ initial_measure_capacity (int64_t n)
   return n / 128 > 4096 ? n / 128 : 4096;
 }
 
-static double
-elapsed_ms (const SkyGpu *gpu, int from, int to)
+double
+sky_gpu_elapsed_ms (const SkyGpu *gpu, int from, int to)
 {
   float ms = 0;
 
@@ -87,8 +87,8 @@ copyBlankingInfKernel (float *dst, const float *src, int64_t n)
     dst[i] = blank_inf (src[i]);
 }
 
-static int
-ensure_host (void **buf, size_t *have, size_t need)
+int
+sky_gpu_ensure_host (void **buf, size_t *have, size_t need)
 {
   if (need <= *have && *buf != NULL)
     return SKY_OK;
@@ -100,10 +100,8 @@ ensure_host (void **buf, size_t *have, size_t need)
   return SKY_OK;
 }
 
-/* Prepares res like sky_cpu_run: the catalogue goes; mask and label
- * buffers stay when asked for again at the same size. */
-static int
-reset_result (SkyResult *res, const SkyImage *img, unsigned flags)
+int
+sky_gpu_reset_result (SkyResult *res, const SkyImage *img, unsigned flags)
 {
   const int64_t n = img->nx * img->ny;
   const int same = res->nx == img->nx && res->ny == img->ny;
@@ -131,8 +129,8 @@ reset_result (SkyResult *res, const SkyImage *img, unsigned flags)
   return SKY_OK;
 }
 
-static int
-unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat)
+int
+sky_gpu_unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat)
 {
   int ret = sky_catalogue_alloc (cat, n);
   const double *x = (const double *) packed, *y = x + n, *sum = y + n;
@@ -249,7 +247,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
     gpu->loaded_n = 0;   /* d_image is about to hold another image */
   if (place == PIXELS_PAGEABLE)
     {
-      if ((ret = ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes, (size_t) n * 4))
+      if ((ret = sky_gpu_ensure_host ((void **) &gpu->h_stage, &gpu->h_stage_bytes,
+                                      (size_t) n * 4))
           != SKY_OK)
         return ret;
       memcpy (gpu->h_stage, src, (size_t) n * 4);
@@ -286,7 +285,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   guess = gpu->cat_guess > 0 ? gpu->cat_guess : (size_t) 64 << 10;
   if (guess > (size_t) gpu->meas_cap * SKY_MEASURE_CAT_BYTES)
     guess = (size_t) gpu->meas_cap * SKY_MEASURE_CAT_BYTES;
-  if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, guess)) != SKY_OK)
+  if ((ret = sky_gpu_ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, guess)) != SKY_OK)
     return ret;
   SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
                              cudaMemcpyDeviceToHost, s));
@@ -326,24 +325,18 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   if (body)
     {
       /* What did not come with the header: a second wait. */
-      if ((ret = ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, need)) != SKY_OK)
+      if ((ret = sky_gpu_ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, need)) != SKY_OK)
         return ret;
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
       if (nsources > 0 && (remeasured || need > guess))
         SKY_CUDA (cudaMemcpyAsync (gpu->h_cat,
                                    gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES, need,
                                    cudaMemcpyDeviceToHost, s));
-      if (flags & SKY_GPU_WANT_MASK)
-        SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost,
-                                   s));
-      if (flags & SKY_GPU_WANT_LABELS)
-        SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4,
-                                   cudaMemcpyDeviceToHost, s));
-      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
-      SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+      if ((ret = sky_gpu_download_pixels (gpu, flags, n, res, s)) != SKY_OK)
+        return ret;
     }
 
-  t->upload = elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
+  t->upload = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
   t->kernels = 0;
   for (int k = 0, from = SKY_GPU_EV_UPLOADED; k < N_LESSON_STEPS; k++)
     {
@@ -352,13 +345,15 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       /* A second measure starts at its own event, after the header's wait. */
       if (lesson_steps[k].step == SKY_STEP_MEASURE && remeasured)
         from = SKY_GPU_EV_REMEASURE;
-      t->ms[lesson_steps[k].step] = elapsed_ms (gpu, from, end);
+      t->ms[lesson_steps[k].step] = sky_gpu_elapsed_ms (gpu, from, end);
       t->kernels += t->ms[lesson_steps[k].step];
       from = end;
     }
-  t->download = elapsed_ms (gpu, ev_measured, SKY_GPU_EV_HEADER)
-                + (body ? elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END) : 0);
-  t->total = elapsed_ms (gpu, SKY_GPU_EV_START, body ? SKY_GPU_EV_BODY_END : SKY_GPU_EV_HEADER);
+  t->download = sky_gpu_elapsed_ms (gpu, ev_measured, SKY_GPU_EV_HEADER)
+                + (body ? sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END)
+                        : 0);
+  t->total = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START,
+                                 body ? SKY_GPU_EV_BODY_END : SKY_GPU_EV_HEADER);
 
   res->stats.median = st->median;
   res->stats.sigma = st->sigma;
@@ -373,7 +368,44 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   for (int step = 0; step < SKY_STEP_COUNT; step++)
     res->times.ms[step] = t->ms[step];
   res->times.total = t->kernels;
-  return unpack_catalogue (gpu->h_cat, nsources, &res->catalogue);
+  return sky_gpu_unpack_catalogue (gpu->h_cat, nsources, &res->catalogue);
+}
+
+int
+sky_gpu_download_pixels (SkyGpu *gpu, unsigned flags, int64_t n, SkyResult *res, cudaStream_t s)
+{
+  if (flags & SKY_GPU_WANT_MASK)
+    SKY_CUDA (cudaMemcpyAsync (res->mask, gpu->d_mask, (size_t) n, cudaMemcpyDeviceToHost, s));
+  if (flags & SKY_GPU_WANT_LABELS)
+    SKY_CUDA (cudaMemcpyAsync (res->labels, gpu->d_labels, (size_t) n * 4,
+                               cudaMemcpyDeviceToHost, s));
+  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_END], s));
+  SKY_CUDA (cudaEventSynchronize (gpu->ev[SKY_GPU_EV_BODY_END]));
+  return SKY_OK;
+}
+
+int
+sky_gpu_run_begin (SkyGpu *gpu, const SkyParams *params, SkyGpuTimes *times)
+{
+  int ret;
+
+  memset (times, 0, sizeof *times);
+  if ((ret = sky_params_check (params)) != SKY_OK)
+    return ret;
+  if (gpu->broken)
+    return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
+  return SKY_OK;
+}
+
+void
+sky_gpu_run_failed (SkyGpu *gpu, cudaError_t err, SkyResult *res)
+{
+  if (err != cudaSuccess)
+    {
+      gpu->broken = 1;
+      snprintf (gpu->broken_why, sizeof gpu->broken_why, "%s", sky_last_error ());
+    }
+  sky_catalogue_clear (&res->catalogue);
 }
 
 int
@@ -385,11 +417,8 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
 
   if (times == NULL)
     times = &local;
-  memset (times, 0, sizeof *times);
-  if ((ret = sky_params_check (params)) != SKY_OK)
+  if ((ret = sky_gpu_run_begin (gpu, params, times)) != SKY_OK)
     return ret;
-  if (gpu->broken)
-    return sky_fail (SKY_ERR_UNAVAILABLE, "the GPU context failed earlier: %s", gpu->broken_why);
   /* Pixel indices are 64-bit where they pass 2^31 - 1 (label, measure);
    * the clip's counts and the peak's tie-break hold 32 bits. */
   if ((img->pixels == NULL && !(flags & SKY_GPU_IMAGE_LOADED)) || img->nx <= 0 || img->ny <= 0
@@ -399,7 +428,7 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
   if ((flags & SKY_GPU_IMAGE_LOADED) && gpu->loaded_n != img->nx * img->ny)
     return sky_fail (SKY_ERR_ARGUMENT, "the GPU context holds no loaded image of %lld x %lld",
                      (long long) img->nx, (long long) img->ny);
-  if ((ret = reset_result (res, img, flags)) != SKY_OK)
+  if ((ret = sky_gpu_reset_result (res, img, flags)) != SKY_OK)
     return ret;
 
   ret = run_steps (gpu, img, params, flags, res, times);
@@ -410,12 +439,7 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
       cudaError_t err = cudaStreamSynchronize (gpu->stream);
       if (err == cudaSuccess)
         err = cudaMemset (gpu->d_counts, 0, SKY_CLIP_BUCKETS * sizeof (uint32_t));
-      if (err != cudaSuccess)
-        {
-          gpu->broken = 1;
-          snprintf (gpu->broken_why, sizeof gpu->broken_why, "%s", sky_last_error ());
-        }
-      sky_catalogue_clear (&res->catalogue);
+      sky_gpu_run_failed (gpu, err, res);
     }
   return ret;
 }

@@ -309,6 +309,42 @@ size_t sky_gpu_local_bytes (const SkyGpu *gpu);
 int sky_gpu_ensure_buffers (SkyGpu *gpu, int64_t n);
 int sky_gpu_ensure_measure (SkyGpu *gpu, int64_t nsources);
 
+/* Milliseconds between the context's events ev[from] and ev[to], NaN when
+ * CUDA cannot tell (an event not recorded, say). */
+double sky_gpu_elapsed_ms (const SkyGpu *gpu, int from, int to);
+
+/* Pinned host memory of at least need bytes in *buf (64 at least), kept
+ * while large enough; *have is its size. */
+int sky_gpu_ensure_host (void **buf, size_t *have, size_t need);
+
+/* The catalogue's common columns of n sources from the measure step's
+ * packing (x, y, sum, npix, peak, peak_x, peak_y, xmin, xmax, ymin, ymax,
+ * column after column) into cat, allocated here. */
+int sky_gpu_unpack_catalogue (const unsigned char *packed, int64_t n, SkyCatalogue *cat);
+
+/* The end of a run's download: queues on s the copies of the mask and the
+ * labels (n pixels) into res that flags ask for, then records
+ * ev[SKY_GPU_EV_BODY_END] and waits for it. */
+int sky_gpu_download_pixels (SkyGpu *gpu, unsigned flags, int64_t n, SkyResult *res,
+                             cudaStream_t s);
+
+/* What every run starts with: times zeroed, the parameters checked, and
+ * SKY_ERR_UNAVAILABLE where a fault broke the context earlier. */
+int sky_gpu_run_begin (SkyGpu *gpu, const SkyParams *params, SkyGpuTimes *times);
+
+/* After a run that failed: err is what the stream's synchronisation (and
+ * any cleanup on the device) returned; anything but cudaSuccess means a
+ * fault inside a kernel, which leaves the context unusable, so it is
+ * marked broken with the last error as the reason. The catalogue goes. */
+void sky_gpu_run_failed (SkyGpu *gpu, cudaError_t err, SkyResult *res);
+
+/* Prepares res for a run over img like sky_cpu_run: the catalogue goes;
+ * mask and label buffers stay when flags ask for them again at the same
+ * size, and are allocated where they are asked for and missing. The
+ * background and rms maps are left to the caller. SKY_ERR_MEMORY when the
+ * host has no room for them. */
+int sky_gpu_reset_result (SkyResult *res, const SkyImage *img, unsigned flags);
+
 /* SKY_ERR_MEMORY, naming what and the sizes, when holding more bytes on
  * top of what gpu holds now would pass SKYSIFT_GPU_MEMORY_LIMIT. */
 int sky_gpu_check_memory_limit (const SkyGpu *gpu, size_t more, const char *what);

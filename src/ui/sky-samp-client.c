@@ -395,13 +395,21 @@ connect_data_free (ConnectData *c)
 
 static void connect_next (GTask *task);
 
+/* Ends a connection attempt: with error (taken), failed; without, the
+ * client is registered and says so. */
 static void
-connect_failed (GTask *task, GError *error)
+connect_done (GTask *task, GError *error)
 {
   SkySampClient *self = g_task_get_source_object (task);
 
   self->connecting = FALSE;
-  g_task_return_error (task, error);
+  if (error != NULL)
+    g_task_return_error (task, error);
+  else
+    {
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CONNECTED]);
+      g_task_return_boolean (task, TRUE);
+    }
   g_object_unref (task);
 }
 
@@ -424,7 +432,7 @@ on_connect_step (GObject *source, GAsyncResult *result, gpointer data)
                                "samp_hub from astropy) or remove a stale lockfile", c->hub_url,
                                cause->message);
         }
-      connect_failed (task, error);
+      connect_done (task, error);
       return;
     }
   if (c->step == 0)
@@ -433,7 +441,7 @@ on_connect_step (GObject *source, GAsyncResult *result, gpointer data)
       const char *id = sky_samp_map_string (value, "samp.self-id");
       if (key == NULL || id == NULL)
         {
-          connect_failed (task, g_error_new (SKY_UI_ERROR, SKY_UI_ERROR_SAMP_PROTOCOL,
+          connect_done (task, g_error_new (SKY_UI_ERROR, SKY_UI_ERROR_SAMP_PROTOCOL,
                                              "samp.hub.register gave no private key or id"));
           return;
         }
@@ -497,7 +505,7 @@ connect_next (GTask *task)
     case 2:
       if (!start_server (self, c, &error))
         {
-          connect_failed (task, error);
+          connect_done (task, error);
           return;
         }
       hub_call_async (self, c->hub_url, "samp.hub.setXmlrpcCallback",
@@ -516,10 +524,7 @@ connect_next (GTask *task)
                       cancellable, on_connect_step, task);
       return;
     default:
-      self->connecting = FALSE;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CONNECTED]);
-      g_task_return_boolean (task, TRUE);
-      g_object_unref (task);
+      connect_done (task, NULL);
     }
 }
 
@@ -536,7 +541,7 @@ on_lockfile_read (GObject *source, GAsyncResult *result, gpointer data)
 
   if (!g_file_load_contents_finish (G_FILE (source), result, &text, &length, NULL, &cause))
     {
-      connect_failed (task, g_error_new (SKY_UI_ERROR, SKY_UI_ERROR_SAMP_NO_HUB,
+      connect_done (task, g_error_new (SKY_UI_ERROR, SKY_UI_ERROR_SAMP_NO_HUB,
                                          "No SAMP hub is running: there is no lockfile at %s "
                                          "(%s). Start a hub first (TOPCAT, DS9, or samp_hub "
                                          "from astropy).", where, cause->message));
@@ -544,7 +549,7 @@ on_lockfile_read (GObject *source, GAsyncResult *result, gpointer data)
     }
   if (!sky_samp_lockfile_parse (text, where, &secret, &c->hub_url, &error))
     {
-      connect_failed (task, error);
+      connect_done (task, error);
       return;
     }
   hub_call_async (self, c->hub_url, "samp.hub.register", g_variant_new ("(s)", secret),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "sky-ui-json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,4 +21,13 @@ sky_ui_json_string (GString *out, const char *s)
     }
   g_string_append (out, text != NULL ? text : "\"\"");
   free (text);
+}
+
+void
+sky_ui_json_number (GString *out, double v)
+{
+  if (isfinite (v))
+    g_string_append_printf (out, "%.17g", v);
+  else
+    g_string_append (out, "null");
 }

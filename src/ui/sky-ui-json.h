@@ -7,3 +7,7 @@
 
 /* Appends s as a JSON string; NULL is "". */
 void sky_ui_json_string (GString *out, const char *s);
+
+/* Appends v as a JSON number that reads back exactly ("%.17g"); JSON has
+ * no NaN or infinity, so those are null. */
+void sky_ui_json_number (GString *out, double v);

@@ -611,27 +611,31 @@ sky_window_frames_image_applied (SkyWindow *self)
 
 /* ------------------------------------------------------------- settings */
 
+/* The index of name among a setting's n names; -1 after telling the
+ * person which names the setting takes (choices, a sentence without its
+ * full stop). */
 static int
-name_index (const char *const *names, int n, const char *name)
+setting_index (SkyWindow *self, const char *setting, const char *const *names, int n,
+               const char *name, const char *choices)
 {
   for (int i = 0; i < n; i++)
     if (g_str_equal (names[i], name))
       return i;
+
+  g_autofree char *title = g_strdup_printf ("There is no such %s", setting);
+  g_autofree char *detail = g_strdup_printf ("%s, not “%s”.", choices, name);
+  sky_window_show_error (self, title, detail);
   return -1;
 }
 
 gboolean
 sky_window_set_frame_mode (SkyWindow *self, const char *mode)
 {
-  int m = name_index (mode_names, G_N_ELEMENTS (mode_names), mode);
+  int m = setting_index (self, "frame mode", mode_names, G_N_ELEMENTS (mode_names), mode,
+                         "Frames show single, tile or blink");
 
   if (m < 0)
-    {
-      g_autofree char *detail = g_strdup_printf ("Frames show single, tile or blink, not “%s”.",
-                                                 mode);
-      sky_window_show_error (self, "There is no such frame mode", detail);
-      return FALSE;
-    }
+    return FALSE;
   self->frames->mode = m;
   relayout (self);
   restart_blink (self);
@@ -642,15 +646,11 @@ sky_window_set_frame_mode (SkyWindow *self, const char *mode)
 gboolean
 sky_window_set_frame_lock (SkyWindow *self, const char *lock)
 {
-  int l = name_index (lock_names, G_N_ELEMENTS (lock_names), lock);
+  int l = setting_index (self, "frame lock", lock_names, G_N_ELEMENTS (lock_names), lock,
+                         "Frames lock on none, image or wcs");
 
   if (l < 0)
-    {
-      g_autofree char *detail = g_strdup_printf ("Frames lock on none, image or wcs, not “%s”.",
-                                                 lock);
-      sky_window_show_error (self, "There is no such frame lock", detail);
-      return FALSE;
-    }
+    return FALSE;
   self->frames->lock = l;
   /* The others come to where the current frame looks now. */
   if (self->image != NULL)
@@ -707,15 +707,6 @@ sky_window_get_blink_interval (SkyWindow *self)
 
 /* ---------------------------------------------------------------- state */
 
-static void
-json_double (GString *out, double v)
-{
-  if (isfinite (v))
-    g_string_append_printf (out, "%.17g", v);
-  else
-    g_string_append (out, "null");
-}
-
 void
 sky_window_frames_describe (SkyWindow *self, GString *out)
 {
@@ -747,15 +738,15 @@ sky_window_frames_describe (SkyWindow *self, GString *out)
                                 image->image.ny, image->image.nx);
       /* The centre in FITS pixels, from 1, as app.pan takes them. */
       g_string_append (out, ", \"zoom\": ");
-      json_double (out, zoom);
+      sky_ui_json_number (out, zoom);
       g_string_append (out, ", \"center\": [");
-      json_double (out, x + 1);
+      sky_ui_json_number (out, x + 1);
       g_string_append (out, ", ");
-      json_double (out, y + 1);
+      sky_ui_json_number (out, y + 1);
       g_string_append (out, "], \"world\": [");
-      json_double (out, lng);
+      sky_ui_json_number (out, lng);
       g_string_append (out, ", ");
-      json_double (out, lat);
+      sky_ui_json_number (out, lat);
       g_string_append (out, "], \"system\": ");
       sky_ui_json_string (out, image && image->has_wcs
                               ? sky_coord_system_name (sky_wcs_system (image->wcs)) : "");

@@ -11,15 +11,6 @@
 #include "sky-colormap.h"
 #include "sky-ui-json.h"
 
-static void
-json_number (GString *out, double v)
-{
-  if (isfinite (v))
-    g_string_append_printf (out, "%.17g", v);
-  else
-    g_string_append (out, "null");
-}
-
 char *
 sky_window_describe (SkyWindow *self)
 {
@@ -52,9 +43,9 @@ sky_window_describe (SkyWindow *self)
   g_string_append (out, ", \"done\": ");
   sky_ui_json_string (out, sky_step_name (run ? run->done : SKY_STEP_NONE));
   g_string_append (out, ", \"threshold\": ");
-  json_number (out, self->params.threshold);
+  sky_ui_json_number (out, self->params.threshold);
   g_string_append (out, ", \"clip_kappa\": ");
-  json_number (out, self->params.clip_kappa);
+  sky_ui_json_number (out, self->params.clip_kappa);
   g_string_append_printf (out, ", \"relative\": %s, \"connectivity\": %d",
                           self->params.relative ? "true" : "false", self->params.connectivity);
   g_string_append_printf (out, ", \"nsources\": %" G_GINT64_FORMAT,
@@ -62,9 +53,9 @@ sky_window_describe (SkyWindow *self)
   if (run && sky_run_has (run, SKY_STEP_CLIP))
     {
       g_string_append (out, ", \"median\": ");
-      json_number (out, run->stats.median);
+      sky_ui_json_number (out, run->stats.median);
       g_string_append (out, ", \"sigma\": ");
-      json_number (out, run->stats.sigma);
+      sky_ui_json_number (out, run->stats.sigma);
     }
   sky_window_describe_method (self, out);
   if (run && run->done != SKY_STEP_NONE)
@@ -76,7 +67,7 @@ sky_window_describe (SkyWindow *self)
       for (int k = 0; k < nsteps; k++)
         {
           g_string_append_printf (out, "%s\"%s\": ", k ? ", " : "", sky_step_name (steps[k]));
-          json_number (out, run->cpu.ms[steps[k]]);
+          sky_ui_json_number (out, run->cpu.ms[steps[k]]);
         }
       g_string_append (out, "}");
       /* How the CPU's times were taken: each step's best of this many runs. */
@@ -93,54 +84,56 @@ sky_window_describe (SkyWindow *self)
               for (int k = 0; k < nsteps; k++)
                 {
                   g_string_append_printf (out, "\"%s\": ", sky_step_name (steps[k]));
-                  json_number (out, gpu_times[t]->ms[steps[k]]);
+                  sky_ui_json_number (out, gpu_times[t]->ms[steps[k]]);
                   g_string_append (out, ", ");
                 }
               g_string_append (out, "\"total\": ");
-              json_number (out, gpu_times[t]->total);
+              sky_ui_json_number (out, gpu_times[t]->total);
               g_string_append (out, "}");
             }
           g_string_append_printf (out, ", \"gpu_runs\": %d, \"gpu_outputs_ms\": ",
                                   run->stages.gpu_times.runs);
-          json_number (out, run->stages.gpu_times.outputs);
+          sky_ui_json_number (out, run->stages.gpu_times.outputs);
         }
     }
   g_string_append (out, ", \"open_to_frame_ms\": ");
-  json_number (out, self->open_to_frame_ms);
+  sky_ui_json_number (out, self->open_to_frame_ms);
   /* A big image's open: its reduced view's first frame, and its zoom-out
    * levels drawn (0 where there were none to wait for). */
   g_string_append (out, ", \"preview_to_frame_ms\": ");
-  json_number (out, self->preview_to_frame_ms);
+  sky_ui_json_number (out, self->preview_to_frame_ms);
   g_string_append (out, ", \"open_to_levels_ms\": ");
-  json_number (out, self->open_to_levels_ms);
+  sky_ui_json_number (out, self->open_to_levels_ms);
   g_string_append (out, ", \"open_max_tick_ms\": ");
-  json_number (out, self->open_max_tick_ms);
+  sky_ui_json_number (out, self->open_max_tick_ms);
   /* The share of the pixels read of an open under way (0 when none). */
   g_string_append (out, ", \"open_read_fraction\": ");
-  json_number (out, self->open_progress ? sky_open_progress_fraction (self->open_progress) : 0);
+  sky_ui_json_number (out, self->open_progress != NULL
+                               ? sky_open_progress_fraction (self->open_progress)
+                               : 0);
   g_string_append_printf (out, ", \"preview_shown\": %s", self->preview ? "true" : "false");
   g_string_append (out, ", \"startup_to_frame_ms\": ");
-  json_number (out, self->startup_to_frame_ms);
+  sky_ui_json_number (out, self->startup_to_frame_ms);
   g_string_append (out, ", \"threshold_redraw_ms\": ");
-  json_number (out, self->last_threshold_redraw_ms);
+  sky_ui_json_number (out, self->last_threshold_redraw_ms);
   g_string_append (out, ", \"threshold_redraw_max_ms\": ");
-  json_number (out, self->max_threshold_redraw_ms);
+  sky_ui_json_number (out, self->max_threshold_redraw_ms);
   g_string_append_printf (out, ", \"threshold_redraws\": %d", self->threshold_redraws);
   g_string_append (out, ", \"max_gap_ms\": ");
-  json_number (out, self->max_gap_ms);
+  sky_ui_json_number (out, self->max_gap_ms);
   g_string_append (out, ", \"run_max_gap_ms\": ");
-  json_number (out, self->run_max_gap_ms);
+  sky_ui_json_number (out, self->run_max_gap_ms);
   g_string_append (out, ", \"sort_ms\": ");
-  json_number (out, self->sort_ms);
+  sky_ui_json_number (out, self->sort_ms);
   g_string_append (out, ", \"sort_max_gap_ms\": ");
-  json_number (out, self->sort_max_gap_ms);
+  sky_ui_json_number (out, self->sort_max_gap_ms);
   g_string_append (out, ", \"table_max_gap_ms\": ");
-  json_number (out, self->table_max_gap_ms);
+  sky_ui_json_number (out, self->table_max_gap_ms);
   /* The selected source's label number, 0 for none. */
   g_string_append_printf (out, ", \"selected\": %" G_GINT64_FORMAT,
                           sky_image_view_get_selected (self->view) + 1);
   g_string_append (out, ", \"zoom\": ");
-  json_number (out, sky_image_view_get_zoom (self->view));
+  sky_ui_json_number (out, sky_image_view_get_zoom (self->view));
   {
     guint stretch, limits, colormap;
     gboolean flip;
@@ -153,9 +146,9 @@ sky_window_describe (SkyWindow *self)
     g_string_append (out, ", \"limits\": ");
     sky_ui_json_string (out, limits == SKY_LIMITS_TYPED ? "typed" : sky_limits_name (limits));
     g_string_append (out, ", \"scale\": [");
-    json_number (out, lo);
+    sky_ui_json_number (out, lo);
     g_string_append (out, ", ");
-    json_number (out, hi);
+    sky_ui_json_number (out, hi);
     g_string_append (out, "], \"colormap\": ");
     sky_ui_json_string (out, sky_colormap_name (colormap));
     g_string_append_printf (out, ", \"flip\": %s", flip ? "true" : "false");
