@@ -122,6 +122,8 @@ check_local_from (const char *what, const SkyImage *img, const SkyParams *params
   else
     {
       checks_failed++;
+      /* Every failure is told (the test's own message keeps only the last). */
+      g_test_message ("FAILED %s%s: %s", what, maps_on_device ? " (maps on the GPU)" : "", diff);
       g_test_fail_printf ("%s%s (%lld x %lld, seed %g, flood %g, min_area %lld, %d levels, %d-"
                           "connected%s): %s",
                           what, maps_on_device ? " (maps on the GPU)" : "", (long long) img->nx, (long long) img->ny, params->seed_sigma,

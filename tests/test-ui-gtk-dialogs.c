@@ -229,6 +229,16 @@ test_file_dialogs (Fixture *f)
     g_remove (view_png);
     g_remove (figure_png);
   }
+  /* The Frames menu's Open in a New Frame: the image chosen is frame 2,
+   * current, and frame 1 keeps the field. */
+  use_file_dialog (f, "win.frame-open", NULL, NULL, orient_west.path, NULL);
+  {
+    g_autofree char *json = state_json ();
+    g_autofree char *want_new = g_strdup_printf ("\"%s\"", orient_west.path);
+    assert_state ("image", want_new);
+    g_assert_nonnull (strstr (json, "\"frames\": {\"n\": 2, \"current\": 2"));
+    g_assert_nonnull (strstr (json, gz));
+  }
   g_remove (gz);
   g_rmdir (folder);
 }

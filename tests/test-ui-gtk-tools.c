@@ -153,7 +153,15 @@ picture_from_png (const char *path)
 static void
 wait_drawn (Fixture *f, const char *what)
 {
+  gboolean drawn = FALSE;
+
   wait_idle (f, what);
+  /* What moved the layout (the readout's new text resizes the view by a
+   * few pixels) is laid out, and the view drawn at its new size: a view
+   * waiting for its allocation renders nothing. */
+  wait_frames (f);
+  sky_image_view_when_drawn (f->view, set_flag, &drawn);
+  iterate_until (flag_set, &drawn, what);
   while (g_main_context_pending (NULL))
     g_main_context_iteration (NULL, FALSE);
 }

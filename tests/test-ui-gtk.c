@@ -110,6 +110,7 @@ main (int argc, char **argv)
     { "lab-readout-keys", test_lab_readout_keys },
     { "sort-responsive", test_sort_responsive },
     { "sort-action", test_sort_action },
+    { "table-many-rows", test_table_many_rows },
     { "file-dialogs", test_file_dialogs },
     { "header-window", test_header_window },
     { "overlay-truth", test_overlay_truth },
@@ -129,6 +130,10 @@ main (int argc, char **argv)
     { "pixel-table", test_pixel_table },
     { "scale-dialog", test_scale_dialog },
     { "contours-gc-like", test_contours_gc_like },
+    { "frames-menu-tiles", test_frames_menu_tiles },
+    { "menu-actions", test_menu_actions },
+    { "menu-scale-toggle", test_menu_scale_toggle },
+    { "cube-animator", test_cube_animator },
   };
   static const char *const views[] = { "cpu", "gl" };
   g_autofree char *home = NULL;

@@ -196,6 +196,12 @@ void test_export_folder (Fixture *f);
 void save_widget_picture (GtkWidget *widget, const char *name);
 void test_about (Fixture *f);
 
+/* test-ui-gtk-frames.c */
+void test_frames_menu_tiles (Fixture *f);
+void test_menu_actions (Fixture *f);
+void test_menu_scale_toggle (Fixture *f);
+void test_cube_animator (Fixture *f);
+
 /* test-ui-gtk-viewer.c */
 void test_header_window (Fixture *f);
 void test_overlay_truth (Fixture *f);
@@ -225,4 +231,5 @@ void test_junk_pixel_limits (Fixture *f);
 void test_status_says_what_ran (Fixture *f);
 void test_rerun_gives_back_arrays (Fixture *f);
 void test_sort_action (Fixture *f);
+void test_table_many_rows (Fixture *f);
 void test_plane_reruns (Fixture *f);

@@ -5,11 +5,13 @@
  * (src/ui). The pipeline must give exactly what sky_cpu_run gives. */
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 
 #include "sky-colormap.h"
 #include "sky-cpu.h"
 #include "sky-display-stats.h"
 #include "sky-image-data.h"
+#include "sky-image-read.h"
 #include "sky-pipeline.h"
 #include "sky-raster.h"
 #include "sky-test-util.h"
@@ -358,7 +360,7 @@ static SkyImageData *
 load (const char *path, gboolean demo, GError **error)
 {
   LoadWait w = { g_main_loop_new (NULL, FALSE), NULL, NULL };
-  sky_image_data_load_async (path, NULL, demo, NULL, on_loaded, &w);
+  sky_image_data_load_async (path, NULL, demo, NULL, NULL, on_loaded, &w);
   g_main_loop_run (w.loop);
   g_main_loop_unref (w.loop);
   if (w.error)
@@ -396,6 +398,165 @@ test_load (void)
   g_assert_nonnull (strstr (error->message, "not-fits.fits"));
 }
 
+/* The app's chunked read (sky-image-read.c) against the core's loader and
+ * a separate histogram pass: the same pixels, blank and infinity counts and
+ * display statistics to the bit, on an image of several chunks with NaN
+ * and infinities in it; its reduced view samples every k-th pixel of every
+ * k-th row; the zoom-out levels made after the first frame are those the
+ * loader made before; a cancelled read says so. */
+static void
+on_levels (GObject *source, GAsyncResult *result, gpointer data)
+{
+  gboolean *done = data;
+  g_assert_true (sky_image_data_make_levels_finish (result, NULL));
+  *done = TRUE;
+}
+
+static void
+assert_same_read (const SkyImageData *data, const SkyImage *ref)
+{
+  int64_t n = ref->nx * ref->ny;
+  g_assert_cmpint (data->image.nx, ==, ref->nx);
+  g_assert_cmpint (data->image.ny, ==, ref->ny);
+  g_assert_cmpmem (data->image.pixels, n * sizeof (float), ref->pixels, n * sizeof (float));
+  g_assert_cmpint (data->image.nblank, ==, ref->nblank);
+  g_assert_cmpint (data->image.ninf, ==, ref->ninf);
+  g_assert_cmpint (data->image.bitpix, ==, ref->bitpix);
+  g_assert_cmpstr (data->image.path, ==, ref->path);
+}
+
+static void
+assert_same_stats (const SkyDisplayStats *a, const SkyDisplayStats *b)
+{
+  g_assert_cmpint (a->sampled, ==, b->sampled);
+  g_assert_cmpint (a->nvalid, ==, b->nvalid);
+  g_assert_cmpfloat (a->min, ==, b->min);
+  g_assert_cmpfloat (a->max, ==, b->max);
+  g_assert_cmpmem (a->lo, sizeof a->lo, b->lo, sizeof b->lo);
+  g_assert_cmpmem (a->hi, sizeof a->hi, b->hi, sizeof b->hi);
+  g_assert_cmpmem (a->cum, (SKY_DISPLAY_NBUCKETS + 1) * sizeof (uint64_t), b->cum,
+                   (SKY_DISPLAY_NBUCKETS + 1) * sizeof (uint64_t));
+}
+
+static void
+test_read_chunked (void)
+{
+  const int64_t nx = 2600, ny = 1700;   /* 4.4 M pixels: five chunks */
+  g_autofree char *path = sky_test_tmp_path ("chunked.fits");
+  g_autofree float *v = g_new (float, nx * ny);
+  g_autoptr (SkyOpenProgress) progress = sky_open_progress_new ();
+  g_autoptr (SkyImageData) data = g_atomic_rc_box_new0 (SkyImageData);
+  g_autoptr (SkyImageData) preview = NULL;
+  g_autoptr (GError) error = NULL;
+  SkyImage ref;
+  SkyDisplayStats ref_stats;
+  SkyPyramid ref_pyr;
+  GRand *rand = g_rand_new_with_seed (7);
+  int k;
+
+  for (int64_t i = 0; i < nx * ny; i++)
+    v[i] = (float) (g_rand_double (rand) * 100 - 20);
+  v[5] = NAN;
+  v[nx * ny / 2] = INFINITY;
+  v[nx * ny - 3] = -INFINITY;
+  v[nx * 1000 + 17] = 1e30f;
+  g_rand_free (rand);
+  g_assert_cmpint (sky_fits_write_plane (path, nx, ny, -32, v), ==, SKY_OK);
+  g_assert_cmpint (sky_image_load (path, NULL, &ref), ==, SKY_OK);
+  g_assert_cmpint (sky_display_stats_compute (&ref, 0, &ref_stats), ==, SKY_OK);
+
+  /* Every pixel counted as it is read: the statistics to the bit. */
+  g_assert_cmpint (sky_image_read (path, NULL, data, NULL, NULL, &error), ==,
+                   SKY_IMAGE_READ_DONE);
+  g_assert_no_error (error);
+  assert_same_read (data, &ref);
+  assert_same_stats (&data->stats, &ref_stats);
+  g_clear_pointer (&data, sky_image_data_unref);
+
+  /* A big image: the same pixels, exact extremes and blank count, a
+   * histogram of 1 pixel in 16 at first. */
+  g_setenv ("SKYSIFT_PROGRESSIVE_MIN_PIXELS", "1000000", TRUE);
+  data = g_atomic_rc_box_new0 (SkyImageData);
+  g_assert_cmpint (sky_image_read (path, NULL, data, progress, NULL, &error), ==,
+                   SKY_IMAGE_READ_DONE);
+  g_assert_no_error (error);
+  assert_same_read (data, &ref);
+  g_assert_true (data->stats.sampled);
+  g_assert_false (ref_stats.sampled);
+  g_assert_cmpfloat (data->stats.min, ==, ref_stats.min);
+  g_assert_cmpfloat (data->stats.max, ==, ref_stats.max);
+  g_assert_cmpfloat (data->stats.lo[SKY_LIMITS_MINMAX], ==, ref_stats.lo[SKY_LIMITS_MINMAX]);
+  g_assert_cmpfloat (data->stats.hi[SKY_LIMITS_MINMAX], ==, ref_stats.hi[SKY_LIMITS_MINMAX]);
+  g_assert_cmpint (data->stats.nvalid, >=, nx * ny / 16 - 3);
+  g_assert_cmpint (data->stats.nvalid, <=, nx * ny / 16 + 1);
+  g_assert_cmpfloat (fabs (data->stats.lo[SKY_LIMITS_99_5] - ref_stats.lo[SKY_LIMITS_99_5]), <,
+                     0.5);
+  g_assert_cmpfloat (sky_open_progress_fraction (progress), ==, 1.0);
+
+  /* 2600 x 1700 halves twice to 650 x 425 (a side of 1024 at most):
+   * every 4th pixel of every 4th row. */
+  preview = sky_open_progress_take_preview (progress);
+  g_assert_nonnull (preview);
+  g_assert_null (sky_open_progress_take_preview (progress));
+  g_assert_true (preview->is_preview);
+  g_assert_null (preview->image.pixels);
+  k = preview->pyramid.first;
+  g_assert_cmpint (k, ==, 2);
+  g_assert_cmpint (preview->pyramid.nlevels, ==, k + 1);
+  g_assert_cmpint (preview->pyramid.nx[k], ==, nx / 4);
+  g_assert_cmpint (preview->pyramid.ny[k], ==, ny / 4);
+  for (int64_t j = 0; j < ny / 4; j++)
+    for (int64_t i = 0; i < nx / 4; i++)
+      {
+        float a = preview->pyramid.pixels[k][j * (nx / 4) + i];
+        float b = ref.pixels[(4 * j) * nx + 4 * i];
+        g_assert_true (memcmp (&a, &b, sizeof a) == 0);
+      }
+  g_assert_cmpint (preview->stats.nvalid, >, 0);
+
+  /* The loader's image: level 0 alone at first, then the loader's levels. */
+  {
+    g_autoptr (SkyImageData) loaded = NULL;
+    g_autoptr (SkyOpenProgress) p2 = sky_open_progress_new ();
+    LoadWait w = { g_main_loop_new (NULL, FALSE), NULL, NULL };
+    gboolean done = FALSE;
+
+    sky_image_data_load_async (path, NULL, FALSE, p2, NULL, on_loaded, &w);
+    g_main_loop_run (w.loop);
+    g_main_loop_unref (w.loop);
+    g_assert_no_error (w.error);
+    loaded = w.image;
+    g_assert_true (loaded->levels_pending);
+    g_assert_true (loaded->stats.sampled);
+    g_assert_cmpint (sky_pyramid_levels (&loaded->pyramid), ==, 1);
+    sky_image_data_make_levels_async (loaded, NULL, on_levels, &done);
+    while (!done)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_cmpint (sky_pyramid_build (&ref, 0, &ref_pyr), ==, SKY_OK);
+    g_assert_cmpint (sky_pyramid_levels (&loaded->pyramid), ==, ref_pyr.nlevels);
+    /* ... and the exact statistics with them. */
+    assert_same_stats (&loaded->stats, &ref_stats);
+    for (int l = 1; l < ref_pyr.nlevels; l++)
+      g_assert_cmpmem (loaded->pyramid.pixels[l], ref_pyr.nx[l] * ref_pyr.ny[l] * sizeof (float),
+                       ref_pyr.pixels[l], ref_pyr.nx[l] * ref_pyr.ny[l] * sizeof (float));
+    sky_pyramid_clear (&ref_pyr);
+  }
+
+  /* Cancelled before it starts: it says so and reads nothing. */
+  {
+    g_autoptr (GCancellable) cancel = g_cancellable_new ();
+    g_autoptr (SkyImageData) again = g_atomic_rc_box_new0 (SkyImageData);
+    g_cancellable_cancel (cancel);
+    g_assert_cmpint (sky_image_read (path, NULL, again, progress, cancel, &error), ==,
+                     SKY_IMAGE_READ_CANCELLED);
+    g_assert_no_error (error);
+  }
+  g_unsetenv ("SKYSIFT_PROGRESSIVE_MIN_PIXELS");
+  sky_display_stats_clear (&ref_stats);
+  sky_image_clear (&ref);
+  g_remove (path);
+}
+
 static SkyImageData *
 small_field (void)
 {
@@ -413,6 +574,15 @@ small_field (void)
       g_assert_no_error (error);
     }
   return image;
+}
+
+/* test-ui-units-order.c */
+void source_order_check (SkyImageData *image);
+
+static void
+test_source_order (void)
+{
+  source_order_check (small_field ());
 }
 
 static gboolean
@@ -1011,7 +1181,9 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/display/header-flip", test_header_flip);
   g_test_add_func ("/ui/raster/pixels", test_raster);
   g_test_add_func ("/ui/image/load", test_load);
+  g_test_add_func ("/ui/image/read-chunked", test_read_chunked);
   g_test_add_func ("/ui/pipeline/steps", test_pipeline_steps);
+  g_test_add_func ("/ui/source-table/order", test_source_order);
   g_test_add_func ("/ui/pipeline/cancel", test_pipeline_cancel);
   g_test_add_func ("/ui/pipeline/bad-params", test_pipeline_bad_params);
   g_test_add_func ("/ui/pipeline/local", test_pipeline_local);

@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Multi-threshold deblending on the device, island by island exactly as
- * sky-cpu-deblend.c does it: one thread per island runs the CPU's
- * algorithm on the island's own pixels in the same order (the pixels in
- * raster order from its box, the same breadth-first components, the same
- * sums in double in the same order, the same binary heap for the
- * watershed), so every island splits into the same parts. The CPU's
- * recursion over the levels becomes an explicit stack of frames.
+/* Multi-threshold deblending on the device, deciding every island exactly
+ * as sky-cpu-deblend.c does: the same islands split, into the same parts,
+ * with the same watershed. Islands that cannot split (the CPU's early
+ * exits: too small, too faint, fewer than two local maxima high enough)
+ * are found pixel by pixel; each other island is deblended by a block, its
+ * levels' components found by a union-find across its pixels and its
+ * watershed by sweeps (deblend_parallel says why this decides as the CPU's
+ * serial walk does). Where a decision rests on rounding or on equal
+ * values, the block's first thread deblends that island serially in the
+ * CPU's order (sky-gpu-deblend-serial.cuh).
  *
  * Phases:
- *   need      each island's scratch (words), zero for one that cannot split
- *             (the CPU's early exits), and the first-pixel bitmap cleared;
+ *   clear     the header's counts, the maxima counts, the first-pixel bitmap;
+ *   maxima    each pixel that is a local maximum high enough counts for its
+ *             island (up to two);
+ *   need      each island's scratch (words), zero for one that cannot split;
  *   scan      the scratch offsets;
- *   islands   one thread per island: gather, deblend, watershed, the first
- *             pixel of each part;
+ *   islands   a block per island that may split: gather, levels, watershed,
+ *             the first pixel of each part;
  *   firsts    a bit at each source's first pixel (an island that did not
  *             split: its own first pixel);
  *   ranks     the bits counted per 64-pixel word and scanned: a source's
@@ -28,7 +33,8 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kIslandThreads = 64;
+constexpr int kBlock = 512;   /* threads deblending one island */
+constexpr int kSharedWords = 24576;   /* the island kernel's shared words (96 KiB) */
 
 typedef unsigned long long u64;
 
@@ -41,291 +47,7 @@ snr_at (const SkyGpuDetectMaps &m, int64_t i)
   return rms > 0 ? r / rms : NAN;
 }
 
-/* Frames of the explicit recursion: six words each. */
-enum { F_OFF, F_COUNT, F_LEV, F_CS, F_NCOMP, F_NEXT, F_WORDS };
-
-/* The deepest the recursion goes: a frame per level, one more to end. */
-__host__ __device__ __forceinline__ int64_t
-max_depth (int64_t npix, int nthresh)
-{
-  return (npix < nthresh ? npix : nthresh) + 1;
-}
-
-/* Scratch words of an island of npix pixels (even: the pixel indices are
- * 8-byte words): pixels (2 words a pixel), set, comp, val, owner, mark,
- * seen, queue (one each), component starts (2 npix + 2 depth + 4), frames. */
-__host__ __device__ __forceinline__ int64_t
-island_words (int64_t npix, int nthresh)
-{
-  const int64_t d = max_depth (npix, nthresh);
-  const int64_t w = 2 * npix + 7 * npix + (2 * npix + 2 * d + 4) + F_WORDS * (d + 1);
-  return (w + 1) & ~(int64_t) 1;
-}
-
-struct Island {
-  int64_t npix, nx, ny;
-  int32_t label;
-  int connectivity;
-  double total, mincont, prominence;
-  int64_t min_area;
-  int64_t *pixels;     /* island pixel -> image index (raster order) */
-  float *val;
-  int32_t *owner, *mark, *seen, *queue, *set, *comp, *cs, *frames;
-  int64_t cs_cap;
-  int32_t stamp, ncores;
-  const int32_t *labels;
-  const int32_t *index;   /* image index -> island pixel, for this island's pixels */
-};
-
-__device__ __forceinline__ void
-island_layout (Island &is, int32_t *base, int nthresh)
-{
-  const int64_t p = is.npix, d = max_depth (p, nthresh);
-
-  is.pixels = reinterpret_cast<int64_t *> (base);
-  is.set = base + 2 * p;     /* set and comp: even, for the parts' first pixels after */
-  is.comp = base + 3 * p;
-  is.val = reinterpret_cast<float *> (base + 4 * p);
-  is.owner = base + 5 * p;
-  is.mark = base + 6 * p;
-  is.seen = base + 7 * p;
-  is.queue = base + 8 * p;
-  is.cs = base + 9 * p;
-  is.cs_cap = 2 * p + 2 * d + 4;
-  is.frames = is.cs + is.cs_cap;
-}
-
-__constant__ int c_dx8[8] = { 1, -1, 0, 0, 1, 1, -1, -1 };
-__constant__ int c_dy8[8] = { 0, 0, 1, -1, 1, -1, 1, -1 };
-
-/* The island neighbours of island pixel j, in the CPU's order. */
-__device__ int
-neighbours (const Island &is, int32_t j, int32_t *out)
-{
-  const int64_t b = is.pixels[j], x = b % is.nx, y = b / is.nx;
-  const int nn = is.connectivity == 8 ? 8 : 4;
-  int count = 0;
-
-  for (int k = 0; k < nn; k++)
-    {
-      const int64_t xx = x + c_dx8[k], yy = y + c_dy8[k];
-      if (xx < 0 || yy < 0 || xx >= is.nx || yy >= is.ny)
-        continue;
-      const int64_t q = yy * is.nx + xx;
-      if (is.labels[q] == is.label)
-        out[count++] = is.index[q];
-    }
-  return count;
-}
-
-__device__ int64_t
-local_maxima (const Island &is, double top)
-{
-  int32_t nb[8];
-  int64_t count = 0;
-
-  for (int32_t j = 0; j < is.npix && count < 2; j++)
-    {
-      int m, highest = 1;
-      if (!(is.val[j] >= top))
-        continue;
-      m = neighbours (is, j, nb);
-      for (int q = 0; q < m && highest; q++)
-        highest = is.val[nb[q]] <= is.val[j];
-      count += highest;
-    }
-  return count;
-}
-
-__device__ __forceinline__ double
-level_at (double flood, double peak, int nthresh, int lev)
-{
-  /* levels[l - 1] = flood (peak / flood)^(l / nthresh), l = lev + 1 */
-  return flood * pow (peak / flood, (double) (lev + 1) / nthresh);
-}
-
-/* One level's components of set[0..count) into comp (breadth-first, each
- * contiguous), their starts into cs[0..ncomp]; returns the significant
- * ones' count and leaves their pixels in comp[0..*used). */
-__device__ int64_t
-components (Island &is, const int32_t *set, int64_t count, double t, int32_t *cs,
-            int64_t *ncomp_out, int64_t *used_out)
-{
-  const int32_t s = ++is.stamp;
-  int64_t ncomp = 0, used = 0, nsig = 0;
-  int32_t nb[8];
-
-  for (int64_t k = 0; k < count; k++)
-    if (is.val[set[k]] > t)
-      is.mark[set[k]] = s;
-  for (int64_t k = 0; k < count; k++)
-    {
-      const int32_t j = set[k];
-      double flux = 0;
-      float top = -INFINITY;
-      int64_t head;
-
-      if (is.mark[j] != s || is.seen[j] == s)
-        continue;
-      cs[ncomp] = (int32_t) used;
-      head = used;
-      is.seen[j] = s;
-      is.comp[used++] = j;
-      while (head < used)
-        {
-          const int32_t p = is.comp[head++];
-          const int m = neighbours (is, p, nb);
-          flux += is.val[p];
-          top = is.val[p] > top ? is.val[p] : top;
-          for (int q = 0; q < m; q++)
-            if (is.mark[nb[q]] == s && is.seen[nb[q]] != s)
-              {
-                is.seen[nb[q]] = s;
-                is.comp[used++] = nb[q];
-              }
-        }
-      if (flux > is.mincont * is.total && used - cs[ncomp] >= is.min_area
-          && top - t >= is.prominence)
-        {
-          nsig++;
-          ncomp++;
-        }
-      else
-        used = cs[ncomp];
-    }
-  cs[ncomp] = (int32_t) used;
-  *ncomp_out = ncomp;
-  *used_out = used;
-  return nsig;
-}
-
-/* sky-cpu-deblend.c's find_cores from level 0 over the whole island, with
- * the recursion as a stack: a frame's set is a slice of is.set (the CPU
- * passes a slice of its parent's component buffer; here the components are
- * copied back over the parent's slice, the same pixels in the same order),
- * its component starts a slice of is.cs kept while its children run. */
-__device__ void
-find_cores (Island &is, double flood, double peak, int nthresh)
-{
-  const int nlevels = nthresh - 1;
-  int32_t *fr = is.frames;
-  int depth = 0;
-  int64_t cs_top = 0;
-
-  fr[F_OFF] = 0;
-  fr[F_COUNT] = (int32_t) is.npix;
-  fr[F_LEV] = 0;
-  fr[F_NCOMP] = -1;   /* not split (yet) */
-  while (depth >= 0)
-    {
-      int32_t *f = fr + F_WORDS * depth;
-      if (f[F_NCOMP] < 0)
-        {
-          int split = 0;
-          for (; f[F_LEV] < nlevels; f[F_LEV]++)
-            {
-              const double t = level_at (flood, peak, nthresh, f[F_LEV]);
-              int64_t ncomp, used;
-              int64_t nsig = components (is, is.set + f[F_OFF], f[F_COUNT], t, is.cs + cs_top,
-                                         &ncomp, &used);
-              if (nsig == 0)
-                break;
-              for (int64_t k = 0; k < used; k++)
-                is.set[f[F_OFF] + k] = is.comp[k];
-              if (nsig == 1)
-                {
-                  f[F_COUNT] = (int32_t) used;
-                  continue;
-                }
-              f[F_CS] = (int32_t) cs_top;
-              f[F_NCOMP] = (int32_t) ncomp;
-              f[F_NEXT] = 0;
-              cs_top += ncomp + 1;
-              split = 1;
-              break;
-            }
-          if (!split)
-            {
-              /* No further split: this set is one core. */
-              is.ncores++;
-              for (int64_t k = 0; k < f[F_COUNT]; k++)
-                is.owner[is.set[f[F_OFF] + k]] = is.ncores;
-              depth--;
-            }
-          continue;
-        }
-      if (f[F_NEXT] < f[F_NCOMP])
-        {
-          const int c = f[F_NEXT]++;
-          const int32_t *cs = is.cs + f[F_CS];
-          int32_t *child = fr + F_WORDS * (depth + 1);
-          child[F_OFF] = f[F_OFF] + cs[c];
-          child[F_COUNT] = cs[c + 1] - cs[c];
-          child[F_LEV] = f[F_LEV] + 1;
-          child[F_NCOMP] = -1;
-          depth++;
-          continue;
-        }
-      cs_top = f[F_CS];
-      depth--;
-    }
-}
-
-__device__ void
-heap_push (int32_t *heap, int64_t *n, const float *val, int32_t j)
-{
-  int64_t i = (*n)++;
-  while (i > 0 && val[heap[(i - 1) / 2]] < val[j])
-    {
-      heap[i] = heap[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-  heap[i] = j;
-}
-
-__device__ int32_t
-heap_pop (int32_t *heap, int64_t *n, const float *val)
-{
-  int32_t top = heap[0], last = heap[--(*n)];
-  int64_t i = 0;
-
-  for (;;)
-    {
-      int64_t c = 2 * i + 1;
-      if (c >= *n)
-        break;
-      if (c + 1 < *n && val[heap[c + 1]] > val[heap[c]])
-        c++;
-      if (!(val[heap[c]] > val[last]))
-        break;
-      heap[i] = heap[c];
-      i = c;
-    }
-  heap[i] = last;
-  return top;
-}
-
-__device__ void
-watershed (Island &is)
-{
-  int64_t n = 0;
-  int32_t nb[8];
-
-  for (int32_t j = 0; j < is.npix; j++)
-    if (is.owner[j] != 0)
-      heap_push (is.queue, &n, is.val, j);
-  while (n > 0)
-    {
-      const int32_t p = heap_pop (is.queue, &n, is.val);
-      const int m = neighbours (is, p, nb);
-      for (int q = 0; q < m; q++)
-        if (is.owner[nb[q]] == 0)
-          {
-            is.owner[nb[q]] = is.owner[p];
-            heap_push (is.queue, &n, is.val, nb[q]);
-          }
-    }
-}
+#include "sky-gpu-deblend-serial.cuh"
 
 /* Whether island k can split at all: the CPU's first early exit. */
 __device__ __forceinline__ bool
@@ -335,13 +57,37 @@ may_split (int64_t npix, float peak, const SkyGpuDetectParams &lp)
            || !((double) peak > lp.flood_sigma + lp.prominence));
 }
 
+/* The parallel deblending's scratch of an island of p pixels: pixels (two
+ * words a pixel), then parent, frame, val, owner, flag, area, top (one
+ * each), nsig (p + 1), flux (two, 8-byte aligned), neighbours (eight), the
+ * local maxima (one); the island's words are the larger of this and the
+ * serial deblending's. The union-find's parents and the watershed's levels
+ * and cores live in shared memory where they fit (kSharedWords). */
+__host__ __device__ __forceinline__ int64_t
+flux_offset (int64_t p)
+{
+  return 10 * p + 2;
+}
+
+__host__ __device__ __forceinline__ int64_t
+neighbour_offset (int64_t p)
+{
+  return flux_offset (p) + 2 * p;
+}
+
+__host__ __device__ __forceinline__ int64_t
+island_words (int64_t p, int nthresh)
+{
+  const int64_t parallel = neighbour_offset (p) + 9 * p, serial = serial_words (p, nthresh);
+  return ((parallel > serial ? parallel : serial) + 1) & ~(int64_t) 1;
+}
+
 __global__ void __launch_bounds__ (kThreads)
-deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
-                   const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *__restrict__ need,
-                   u64 *__restrict__ bits, int64_t nwords)
+deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, u64 *__restrict__ maxima,
+                    u64 *__restrict__ bits, int64_t nwords)
 {
   sky_grid_wait ();
-  const int64_t n = (int64_t) hdr->nislands;
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
   const int64_t tid = (int64_t) blockIdx.x * kThreads + threadIdx.x;
   const int64_t stride = (int64_t) gridDim.x * kThreads;
 
@@ -351,15 +97,457 @@ deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict
       hdr->extra = 0;
       hdr->scratch_overflow = 0;
     }
-  for (int64_t k = tid + 1; k <= n; k += stride)
-    need[k - 1] = may_split ((int64_t) karea[k], kpeak[k], lp)
-                      ? (u64) island_words ((int64_t) karea[k], lp.nthresh)
-                      : 0;
+  for (int64_t k = tid; k < n; k += stride)
+    maxima[k] = 0;
   for (int64_t w = tid; w < nwords; w += stride)
     bits[w] = 0;
 }
 
-__global__ void __launch_bounds__ (kIslandThreads)
+/* The CPU's second early exit, pixel by pixel: the local maxima at least
+ * flood + prominence high of each island that may split (counted up to
+ * two; fewer than two and it cannot split), into the island's need word
+ * (by island - 1), which the need kernel then overwrites: no other buffer
+ * holds two meanings in one run. */
+__global__ void __launch_bounds__ (kThreads)
+deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
+                     const int32_t *__restrict__ labels, int64_t nx, int64_t ny,
+                     SkyGpuDetectParams lp, const float *__restrict__ kpeak,
+                     const u64 *__restrict__ karea, u64 *__restrict__ maxima)
+{
+  sky_grid_wait ();
+  const int64_t n = nx * ny;
+  const int nn = lp.connectivity == 8 ? 8 : 4;
+  const double top = lp.flood_sigma + lp.prominence;
+
+  if (__ldcg (&hdr->nislands) == 0)
+    return;
+  for (int64_t i = (int64_t) blockIdx.x * kThreads + threadIdx.x; i < n;
+       i += (int64_t) gridDim.x * kThreads)
+    {
+      const int32_t l = __ldcg (labels + i);
+      if (l == 0 || !may_split ((int64_t) karea[l], kpeak[l], lp)
+          || __ldcg (maxima + l - 1) >= 2)
+        continue;
+      const float v = snr_at (m, i);
+      if (!(v >= top))
+        continue;
+      const int64_t x = i % nx, y = i / nx;
+      bool highest = true;
+      for (int d = 0; d < nn && highest; d++)
+        {
+          const int64_t xx = x + c_dx8[d], yy = y + c_dy8[d];
+          if (xx < 0 || yy < 0 || xx >= nx || yy >= ny || __ldcg (labels + yy * nx + xx) != l)
+            continue;
+          highest = snr_at (m, yy * nx + xx) <= v;
+        }
+      if (highest)
+        atomicAdd (maxima + l - 1, 1ull);
+    }
+}
+
+__global__ void __launch_bounds__ (kThreads)
+deblendNeedKernel (const SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
+                   const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *need)
+{
+  sky_grid_wait ();
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
+
+  for (int64_t k = (int64_t) blockIdx.x * kThreads + threadIdx.x + 1; k <= n;
+       k += (int64_t) gridDim.x * kThreads)
+    need[k - 1] = may_split ((int64_t) karea[k], kpeak[k], lp) && __ldcg (need + k - 1) >= 2
+                      ? (u64) island_words ((int64_t) karea[k], lp.nthresh)
+                      : 0;
+}
+
+#include "sky-gpu-deblend-block.cuh"
+
+/* Island k deblended by the whole block, deciding as the CPU decides.
+ *
+ * The CPU's recursion over the levels, read as sets: a frame's set is
+ * always a connected component of the pixels above some level (the whole
+ * island first), so its components at a higher level are the island's own
+ * components there that lie in it. All frames therefore move up the
+ * levels together: at each level the island's components above it (a
+ * union-find), their flux, area and top; a frame with no significant
+ * component is a core; with one or more, each significant one is a frame
+ * (the CPU's nsig == 1 continues with that one part; nsig > 1 recurses into
+ * each), the rest of its pixels are left for the watershed. Which frame is
+ * which is named by a pixel of it (a component's root), cores likewise,
+ * and the parts are numbered by their first pixels afterwards: the CPU's
+ * numbering of its cores never reaches the output.
+ *
+ * The flux sums are added in another order than the CPU's breadth-first
+ * one; a sum of n positive values is then within 2 (n - 1) 2^-53 of its sum
+ * of the CPU's, so a part whose flux lies within 2^-50 n of mincont times
+ * the island's (itself summed in another order) is left undecided, and so
+ * is the island: the caller deblends it serially.
+ *
+ * The watershed: the CPU pops the brightest pixel of its heap and gives
+ * its unowned neighbours its core. A pixel is popped at its flood level,
+ * the least value on the best path from a core (the widest path: the
+ * highest of its neighbours' levels, capped by its own value; a core
+ * pixel's own value), pixels in order of decreasing level; so an unowned
+ * pixel goes to the core of its neighbour of highest level, the first of
+ * them popped. Neighbours of equal level that belong to different cores
+ * (possible only where two pixels have the same value) make the heap's
+ * order matter: the island is left undecided. Returns the cores, or 0 for
+ * undecided. */
+__device__ int32_t
+deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index, int64_t nx,
+                  int64_t ny, const SkyGpuDetectParams &lp, int64_t k, int64_t p,
+                  const int32_t *box, double peak, int32_t *base, BlockShared &sh,
+                  int32_t *smem)
+{
+  int64_t *pixels = reinterpret_cast<int64_t *> (base);
+  int32_t *parent = p <= kSharedWords ? smem : base + 2 * p, *frame = base + 3 * p;
+  float *val = reinterpret_cast<float *> (base + 4 * p);
+  int32_t *owner = base + 5 * p, *flag = base + 6 * p, *area = base + 7 * p;
+  uint32_t *top = reinterpret_cast<uint32_t *> (base + 8 * p);
+  int32_t *nsig = base + 9 * p;
+  double *flux = reinterpret_cast<double *> (base + flux_offset (p));
+  int32_t *nb = base + neighbour_offset (p), *lmax = nb + 8 * p;
+  const int nn = lp.connectivity == 8 ? 8 : 4;
+  const int tid = threadIdx.x;
+  const int64_t chunk = (p + kBlock - 1) / kBlock;
+  const int64_t lo = tid * chunk < p ? tid * chunk : p, hi = lo + chunk < p ? lo + chunk : p;
+
+  /* The island's pixels from its box, in raster order. */
+  const int64_t bw = box[1] - box[0] + 1, bn = bw * (box[3] - box[2] + 1);
+  double tsum = 0, tabs = 0;
+  int32_t found = 0;
+  for (int64_t b0 = 0; b0 < bn; b0 += kBlock)
+    {
+      const int64_t b = b0 + tid;
+      int64_t i = 0;
+      bool in = false;
+      int32_t total;
+      if (b < bn)
+        {
+          i = (box[2] + b / bw) * nx + box[0] + b % bw;
+          in = __ldcg (labels + i) == (int32_t) k;
+        }
+      const int64_t j = found + block_rank (in, sh, &total);
+      if (in && j < p)
+        {
+          const float v = snr_at (m, i);
+          index[i] = (int32_t) j;
+          pixels[j] = i;
+          val[j] = v;
+          tsum += v;
+          tabs += fabs ((double) v);
+        }
+      found += total;
+    }
+  if (found != p)
+    return 0;
+  const double total = block_sum (tsum, sh), total_abs = block_sum (tabs, sh);
+
+  /* Each pixel's island neighbours in the CPU's order (-1: none). */
+  for (int64_t j = tid; j < p; j += kBlock)
+    {
+      const int64_t x = pixels[j] % nx, y = pixels[j] / nx;
+      for (int d = 0; d < nn; d++)
+        {
+          const int64_t xx = x + c_dx8[d], yy = y + c_dy8[d];
+          int32_t q = -1;
+          if (xx >= 0 && yy >= 0 && xx < nx && yy < ny
+              && __ldcg (labels + yy * nx + xx) == (int32_t) k)
+            q = index[yy * nx + xx];
+          nb[j * nn + d] = q;
+        }
+      frame[j] = (int32_t) p;
+      owner[j] = 0;
+    }
+  __syncthreads ();
+  /* The island's local maxima (no neighbour higher, plateaus included):
+   * each part that splits off holds one (its brightest pixel). */
+  for (int64_t j = tid; j < p; j += kBlock)
+    {
+      bool highest = true;
+      for (int d = 0; d < nn; d++)
+        {
+          const int32_t q = nb[j * nn + d];
+          highest = highest && (q < 0 || val[q] <= val[j]);
+        }
+      lmax[j] = highest;
+    }
+  if (tid == 0)
+    sh.cores = 0;
+  __syncthreads ();
+
+  const int nlevels = lp.nthresh - 1;
+  const double floor_flux = lp.mincont * total;
+  const double slack = 0x1p-50 * ((double) p * lp.mincont * total_abs + fabs (floor_flux));
+  int live = 1;
+  for (int lev = 0; lev < nlevels && live; lev++)
+    {
+      const double t = level_at (lp.flood_sigma, peak, lp.nthresh, lev);
+      for (int64_t j = tid; j < p; j += kBlock)
+        {
+          const int32_t f = frame[j];
+          parent[j] = f >= 0 && val[j] > t ? (int32_t) j : -1;
+          if (f >= 0)
+            nsig[f] = 0;
+        }
+      __syncthreads ();
+      for (int64_t j = tid; j < p; j += kBlock)
+        if (frame[j] >= 0 && val[j] > t)
+          for (int d = 0; d < nn; d++)
+            {
+              const int32_t q = nb[j * nn + d];
+              if (q >= 0 && q < j && frame[q] >= 0 && val[q] > t)
+                uf_union (parent, (int32_t) j, q);
+            }
+      __syncthreads ();
+      for (int64_t j = tid; j < p; j += kBlock)
+        if (frame[j] >= 0 && val[j] > t)
+          {
+            const int32_t r = uf_find (parent, (int32_t) j);
+            atomicMin (parent + j, r);   /* others still read it */
+            if (r == j)
+              {
+                flux[j] = 0;
+                area[j] = 0;
+                top[j] = 0;
+              }
+          }
+      __syncthreads ();
+      {
+        /* Runs of one component in this thread's stretch add up first. */
+        int32_t cur = -1, cnt = 0;
+        double acc = 0;
+        uint32_t most = 0;
+        for (int64_t j = lo; j <= hi; j++)
+          {
+            const bool act = j < hi && frame[j] >= 0 && val[j] > t;
+            const int32_t r = act ? parent[j] : -1;
+            if ((r != cur || j == hi) && cur >= 0)
+              {
+                atomicAdd (flux + cur, acc);
+                atomicAdd (area + cur, cnt);
+                atomicMax (top + cur, most);
+              }
+            if (r != cur)
+              {
+                cur = r;
+                acc = 0;
+                cnt = 0;
+                most = 0;
+              }
+            if (act)
+              {
+                acc += val[j];
+                cnt++;
+                const uint32_t key = order_key (val[j]);
+                most = key > most ? key : most;
+              }
+          }
+      }
+      __syncthreads ();
+      int unsure = 0;
+      for (int64_t j = tid; j < p; j += kBlock)
+        if (frame[j] >= 0 && val[j] > t && parent[j] == j)
+          {
+            const double a = flux[j];
+            bool sig = area[j] >= lp.min_area && (double) key_float (top[j]) - t >= lp.prominence;
+            if (sig)
+              {
+                const double e = 0x1p-50 * (double) area[j] * a + slack;
+                if (!(a > floor_flux + e))
+                  {
+                    sig = false;
+                    unsure |= !(a < floor_flux - e);
+                  }
+              }
+            flag[j] = sig;
+            if (sig)
+              atomicAdd (nsig + frame[j], 1);
+          }
+      if (__syncthreads_or (unsure))
+        return 0;
+      int any = 0;
+      for (int64_t j = tid; j < p; j += kBlock)
+        {
+          const int32_t f = frame[j];
+          if (f < 0)
+            continue;
+          if (nsig[f] == 0)
+            {
+              owner[j] = f + 1;   /* a core */
+              frame[j] = -1;
+              if (j == f || (f == p && j == 0))
+                atomicAdd (&sh.cores, 1);
+              continue;
+            }
+          const int32_t r = val[j] > t ? parent[j] : -1;
+          frame[j] = r >= 0 && flag[r] ? r : -1;
+          any |= frame[j] >= 0;
+        }
+      live = __syncthreads_or (any);
+      if (!live || lev + 1 >= nlevels)
+        continue;
+      /* A frame splits higher up only where it holds two local maxima
+       * at least prominence above the next level (the brightest pixels of
+       * its parts): where none can, the cores are the ones found and one
+       * for each live frame, and at most one core means no split. */
+      const double next = level_at (lp.flood_sigma, peak, lp.nthresh, lev + 1);
+      if (tid == 0)
+        sh.frames = 0;
+      for (int64_t j = tid; j < p; j += kBlock)
+        if (frame[j] >= 0)
+          nsig[frame[j]] = 0;
+      __syncthreads ();
+      for (int64_t j = tid; j < p; j += kBlock)
+        {
+          const int32_t f = frame[j];
+          if (f < 0)
+            continue;
+          if (f == j)
+            atomicAdd (&sh.frames, 1);
+          if (lmax[j] && (double) val[j] - next >= lp.prominence)
+            atomicAdd (nsig + f, 1);
+        }
+      __syncthreads ();
+      int can = 0;
+      for (int64_t j = tid; j < p; j += kBlock)
+        can |= frame[j] == j && nsig[j] >= 2;
+      if (!__syncthreads_or (can) && sh.cores + sh.frames <= 1)
+        return 1;
+    }
+  if (tid == 0)
+    sh.count = 0;
+  __syncthreads ();
+  for (int64_t j = tid; j < p; j += kBlock)
+    {
+      if (frame[j] >= 0)
+        owner[j] = frame[j] + 1;
+      if (owner[j] == j + 1 || (j == 0 && owner[j] == p + 1))
+        atomicAdd (&sh.count, 1);
+    }
+  __syncthreads ();
+  const int32_t ncores = sh.count;
+  if (ncores <= 1)
+    return 1;
+
+  /* The watershed: the flood levels (level, as keys), from the cores'
+   * pixels (flag), by sweeps until none changes; in shared memory where
+   * both fit. */
+  const bool near = 2 * p <= kSharedWords;
+  uint32_t *level = near ? reinterpret_cast<uint32_t *> (smem) : top;
+  int32_t *core_of = near ? smem + p : owner;
+  for (int64_t j = tid; j < p; j += kBlock)
+    {
+      flag[j] = owner[j] != 0;
+      level[j] = owner[j] != 0 ? order_key (val[j]) : 0;
+      core_of[j] = owner[j];
+    }
+  __syncthreads ();
+  for (int sweep = 0;; sweep++)
+    {
+      int changed = 0;
+      for (int64_t s = lo; s < hi; s++)
+        {
+          const int64_t j = sweep & 1 ? hi - 1 - (s - lo) : s;
+          if (flag[j])
+            continue;
+          uint32_t best = 0;
+          for (int d = 0; d < nn; d++)
+            {
+              const int32_t q = nb[j * nn + d];
+              if (q >= 0)
+                {
+                  const uint32_t l = vload (level + q);
+                  best = l > best ? l : best;
+                }
+            }
+          const uint32_t own = order_key (val[j]), reach = own < best ? own : best;
+          if (reach > level[j])
+            {
+              atomicMax (level + j, reach);   /* neighbours read it meanwhile */
+              changed = 1;
+            }
+        }
+      if (!__syncthreads_or (changed))
+        break;
+    }
+  /* Each unowned pixel takes the core of a neighbour of the highest level
+   * that has one; then every such neighbour must have that same core. */
+  for (;;)
+    {
+      int changed = 0;
+      for (int64_t j = lo; j < hi; j++)
+        {
+          if (vload (core_of + j) != 0)
+            continue;
+          uint32_t best = 0;
+          for (int d = 0; d < nn; d++)
+            {
+              const int32_t q = nb[j * nn + d];
+              best = q >= 0 && level[q] > best ? level[q] : best;
+            }
+          for (int d = 0; d < nn; d++)
+            {
+              const int32_t q = nb[j * nn + d];
+              if (q < 0 || level[q] != best)
+                continue;
+              const int32_t o = vload (core_of + q);
+              if (o != 0)
+                {
+                  atomicExch (core_of + j, o);
+                  changed = 1;
+                  break;
+                }
+            }
+        }
+      if (!__syncthreads_or (changed))
+        break;
+    }
+  int unsure = 0;
+  for (int64_t j = tid; j < p; j += kBlock)
+    {
+      if (flag[j])
+        continue;
+      uint32_t best = 0;
+      for (int d = 0; d < nn; d++)
+        {
+          const int32_t q = nb[j * nn + d];
+          best = q >= 0 && level[q] > best ? level[q] : best;
+        }
+      unsure |= core_of[j] == 0;
+      for (int d = 0; d < nn; d++)
+        {
+          const int32_t q = nb[j * nn + d];
+          unsure |= q >= 0 && level[q] == best && core_of[q] != core_of[j];
+        }
+    }
+  if (__syncthreads_or (unsure))
+    return 0;
+
+  /* The cores numbered 1.. (in any order: the parts are numbered by their
+   * first pixels), and each part's first pixel over parent and frame. */
+  int32_t *core = area;
+  if (tid == 0)
+    sh.count = 0;
+  for (int64_t j = tid; near && j < p; j += kBlock)
+    owner[j] = core_of[j];
+  __syncthreads ();
+  for (int64_t j = tid; j < p; j += kBlock)
+    if (owner[j] == j + 1)
+      core[j] = atomicAdd (&sh.count, 1) + 1;
+  __syncthreads ();
+  u64 *part_first = reinterpret_cast<u64 *> (base + 2 * p);
+  for (int64_t j = tid; j < p; j += kBlock)
+    owner[j] = core[owner[j] - 1];
+  for (int32_t c = tid; c < ncores; c += kBlock)
+    part_first[c] = (u64) LLONG_MAX;
+  __syncthreads ();
+  for (int64_t j = tid; j < p; j += kBlock)
+    atomicMin (part_first + owner[j] - 1, (u64) pixels[j]);
+  __syncthreads ();
+  return ncores;
+}
+
+__global__ void __launch_bounds__ (kBlock)
 deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const int32_t *__restrict__ labels, int32_t *__restrict__ index,
                      int64_t nx, int64_t ny, SkyGpuDetectParams lp, const float *__restrict__ kpeak,
@@ -369,100 +557,84 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      int64_t scratch_cap, int32_t *__restrict__ nsub)
 {
   sky_grid_wait ();
-  const int64_t n = (int64_t) hdr->nislands;
-  const int64_t tid = (int64_t) blockIdx.x * kIslandThreads + threadIdx.x;
+  __shared__ BlockShared sh;
+  extern __shared__ int32_t smem[];
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
 
-  if (n > 0 && (int64_t) *total_need > scratch_cap)
+  if (n > 0 && (int64_t) __ldcg (total_need) > scratch_cap)
     {
       /* Too little scratch: the host grows it and deblends again. */
-      if (tid == 0)
+      if (blockIdx.x == 0 && threadIdx.x == 0)
         {
-          hdr->scratch_need = *total_need;
+          hdr->scratch_need = __ldcg (total_need);
           hdr->scratch_overflow = 1;
         }
       return;
     }
-  for (int64_t k = tid + 1; k <= n; k += (int64_t) gridDim.x * kIslandThreads)
+  for (int64_t k = (int64_t) blockIdx.x + 1; k <= n; k += gridDim.x)
     {
-      Island is;
-      const int32_t *box = kbox + 4 * k;
-      const double peak = kpeak[k];
-
-      nsub[k] = 1;
-      if (need[k - 1] == 0)
-        continue;
-      is.npix = (int64_t) karea[k];
-      is.nx = nx;
-      is.ny = ny;
-      is.label = (int32_t) k;
-      is.connectivity = lp.connectivity;
-      is.total = 0;
-      is.mincont = lp.mincont;
-      is.prominence = lp.prominence;
-      is.min_area = lp.min_area;
-      is.stamp = 0;
-      is.ncores = 0;
-      is.labels = labels;
-      is.index = index;
-      island_layout (is, scratch + offset[k - 1], lp.nthresh);
-
-      /* The island's pixels from its box, in raster order. */
-      int32_t j = 0;
-      for (int64_t y = box[2]; y <= box[3]; y++)
-        for (int64_t x = box[0]; x <= box[1]; x++)
-          {
-            const int64_t i = y * nx + x;
-            if (labels[i] != (int32_t) k || j >= is.npix)
-              continue;
-            const float v = snr_at (m, i);
-            index[i] = j;
-            is.pixels[j] = i;
-            is.val[j] = v;
-            is.total += v;
-            is.set[j] = j;
-            is.owner[j] = 0;
-            is.mark[j] = 0;
-            is.seen[j] = 0;
-            j++;
-          }
-      if (local_maxima (is, lp.flood_sigma + lp.prominence) < 2)
-        continue;
-      find_cores (is, lp.flood_sigma, peak, lp.nthresh);
-      if (is.ncores <= 1)
-        continue;
-      watershed (is);
-      nsub[k] = is.ncores;
-      atomicAdd (&hdr->nsplit, 1ull);
-      atomicAdd (&hdr->extra, (u64) (is.ncores - 1));
-      /* Each part's first pixel, over the set and comp words (no longer
-       * needed): the pixels are in raster order, so the first met. */
-      int64_t *part_first = reinterpret_cast<int64_t *> (is.set);
-      for (int32_t c = 0; c < is.ncores; c++)
-        part_first[c] = LLONG_MAX;
-      for (int64_t q = 0; q < is.npix; q++)
+      if (__ldcg (need + k - 1) == 0)
         {
-          int64_t *f = &part_first[is.owner[q] - 1];
-          *f = is.pixels[q] < *f ? is.pixels[q] : *f;
+          if (threadIdx.x == 0)
+            nsub[k] = 1;
+          continue;
         }
+      const int64_t p = (int64_t) __ldcg (karea + k);
+      const int32_t *box = kbox + 4 * k;
+      int32_t *base = scratch + __ldcg (offset + k - 1);
+      int32_t ncores = deblend_parallel (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base,
+                                         sh, smem);
+      __syncthreads ();
+      if (threadIdx.x == 0)
+        {
+          if (ncores == 0)
+            ncores = deblend_serial (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base);
+          nsub[k] = ncores;
+          if (ncores > 1)
+            {
+              atomicAdd (&hdr->nsplit, 1ull);
+              atomicAdd (&hdr->extra, (u64) (ncores - 1));
+            }
+        }
+      __syncthreads ();
     }
+}
+
+/* The kernels after the islands' read what kernels of the same run wrote
+ * (the header's counts by atomics, the parts, the ranks) through L2 only
+ * (__ldcg): a line of it an earlier kernel of the run left in a
+ * multiprocessor's L1 (the header, read everywhere by the maxima kernel;
+ * the words the parts' labels go over, read by the island's block) would
+ * otherwise be read stale, the launches being programmatic dependents of
+ * one another. */
+__device__ __forceinline__ int64_t
+l2 (const int64_t *p)
+{
+  return (int64_t) __ldcg (reinterpret_cast<const long long *> (p));
+}
+
+__device__ __forceinline__ int
+deblend_skipped (const SkyGpuDetectHeader *hdr)
+{
+  return __ldcg (&hdr->nsplit) == 0 || __ldcg (&hdr->scratch_overflow);
 }
 
 __device__ __forceinline__ int64_t *
 island_part_first (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
 {
-  return reinterpret_cast<int64_t *> (scratch + offset[k - 1] + 2 * npix);
+  return reinterpret_cast<int64_t *> (scratch + __ldcg (offset + k - 1) + 2 * npix);
 }
 
 __device__ __forceinline__ int32_t *
 island_part_label (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
 {
-  return scratch + offset[k - 1] + 6 * npix;   /* the mark words */
+  return scratch + __ldcg (offset + k - 1) + 6 * npix;   /* over the flag (or mark) words */
 }
 
 __device__ __forceinline__ int32_t *
 island_owner (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
 {
-  return scratch + offset[k - 1] + 5 * npix;
+  return scratch + __ldcg (offset + k - 1) + 5 * npix;
 }
 
 __global__ void __launch_bounds__ (kThreads)
@@ -473,8 +645,8 @@ deblendFirstsKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuState *__restri
                      uint8_t *__restrict__ deblended)
 {
   sky_grid_wait ();
-  const int64_t n = (int64_t) hdr->nislands;
-  const int64_t nsources = n + (int64_t) hdr->extra;
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
+  const int64_t nsources = n + (int64_t) __ldcg (&hdr->extra);
   const int64_t tid = (int64_t) blockIdx.x * kThreads + threadIdx.x;
   const int64_t stride = (int64_t) gridDim.x * kThreads;
 
@@ -482,20 +654,21 @@ deblendFirstsKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuState *__restri
     st->nsources = (uint32_t) nsources;
   for (int64_t s = tid; s <= nsources; s += stride)
     deblended[s] = 0;
-  if (hdr->nsplit == 0 || hdr->scratch_overflow)
+  if (deblend_skipped (hdr))
     return;
   for (int64_t k = tid + 1; k <= n; k += stride)
     {
-      if (nsub[k] == 1)
+      const int32_t parts = __ldcg (nsub + k);
+      if (parts == 1)
         {
-          const u64 f = kfirst[k];
+          const u64 f = __ldcg (kfirst + k);
           atomicOr (bits + (f >> 6), 1ull << (f & 63));
           continue;
         }
-      const int64_t *pf = island_part_first (scratch, offset, k, (int64_t) karea[k]);
-      for (int32_t c = 0; c < nsub[k]; c++)
+      const int64_t *pf = island_part_first (scratch, offset, k, (int64_t) __ldcg (karea + k));
+      for (int32_t c = 0; c < parts; c++)
         {
-          const u64 f = (u64) pf[c];
+          const u64 f = (u64) l2 (pf + c);
           atomicOr (bits + (f >> 6), 1ull << (f & 63));
         }
     }
@@ -506,18 +679,18 @@ deblendWordCountKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *_
                         int64_t nwords, u64 *__restrict__ count)
 {
   sky_grid_wait ();
-  if (hdr->nsplit == 0 || hdr->scratch_overflow)
+  if (deblend_skipped (hdr))
     return;
   for (int64_t w = (int64_t) blockIdx.x * kThreads + threadIdx.x; w < nwords;
        w += (int64_t) gridDim.x * kThreads)
-    count[w] = (u64) __popcll (bits[w]);
+    count[w] = (u64) __popcll (__ldcg (bits + w));
 }
 
 __device__ __forceinline__ int32_t
 rank_of (u64 f, const u64 *bits, const u64 *word_offset)
 {
-  const u64 below = bits[f >> 6] & ((1ull << (f & 63)) - 1);
-  return (int32_t) (word_offset[f >> 6] + (u64) __popcll (below) + 1);
+  const u64 below = __ldcg (bits + (f >> 6)) & ((1ull << (f & 63)) - 1);
+  return (int32_t) (__ldcg (word_offset + (f >> 6)) + (u64) __popcll (below) + 1);
 }
 
 __global__ void __launch_bounds__ (kThreads)
@@ -528,24 +701,26 @@ deblendRankKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__rest
                    int32_t *__restrict__ newlabel, uint8_t *__restrict__ deblended)
 {
   sky_grid_wait ();
-  if (hdr->nsplit == 0 || hdr->scratch_overflow)
+  if (deblend_skipped (hdr))
     return;
-  const int64_t n = (int64_t) hdr->nislands;
+  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
   for (int64_t k = (int64_t) blockIdx.x * kThreads + threadIdx.x + 1; k <= n;
        k += (int64_t) gridDim.x * kThreads)
     {
-      if (nsub[k] == 1)
+      const int32_t parts = __ldcg (nsub + k);
+      if (parts == 1)
         {
-          newlabel[k] = rank_of (kfirst[k], bits, word_offset);
+          newlabel[k] = rank_of (__ldcg (kfirst + k), bits, word_offset);
           continue;
         }
-      const int64_t npix = (int64_t) karea[k];
+      const int64_t npix = (int64_t) __ldcg (karea + k);
       const int64_t *pf = island_part_first (scratch, offset, k, npix);
       int32_t *pl = island_part_label (scratch, offset, k, npix);
-      for (int32_t c = 0; c < nsub[k]; c++)
+      for (int32_t c = 0; c < parts; c++)
         {
-          pl[c] = rank_of ((u64) pf[c], bits, word_offset);
-          deblended[pl[c]] = 1;
+          const int32_t label = rank_of ((u64) l2 (pf + c), bits, word_offset);
+          pl[c] = label;
+          deblended[label] = 1;
         }
     }
 }
@@ -557,22 +732,22 @@ deblendRelabelKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__r
                       const int32_t *__restrict__ newlabel, int64_t n, int32_t *__restrict__ labels)
 {
   sky_grid_wait ();
-  if (hdr->nsplit == 0 || hdr->scratch_overflow)
+  if (deblend_skipped (hdr))
     return;
   for (int64_t i = (int64_t) blockIdx.x * kThreads + threadIdx.x; i < n;
        i += (int64_t) gridDim.x * kThreads)
     {
-      const int32_t l = labels[i];
+      const int32_t l = __ldcg (labels + i);
       if (l == 0)
         continue;
-      if (nsub[l] == 1)
+      if (__ldcg (nsub + l) == 1)
         {
-          labels[i] = newlabel[l];
+          labels[i] = __ldcg (newlabel + l);
           continue;
         }
-      const int64_t npix = (int64_t) karea[l];
-      const int32_t part = island_owner (scratch, offset, l, npix)[index[i]];
-      labels[i] = island_part_label (scratch, offset, l, npix)[part - 1];
+      const int64_t npix = (int64_t) __ldcg (karea + l);
+      const int32_t part = __ldcg (island_owner (scratch, offset, l, npix) + __ldcg (index + i));
+      labels[i] = __ldcg (island_part_label (scratch, offset, l, npix) + part - 1);
     }
 }
 
@@ -596,18 +771,25 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
                                          kThreads);
   const unsigned pixel_grid = grid_for (gpu, n, kThreads);
   const unsigned word_grid = grid_for (gpu, L->nwords, kThreads);
-  /* One thread an island: as many threads as there are islands, up to
-   * every multiprocessor's few warps. */
-  const unsigned one_grid = grid_for (gpu, L->island_cap, kIslandThreads);
+  /* A block an island, up to four a multiprocessor; each skips at once
+   * the islands that cannot split. */
+  const int64_t most = (int64_t) gpu->nsm * 4;
+  const unsigned block_grid = (unsigned) (L->island_cap < 1 ? 1 : L->island_cap < most ? L->island_cap : most);
   int32_t *index = reinterpret_cast<int32_t *> (gpu->d_work);
   int ret;
 
+  SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, s, L->d_header, L->d_need,
+              L->d_first_bits, L->nwords);
+  SKY_LAUNCH (deblendMaximaKernel, pixel_grid, kThreads, 0, s, L->d_header, *maps, gpu->d_labels,
+              nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_need);
   SKY_LAUNCH (deblendNeedKernel, island_grid, kThreads, 0, s, L->d_header, L->d_kpeak, L->d_karea,
-              *lp, L->d_need, L->d_first_bits, L->nwords);
+              *lp, L->d_need);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_need, L->d_offset, L->island_cap,
                                    &L->d_header->nislands, L->d_total + 1)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (deblendIslandKernel, one_grid, kIslandThreads, 0, s, L->d_header, *maps,
+  SKY_CUDA (cudaFuncSetAttribute (deblendIslandKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  kSharedWords * (int) sizeof (int32_t)));
+  SKY_LAUNCH (deblendIslandKernel, block_grid, kBlock, kSharedWords * sizeof (int32_t), s, L->d_header, *maps,
               gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_kbox, L->d_need,
               L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap, L->d_nsub);
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state,

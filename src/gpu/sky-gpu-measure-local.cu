@@ -15,10 +15,10 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kSourceThreads = 64;
+constexpr int kSourceThreads = 128;   /* a block a source */
 constexpr int kWindowIterations = 16;
 constexpr double kCoreLevel = 0.7;
-constexpr int kColumns = 96;   /* the window's columns a thread keeps the weights of */
+constexpr int kColumns = 512;   /* the window's columns and rows whose weights are kept */
 
 typedef unsigned long long u64;
 
@@ -61,7 +61,7 @@ sourceNeedKernel (const SkyGpuState *__restrict__ st, const unsigned char *__res
                   int64_t cap, u64 *__restrict__ need, u64 *__restrict__ count)
 {
   sky_grid_wait ();
-  const int64_t n = st->nsources;
+  const int64_t n = __ldcg (&st->nsources);
   const int64_t tid = (int64_t) blockIdx.x * kThreads + threadIdx.x;
 
   if (tid == 0)
@@ -79,95 +79,173 @@ is_blank (const float *pixels, int64_t nx, int64_t ny, int64_t x, int64_t y)
   return x >= 0 && y >= 0 && x < nx && y < ny && isnan (pixels[y * nx + x]);
 }
 
+/* Sums of three doubles over the block (any order: docs/contract.md lets
+ * the sums of sum_err and of the windowed centroid differ in their last
+ * bits), returned to every thread. */
+struct Sums {
+  double a, b, c;
+};
+
+__device__ Sums
+block_sums (Sums v, double (*sh)[3])
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int o = 16; o > 0; o >>= 1)
+    {
+      v.a += __shfl_down_sync (0xffffffffu, v.a, o);
+      v.b += __shfl_down_sync (0xffffffffu, v.b, o);
+      v.c += __shfl_down_sync (0xffffffffu, v.c, o);
+    }
+  if (lane == 0)
+    {
+      sh[warp][0] = v.a;
+      sh[warp][1] = v.b;
+      sh[warp][2] = v.c;
+    }
+  __syncthreads ();
+  Sums r = { 0, 0, 0 };
+  for (int w = 0; w < kSourceThreads / 32; w++)
+    {
+      r.a += sh[w][0];
+      r.b += sh[w][1];
+      r.c += sh[w][2];
+    }
+  __syncthreads ();
+  return r;
+}
+
+/* Marks pixel i in the byte map seen; true where this call set it. */
+__device__ __forceinline__ bool
+claim (uint8_t *seen, int64_t i)
+{
+  unsigned int *word = reinterpret_cast<unsigned int *> (seen + (i & ~(int64_t) 3));
+  const unsigned int bit = 1u << (8 * (i & 3));
+  return (atomicOr (word, bit) & bit) == 0;
+}
+
+__device__ __forceinline__ void
+unclaim (uint8_t *seen, int64_t i)
+{
+  unsigned int *word = reinterpret_cast<unsigned int *> (seen + (i & ~(int64_t) 3));
+  atomicAnd (word, ~(0xffu << (8 * (i & 3))));
+}
+
 /* The pixels of source k above kCoreLevel of its peak that connect to the
- * peak (4-connected); seen is cleared after, as the CPU clears its own. */
+ * peak (4-connected), found breadth first by the block, a level of the
+ * walk at a time; seen is cleared after, as the CPU clears its own. Only
+ * the count reaches the catalogue, so the walk's order does not matter. */
 __device__ int64_t
 core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny, int32_t label,
-           int64_t px, int64_t py, float peak, int64_t *queue, uint8_t *seen)
+           int64_t px, int64_t py, float peak, int64_t *queue, uint8_t *seen, int64_t *sh_tail)
 {
   const float level = (float) (kCoreLevel * peak);
   const int dx[4] = { 1, -1, 0, 0 }, dy[4] = { 0, 0, 1, -1 };
-  int64_t head = 0, tail = 0;
+  int64_t head = 0, tail = 1;
 
-  queue[tail++] = py * nx + px;
-  seen[py * nx + px] = 1;
+  if (threadIdx.x == 0)
+    {
+      queue[0] = py * nx + px;
+      claim (seen, py * nx + px);
+      *sh_tail = 1;
+    }
+  __syncthreads ();
   while (head < tail)
     {
-      const int64_t b = queue[head++], bx = b % nx, by = b / nx;
-      for (int d = 0; d < 4; d++)
+      for (int64_t q = head + threadIdx.x; q < tail; q += kSourceThreads)
         {
-          const int64_t x = bx + dx[d], y = by + dy[d];
-          if (x < 0 || y < 0 || x >= nx || y >= ny)
-            continue;
-          const int64_t i = y * nx + x;
-          if (seen[i] || labels[i] != label || !(residual[i] > level))
-            continue;
-          seen[i] = 1;
-          queue[tail++] = i;
+          const int64_t b = queue[q], bx = b % nx, by = b / nx;
+          for (int d = 0; d < 4; d++)
+            {
+              const int64_t x = bx + dx[d], y = by + dy[d];
+              if (x < 0 || y < 0 || x >= nx || y >= ny)
+                continue;
+              const int64_t i = y * nx + x;
+              if (__ldcg (labels + i) != label || !(residual[i] > level) || __ldcg (seen + i)
+                  || !claim (seen, i))
+                continue;
+              queue[atomicAdd (reinterpret_cast<unsigned long long *> (sh_tail), 1ull)] = i;
+            }
         }
+      __syncthreads ();
+      head = tail;
+      tail = *sh_tail;
+      __syncthreads ();
     }
-  for (int64_t q = 0; q < tail; q++)
-    seen[queue[q]] = 0;
+  for (int64_t q = threadIdx.x; q < tail; q += kSourceThreads)
+    unclaim (seen, queue[q]);
+  __syncthreads ();
   return tail;
 }
 
+/* SExtractor's windowed centroid, as the CPU iterates it, by the block:
+ * the weights of the window's columns and rows in shared memory where it
+ * fits them (else made per pixel: the same values), the sums over the
+ * window's pixels added across the block. */
 __device__ void
 windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
-                   int32_t label, const Packed &p, int64_t k, double sigma, double *xw, double *yw)
+                   int32_t label, const Packed &p, int64_t k, double sigma, double *xw, double *yw,
+                   double *wxs, double *wys, double (*sh)[3])
 {
   double x = p.peak_x[k], y = p.peak_y[k];
   const double r = 4 * sigma, inv2s2 = 1 / (2 * sigma * sigma);
-  double wxs[kColumns];
+  bool settled = false;
 
-  *xw = x;
-  *yw = y;
   for (int it = 0; it < kWindowIterations; it++)
     {
       int64_t x0 = (int64_t) floor (x - r), x1 = (int64_t) ceil (x + r);
       int64_t y0 = (int64_t) floor (y - r), y1 = (int64_t) ceil (y + r);
-      double sw = 0, sx = 0, sy = 0, dx, dy;
+      double dx, dy;
 
       x0 = x0 < 0 ? 0 : x0;
       x1 = x1 > nx - 1 ? nx - 1 : x1;
       y0 = y0 < 0 ? 0 : y0;
       y1 = y1 > ny - 1 ? ny - 1 : y1;
-      /* One exp per column, as on the CPU, where the window fits the
-       * thread's table; else one per pixel (the same values). */
-      const bool cached = x1 - x0 + 1 <= kColumns;
-      for (int64_t px = x0; cached && px <= x1; px++)
-        wxs[px - x0] = exp (-(px - x) * (px - x) * inv2s2);
-      for (int64_t py = y0; py <= y1; py++)
+      const int64_t w = x1 - x0 + 1, h = y1 - y0 + 1;
+      const bool cached = w <= kColumns && h <= kColumns;
+      for (int64_t c = threadIdx.x; cached && c < w; c += kSourceThreads)
+        wxs[c] = exp (-(x0 + c - x) * (x0 + c - x) * inv2s2);
+      for (int64_t c = threadIdx.x; cached && c < h; c += kSourceThreads)
+        wys[c] = exp (-(y0 + c - y) * (y0 + c - y) * inv2s2);
+      __syncthreads ();
+      Sums s = { 0, 0, 0 };
+      for (int64_t b = threadIdx.x; b < w * h; b += kSourceThreads)
         {
-          const double wy = exp (-(py - y) * (py - y) * inv2s2);
-          for (int64_t px = x0; px <= x1; px++)
-            {
-              const int64_t i = py * nx + px;
-              const double ddx = px - x, ddy = py - y;
-              const float v = residual[i];
-              if ((labels[i] != label && labels[i] != 0) || isnan (v))
-                continue;
-              const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
-              const double w = wx * wy * v;
-              sw += w;
-              sx += w * ddx;
-              sy += w * ddy;
-            }
+          const int64_t px = x0 + b % w, py = y0 + b / w, i = py * nx + px;
+          const double ddx = px - x, ddy = py - y;
+          const float v = residual[i];
+          const int32_t li = __ldcg (labels + i);
+          if ((li != label && li != 0) || isnan (v))
+            continue;
+          const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
+          const double wy = cached ? wys[py - y0] : exp (-(py - y) * (py - y) * inv2s2);
+          const double wt = wx * wy * v;
+          s.a += wt;
+          s.b += wt * ddx;
+          s.c += wt * ddy;
         }
-      if (!(sw > 0))
-        return;
-      dx = 2 * sx / sw;
-      dy = 2 * sy / sw;
+      s = block_sums (s, sh);
+      if (!(s.a > 0))
+        break;
+      dx = 2 * s.b / s.a;
+      dy = 2 * s.c / s.a;
       x += dx;
       y += dy;
       if (x < p.xmin[k] || x > p.xmax[k] || y < p.ymin[k] || y > p.ymax[k])
-        return;
-      if (dx * dx + dy * dy < 1e-8)
         break;
+      if (dx * dx + dy * dy < 1e-8 || it == kWindowIterations - 1)
+        {
+          settled = true;
+          break;
+        }
     }
-  *xw = x;
-  *yw = y;
+  if (threadIdx.x == 0)
+    {
+      *xw = settled ? x : p.peak_x[k];
+      *yw = settled ? y : p.peak_y[k];
+    }
 }
 
+/* A block a source. */
 __global__ void __launch_bounds__ (kSourceThreads)
 measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__restrict__ cat,
                     int64_t cap, SkyGpuDetectMaps m, const float *__restrict__ residual,
@@ -177,7 +255,11 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
                     uint8_t *__restrict__ seen, unsigned char *__restrict__ out)
 {
   sky_grid_wait ();
-  const int64_t n = st->nsources;
+  __shared__ double sh[kSourceThreads / 32][3];
+  __shared__ double wxs[kColumns], wys[kColumns];
+  __shared__ unsigned int sh_flags;
+  __shared__ int64_t sh_tail;
+  const int64_t n = __ldcg (&st->nsources);
 
   if (n > cap)
     return;
@@ -187,56 +269,69 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
   float *bkg_out = reinterpret_cast<float *> (y_win + n), *rms_out = bkg_out + n;
   uint32_t *flags_out = reinterpret_cast<uint32_t *> (rms_out + n);
 
-  for (int64_t k = (int64_t) blockIdx.x * kSourceThreads + threadIdx.x; k < n;
-       k += (int64_t) gridDim.x * kSourceThreads)
+  for (int64_t k = blockIdx.x; k < n; k += gridDim.x)
     {
       const int32_t label = (int32_t) (k + 1);
       if (p.npix[k] <= 0)
         continue;  /* every label has pixels; this keeps a broken one in bounds */
       const int64_t pi = (int64_t) p.peak_y[k] * nx + p.peak_x[k];
+      const int64_t bx0 = p.xmin[k], by0 = p.ymin[k], bw = p.xmax[k] - bx0 + 1;
+      const int64_t bn = bw * (p.ymax[k] - by0 + 1);
       double var = 0, sigma;
       uint32_t flags = 0;
 
-      bkg_out[k] = m.background[pi];
-      rms_out[k] = m.rms[pi];
-      peak_err[k] = m.rms[pi];
-      for (int64_t y = p.ymin[k]; y <= p.ymax[k]; y++)
-        for (int64_t x = p.xmin[k]; x <= p.xmax[k]; x++)
-          {
-            const int64_t i = y * nx + x;
-            const float rms = m.rms[i];
-            uint32_t f = 0;
-            if (labels[i] != label)
-              continue;
-            if (isfinite (rms))
-              var += (double) rms * rms;
-            if (x == 0 || y == 0 || x == nx - 1 || y == ny - 1)
-              f |= SKY_FLAG_EDGE;
-            if (lp.has_blank
-                && (is_blank (m.image, nx, ny, x - 1, y) || is_blank (m.image, nx, ny, x + 1, y)
-                    || is_blank (m.image, nx, ny, x, y - 1)
-                    || is_blank (m.image, nx, ny, x, y + 1)))
-              f |= SKY_FLAG_BLANK;
-            if (f != 0)
-              {
-                const float r = m.image[i] - m.background[i];
-                const float snr = m.snr != NULL ? m.snr[i] : rms > 0 ? r / rms : NAN;
-                if (snr > lp.seed_sigma)
-                  f |= SKY_FLAG_TRUNCATED;
-              }
-            flags |= f;
-          }
-      if (deblended[k + 1])
-        flags |= SKY_FLAG_DEBLENDED;
-      flags_out[k] = flags;
-      sum_err[k] = sqrt (var);
+      if (threadIdx.x == 0)
+        {
+          bkg_out[k] = m.background[pi];
+          rms_out[k] = m.rms[pi];
+          peak_err[k] = m.rms[pi];
+          sh_flags = 0;
+        }
+      for (int64_t b = threadIdx.x; b < bn; b += kSourceThreads)
+        {
+          const int64_t x = bx0 + b % bw, y = by0 + b / bw, i = y * nx + x;
+          if (__ldcg (labels + i) != label)
+            continue;
+          const float rms = m.rms[i];
+          uint32_t f = 0;
+          if (isfinite (rms))
+            var += (double) rms * rms;
+          if (x == 0 || y == 0 || x == nx - 1 || y == ny - 1)
+            f |= SKY_FLAG_EDGE;
+          if (lp.has_blank
+              && (is_blank (m.image, nx, ny, x - 1, y) || is_blank (m.image, nx, ny, x + 1, y)
+                  || is_blank (m.image, nx, ny, x, y - 1) || is_blank (m.image, nx, ny, x, y + 1)))
+            f |= SKY_FLAG_BLANK;
+          if (f != 0)
+            {
+              const float r = m.image[i] - m.background[i];
+              const float snr = m.snr != NULL ? m.snr[i] : rms > 0 ? r / rms : NAN;
+              if (snr > lp.seed_sigma)
+                f |= SKY_FLAG_TRUNCATED;
+            }
+          flags |= f;
+        }
+      __syncthreads ();
+      if (flags != 0)
+        atomicOr (&sh_flags, flags);
+      const Sums total = block_sums (Sums { var, 0, 0 }, sh);
+      if (threadIdx.x == 0)
+        {
+          flags = sh_flags;
+          if (__ldcg (deblended + k + 1))
+            flags |= SKY_FLAG_DEBLENDED;
+          flags_out[k] = flags;
+          sum_err[k] = sqrt (total.a);
+        }
       /* The window's sigma from the core's area, as a Gaussian's. */
       int64_t *queue = reinterpret_cast<int64_t *> (scratch + 2 * offset[k]);
       sigma = sqrt (core_area (residual, labels, nx, ny, label, p.peak_x[k], p.peak_y[k],
-                               p.peak[k], queue, seen)
+                               p.peak[k], queue, seen, &sh_tail)
                     / lp.core_denominator);
       sigma = sigma > 0.5 ? sigma : 0.5;
-      windowed_centroid (residual, labels, nx, ny, label, p, k, sigma, &x_win[k], &y_win[k]);
+      windowed_centroid (residual, labels, nx, ny, label, p, k, sigma, &x_win[k], &y_win[k], wxs,
+                         wys, sh);
+      __syncthreads ();
     }
 }
 
@@ -273,7 +368,7 @@ sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpu
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_src_need, L->d_src_offset, cap, L->d_total + 3,
                                    L->d_total + 4)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (measureLocalKernel, grid_for (gpu, cap, kSourceThreads), kSourceThreads, 0, s,
+  SKY_LAUNCH (measureLocalKernel, grid_for (gpu, cap, 1), kSourceThreads, 0, s,
               gpu->d_state, cat, cap, *maps, residual, gpu->d_labels, nx, ny, *lp, L->d_deblended,
               L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
   return SKY_OK;

@@ -37,6 +37,8 @@
  *                       flux=SUM, edge=off, flags=off, or none
  *   smooth (s)          detect on a copy smoothed by a kernel, as
  *                       skysift-cli find --smooth ("" none)
+ *   samp-connect (b), samp-send-image, samp-send-table, samp
+ *                       the app on a SAMP hub (sky-samp-link.h)
  *   about, quit
  * Operations queue in the window and run in order, so a script can send
  * open, run and export one after the other and poll state until busy is
@@ -47,6 +49,7 @@
 #include "sky-display-path.h"
 #include "sky-pipeline.h"
 #include "sky-render.h"
+#include "sky-samp-link.h"
 #include "sky-window.h"
 #include "sky-window-script.h"
 
@@ -58,6 +61,7 @@
 struct _SkyApplication {
   GtkApplication parent_instance;
   gint64 start_us;
+  SkySampLink *samp;
 };
 
 G_DEFINE_FINAL_TYPE (SkyApplication, sky_application, GTK_TYPE_APPLICATION)
@@ -111,7 +115,14 @@ on_window_state_changed (SkyWindow *window, SkyApplication *self)
   set_state (self, "pixel-table", g_variant_new_int32 (sky_window_get_pixel_table (window)));
   set_state (self, "magnifier", g_variant_new_boolean (sky_window_get_magnifier (window)));
   set_state (self, "scale-dialog", g_variant_new_boolean (sky_window_get_scale_dialog (window)));
+  set_state (self, "toggle-grid", g_variant_new_boolean (sky_window_get_grid (window)));
+  set_state (self, "toggle-magnifier", g_variant_new_boolean (sky_window_get_magnifier (window)));
+  set_state (self, "toggle-scale-dialog",
+             g_variant_new_boolean (sky_window_get_scale_dialog (window)));
+  sky_application_frames_sync (self, GTK_WINDOW (window));
   set_state (self, "state", g_variant_new_take_string (sky_window_describe (window)));
+  if (self->samp)
+    sky_samp_link_window_changed (self->samp, GTK_WINDOW (window));
 }
 
 static SkyWindow *
@@ -130,6 +141,12 @@ main_window (SkyApplication *self)
    * it) gets one the user can see, not a hidden one that never draws. */
   gtk_window_present (GTK_WINDOW (window));
   return window;
+}
+
+GtkWindow *
+sky_application_get_window (SkyApplication *self)
+{
+  return GTK_WINDOW (main_window (self));
 }
 
 /* Relative paths from D-Bus or the command line are taken from the
@@ -171,6 +188,12 @@ split_plane (const char *text, char **path, int *hdu, gint64 *plane)
     *plane = p && *p ? g_ascii_strtoll (p, NULL, 10) : 0;
   }
   return TRUE;
+}
+
+void
+sky_application_split_path (const char *text, char **path, int *hdu, gint64 *plane)
+{
+  split_plane (text, path, hdu, plane);
 }
 
 static void
@@ -220,8 +243,7 @@ action_run (GSimpleAction *action, GVariant *param, gpointer data)
 
 /* The actions that hand the window one value of their own type: threshold,
  * kappa, zoom and match-radius (d), connectivity and pixel-table (i: 5, 7
- * or 9, 0 hides the table), relative, grid (as the menu's check item
- * toggles it), magnifier and scale-dialog (b), plane and select-source (x),
+ * or 9, 0 hides the table), relative, grid, magnifier and scale-dialog (b), plane and select-source (x),
  * source-filter, smooth and contours (s: "3,5,10 sigma", "threshold",
  * "0.1 0.2", "" for none). */
 static void
@@ -260,6 +282,27 @@ action_set_value (GSimpleAction *action, GVariant *param, gpointer data)
     sky_window_set_smooth (window, g_variant_get_string (param, NULL));
   else if (g_str_equal (name, "contours"))
     sky_window_set_contours (window, g_variant_get_string (param, NULL));
+  else
+    g_assert_not_reached ();
+}
+
+/* The menu's check items: GTK shows an item as a check box only for an
+ * action with a boolean state and no parameter, and greys out an item whose
+ * action takes a parameter it has no target for. So grid, magnifier and
+ * scale-dialog (b, for scripts) each have a parameterless twin that flips
+ * the same setting; both states follow the window. */
+static void
+action_toggle (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  SkyWindow *window = main_window (data);
+  const char *name = g_action_get_name (G_ACTION (action)) + strlen ("toggle-");
+
+  if (g_str_equal (name, "grid"))
+    sky_window_set_grid (window, !sky_window_get_grid (window));
+  else if (g_str_equal (name, "magnifier"))
+    sky_window_set_magnifier (window, !sky_window_get_magnifier (window));
+  else if (g_str_equal (name, "scale-dialog"))
+    sky_window_show_scale_dialog (window, !sky_window_get_scale_dialog (window));
   else
     g_assert_not_reached ();
 }
@@ -655,6 +698,9 @@ static const GActionEntry app_actions[] = {
   { "pixel-table", action_set_value, "i", "0", NULL },
   { "magnifier", action_set_value, "b", "false", NULL },
   { "scale-dialog", action_set_value, "b", "false", NULL },
+  { "toggle-grid", action_toggle, NULL, "false", NULL },
+  { "toggle-magnifier", action_toggle, NULL, "false", NULL },
+  { "toggle-scale-dialog", action_toggle, NULL, "false", NULL },
   { "contour-levels", action_contour_levels, NULL, NULL, NULL },
   { "about", action_about, NULL, NULL, NULL },
   { "quit", action_quit, NULL, NULL, NULL },
@@ -720,9 +766,22 @@ sky_application_startup (GApplication *app)
 
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions),
                                    app);
+  sky_application_frames_add_actions (SKY_APPLICATION (app));
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.run('all')", run_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.header('')", header_accels);
+  SKY_APPLICATION (app)->samp = sky_samp_link_new (GTK_APPLICATION (app));
+}
+
+static void
+sky_application_shutdown (GApplication *app)
+{
+  SkyApplication *self = SKY_APPLICATION (app);
+
+  if (self->samp)
+    sky_samp_link_shutdown (self->samp);
+  g_clear_object (&self->samp);
+  G_APPLICATION_CLASS (sky_application_parent_class)->shutdown (app);
 }
 
 static void
@@ -771,6 +830,7 @@ sky_application_class_init (SkyApplicationClass *klass)
   GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
 
   app_class->startup = sky_application_startup;
+  app_class->shutdown = sky_application_shutdown;
   app_class->activate = sky_application_activate;
   app_class->open = sky_application_open;
 }

@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static const char *const limits_names[SKY_N_LIMITS] = { "minmax", "99.5", "99.9", "zscale" };
 
@@ -26,18 +29,155 @@ sky_limits_from_name (const char *name)
 
 /* ------------------------------------------------------------- histogram */
 
+int
+sky_display_counts_init (SkyDisplayCounts *c)
+{
+  c->min = INFINITY;
+  c->max = -INFINITY;
+  c->n = c->nvalid = 0;
+  c->hist = calloc (SKY_DISPLAY_NBUCKETS, sizeof *c->hist);
+  return c->hist != NULL ? SKY_OK
+                         : sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
+}
+
+void
+sky_display_counts_add (SkyDisplayCounts *c, const float *p, int64_t n)
+{
+  uint32_t *h = c->hist;
+  float mn = c->min, mx = c->max;
+  int64_t nvalid = 0;
+
+  for (int64_t i = 0; i < n; i++)
+    {
+      float v = p[i];
+      if (isnan (v))
+        continue;
+      h[sky_float_key (v) >> 16]++;
+      mn = v < mn ? v : mn;
+      mx = v > mx ? v : mx;
+      nvalid++;
+    }
+  c->min = mn;
+  c->max = mx;
+  c->n += nvalid;
+  c->nvalid += nvalid;
+}
+
+/* The extremes and the non-blank count of n pixels (n < 2^33), four at a
+ * time: a NaN leaves them as they are (MINPS and MAXPS return their second
+ * operand where either is NaN, as v < mn ? v : mn does). */
+static void
+extremes (const float *p, int64_t n, float *mn, float *mx, int64_t *nvalid)
+{
+  float lo = *mn, hi = *mx;
+  int64_t i = 0, valid = 0;
+
+#ifdef __SSE2__
+  __m128 vlo = _mm_set1_ps (lo), vhi = _mm_set1_ps (hi);
+  __m128i count = _mm_setzero_si128 ();
+  float l[4], h[4];
+  int32_t c[4];
+
+  for (; i + 4 <= n; i += 4)
+    {
+      __m128 v = _mm_loadu_ps (p + i);
+      vlo = _mm_min_ps (v, vlo);
+      vhi = _mm_max_ps (v, vhi);
+      count = _mm_sub_epi32 (count, _mm_castps_si128 (_mm_cmpord_ps (v, v)));
+    }
+  _mm_storeu_ps (l, vlo);
+  _mm_storeu_ps (h, vhi);
+  _mm_storeu_si128 ((__m128i *) c, count);
+  for (int k = 0; k < 4; k++)
+    {
+      lo = l[k] < lo ? l[k] : lo;
+      hi = h[k] > hi ? h[k] : hi;
+      valid += (uint32_t) c[k];
+    }
+#endif
+  for (; i < n; i++)
+    {
+      float v = p[i];
+      if (isnan (v))
+        continue;
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+      valid++;
+    }
+  *mn = lo;
+  *mx = hi;
+  *nvalid += valid;
+}
+
+void
+sky_display_counts_add_sampled (SkyDisplayCounts *c, const float *p, int64_t n, int64_t first,
+                                int64_t stride)
+{
+  uint32_t *h = c->hist;
+  int64_t counted = 0;
+
+  for (int64_t at = 0; at < n; at += (int64_t) 1 << 30)
+    extremes (p + at, n - at < ((int64_t) 1 << 30) ? n - at : (int64_t) 1 << 30, &c->min,
+              &c->max, &c->nvalid);
+  for (int64_t i = first; i < n; i += stride)
+    if (!isnan (p[i]))
+      {
+        h[sky_float_key (p[i]) >> 16]++;
+        counted++;
+      }
+  c->n += counted;
+}
+
+void
+sky_display_counts_clear (SkyDisplayCounts *c)
+{
+  free (c->hist);
+  c->hist = NULL;
+}
+
+int
+sky_display_stats_finish (const SkyImage *img, const SkyDisplayCounts *counts, int ncounts,
+                          SkyDisplayStats *out)
+{
+  memset (out, 0, sizeof *out);
+  out->cum = calloc (SKY_DISPLAY_NBUCKETS + 1, sizeof *out->cum);
+  if (out->cum == NULL)
+    return sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
+  out->min = INFINITY;
+  out->max = -INFINITY;
+  for (int b = 0; b < ncounts; b++)
+    {
+      out->sampled |= counts[b].n != counts[b].nvalid;
+      out->nvalid += counts[b].n;
+      out->min = counts[b].min < out->min ? counts[b].min : out->min;
+      out->max = counts[b].max > out->max ? counts[b].max : out->max;
+    }
+  for (int k = 0; k < SKY_DISPLAY_NBUCKETS; k++)
+    {
+      uint64_t c = 0;
+      for (int b = 0; b < ncounts; b++)
+        c += counts[b].hist[k];
+      out->cum[k + 1] = out->cum[k] + c;
+    }
+  if (!(out->min <= out->max))
+    out->min = out->max = 0;   /* no pixel at all that is not blank */
+
+  out->lo[SKY_LIMITS_MINMAX] = out->min;
+  out->hi[SKY_LIMITS_MINMAX] = out->max;
+  out->lo[SKY_LIMITS_99_5] = sky_display_stats_quantile (out, 0.0025);
+  out->hi[SKY_LIMITS_99_5] = sky_display_stats_quantile (out, 0.9975);
+  out->lo[SKY_LIMITS_99_9] = sky_display_stats_quantile (out, 0.0005);
+  out->hi[SKY_LIMITS_99_9] = sky_display_stats_quantile (out, 0.9995);
+  sky_zscale (img, 1000, &out->lo[SKY_LIMITS_ZSCALE], &out->hi[SKY_LIMITS_ZSCALE]);
+  return SKY_OK;
+}
+
 /* One band's share of the image: its histogram, extremes and count of
  * values (not NaN). */
 typedef struct {
-  uint32_t *hist;
-  double min, max;
-  int64_t n;
-} HistBand;
-
-typedef struct {
   const SkyImage *img;
   int nbands;
-  HistBand *band;
+  SkyDisplayCounts *band;
 } HistJob;
 
 static void
@@ -46,24 +186,8 @@ hist_band (void *ctx, int band)
   HistJob *job = ctx;
   int64_t npix = job->img->nx * job->img->ny;
   int64_t start = npix * band / job->nbands, end = npix * (band + 1) / job->nbands;
-  const float *p = job->img->pixels;
-  uint32_t *h = job->band[band].hist;
-  float mn = INFINITY, mx = -INFINITY;
-  int64_t n = 0;
 
-  for (int64_t i = start; i < end; i++)
-    {
-      float v = p[i];
-      if (isnan (v))
-        continue;
-      h[sky_float_key (v) >> 16]++;
-      mn = v < mn ? v : mn;
-      mx = v > mx ? v : mx;
-      n++;
-    }
-  job->band[band].min = mn;
-  job->band[band].max = mx;
-  job->band[band].n = n;
+  sky_display_counts_add (&job->band[band], job->img->pixels + start, end - start);
 }
 
 int
@@ -76,50 +200,21 @@ sky_display_stats_compute (const SkyImage *img, int nthreads, SkyDisplayStats *o
   memset (out, 0, sizeof *out);
   job.nbands = threads < 1 ? 1 : threads > 64 ? 64 : threads;
   job.band = calloc ((size_t) job.nbands, sizeof *job.band);
-  out->cum = calloc (SKY_DISPLAY_NBUCKETS + 1, sizeof *out->cum);
-  if (!job.band || !out->cum)
+  if (!job.band)
     {
       ret = sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
       goto exit;
     }
   for (int b = 0; b < job.nbands; b++)
-    if ((job.band[b].hist = calloc (SKY_DISPLAY_NBUCKETS, sizeof *job.band[b].hist)) == NULL)
-      {
-        ret = sky_fail (SKY_ERR_MEMORY, "no memory for the display histogram");
-        goto exit;
-      }
+    if ((ret = sky_display_counts_init (&job.band[b])) != SKY_OK)
+      goto exit;
 
   sky_parallel_for (job.nbands, threads, hist_band, &job);
-
-  out->min = INFINITY;
-  out->max = -INFINITY;
-  for (int b = 0; b < job.nbands; b++)
-    {
-      out->nvalid += job.band[b].n;
-      out->min = job.band[b].min < out->min ? job.band[b].min : out->min;
-      out->max = job.band[b].max > out->max ? job.band[b].max : out->max;
-    }
-  for (int k = 0; k < SKY_DISPLAY_NBUCKETS; k++)
-    {
-      uint64_t c = 0;
-      for (int b = 0; b < job.nbands; b++)
-        c += job.band[b].hist[k];
-      out->cum[k + 1] = out->cum[k] + c;
-    }
-  if (out->nvalid == 0)
-    out->min = out->max = 0;
-
-  out->lo[SKY_LIMITS_MINMAX] = out->min;
-  out->hi[SKY_LIMITS_MINMAX] = out->max;
-  out->lo[SKY_LIMITS_99_5] = sky_display_stats_quantile (out, 0.0025);
-  out->hi[SKY_LIMITS_99_5] = sky_display_stats_quantile (out, 0.9975);
-  out->lo[SKY_LIMITS_99_9] = sky_display_stats_quantile (out, 0.0005);
-  out->hi[SKY_LIMITS_99_9] = sky_display_stats_quantile (out, 0.9995);
-  sky_zscale (img, 1000, &out->lo[SKY_LIMITS_ZSCALE], &out->hi[SKY_LIMITS_ZSCALE]);
+  ret = sky_display_stats_finish (img, job.band, job.nbands, out);
 
 exit:
   for (int b = 0; job.band != NULL && b < job.nbands; b++)
-    free (job.band[b].hist);
+    sky_display_counts_clear (&job.band[b]);
   free (job.band);
   if (ret != SKY_OK)
     sky_display_stats_clear (out);
@@ -372,6 +467,8 @@ halve_band (void *ctx, int band)
 int
 sky_pyramid_build (const SkyImage *img, int nthreads, SkyPyramid *pyr)
 {
+  if (img->pixels == NULL)
+    return sky_fail (SKY_ERR_ARGUMENT, "no pixels to make zoom-out levels of");
   memset (pyr, 0, sizeof *pyr);
   pyr->nx[0] = img->nx;
   pyr->ny[0] = img->ny;
@@ -397,6 +494,30 @@ sky_pyramid_build (const SkyImage *img, int nthreads, SkyPyramid *pyr)
       pyr->nlevels++;
     }
   return SKY_OK;
+}
+
+void
+sky_pyramid_init_base (const SkyImage *img, SkyPyramid *pyr)
+{
+  memset (pyr, 0, sizeof *pyr);
+  pyr->nx[0] = img->nx;
+  pyr->ny[0] = img->ny;
+  pyr->pixels[0] = img->pixels;
+  pyr->nlevels = 1;
+}
+
+void
+sky_pyramid_publish (SkyPyramid *pyr, SkyPyramid *levels)
+{
+  for (int k = 1; k < levels->nlevels; k++)
+    {
+      pyr->nx[k] = levels->nx[k];
+      pyr->ny[k] = levels->ny[k];
+      pyr->pixels[k] = levels->pixels[k];
+    }
+  /* Whoever reads nlevels (acquire) then finds the levels below it. */
+  __atomic_store_n (&pyr->nlevels, levels->nlevels, __ATOMIC_RELEASE);
+  memset (levels, 0, sizeof *levels);
 }
 
 void

@@ -24,7 +24,9 @@ typedef enum {
 #define SKY_DISPLAY_NBUCKETS 65536
 
 typedef struct SkyDisplayStats {
-  int64_t nvalid;       /* non-blank pixels */
+  int64_t nvalid;       /* non-blank pixels (in the histogram, where sampled) */
+  int sampled;          /* the histogram is of a sample (counts_add_sampled);
+                         * min and max are still of every pixel */
   double min, max;      /* of the non-blank pixels; 0 when there are none */
   double lo[SKY_N_LIMITS], hi[SKY_N_LIMITS];
   uint64_t *cum;        /* SKY_DISPLAY_NBUCKETS + 1 running counts by bucket */
@@ -36,6 +38,30 @@ int sky_limits_from_name (const char *name); /* -1 if unknown */
 /* Computes everything above on nthreads threads (0: every core). */
 int sky_display_stats_compute (const SkyImage *img, int nthreads, SkyDisplayStats *out);
 void sky_display_stats_clear (SkyDisplayStats *st);
+
+/* The display statistics in parts: counts of the pixels handed to
+ * sky_display_counts_add (one SkyDisplayCounts a thread, fewer than 2^32
+ * pixels each), then merged by sky_display_stats_finish, which also takes
+ * the zscale sample from img: the same statistics as
+ * sky_display_stats_compute of the image whose pixels were all counted. */
+typedef struct SkyDisplayCounts {
+  uint32_t *hist;       /* SKY_DISPLAY_NBUCKETS counts */
+  float min, max;       /* of every non-blank pixel seen */
+  int64_t n;            /* non-blank pixels in the histogram */
+  int64_t nvalid;       /* non-blank pixels seen (n, or more where sampled) */
+} SkyDisplayCounts;
+
+int sky_display_counts_init (SkyDisplayCounts *c);
+void sky_display_counts_add (SkyDisplayCounts *c, const float *pixels, int64_t n);
+/* Every pixel for the extremes and the count of non-blank ones, but only
+ * pixels[first], pixels[first + stride], ... into the histogram: a sample
+ * of 1 in stride, for a first frame that cannot wait for the histogram of
+ * every pixel (about four times a read's cost). */
+void sky_display_counts_add_sampled (SkyDisplayCounts *c, const float *pixels, int64_t n,
+                                     int64_t first, int64_t stride);
+void sky_display_counts_clear (SkyDisplayCounts *c);
+int sky_display_stats_finish (const SkyImage *img, const SkyDisplayCounts *counts, int ncounts,
+                              SkyDisplayStats *out);
 
 /* The value below which a fraction q (0..1) of the non-blank pixels lie. */
 double sky_display_stats_quantile (const SkyDisplayStats *st, double q);
@@ -58,14 +84,34 @@ void sky_zscale (const SkyImage *img, int nsamples, double *lo, double *hi);
 
 /* Level k is max(1, nx >> k) by max(1, ny >> k), as OpenGL sizes mipmap
  * levels; each pixel is the mean of the non-blank pixels it covers (blank
- * only where all are). Level 0 is the image's own pixels, borrowed. */
+ * only where all are). Level 0 is the image's own pixels, borrowed.
+ * Levels first to nlevels - 1 are held: first is 0 but in a reduced view
+ * of an image still loading (sky-image-read.c), whose only level is first
+ * (and whose pixels are samples, not means). */
 typedef struct SkyPyramid {
   int nlevels;
+  int first;
   int64_t nx[SKY_PYRAMID_MAX_LEVELS], ny[SKY_PYRAMID_MAX_LEVELS];
   float *pixels[SKY_PYRAMID_MAX_LEVELS];
 } SkyPyramid;
 
 int sky_pyramid_build (const SkyImage *img, int nthreads, SkyPyramid *pyr);
+
+/* Level 0 alone (the image's pixels, borrowed), for a first frame before
+ * the zoom-out levels are made. */
+void sky_pyramid_init_base (const SkyImage *img, SkyPyramid *pyr);
+
+/* Moves the zoom-out levels of levels (sky_pyramid_build of the same
+ * image) into pyr, which holds level 0 alone and may be read meanwhile on
+ * other threads: they see the old count or the new levels whole. */
+void sky_pyramid_publish (SkyPyramid *pyr, SkyPyramid *levels);
+
+/* The levels held, as a reader on any thread must ask. */
+static inline int
+sky_pyramid_levels (const SkyPyramid *pyr)
+{
+  return __atomic_load_n (&pyr->nlevels, __ATOMIC_ACQUIRE);
+}
 void sky_pyramid_clear (SkyPyramid *pyr);
 
 /* ------------------------------------------------------------ orientation */

@@ -24,12 +24,23 @@ typedef struct _SkyImageData {
   SkyWcs *wcs;            /* the celestial WCS, or NULL; main thread only
                            * (wcslib keeps scratch state in it) */
   gboolean is_demo;
+  /* A reduced view of an image still loading (sky-image-read.c): sizes,
+   * orientation, name and display statistics of its own sample, no pixels
+   * (image.pixels NULL), its one pyramid level pyramid.first. Only the
+   * view shows one. */
+  gboolean is_preview;
+  /* The zoom-out levels are still to be made (sky_image_data_make_levels):
+   * pyramid holds level 0 alone meanwhile. */
+  gboolean levels_pending;
   /* Pixels far outside the central 99.99% when such pixels stretch the
    * min-max range a thousandfold over it (junk values such as ±3e38), else
    * 0: the window then shows 99.9% limits, not min-max, and says why. */
   gint64 minmax_outliers;
-  double load_ms;         /* reading the file */
-  double prepare_ms;      /* limits, histogram and pyramid */
+  double load_ms;         /* reading the file (with the histogram where the
+                           * reader counts it as it reads) */
+  double prepare_ms;      /* limits, histogram and pyramid, as far as made
+                           * before the first frame */
+  double levels_ms;       /* the zoom-out levels made after it, or 0 */
 } SkyImageData;
 
 #define SKY_TYPE_IMAGE_DATA (sky_image_data_get_type ())
@@ -41,13 +52,29 @@ SKY_DECLARE_SHARED_TYPE (SkyImageData, sky_image_data)
  * the demo image comes to be in the cache directory. Errors are in
  * SKY_UI_ERROR with the core's status as code and its message, which names
  * the file and the reason. */
+/* With progress (may be NULL), the share read so far and, for an image
+ * of sky_image_read_progressive_min_pixels or more, a reduced view first
+ * (sky-image-read.h); such an image comes back with levels_pending. */
+typedef struct _SkyOpenProgress SkyOpenProgress;
 void sky_image_data_load_async (const char *path,
                                 const SkyLoadOptions *opts,
                                 gboolean make_demo,
+                                SkyOpenProgress *progress,
                                 GCancellable *cancellable,
                                 GAsyncReadyCallback callback,
                                 gpointer user_data);
 SkyImageData *sky_image_data_load_finish (GAsyncResult *result, GError **error);
+
+/* Makes the zoom-out levels of an image that came back with
+ * levels_pending, on a worker thread, and puts them in its pyramid (readers
+ * on other threads see them whole or not at all; sky_pyramid_levels);
+ * where its histogram was of a sample, also the exact statistics (and
+ * minmax_outliers), which _finish puts in the image on the main thread. */
+void sky_image_data_make_levels_async (SkyImageData *data,
+                                       GCancellable *cancellable,
+                                       GAsyncReadyCallback callback,
+                                       gpointer user_data);
+gboolean sky_image_data_make_levels_finish (GAsyncResult *result, GError **error);
 
 /* Where the demo image lives: $XDG_CACHE_HOME/skysift/gc_like_demo_2048.fits,
  * the same file scripts/demo makes with skysift-cli synth. */

@@ -168,6 +168,11 @@ sky_image_view_gl_realize (SkyImageView *self)
   self->tex_mask = new_texture ();
   self->tex_labels = new_texture ();
   glGetIntegerv (GL_MAX_TEXTURE_SIZE, &self->max_texture_size);
+  /* A smaller limit, for the tests of an image wider than a texture. */
+  if (g_getenv ("SKYSIFT_GL_MAX_TEXTURE_SIZE") != NULL)
+    self->max_texture_size = MIN (self->max_texture_size,
+                                  (GLint) g_ascii_strtoll (g_getenv ("SKYSIFT_GL_MAX_TEXTURE_SIZE"),
+                                                           NULL, 10));
   /* The display path, with this context current: a re-realize brings a
    * new context and chooses (and registers) again. */
   self->interop = sky_gl_interop_new (context, NULL);
@@ -198,6 +203,7 @@ sky_image_view_gl_unrealize (SkyImageView *self)
         glDeleteProgram (self->program);
     }
   self->tex_image = self->tex_cmap = self->tex_eq = self->tex_mask = self->tex_labels = 0;
+  self->texture_holds_preview = FALSE;
   self->buf_mask = self->buf_labels = self->tbo_mask = self->tbo_labels = 0;
   self->buf_bytes[0] = self->buf_bytes[1] = 0;
   self->vao = self->program = 0;
@@ -210,12 +216,26 @@ static void
 upload_image (SkyImageView *self)
 {
   const SkyPyramid *pyr = &sky_image_view_pixels (self)->pyramid;
-  int base = 0;
+  int nlevels = sky_pyramid_levels (pyr);
+  int base = pyr->first;
 
-  while (base < pyr->nlevels - 1
+  while (base < nlevels - 1
          && (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size))
     base++;
+  self->levels_uploaded = 0;
+  /* Level 0 alone of an image too big for one texture: until its zoom-out
+   * levels come (sky_image_view_levels_changed), the texture keeps the
+   * reduced view of it drawn before, if it holds that, and its base level
+   * (the shader draws level max (lod, base)). */
+  if (pyr->nx[base] > self->max_texture_size || pyr->ny[base] > self->max_texture_size)
+    {
+      if (!self->texture_holds_preview)
+        self->base_lod = base;
+      return;
+    }
   self->base_lod = base;
+  self->levels_uploaded = nlevels;
+  self->texture_holds_preview = sky_image_view_pixels (self)->is_preview;
   /* Buffer textures hold any image of up to max_buffer_texels pixels
    * (2^27 on NVIDIA's driver and Mesa); 2D ones only an image that fits
    * whole in a texture. */
@@ -234,7 +254,7 @@ upload_image (SkyImageView *self)
        * whole image: base 0), then the zoom-out levels from the host:
        * after the write, since a write-discard registration may leave the
        * texture's other contents undefined. */
-      for (int k = 0; k < pyr->nlevels; k++)
+      for (int k = 0; k < nlevels; k++)
         glTexImage2D (GL_TEXTURE_2D, k, GL_R32F, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k], 0,
                       GL_RED, GL_FLOAT, NULL);
       if (sky_gl_interop_write_convolved (self->interop, self->tex_image, self->image_on_device,
@@ -245,7 +265,7 @@ upload_image (SkyImageView *self)
            * kept none of them, and the view at Fit (which samples them)
            * was black. */
           sky_gl_interop_forget (self->interop, SKY_GL_INTEROP_IMAGE);
-          for (int k = 1; k < pyr->nlevels; k++)
+          for (int k = 1; k < nlevels; k++)
             glTexSubImage2D (GL_TEXTURE_2D, k, 0, 0, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k],
                              GL_RED, GL_FLOAT, pyr->pixels[k]);
           g_free (self->image_fill);
@@ -260,7 +280,7 @@ upload_image (SkyImageView *self)
     }
   {
     double t0 = g_get_monotonic_time ();
-    for (int k = base; k < pyr->nlevels; k++)
+    for (int k = base; k < nlevels; k++)
       glTexImage2D (GL_TEXTURE_2D, k - base, GL_R32F, (GLsizei) pyr->nx[k],
                     (GLsizei) pyr->ny[k], 0, GL_RED, GL_FLOAT, pyr->pixels[k]);
     g_free (self->image_fill);
@@ -270,7 +290,7 @@ upload_image (SkyImageView *self)
 levels:
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST_MIPMAP_NEAREST);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, 0);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, pyr->nlevels - 1 - base);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, nlevels - 1 - base);
 }
 
 /* Storage of bytes bytes for the overlay buffer which, with its buffer
@@ -344,6 +364,32 @@ upload_overlay (SkyImageView *self, int which, GLuint tex, GLint format, GLenum 
     times[0] += (g_get_monotonic_time () - t0) / 1000.0;
 }
 
+/* The zoom-out levels that came after the image's level 0 was uploaded
+ * (sky_image_view_levels_changed): those alone, into the same texture. A
+ * texture the device wrote, or none yet, is made anew. */
+static void
+upload_new_levels (SkyImageView *self)
+{
+  const SkyPyramid *pyr = &sky_image_view_pixels (self)->pyramid;
+  int nlevels = sky_pyramid_levels (pyr), base = self->base_lod;
+  double t0 = g_get_monotonic_time ();
+
+  if (self->levels_uploaded == 0 || self->image_on_device != 0)
+    {
+      upload_image (self);
+      return;
+    }
+  glBindTexture (GL_TEXTURE_2D, self->tex_image);
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+  for (int k = self->levels_uploaded; k < nlevels; k++)
+    glTexImage2D (GL_TEXTURE_2D, k - base, GL_R32F, (GLsizei) pyr->nx[k], (GLsizei) pyr->ny[k],
+                  0, GL_RED, GL_FLOAT, pyr->pixels[k]);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, nlevels - 1 - base);
+  self->levels_uploaded = nlevels;
+  g_debug ("zoom-out levels uploaded to the GPU in %.1f ms",
+           (g_get_monotonic_time () - t0) / 1000.0);
+}
+
 static void
 upload_dirty (SkyImageView *self)
 {
@@ -351,8 +397,13 @@ upload_dirty (SkyImageView *self)
     {
       double t0 = g_get_monotonic_time ();
       upload_image (self);
-      self->image_dirty = FALSE;
+      self->image_dirty = self->levels_dirty = FALSE;
       g_debug ("image uploaded to the GPU in %.1f ms", (g_get_monotonic_time () - t0) / 1000.0);
+    }
+  if (self->levels_dirty)
+    {
+      upload_new_levels (self);
+      self->levels_dirty = FALSE;
     }
   if (self->cmap_dirty)
     {

@@ -292,7 +292,8 @@ ensure_contours (SkyImageView *self)
   memcpy (job->level, level, sizeof level);
   job->generation = self->contour_generation;
   pyr = &self->image->pyramid;
-  while (job->lod + 1 < pyr->nlevels && pyr->nx[job->lod] * pyr->ny[job->lod] > CONTOUR_MAX_PIXELS)
+  job->lod = pyr->first;
+  while (job->lod + 1 < sky_pyramid_levels (pyr) && pyr->nx[job->lod] * pyr->ny[job->lod] > CONTOUR_MAX_PIXELS)
     job->lod++;
   self->contours_pending = TRUE;
   task = g_task_new (self, NULL, contours_traced, NULL);

@@ -57,6 +57,9 @@ struct _SkyImageView {
   SkyViewUniforms u;
   int base_lod;                 /* pyramid level in the texture's level 0 */
   gboolean image_dirty, cmap_dirty, eq_dirty, mask_dirty, labels_dirty;
+  gboolean levels_dirty;        /* zoom-out levels came after the image */
+  int levels_uploaded;          /* pyramid levels in the texture (to nlevels), or 0 */
+  gboolean texture_holds_preview; /* the image texture holds a reduced view */
   gboolean overlays_uploadable; /* the label image fits the GL size limit */
   GLint max_texture_size;
   /* Desktop GL: the mask and labels in buffer objects read as buffer

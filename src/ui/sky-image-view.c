@@ -27,6 +27,7 @@ enum {
   POINTER_MOVED,
   SOURCE_ACTIVATED,
   DISPLAY_CHANGED,
+  VIEW_MOVED,
   N_SIGNALS
 };
 
@@ -95,8 +96,14 @@ sky_image_view_frame_setup (SkyImageView *self, double fb_zoom, int *lod, int *o
   *overlay = 0;
   if (self->image == NULL)
     return;
-  while (*lod < self->image->pyramid.nlevels - 1 && fb_zoom * (1 << (*lod + 1)) <= 1.0)
-    (*lod)++;
+  {
+    const SkyPyramid *pyr = &sky_image_view_pixels (self)->pyramid;
+    int nlevels = sky_pyramid_levels (pyr);
+    while (*lod < nlevels - 1 && fb_zoom * (1 << (*lod + 1)) <= 1.0)
+      (*lod)++;
+    /* A reduced view holds one level: finer ones are drawn from it. */
+    *lod = MAX (*lod, pyr->first);
+  }
   if (self->run == NULL || (!self->use_raster && !self->overlays_uploadable))
     return;
   if (self->show_mask && self->run->mask)
@@ -112,10 +119,11 @@ void
 sky_image_view_pointer_update (SkyImageView *self)
 {
   double ix = 0, iy = 0;
-  if (self->pointer_inside && self->image != NULL)
+  /* A reduced view has no pixel values to read out. */
+  gboolean over_image = self->pointer_inside && self->image != NULL && !self->image->is_preview;
+  if (over_image)
     sky_image_view_widget_to_image (self, self->pointer_x, self->pointer_y, &ix, &iy);
-  g_signal_emit (self, signals[POINTER_MOVED], 0, self->pointer_inside && self->image != NULL,
-                 ix, iy);
+  g_signal_emit (self, signals[POINTER_MOVED], 0, over_image, ix, iy);
 }
 
 static void
@@ -147,6 +155,7 @@ sky_image_view_set_view (SkyImageView *self, double zoom, double cx, double cy)
   sky_image_view_pointer_update (self);
   if (zoom_changed)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+  g_signal_emit (self, signals[VIEW_MOVED], 0);
 }
 
 /* Zooms keeping the image point under widget point (wx, wy) where it is. */
@@ -208,6 +217,20 @@ sky_image_view_set_image (SkyImageView *self, SkyImageData *image)
     }
   refresh_eq (self);
   sky_image_view_fit (self);
+  g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
+}
+
+void
+sky_image_view_levels_changed (SkyImageView *self, SkyImageData *image)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  if (image == NULL || sky_image_view_pixels (self) != image)
+    return;
+  /* Only the new levels go up to a texture (level 0 is there already);
+   * the statistics may be exact now where they were of a sample. */
+  self->levels_dirty = TRUE;
+  refresh_eq (self);
+  sky_image_view_state_changed (self, TRUE);
   g_signal_emit (self, signals[DISPLAY_CHANGED], 0);
 }
 
@@ -305,7 +328,8 @@ SkyImageData *
 sky_image_view_get_image (SkyImageView *self)
 {
   g_return_val_if_fail (SKY_IS_IMAGE_VIEW (self), NULL);
-  return self->image;
+  /* A reduced view is no image to read pixels from. */
+  return self->image != NULL && !self->image->is_preview ? self->image : NULL;
 }
 
 static int
@@ -332,7 +356,10 @@ sky_image_view_set_run (SkyImageView *self, SkyRun *run)
   g_clear_pointer (&self->draw_order, g_free);
   self->run = run ? sky_run_ref (run) : NULL;
   sky_image_view_tools_forget (self, FALSE);
-  if (run != NULL && sky_run_has (run, SKY_STEP_MEASURE) && run->catalogue.n > 0)
+  /* The pipeline sorted them on its worker; a run made otherwise here. */
+  if (run != NULL && run->by_sum != NULL)
+    self->draw_order = g_memdup2 (run->by_sum, run->catalogue.n * sizeof (gint64));
+  else if (run != NULL && sky_run_has (run, SKY_STEP_MEASURE) && run->catalogue.n > 0)
     {
       self->draw_order = g_new (gint64, run->catalogue.n);
       for (gint64 i = 0; i < run->catalogue.n; i++)
@@ -387,6 +414,29 @@ void
 sky_image_view_zoom_out (SkyImageView *self)
 {
   sky_image_view_set_zoom (self, sky_image_view_next_zoom (self->zoom, -1));
+}
+
+void
+sky_image_view_get_center (SkyImageView *self, double *x, double *y)
+{
+  *x = self->cx - 0.5;
+  *y = self->cy - 0.5;
+}
+
+gboolean
+sky_image_view_get_fitted (SkyImageView *self)
+{
+  return self->fitted;
+}
+
+void
+sky_image_view_set_center_zoom (SkyImageView *self, double zoom, double x, double y)
+{
+  g_return_if_fail (SKY_IS_IMAGE_VIEW (self));
+  if (self->image == NULL || !isfinite (x) || !isfinite (y) || !(zoom > 0))
+    return;
+  self->fitted = FALSE;
+  sky_image_view_set_view (self, clamp_zoom (self, zoom), x + 0.5, y + 0.5);
 }
 
 void
@@ -732,6 +782,10 @@ sky_image_view_class_init (SkyImageViewClass *klass)
   /* The image, limits, stretch or colour map changed: the colour bar listens. */
   signals[DISPLAY_CHANGED] =
     g_signal_new ("display-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 0);
+  /* The zoom or the centre changed (a pan, a zoom, a fit): locked frames follow. */
+  signals[VIEW_MOVED] =
+    g_signal_new ("view-moved", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
                   NULL, NULL, G_TYPE_NONE, 0);
 
   sky_image_view_input_class_init (widget_class);

@@ -22,6 +22,11 @@ GtkWidget *sky_image_view_new (void);
 
 /* Shows image (NULL for none), fitted, in its natural orientation. */
 void sky_image_view_set_image (SkyImageView *self, SkyImageData *image);
+
+/* image's zoom-out levels and exact statistics came
+ * (sky_image_data_make_levels_async): where the view draws it, it draws
+ * again with them. */
+void sky_image_view_levels_changed (SkyImageView *self, SkyImageData *image);
 SkyImageData *sky_image_view_get_image (SkyImageView *self);
 
 /* Draws shown's pixels (a map of the image: the same size) in the image's
@@ -59,6 +64,13 @@ double sky_image_view_get_zoom (SkyImageView *self);
 /* Puts image point (x, y) (0-based pixel indices, may be fractional) at the
  * centre of the view. */
 void sky_image_view_center_on (SkyImageView *self, double x, double y);
+/* The image point at the centre of the view, in the same 0-based pixels
+ * (the "view-moved" signal says when it or the zoom changed). */
+void sky_image_view_get_center (SkyImageView *self, double *x, double *y);
+/* Whether the view fits the image to its size (until a zoom or pan). */
+gboolean sky_image_view_get_fitted (SkyImageView *self);
+/* Zoom and centre at once (a locked frame following another). */
+void sky_image_view_set_center_zoom (SkyImageView *self, double zoom, double x, double y);
 
 /* The catalogue index (label - 1) of the highlighted source, or -1. */
 void sky_image_view_set_selected (SkyImageView *self, gint64 index);

@@ -40,6 +40,7 @@ run_clear (SkyRun *run)
   g_clear_pointer (&run->maps, sky_run_maps_unref);
   g_clear_pointer (&run->mesh, sky_run_mesh_unref);
   g_free (run->cpu_only);
+  g_free (run->by_sum);
   sky_stages_clear (&run->stages);
   if (run->smoothed)
     g_atomic_rc_box_release_full (run->smoothed, (GDestroyNotify) smoothed_free);
@@ -124,6 +125,28 @@ smoothed_for (SkyImageData *image, SkyMethod method, const char *kernel, SkyRun 
 }
 
 SKY_DEFINE_SHARED_TYPE (SkyRun, sky_run, run_clear)
+
+static int
+compare_sum_desc (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const SkyCatalogue *cat = data;
+  double x = cat->sum[*(const gint64 *) a], y = cat->sum[*(const gint64 *) b];
+  return (x < y) - (x > y);
+}
+
+/* The run's by_sum, where it has a catalogue. */
+static void
+sort_by_sum (SkyRun *run)
+{
+  const SkyCatalogue *cat = &run->catalogue;
+
+  if (!sky_run_has (run, SKY_STEP_MEASURE) || cat->n == 0)
+    return;
+  run->by_sum = g_new (gint64, cat->n);
+  for (gint64 i = 0; i < cat->n; i++)
+    run->by_sum[i] = i;
+  g_qsort_with_data (run->by_sum, (gint) cat->n, sizeof (gint64), compare_sum_desc, (gpointer) cat);
+}
 
 /* The fields the app reads, from what the runner made (borrowed from it:
  * the run frees only its stages). */
@@ -293,6 +316,7 @@ run_with (SkyImageData *image, const SkyParams *params, SkyMethod method, SkyBac
     clip_histogram (run);
   if (!sky_run_prepare_background (run, prev, error))
     return NULL;
+  sort_by_sum (run);
   return g_steal_pointer (&run);
 }
 
@@ -434,4 +458,41 @@ sky_run_describe_cpu (const SkyRun *run)
   return run->stages.cpu_runs > 1
     ? g_strdup_printf ("CPU: best of %d runs, as the GPU's.", run->stages.cpu_runs)
     : g_strdup ("CPU: one run.");
+}
+
+gboolean
+sky_run_write_catalogue (const SkyRun *run, const char *path, GError **error)
+{
+  SkyResult res = { 0 };
+  SkyRunInfo info = { 0 };
+  SkyExport ex;
+  int ret;
+
+  res.nx = run->image->image.nx;
+  res.ny = run->image->image.ny;
+  res.stats = run->stats;
+  res.threshold_value = run->threshold_value;
+  res.mask = run->mask;
+  res.labels = run->labels;
+  res.nsources = run->nsources;
+  res.catalogue = run->catalogue;   /* borrowed: res is not cleared */
+  res.times = run->cpu;
+  /* The local method's: its columns and provenance. */
+  res.method = run->method;
+  res.noise_scale = run->stages.result.noise_scale;
+  res.nislands = run->stages.result.nislands;
+  res.ndeblended = run->stages.result.ndeblended;
+  info.image = &run->image->image;
+  info.params = &run->params;
+  info.backend = run->backend == SKY_BACKEND_GPU && run->gpu_fault == NULL ? "gpu" : "cpu";
+  ret = sky_export_init (&ex, &info, &res);
+  if (ret == SKY_OK)
+    ret = sky_export_write (path, sky_catalogue_format_for_path (path), &ex);
+  sky_export_clear (&ex);
+  if (ret != SKY_OK)
+    {
+      g_propagate_error (error, sky_ui_error_new_from_status (ret));
+      return FALSE;
+    }
+  return TRUE;
 }

@@ -94,6 +94,10 @@ typedef struct _SkyRun {
   gint32 *labels;            /* nx * ny, after label */
   gint64 nsources;
   SkyCatalogue catalogue;    /* after measure */
+  gint64 *by_sum;            /* after measure: catalogue indices, brightest sum
+                              * first, the markers' drawing order (sorted on
+                              * the worker: 230,776 sources take the main
+                              * loop some 100 ms) */
 
   SkyStepTimes cpu;          /* ms; a reused step keeps the time it took then */
   gboolean has_gpu;          /* GPU figures below are valid */
@@ -193,6 +197,14 @@ gboolean sky_run_speedup (const SkyRun *run, SkyStep step, double *ratio);
 /* What the run's CPU figures are ("CPU: one run.", "CPU: best of 10
  * runs, as the GPU's."). Free it. */
 char *sky_run_describe_cpu (const SkyRun *run);
+
+/* Writes run's catalogue with the CLI's writers and the CLI's inputs, so
+ * that the file is the one `skysift-cli find --csv` (--ecsv, --votable,
+ * --regions: the name's extension chooses) writes for the same image and
+ * parameters: the pixel columns, then sky positions and fluxes where the
+ * header has them. Any thread (it makes its own WCS). FALSE with error
+ * naming path where it cannot. */
+gboolean sky_run_write_catalogue (const SkyRun *run, const char *path, GError **error);
 
 /* Runs the steps up to `until` on a worker thread. previous (may be NULL)
  * lends what it holds that the same image and parameters would give again;

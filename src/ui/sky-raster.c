@@ -93,7 +93,8 @@ raster_band (void *ctx, int band)
   const SkyRasterParams *p = job->p;
   const SkyPyramid *pyr = job->pyr;
   int y0 = p->height * band / job->nbands, y1 = p->height * (band + 1) / job->nbands;
-  int lod = p->lod < pyr->nlevels ? p->lod : pyr->nlevels - 1;
+  int nlevels = sky_pyramid_levels (pyr);
+  int lod = MAX (p->lod < nlevels ? p->lod : nlevels - 1, pyr->first);
   int64_t nx = pyr->nx[0], ny = pyr->ny[0], lnx = pyr->nx[lod], lny = pyr->ny[lod];
   const float *level = pyr->pixels[lod];
   double scale = (LUT_SIZE - 1) / (p->hi - p->lo);

@@ -1,8 +1,17 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* SkySourceTable: a GtkColumnView over SkySource rows, sorted by the
- * column headers; selecting a row emits source-selected. */
+ * column headers; selecting a row emits source-selected.
+ *
+ * The rows, their filter and their order are worked out on a worker
+ * (sky-source-order.h) and handed to the list (SkySourceList) in one
+ * change: GTK 4.8's GtkSortListModel sorts on the main loop, and sorted
+ * 230,776 rows there in steps that together kept it for 0.8 to 1.2 s,
+ * where the worker's order costs the main loop one rebinding of the rows
+ * in sight. */
 #include "sky-source-table.h"
-#include "sky-source.h"
+#include "sky-source-list.h"
+#include "sky-source-sorter.h"
+#include "sky-table-cell.h"
 
 #include <math.h>
 #include <string.h>
@@ -27,95 +36,43 @@ struct _SkySourceTable {
   GtkEntry *goto_entry;
   GtkExpander *filter_expander;
   SkySourceFilter filter;
-  GtkCustomFilter *custom;      /* the filter, as the list model asks it */
   gboolean syncing;             /* controls set from code */
-  gint64 nrows;                 /* rows before the filter */
 
-  GtkSortListModel *sorted;    /* owned by selection */
+  SkySourceList *list;          /* owned by selection */
   GtkSingleSelection *selection;
+  gint64 selected;              /* the selected row's catalogue index, -1: none */
   gboolean selecting;           /* selection set from code, not by the user */
   guint pending_row;            /* to scroll to once the list is laid out */
   guint scroll_tick;            /* the tick callback waiting for that */
   int scroll_ticks;
   SkyRun *run;
-  SkyRun *rows_run;             /* the run the rows were made from */
   gboolean stale;               /* run not shown yet */
   guint show_timer;
+
+  GCancellable *ordering;       /* the worker's order on its way, or NULL */
+  gboolean resorted;            /* that order is a new sort: scroll once shown */
+  gint64 select_when_ordered;   /* a select () asked meanwhile, -2: none */
 };
 
 G_DEFINE_FINAL_TYPE (SkySourceTable, sky_source_table, GTK_TYPE_WIDGET)
 
 #define SHOW_DELAY_MS 300
 
-/* From how many rows the table sorts in steps (about 100 ms at once on the
- * two-core machine). */
-#define INCREMENTAL_ROWS 20000
-
 /* A pending scroll to wherever the selected row is by then. */
 #define SELECTED_ROW (G_MAXUINT - 1)
 
-enum { SOURCE_SELECTED, GOTO_SOURCE, FILTER_CHANGED, N_SIGNALS };
+#define NO_PENDING_SELECT (-2)
+
+enum { SOURCE_SELECTED, GOTO_SOURCE, FILTER_CHANGED, ROWS_ASKED, ROWS_SHOWN, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-static void on_selection_changed (GtkSelectionModel *model, guint position, guint n_items,
-                                  SkySourceTable *self);
+static void show_summary (SkySourceTable *self);
+static void scroll_to_row (SkySourceTable *self, guint position);
 
 GtkWidget *
 sky_source_table_new (void)
 {
   return g_object_new (SKY_TYPE_SOURCE_TABLE, NULL);
-}
-
-/* A new model each time: replacing every row of the old one in place costs
- * the column view far more (about 100 ms for 350 rows) than starting over. */
-static void
-set_rows (SkySourceTable *self, GPtrArray *rows)
-{
-  GListStore *store = g_list_store_new (SKY_TYPE_SOURCE);
-  GtkSortListModel *sorted;
-
-  GtkFilterListModel *filtered;
-
-  g_list_store_splice (store, 0, 0, rows->pdata, rows->len);
-  self->nrows = rows->len;
-  filtered = gtk_filter_list_model_new (G_LIST_MODEL (store),
-                                        GTK_FILTER (g_object_ref (self->custom)));
-  sorted = gtk_sort_list_model_new (G_LIST_MODEL (filtered),
-                                    g_object_ref (gtk_column_view_get_sorter (self->column_view)));
-  /* A long list sorts in steps on the main loop: 48,544 rows sorted at
-   * once kept it for 0.56 s (230,776 for up to 1.9 s). A short one sorts at
-   * once, in a few ms, rather than showing the partial orders of the steps
-   * as the rows move under the pointer. */
-  gtk_sort_list_model_set_incremental (sorted, rows->len > INCREMENTAL_ROWS);
-  if (self->selection)
-    g_signal_handlers_disconnect_by_func (self->selection, on_selection_changed, self);
-  g_clear_object (&self->selection);
-  self->sorted = sorted;
-  self->selection = gtk_single_selection_new (G_LIST_MODEL (sorted));
-  gtk_single_selection_set_autoselect (self->selection, FALSE);
-  gtk_single_selection_set_can_unselect (self->selection, TRUE);
-  gtk_single_selection_set_selected (self->selection, GTK_INVALID_LIST_POSITION);
-  g_signal_connect (self->selection, "selection-changed", G_CALLBACK (on_selection_changed), self);
-  gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (self->selection));
-}
-
-/* The run's catalogue as the export has it (sky positions, int_flux), its
- * result borrowed from the run: not to be cleared, only ex. */
-static int
-export_run (SkyRun *run, SkyResult *res, SkyExport *ex)
-{
-  SkyRunInfo info = { 0 };
-
-  res->nx = run->image->image.nx;
-  res->ny = run->image->image.ny;
-  res->stats = run->stats;
-  res->threshold_value = run->threshold_value;
-  res->nsources = run->nsources;
-  res->catalogue = run->catalogue;
-  info.image = &run->image->image;
-  info.params = &run->params;
-  info.backend = sky_backend_name (run->backend);
-  return sky_export_init (ex, &info, res);
 }
 
 /* A column's title with the image's unit: "peak (Jy/beam)". */
@@ -127,54 +84,15 @@ set_unit_title (GtkColumnViewColumn *column, const char *name, const char *unit)
   gtk_column_view_column_set_title (column, title);
 }
 
-/* The count of sources, and of those listed where a filter is set. */
+/* The titles that depend on the image: units, the sky's system. */
 static void
-show_summary (SkySourceTable *self)
+show_titles (SkySourceTable *self, SkySourceRows *rows)
 {
-  SkyRun *run = self->run;
-  gint64 n = run && sky_run_has (run, SKY_STEP_MEASURE) ? run->catalogue.n : 0;
-  g_autofree char *text = NULL;
+  SkyWcs *wcs = rows->export.wcs;
 
-  if (run == NULL || !sky_run_has (run, SKY_STEP_MEASURE))
-    text = g_strdup ("Run measure to list the sources");
-  else
-    {
-      g_autofree char *count = sky_source_count_text (n);
-      g_autofree char *listed = sky_source_filter_is_empty (&self->filter) ? g_strdup ("")
-        : g_strdup_printf ("%u listed of ", g_list_model_get_n_items (G_LIST_MODEL (self->sorted)));
-      /* The files and the Python package keep 0-based pixel columns
-       * (docs/contract.md); the window counts as DS9 and CARTA do. */
-      text = g_strdup_printf ("%s%s; x, y in FITS pixels, counted from 1", listed, count);
-    }
-  gtk_label_set_text (self->summary, text);
-}
-
-static void
-show_run (SkySourceTable *self)
-{
-  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
-  SkyRun *run = self->run;
-  gint64 n = run && sky_run_has (run, SKY_STEP_MEASURE) ? run->catalogue.n : 0;
-  SkyResult res = { 0 };
-  SkyExport ex = { 0 };
-  SkyWcs *wcs = NULL;
-
-  if (n > 0 && export_run (run, &res, &ex) != SKY_OK)
-    {
-      g_warning ("the source table: %s", sky_last_error ());
-      n = 0;
-    }
-  wcs = ex.wcs;
-  for (gint64 i = 0; i < n; i++)
-    g_ptr_array_add (rows, sky_source_new (run, i, &ex));
-  /* The filter reads the catalogue the rows index, whatever run comes
-   * next before they are made again. */
-  g_clear_pointer (&self->rows_run, sky_run_unref);
-  self->rows_run = n > 0 ? sky_run_ref (run) : NULL;
-  set_rows (self, rows);
-  set_unit_title (self->peak_column, "peak", ex.unit);
-  set_unit_title (self->sum_column, "sum", ex.unit);
-  set_unit_title (self->local_rms_column, "local_rms", ex.unit);
+  set_unit_title (self->peak_column, "peak", rows->export.unit);
+  set_unit_title (self->sum_column, "sum", rows->export.unit);
+  set_unit_title (self->local_rms_column, "local_rms", rows->export.unit);
   /* The sky columns, named after the WCS's system (RA/Dec, glon/glat...). */
   gtk_column_view_column_set_visible (self->lng_column, wcs != NULL);
   gtk_column_view_column_set_visible (self->lat_column, wcs != NULL);
@@ -184,10 +102,124 @@ show_run (SkySourceTable *self)
       gtk_column_view_column_set_title (self->lng_column, eq ? "RA" : sky_wcs_lng_name (wcs));
       gtk_column_view_column_set_title (self->lat_column, eq ? "Dec" : sky_wcs_lat_name (wcs));
     }
-  sky_export_clear (&ex);
-  self->stale = FALSE;
-  g_clear_handle_id (&self->show_timer, g_source_remove);
+}
+
+/* Selects position (G_MAXUINT: none) without emitting source-selected. */
+static void
+select_quietly (SkySourceTable *self, guint position)
+{
+  self->selecting = TRUE;
+  gtk_single_selection_set_selected (self->selection, position == G_MAXUINT
+                                                      ? GTK_INVALID_LIST_POSITION : position);
+  self->selecting = FALSE;
+  self->selected = sky_source_list_index_at (self->list, position);
+}
+
+/* The worker's order, shown in one change. Nothing is selected while the
+ * list changes: GtkSingleSelection would look for its row among all the
+ * new ones, making each. The selected source stays selected where it is
+ * still listed (wherever the order put it); a new run's rows start with
+ * none, as a new catalogue's rows do, at the top. */
+static void
+on_ordered (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (SkySourceTable) self = data;
+  g_autoptr (GError) error = NULL;
+  SkySourceOrder *order = sky_source_order_finish (result, &error);
+  gboolean new_rows, resorted;
+  gint64 keep;
+  gint64 t0 = g_get_monotonic_time ();
+
+  /* One dropped for a later one, or the table gone. */
+  if (g_task_get_cancellable (G_TASK (result)) != self->ordering)
+    {
+      sky_source_order_free (order);
+      return;
+    }
+  if (order == NULL)
+    {
+      g_warning ("the source table: %s", error->message);
+      g_clear_object (&self->ordering);
+      return;
+    }
+  g_clear_object (&self->ordering);
+  new_rows = order->rows != sky_source_list_get_rows (self->list);
+  resorted = self->resorted;
+  self->resorted = FALSE;
+  keep = new_rows ? -1 : self->selected;
+  g_debug ("the source table: %u rows ordered on a worker in %.1f ms", order->n_listed,
+           order->worker_ms);
+  if (new_rows)
+    show_titles (self, order->rows);
+  select_quietly (self, G_MAXUINT);
+  sky_source_list_set_order (self->list, order);
+  if (keep >= 0)
+    {
+      guint position = sky_source_list_find (self->list, keep);
+      select_quietly (self, position);
+      if (position == G_MAXUINT)   /* filtered out */
+        g_signal_emit (self, signals[SOURCE_SELECTED], 0, (gint64) -1);
+    }
   show_summary (self);
+  g_debug ("the source table: %u rows shown in %.1f ms of the main loop",
+           g_list_model_get_n_items (G_LIST_MODEL (self->list)),
+           (g_get_monotonic_time () - t0) / 1000.0);
+  if (self->select_when_ordered != NO_PENDING_SELECT)
+    {
+      gint64 index = self->select_when_ordered;
+      self->select_when_ordered = NO_PENDING_SELECT;
+      sky_source_table_select (self, index);
+    }
+  else if (resorted || new_rows)
+    scroll_to_row (self, self->selected >= 0 ? SELECTED_ROW : 0);
+  g_signal_emit (self, signals[ROWS_SHOWN], 0);
+}
+
+/* Orders the rows anew on a worker, from the run not shown yet (stale) or
+ * the rows shown: the filter and sort as they are now. An order already
+ * on its way is dropped for this one. */
+static void
+reorder (SkySourceTable *self, const char *why)
+{
+  SkySortTerm terms[SKY_SORT_MAX_TERMS];
+  guint n_terms = sky_source_sorter_read_terms (gtk_column_view_get_sorter (self->column_view),
+                                                terms, G_N_ELEMENTS (terms));
+  SkySourceRows *rows = self->stale ? NULL : sky_source_list_get_rows (self->list);
+
+  g_debug ("the source table: ordering anew (%s)", why);
+  if (self->ordering)
+    g_cancellable_cancel (self->ordering);
+  g_clear_object (&self->ordering);
+  self->ordering = g_cancellable_new ();
+  if (self->stale)
+    {
+      self->stale = FALSE;
+      g_clear_handle_id (&self->show_timer, g_source_remove);
+    }
+  sky_source_order_async (rows, rows ? NULL : self->run, &self->filter, terms, n_terms,
+                          self->ordering, on_ordered, g_object_ref (self));
+  g_signal_emit (self, signals[ROWS_ASKED], 0);
+}
+
+/* The count of sources, and of those listed where a filter is set. */
+static void
+show_summary (SkySourceTable *self)
+{
+  SkySourceRows *rows = sky_source_list_get_rows (self->list);
+  g_autofree char *text = NULL;
+
+  if (rows == NULL || rows->run == NULL)
+    text = g_strdup ("Run measure to list the sources");
+  else
+    {
+      g_autofree char *count = sky_source_count_text (rows->n);
+      g_autofree char *listed = sky_source_filter_is_empty (&self->filter) ? g_strdup ("")
+        : g_strdup_printf ("%u listed of ", g_list_model_get_n_items (G_LIST_MODEL (self->list)));
+      /* The files and the Python package keep 0-based pixel columns
+       * (docs/contract.md); the window counts as DS9 and CARTA do. */
+      text = g_strdup_printf ("%s%s; x, y in FITS pixels, counted from 1", listed, count);
+    }
+  gtk_label_set_text (self->summary, text);
 }
 
 static gboolean
@@ -195,14 +227,14 @@ show_later (gpointer data)
 {
   SkySourceTable *self = data;
   self->show_timer = 0;
-  show_run (self);
+  reorder (self, "a new run");
   return G_SOURCE_REMOVE;
 }
 
-/* GTK 4.8's column view makes a widget for up to 200 rows whatever is in
- * sight, which for six columns costs some 80 ms of the main loop. So the
- * rows are remade only when the table is on screen, and once the results
- * stop changing for a moment (a threshold being dragged), not every step. */
+/* The rows are remade only when the table is on screen, and once the
+ * results stop changing for a moment (a threshold being dragged), not
+ * every step: each costs the worker the run's export and the main loop a
+ * rebinding of the rows in sight. */
 void
 sky_source_table_set_run (SkySourceTable *self, SkyRun *run)
 {
@@ -225,7 +257,7 @@ sky_source_table_map (GtkWidget *widget)
 
   GTK_WIDGET_CLASS (sky_source_table_parent_class)->map (widget);
   if (self->stale && self->show_timer == 0)
-    show_run (self);
+    reorder (self, "shown");
 }
 
 /* Scrolls the list so that row position is in sight, centred if it was
@@ -236,7 +268,7 @@ scroll_now (SkySourceTable *self, guint position)
 {
   GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
   double upper = gtk_adjustment_get_upper (adj), page = gtk_adjustment_get_page_size (adj);
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->sorted));
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->list));
   double row_top, row_h, value;
 
   if (position >= n)
@@ -249,16 +281,16 @@ scroll_now (SkySourceTable *self, guint position)
 }
 
 /* The adjustment describes the list only once it is laid out: a table just
- * mapped (a marker clicked with another panel showing) or given a new
- * model has an empty or stale one. A frame's tick callbacks run before its
+ * mapped (a marker clicked with another panel showing) or given new rows
+ * has an empty or stale one. A frame's tick callbacks run before its
  * layout, so the second tick comes after a layout. */
 static gboolean
 scroll_when_laid_out (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
 {
   SkySourceTable *self = SKY_SOURCE_TABLE (widget);
 
-  /* An incremental sort still under way: the rows are not in place yet. */
-  if (gtk_sort_list_model_get_pending (self->sorted) > 0)
+  /* An order still on its way: the rows are not in place yet. */
+  if (self->ordering != NULL)
     self->scroll_ticks = 0;
   if (++self->scroll_ticks < 2)
     return G_SOURCE_CONTINUE;
@@ -278,18 +310,17 @@ scroll_to_row (SkySourceTable *self, guint position)
                                                       NULL, NULL);
 }
 
-/* A new sort order: the selected row stays in sight, or with none the list
+/* A new sort order (a header clicked, sort_by): worked out on a worker.
+ * Once it is shown, the selected row is in sight, or with none the list
  * starts at its top (the brightest source, sorted by peak), not wherever
- * the old order had been scrolled to (the list view keeps the row that
- * was at the top in place, wherever it has gone). After the layout: the
- * model sorts after this handler has run. */
+ * the old order had been scrolled to. Rows not made yet are sorted when
+ * they are made. */
 static void
 on_sorter_changed (GtkSorter *sorter, GtkSorterChange change, SkySourceTable *self)
 {
-  gboolean selected = gtk_single_selection_get_selected (self->selection)
-                      != GTK_INVALID_LIST_POSITION;
-
-  scroll_to_row (self, selected ? SELECTED_ROW : 0);
+  self->resorted = TRUE;
+  if (!self->stale || self->ordering != NULL)
+    reorder (self, "a new sort");
 }
 
 gboolean
@@ -306,10 +337,11 @@ sky_source_table_sort_by (SkySourceTable *self, const char *name, gboolean desce
 
       if (strlen (name) == len && g_ascii_strncasecmp (title, name, len) == 0)
         {
-          if (self->stale)
-            show_run (self);
           gtk_column_view_sort_by_column (self->column_view, column,
                                           descending ? GTK_SORT_DESCENDING : GTK_SORT_ASCENDING);
+          /* Rows not made yet are made now, in that order. */
+          if (self->stale)
+            reorder (self, "sorted before shown");
           return TRUE;
         }
     }
@@ -319,33 +351,27 @@ sky_source_table_sort_by (SkySourceTable *self, const char *name, gboolean desce
 guint
 sky_source_table_sort_pending (SkySourceTable *self)
 {
-  return self->sorted ? gtk_sort_list_model_get_pending (self->sorted) : 0;
+  if (self->ordering == NULL && self->show_timer == 0)
+    return 0;
+  return MAX (g_list_model_get_n_items (G_LIST_MODEL (self->list)), 1);
 }
 
 void
 sky_source_table_select (SkySourceTable *self, gint64 index)
 {
-  GListModel *model;
-  guint n, position = GTK_INVALID_LIST_POSITION;
+  guint position;
 
   if (self->stale)
-    show_run (self);
-  model = G_LIST_MODEL (self->sorted);
-  n = g_list_model_get_n_items (model);
-
-  for (guint i = 0; i < n && index >= 0; i++)
+    reorder (self, "a row selected");
+  if (self->ordering != NULL)
     {
-      g_autoptr (SkySource) source = g_list_model_get_item (model, i);
-      if (sky_source_get_index (source) == index)
-        {
-          position = i;
-          break;
-        }
+      /* Once the rows are in place. */
+      self->select_when_ordered = index;
+      return;
     }
-  self->selecting = TRUE;
-  gtk_single_selection_set_selected (self->selection, position);
-  self->selecting = FALSE;
-  if (position != GTK_INVALID_LIST_POSITION)
+  position = index >= 0 ? sky_source_list_find (self->list, index) : G_MAXUINT;
+  select_quietly (self, position);
+  if (position != G_MAXUINT)
     scroll_to_row (self, position);
 }
 
@@ -358,29 +384,18 @@ on_selection_changed (GtkSelectionModel *model, guint position, guint n_items,
   if (self->selecting)
     return;
   source = gtk_single_selection_get_selected_item (self->selection);
-  g_signal_emit (self, signals[SOURCE_SELECTED], 0,
-                 source ? sky_source_get_index (source) : (gint64) -1);
+  self->selected = source ? sky_source_get_index (source) : -1;
+  g_signal_emit (self, signals[SOURCE_SELECTED], 0, self->selected);
 }
 
 /* ---------------------------------------------------------------- filter */
 
-static gboolean
-filter_row (gpointer item, gpointer data)
-{
-  SkySourceTable *self = data;
-  gint64 index = sky_source_get_index (item);
-
-  if (self->rows_run == NULL || index >= self->rows_run->catalogue.n)
-    return TRUE;
-  return sky_source_filter_passes (&self->filter, self->rows_run, index);
-}
-
 static void
 apply_filter (SkySourceTable *self)
 {
-  gtk_filter_changed (GTK_FILTER (self->custom), GTK_FILTER_CHANGE_DIFFERENT);
-  if (!self->stale)
-    show_summary (self);
+  /* Rows not made yet are filtered when they are made. */
+  if (!self->stale || self->ordering != NULL)
+    reorder (self, "a new filter");
   g_signal_emit (self, signals[FILTER_CHANGED], 0);
 }
 
@@ -439,8 +454,8 @@ sky_source_table_get_filter (SkySourceTable *self)
 }
 
 /* Counted from the catalogue, not from the rows: the rows are made only
- * when the table is on screen (show_run), and the state asks for this
- * after every change. */
+ * when the table is on screen, and the state asks for this after every
+ * change. */
 gint64
 sky_source_table_get_n_listed (SkySourceTable *self)
 {
@@ -473,10 +488,9 @@ on_goto (SkySourceTable *self)
 static void
 cell_setup (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_data)
 {
-  GtkWidget *label = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (label), 1.0);
-  gtk_widget_add_css_class (label, "numeric");
-  gtk_list_item_set_child (item, label);
+  GtkWidget *cell = sky_table_cell_new ();
+  gtk_widget_add_css_class (cell, "numeric");
+  gtk_list_item_set_child (item, cell);
 }
 
 /* The property's value as text: an int64 whole, a double with digits
@@ -495,7 +509,7 @@ bind_format (GtkListItem *item, const char *property, gboolean fixed, int digits
     g_snprintf (text, sizeof text, "%" G_GINT64_FORMAT, g_value_get_int64 (&value));
   else
     g_snprintf (text, sizeof text, fixed ? "%.*f" : "%.*g", digits, g_value_get_double (&value));
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+  sky_table_cell_set_text (SKY_TABLE_CELL (gtk_list_item_get_child (item)), text);
   g_value_unset (&value);
 }
 
@@ -523,7 +537,7 @@ bind_unknown_empty (GtkListItem *item, const char *property)
   g_object_get (gtk_list_item_get_item (item), property, &v, NULL);
   if (isfinite (v))
     g_snprintf (text, sizeof text, "%.4g", v);
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+  sky_table_cell_set_text (SKY_TABLE_CELL (gtk_list_item_get_child (item)), text);
 }
 
 /* A column's bind handler that hands its property to how. */
@@ -546,7 +560,7 @@ bind_fits_pixel (GtkListItem *item, const char *property)
 
   g_object_get (gtk_list_item_get_item (item), property, &v, NULL);
   g_snprintf (text, sizeof text, "%.2f", v + 1);
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+  sky_table_cell_set_text (SKY_TABLE_CELL (gtk_list_item_get_child (item)), text);
 }
 
 DEFINE_BIND_WITH (x, bind_fits_pixel, "x")
@@ -557,7 +571,7 @@ bind_lng (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_da
 {
   char text[32];
   sky_source_format_lng (gtk_list_item_get_item (item), text, sizeof text);
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+  sky_table_cell_set_text (SKY_TABLE_CELL (gtk_list_item_get_child (item)), text);
 }
 
 static void
@@ -565,7 +579,7 @@ bind_lat (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer user_da
 {
   char text[32];
   sky_source_format_lat (gtk_list_item_get_item (item), text, sizeof text);
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+  sky_table_cell_set_text (SKY_TABLE_CELL (gtk_list_item_get_child (item)), text);
 }
 
 /* ---------------------------------------------------------------- object */
@@ -577,14 +591,22 @@ sky_source_table_dispose (GObject *object)
 
   GtkWidget *child;
 
+  /* The columns going take their sorters from the view's: no new order. */
+  if (self->column_view)
+    g_signal_handlers_disconnect_by_func (gtk_column_view_get_sorter (self->column_view),
+                                          on_sorter_changed, self);
   gtk_widget_dispose_template (GTK_WIDGET (self), SKY_TYPE_SOURCE_TABLE);
   /* Template children without an id are ours to unparent. */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))))
     gtk_widget_unparent (child);
+  if (self->ordering)
+    g_cancellable_cancel (self->ordering);
+  g_clear_object (&self->ordering);
+  if (self->selection)
+    g_signal_handlers_disconnect_by_func (self->selection, on_selection_changed, self);
   g_clear_object (&self->selection);
-  g_clear_object (&self->custom);
+  self->list = NULL;
   g_clear_pointer (&self->run, sky_run_unref);
-  g_clear_pointer (&self->rows_run, sky_run_unref);
   g_clear_handle_id (&self->show_timer, g_source_remove);
   if (self->scroll_tick != 0)
     gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->scroll_tick);
@@ -614,8 +636,18 @@ sky_source_table_class_init (SkySourceTableClass *klass)
   signals[FILTER_CHANGED] =
     g_signal_new ("filter-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
                   NULL, NULL, G_TYPE_NONE, 0);
+  /* A worker makes, filters or sorts the rows: sort_pending is not 0. */
+  signals[ROWS_ASKED] =
+    g_signal_new ("rows-asked", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 0);
+  /* The rows asked for (a run's, a filter's, a sort's) are in place:
+   * sort_pending is 0 again. */
+  signals[ROWS_SHOWN] =
+    g_signal_new ("rows-shown", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 0);
 
   g_type_ensure (SKY_TYPE_SOURCE);
+  g_type_ensure (SKY_TYPE_SOURCE_SORTER);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/skysift/SkySift/ui/sky-source-table.ui");
   gtk_widget_class_bind_template_child (widget_class, SkySourceTable, scroller);
@@ -658,14 +690,19 @@ sky_source_table_init (SkySourceTable *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   sky_source_filter_init (&self->filter);
-  self->custom = gtk_custom_filter_new (filter_row, self, NULL);
+  self->selected = -1;
+  self->select_when_ordered = NO_PENDING_SELECT;
   gtk_orientable_set_orientation (GTK_ORIENTABLE (gtk_widget_get_layout_manager (GTK_WIDGET (self))),
                                   GTK_ORIENTATION_VERTICAL);
-
-  {
-    g_autoptr (GPtrArray) none = g_ptr_array_new ();
-    set_rows (self, none);
-  }
+  /* One list and one selection for good: new rows, a new filter and a
+   * new order change the list's content, not the view's model. */
+  self->list = sky_source_list_new ();
+  self->selection = gtk_single_selection_new (G_LIST_MODEL (self->list));
+  gtk_single_selection_set_autoselect (self->selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->selection, TRUE);
+  gtk_single_selection_set_selected (self->selection, GTK_INVALID_LIST_POSITION);
+  g_signal_connect (self->selection, "selection-changed", G_CALLBACK (on_selection_changed), self);
+  gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (self->selection));
   gtk_column_view_sort_by_column (self->column_view, self->id_column, GTK_SORT_ASCENDING);
   g_signal_connect_object (gtk_column_view_get_sorter (self->column_view), "changed",
                            G_CALLBACK (on_sorter_changed), self, 0);

@@ -19,9 +19,10 @@ void sky_source_table_set_run (SkySourceTable *self, SkyRun *run);
 
 /* Sorts the rows by the column whose title starts with name (its first
  * word: "id", "peak", "RA", "pixels"...; any case), making them first if
- * the table has not shown the run yet; FALSE for no such column. A long
- * list sorts in steps on the main loop: sort_pending says how many rows
- * are still to be placed (0 when sorted). */
+ * the table has not shown the run yet; FALSE for no such column. The rows
+ * are made, filtered and sorted on a worker and shown in one change:
+ * sort_pending is how many rows wait for that (0 when the table shows
+ * the run, filter and order asked for). */
 gboolean sky_source_table_sort_by (SkySourceTable *self, const char *name, gboolean descending);
 guint sky_source_table_sort_pending (SkySourceTable *self);
 

@@ -22,26 +22,58 @@ enum { PROP_0, PROP_ID, PROP_X, PROP_Y, PROP_PEAK, PROP_SUM, PROP_NPIX, PROP_LNG
 static GParamSpec *properties[N_PROPS];
 
 SkySource *
-sky_source_new (SkyRun *run, gint64 index, const SkyExport *ex)
+sky_source_new (const SkySourceRows *rows, gint64 index)
 {
-  const SkyCatalogue *cat = &run->catalogue;
   SkySource *self;
 
-  g_return_val_if_fail (index >= 0 && index < cat->n, NULL);
+  g_return_val_if_fail (index >= 0 && index < rows->n, NULL);
   self = g_object_new (SKY_TYPE_SOURCE, NULL);
   self->index = index;
-  self->x = cat->x[index];
-  self->y = cat->y[index];
-  self->peak = cat->peak[index];
-  self->sum = cat->sum[index];
-  self->npix = cat->npix[index];
-  self->lng = ex->lng ? ex->lng[index] : NAN;
-  self->lat = ex->lat ? ex->lat[index] : NAN;
-  self->equatorial = ex->wcs != NULL && sky_wcs_system (ex->wcs) == SKY_COORD_EQUATORIAL;
-  self->int_flux = ex->int_flux ? ex->int_flux[index] : NAN;
-  self->local_rms = run->stats.sigma > 0 ? run->stats.sigma : NAN;
-  self->snr = self->peak / self->local_rms;
+  self->x = sky_source_rows_value (rows, index, SKY_SOURCE_KEY_X);
+  self->y = sky_source_rows_value (rows, index, SKY_SOURCE_KEY_Y);
+  self->peak = sky_source_rows_value (rows, index, SKY_SOURCE_KEY_PEAK);
+  self->sum = sky_source_rows_value (rows, index, SKY_SOURCE_KEY_SUM);
+  self->npix = rows->run->catalogue.npix[index];
+  self->lng = sky_source_rows_value (rows, index, SKY_SOURCE_KEY_LNG);
+  self->lat = sky_source_rows_value (rows, index, SKY_SOURCE_KEY_LAT);
+  self->equatorial = rows->export.wcs != NULL
+                     && sky_wcs_system (rows->export.wcs) == SKY_COORD_EQUATORIAL;
+  self->int_flux = sky_source_rows_value (rows, index, SKY_SOURCE_KEY_INT_FLUX);
+  self->local_rms = sky_source_rows_value (rows, index, SKY_SOURCE_KEY_LOCAL_RMS);
+  self->snr = sky_source_rows_value (rows, index, SKY_SOURCE_KEY_SNR);
   return self;
+}
+
+double
+sky_source_get_value (SkySource *self, SkySourceKey key)
+{
+  switch (key)
+    {
+    case SKY_SOURCE_KEY_ID:
+      return (double) (self->index + 1);
+    case SKY_SOURCE_KEY_X:
+      return self->x;
+    case SKY_SOURCE_KEY_Y:
+      return self->y;
+    case SKY_SOURCE_KEY_PEAK:
+      return self->peak;
+    case SKY_SOURCE_KEY_SUM:
+      return self->sum;
+    case SKY_SOURCE_KEY_NPIX:
+      return (double) self->npix;
+    case SKY_SOURCE_KEY_LNG:
+      return self->lng;
+    case SKY_SOURCE_KEY_LAT:
+      return self->lat;
+    case SKY_SOURCE_KEY_INT_FLUX:
+      return self->int_flux;
+    case SKY_SOURCE_KEY_SNR:
+      return self->snr;
+    case SKY_SOURCE_KEY_LOCAL_RMS:
+      return self->local_rms;
+    default:
+      g_return_val_if_reached (NAN);
+    }
 }
 
 void

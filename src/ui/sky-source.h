@@ -4,7 +4,7 @@
 
 #include <glib-object.h>
 
-#include "sky-pipeline.h"
+#include "sky-source-order.h"
 
 G_BEGIN_DECLS
 
@@ -15,12 +15,14 @@ G_DECLARE_FINAL_TYPE (SkySource, sky_source, SKY, SOURCE, GObject)
  * and the table's summary say it. Free with g_free. */
 char *sky_source_count_text (gint64 n);
 
-/* The source at catalogue index `index` of run (label index + 1), with
+/* The source at catalogue index `index` of rows (label index + 1), with
  * what the export of the run gives it (sky_export_init): the centroid's
  * sky position and int_flux where the header allows; local_rms and snr as
- * the exported columns have them (the clipped σ, the peak over it). */
-SkySource *sky_source_new (SkyRun *run, gint64 index, const SkyExport *ex);
+ * the exported columns have them (the clipped σ, the peak over it). Its
+ * values are sky_source_rows_value's, which the table sorts by. */
+SkySource *sky_source_new (const SkySourceRows *rows, gint64 index);
 gint64 sky_source_get_index (SkySource *self);
+double sky_source_get_value (SkySource *self, SkySourceKey key);
 
 /* The sky position as the table shows it: sexagesimal for RA and Dec,
  * degrees for other systems; "" without one. */

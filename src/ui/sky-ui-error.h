@@ -28,6 +28,9 @@ typedef enum {
   SKY_UI_ERROR_NOT_SHOWN,  /* a widget not on screen, or one that drew nothing */
   SKY_UI_ERROR_ENCODE,     /* an image that cannot be encoded (PNG) */
   SKY_UI_ERROR_FAILED,     /* a core status this enum does not know */
+  SKY_UI_ERROR_SAMP_NO_HUB,    /* SAMP: no hub's lockfile, or one without its URL */
+  SKY_UI_ERROR_SAMP_HUB,       /* SAMP: the hub refused a call or cannot be reached */
+  SKY_UI_ERROR_SAMP_PROTOCOL,  /* SAMP: a message that is not SAMP's XML-RPC */
 } SkyUiError;
 
 /* The code for a core status (SKY_ERR_*); SKY_UI_ERROR_FAILED for one

@@ -388,7 +388,8 @@ sky_window_choose_limits (SkyWindow *self, SkyImageData *image)
         "image) reach %.3g to %.3g, over a thousand times the range of the rest. Choose "
         "min–max under the image to see the whole range.", image->minmax_outliers,
         image->minmax_outliers == 1 ? "" : "s",
-        100.0 * image->minmax_outliers / MAX (image->stats.nvalid, 1), image->stats.min,
+        100.0 * image->minmax_outliers
+          / MAX (image->image.nx * image->image.ny - image->image.nblank, 1), image->stats.min,
         image->stats.max);
       gtk_label_set_text (self->limits_note, note);
       limits = SKY_LIMITS_99_9;

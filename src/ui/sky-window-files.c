@@ -2,6 +2,7 @@
 /* SkyWindow's files: the open and export dialogs, drag and drop, and the
  * recent files menu. Every path ends up in the queue like a script's. */
 #include "sky-window-private.h"
+#include "sky-window-frames.h"
 
 #include <stdlib.h>
 
@@ -43,7 +44,9 @@ on_open_response (GtkNativeDialog *dialog, int response, SkyWindow *self)
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
       const char *hdu = gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (dialog), "hdu");
-      if (path)
+      if (path && g_object_get_data (G_OBJECT (dialog), "new-frame"))
+        sky_window_frame_new (self, path, hdu ? atoi (hdu) : 0, 0);
+      else if (path)
         sky_window_open_plane (self, path, hdu ? atoi (hdu) : 0, 0);
       else if (file)
         sky_window_show_error (self, "Could not open the file",
@@ -55,8 +58,15 @@ on_open_response (GtkNativeDialog *dialog, int response, SkyWindow *self)
 void
 sky_window_open_dialog (SkyWindow *self)
 {
+  sky_window_open_dialog_into (self, FALSE);
+}
+
+void
+sky_window_open_dialog_into (SkyWindow *self, gboolean new_frame)
+{
   GtkFileChooserNative *dialog =
-    gtk_file_chooser_native_new ("Open a FITS Image", GTK_WINDOW (self),
+    gtk_file_chooser_native_new (new_frame ? "Open a FITS Image in a New Frame"
+                                           : "Open a FITS Image", GTK_WINDOW (self),
                                  GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
   g_autoptr (GtkFileFilter) fits = gtk_file_filter_new ();
   g_autoptr (GtkFileFilter) all = gtk_file_filter_new ();
@@ -77,6 +87,7 @@ sky_window_open_dialog (SkyWindow *self)
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (dialog), "hdu", "HDU", hdu_ids, hdu_labels);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (dialog), "hdu", "0");
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_object_set_data (G_OBJECT (dialog), "new-frame", GINT_TO_POINTER (new_frame));
   g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }

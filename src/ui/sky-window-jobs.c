@@ -104,9 +104,22 @@ gap_tick (gpointer data)
       self->sorting = FALSE;
       sky_window_changed (self);
     }
+  /* Likewise the table's rows, made, filtered or sorted on a worker and
+   * handed to the column view (sky_window_meter_table). */
+  if (self->last_tick_us && self->table_metering)
+    self->table_max_gap_ms = MAX (self->table_max_gap_ms, (now - self->last_tick_us) / 1000.0);
+  if (self->table_metering && self->table_done_us == 0
+      && sky_source_table_sort_pending (self->sources) == 0)
+    self->table_done_us = now;
+  if (self->table_metering && self->table_done_us && now - self->table_done_us > SORT_SETTLE_US)
+    {
+      self->table_metering = FALSE;
+      sky_window_changed (self);
+    }
   self->last_tick_us = now;
   self->prev_tick_in_pipeline = self->pipeline_active > 0;
-  if (self->current == NULL && self->pipeline_active == 0 && !self->sorting)
+  if (self->current == NULL && self->pipeline_active == 0 && !self->sorting
+      && !self->table_metering)
     {
       self->gap_timer = 0;
       self->last_tick_us = 0;
@@ -123,6 +136,19 @@ meter_start (SkyWindow *self)
       self->last_tick_us = g_get_monotonic_time ();
       self->gap_timer = g_timeout_add (GAP_TICK_MS, gap_tick, self);
     }
+}
+
+/* The source table asked a worker for rows (a run's, a filter's, a
+ * sort's): the main loop is metered until they are shown and a moment
+ * more, for the state's table_max_gap_ms. */
+void
+sky_window_meter_table (SkyWindow *self)
+{
+  if (!self->table_metering)
+    self->table_max_gap_ms = 0;
+  self->table_metering = TRUE;
+  self->table_done_us = 0;
+  meter_start (self);
 }
 
 /* Sorts the source table for a script, "COLUMN" or "COLUMN descending",
@@ -281,78 +307,17 @@ sky_window_jobs_clear (SkyWindow *self)
 
 /* ------------------------------------------------------------------ open */
 
-static void
-on_first_frame (gpointer data, gpointer unused)
-{
-  JobContext *ctx = data;
-  SkyWindow *self = ctx->self;
-
-  if (self->disposed)
-    {
-      job_context_free (ctx);
-      return;
-    }
-  gint64 now = g_get_monotonic_time ();
-
-  self->open_to_frame_ms = (now - ctx->t0_us) / 1000.0;
-  if (self->startup_to_frame_ms == 0)
-    self->startup_to_frame_ms = (now - self->started_us) / 1000.0;
-  sky_window_changed (self);
-  job_context_free (ctx);
-}
-
-static void
-on_loaded (GObject *source, GAsyncResult *result, gpointer data)
-{
-  JobContext *ctx = data;
-  SkyWindow *self = ctx->self;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SkyImageData) image = sky_image_data_load_finish (result, &error);
-
-  if (self->disposed)
-    {
-      job_context_free (ctx);
-      job_done (self);
-      return;
-    }
-  if (image == NULL)
-    {
-      g_autofree char *name = g_filename_display_basename (ctx->path);
-      g_autofree char *primary = g_strdup_printf ("Could not open “%s”", name);
-      /* A cancel has said so in the status line (sky_window_cancel). */
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        sky_window_show_error (self, primary, error->message);
-      job_context_free (ctx);
-    }
-  else
-    {
-      g_autofree char *status =
-        g_strdup_printf ("Opened %s: read in %.0f ms, prepared for display in %.0f ms",
-                         image->display_name, image->load_ms, image->prepare_ms);
-      sky_window_apply_image (self, image, ctx->path);
-      sky_window_set_status (self, status);
-      if (!ctx->self->current->is_demo)
-        sky_window_files_add_recent (self, ctx->path);
-      sky_image_view_when_drawn (self->view, on_first_frame, ctx);
-    }
-  job_done (self);
-}
-
+/* In sky-window-open.c; the job ends there with sky_window_job_finished. */
 static void
 start_open (SkyWindow *self, SkyJob *job)
 {
-  g_autofree char *name = g_filename_display_basename (job->path);
-  g_autofree char *status = g_strdup_printf (job->is_demo && !g_file_test (job->path,
-                                                                           G_FILE_TEST_EXISTS)
-                                             ? "Making the demo image %s…" : "Opening %s…",
-                                             name);
-  JobContext *ctx = job_context_new (self);
-  SkyLoadOptions opts = { job->hdu, job->plane };
+  sky_window_open_start (self, job);
+}
 
-  /* The first frame is timed from the moment the user asked. */
-  ctx->t0_us = job->queued_us;
-  sky_window_set_status (self, status);
-  sky_image_data_load_async (job->path, &opts, job->is_demo, self->cancellable, on_loaded, ctx);
+void
+sky_window_job_finished (SkyWindow *self)
+{
+  job_done (self);
 }
 
 /* ------------------------------------------------------------------- run */
@@ -550,48 +515,20 @@ start_run (SkyWindow *self, SkyJob *job)
 
 /* ---------------------------------------------------------------- export */
 
-/* The CLI's writers with the CLI's inputs, so that the file is the one
- * `skysift-cli find --csv` (--ecsv, --votable, --regions: the name's
- * extension chooses) writes for the same image and parameters: the pixel
- * columns, then sky positions and fluxes where the header has them. */
+/* The CLI's writers (sky_run_write_catalogue). */
 static void
 csv_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   JobContext *ctx = task_data;
-  SkyRun *run = ctx->run;
-  SkyResult res = { 0 };
-  SkyRunInfo info = { 0 };
-  SkyExport ex;
-  int ret;
+  GError *error = NULL;
 
   /* Cancelled before it began: no file, as the status line will say. */
   if (g_task_return_error_if_cancelled (task))
     return;
-  res.nx = run->image->image.nx;
-  res.ny = run->image->image.ny;
-  res.stats = run->stats;
-  res.threshold_value = run->threshold_value;
-  res.mask = run->mask;
-  res.labels = run->labels;
-  res.nsources = run->nsources;
-  res.catalogue = run->catalogue;   /* borrowed: res is not cleared */
-  res.times = run->cpu;
-  /* The local method's: its columns and provenance. */
-  res.method = run->method;
-  res.noise_scale = run->stages.result.noise_scale;
-  res.nislands = run->stages.result.nislands;
-  res.ndeblended = run->stages.result.ndeblended;
-  info.image = &run->image->image;
-  info.params = &run->params;
-  info.backend = run->backend == SKY_BACKEND_GPU && run->gpu_fault == NULL ? "gpu" : "cpu";
-  ret = sky_export_init (&ex, &info, &res);
-  if (ret == SKY_OK)
-    ret = sky_export_write (ctx->path, sky_catalogue_format_for_path (ctx->path), &ex);
-  sky_export_clear (&ex);
-  if (ret != SKY_OK)
-    g_task_return_error (task, sky_ui_error_new_from_status (ret));
-  else
+  if (sky_run_write_catalogue (ctx->run, ctx->path, &error))
     g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
 }
 
 static void
@@ -802,6 +739,10 @@ next_job (SkyWindow *self)
       break;
     case SKY_JOB_OVERLAY:
       sky_window_viewer_load_overlay (self, job->path);
+      job_done (self);
+      break;
+    case SKY_JOB_FRAME:
+      sky_window_frames_run_job (self, job);
       job_done (self);
       break;
     default:

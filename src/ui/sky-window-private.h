@@ -31,6 +31,7 @@ typedef enum {
   SKY_JOB_SCREENSHOT_PANEL,
   SKY_JOB_OVERLAY,      /* path: a catalogue or region file; "": clear them */
   SKY_JOB_EXPORT_FIGURE,  /* the view as a figure with axes (PNG) */
+  SKY_JOB_FRAME,        /* a frame operation, in order with opens and runs */
 } SkyJobKind;
 
 typedef struct {
@@ -42,6 +43,8 @@ typedef struct {
   SkyStep step;
   double zoom;          /* screenshots: scale of the picture, 0 for 1 */
   gint64 queued_us;     /* when it was asked for (a threshold move's start) */
+  int frame_op, frame;  /* frame jobs (sky-window-frames.c) */
+  const void *frame_open;   /* a new frame's: the open job that brings its image */
 } SkyJob;
 
 struct _SkyWindow {
@@ -130,6 +133,16 @@ struct _SkyWindow {
   gint64 started_us;      /* the process's start, for startup to first frame */
   double open_to_frame_ms;
   double startup_to_frame_ms;
+  /* The open under way (sky-window-open.c) */
+  struct _SkyOpenProgress *open_progress;
+  guint open_poll;
+  gint64 open_t0_us;
+  SkyImageData *preview;  /* the reduced view the view shows meanwhile */
+  double preview_to_frame_ms;   /* asked to a reduced view's first frame, or 0 */
+  double open_to_levels_ms;     /* asked to the zoom-out levels drawn, or 0 */
+  double open_max_tick_ms;      /* the open's longest wait between two 50 ms ticks */
+  gint64 open_last_tick_us;
+  int open_percent;             /* the share read last told, in % */
   double last_threshold_redraw_ms, max_threshold_redraw_ms;
   int threshold_redraws;
   guint gap_timer;
@@ -144,6 +157,9 @@ struct _SkyWindow {
   gint64 sort_t0_us, sort_done_us;
   double sort_ms;         /* the last such sort, asked to placed */
   double sort_max_gap_ms; /* the main loop's longest stall during it */
+  gboolean table_metering; /* the source table makes, filters or sorts rows */
+  gint64 table_done_us;
+  double table_max_gap_ms; /* the main loop's longest stall meanwhile */
   char *last_error;
   GtkWidget *error_dialog;          /* the one error dialog, while shown */
   int errors_in_dialog;             /* errors it has shown since it opened */
@@ -165,6 +181,10 @@ struct _SkyWindow {
   char *display_smooth;          /* the picture's kernel, for the eye, or NULL */
   char *display_smoothed;        /* ... the one drawn now */
   GCancellable *display_smoothing;
+
+  /* Frames and the cube animator (sky-window-frames.c, sky-window-cube.c) */
+  struct _SkyFrames *frames;
+  struct _SkyCube *cube;
 };
 
 /* sky-window-jobs.c */
@@ -173,6 +193,10 @@ void sky_window_queue_job (SkyWindow *self, SkyJob *job);   /* takes job */
 void sky_window_push_job (SkyWindow *self, SkyJobKind kind, const char *path, SkyStep step,
                           gboolean is_demo);
 void sky_window_jobs_clear (SkyWindow *self);
+void sky_window_job_finished (SkyWindow *self);   /* the current job is done */
+
+/* sky-window-open.c */
+void sky_window_open_start (SkyWindow *self, SkyJob *job);
 void sky_window_set_status (SkyWindow *self, const char *text);
 char *sky_window_ran_text (const SkyRun *run, gboolean already_shown);
 
@@ -180,6 +204,14 @@ char *sky_window_ran_text (const SkyRun *run, gboolean already_shown);
 void sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path);
 void sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown);
 void sky_window_changed (SkyWindow *self);   /* describe () would say something new */
+/* The readout under the image for the pointer at view's image point (x, y)
+ * (0-based, fractional), over image and run; frame > 0 names the frame
+ * (a tile other than the window's view). */
+void sky_window_show_readout (SkyWindow *self, SkyImageView *view, SkyImageData *image, SkyRun *run,
+                              int frame, gboolean inside, double x, double y);
+/* The source table asked for rows: meter the main loop until they are
+ * shown (the state's table_max_gap_ms). */
+void sky_window_meter_table (SkyWindow *self);
 
 /* sky-window-layout.c */
 void sky_window_layout_init (SkyWindow *self);
@@ -235,10 +267,28 @@ void sky_window_method_restore (SkyWindow *self, GString *moved);
 /* The method's part of describe (): a JSON member list with a leading ", ". */
 void sky_window_describe_method (SkyWindow *self, GString *out);
 
+/* sky-window-frames.c: the frame operation of a SKY_JOB_FRAME job; the
+ * window's image about to be replaced by incoming, and replaced; the
+ * state's "frames" and "cube" members (a leading ", "). */
+void sky_window_frames_init (SkyWindow *self);
+void sky_window_frames_dispose (SkyWindow *self);
+void sky_window_frames_run_job (SkyWindow *self, SkyJob *job);
+void sky_window_frames_image_leaving (SkyWindow *self, SkyImageData *incoming);
+void sky_window_frames_image_applied (SkyWindow *self);
+void sky_window_frames_describe (SkyWindow *self, GString *out);
+void sky_window_frames_add_menu (SkyWindow *self);   /* sky-window-frames-menu.c */
+/* sky-window-cube.c: the animator under the image, for the current frame */
+void sky_window_cube_init (SkyWindow *self, GtkWidget *image_area);
+void sky_window_cube_dispose (SkyWindow *self);
+void sky_window_cube_image_changed (SkyWindow *self);
+void sky_window_cube_describe (SkyWindow *self, GString *out);
+
 /* sky-window-files.c */
 void sky_window_files_init (SkyWindow *self);
 void sky_window_files_add_recent (SkyWindow *self, const char *path);
 void sky_window_open_dialog (SkyWindow *self);
+/* The same, the image chosen opening into a new frame where new_frame. */
+void sky_window_open_dialog_into (SkyWindow *self, gboolean new_frame);
 void sky_window_export_catalogue_dialog (SkyWindow *self);
 void sky_window_export_view_dialog (SkyWindow *self);
 

@@ -138,6 +138,15 @@ gint64 sky_window_get_plane (SkyWindow *self);              /* 0 without an imag
 const char *sky_window_get_catalogue_path (SkyWindow *self);
 const char *sky_window_get_view_path (SkyWindow *self);
 
+/* What the SAMP link reads (sky-samp-link.c): whether operations are
+ * queued or under way, the image shown and the run whose catalogue is
+ * shown (NULL before an image, or before measure; no reference given),
+ * and the selected source's label number (0 for none). */
+gboolean sky_window_is_busy (SkyWindow *self);
+SkyImageData *sky_window_get_image (SkyWindow *self);
+SkyRun *sky_window_get_catalogue_run (SkyWindow *self);
+gint64 sky_window_get_selected_source (SkyWindow *self);
+
 /* Figures for scripts and tests, as a JSON object: the image, busy, the
  * last step, nsources, first-frame and threshold redraw times, the main
  * loop's longest stall while the pipeline ran, the last error. */

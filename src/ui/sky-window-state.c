@@ -2,6 +2,7 @@
 /* SkyWindow's state for scripts: sky_window_describe's JSON, which the
  * app's state action holds (docs/ui.md lists its keys). */
 #include "sky-window-private.h"
+#include "sky-image-read.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,11 +35,12 @@ sky_window_describe (SkyWindow *self)
                             self->image->image.plane, self->image->image.nplanes,
                             self->image->image.ny, self->image->image.nx);
   if (self->image)
-    g_string_append_printf (out, ", \"load_ms\": %.1f, \"prepare_ms\": %.1f",
-                            self->image->load_ms, self->image->prepare_ms);
+    g_string_append_printf (out, ", \"load_ms\": %.1f, \"prepare_ms\": %.1f, "
+                            "\"levels_ms\": %.1f",
+                            self->image->load_ms, self->image->prepare_ms,
+                            self->image->levels_ms);
   g_string_append_printf (out, ", \"busy\": %s, \"queued\": %u",
-                          self->current || !g_queue_is_empty (&self->jobs) || self->sorting
-                          || self->maps_pending > 0 ? "true" : "false",
+                          sky_window_is_busy (self) ? "true" : "false",
                           g_queue_get_length (&self->jobs));
   g_string_append (out, ", \"backend\": ");
   sky_ui_json_string (out, sky_backend_name (self->backend));
@@ -105,6 +107,18 @@ sky_window_describe (SkyWindow *self)
     }
   g_string_append (out, ", \"open_to_frame_ms\": ");
   json_number (out, self->open_to_frame_ms);
+  /* A big image's open: its reduced view's first frame, and its zoom-out
+   * levels drawn (0 where there were none to wait for). */
+  g_string_append (out, ", \"preview_to_frame_ms\": ");
+  json_number (out, self->preview_to_frame_ms);
+  g_string_append (out, ", \"open_to_levels_ms\": ");
+  json_number (out, self->open_to_levels_ms);
+  g_string_append (out, ", \"open_max_tick_ms\": ");
+  json_number (out, self->open_max_tick_ms);
+  /* The share of the pixels read of an open under way (0 when none). */
+  g_string_append (out, ", \"open_read_fraction\": ");
+  json_number (out, self->open_progress ? sky_open_progress_fraction (self->open_progress) : 0);
+  g_string_append_printf (out, ", \"preview_shown\": %s", self->preview ? "true" : "false");
   g_string_append (out, ", \"startup_to_frame_ms\": ");
   json_number (out, self->startup_to_frame_ms);
   g_string_append (out, ", \"threshold_redraw_ms\": ");
@@ -120,6 +134,8 @@ sky_window_describe (SkyWindow *self)
   json_number (out, self->sort_ms);
   g_string_append (out, ", \"sort_max_gap_ms\": ");
   json_number (out, self->sort_max_gap_ms);
+  g_string_append (out, ", \"table_max_gap_ms\": ");
+  json_number (out, self->table_max_gap_ms);
   /* The selected source's label number, 0 for none. */
   g_string_append_printf (out, ", \"selected\": %" G_GINT64_FORMAT,
                           sky_image_view_get_selected (self->view) + 1);
@@ -159,9 +175,34 @@ sky_window_describe (SkyWindow *self)
   g_string_append (out, ", \"gl\": ");
   sky_ui_json_string (out, sky_image_view_get_gl_info (self->view));
   sky_window_viewer_describe (self, out);
+  sky_window_frames_describe (self, out);
   g_string_append (out, ", \"last_error\": ");
   sky_ui_json_string (out, self->last_error);
   g_string_append (out, "}");
   return g_string_free (out, FALSE);
 }
 
+gboolean
+sky_window_is_busy (SkyWindow *self)
+{
+  return self->current || !g_queue_is_empty (&self->jobs) || self->sorting
+         || self->maps_pending > 0 || sky_source_table_sort_pending (self->sources) > 0;
+}
+
+SkyImageData *
+sky_window_get_image (SkyWindow *self)
+{
+  return self->image;
+}
+
+SkyRun *
+sky_window_get_catalogue_run (SkyWindow *self)
+{
+  return self->run && sky_run_has (self->run, SKY_STEP_MEASURE) ? self->run : NULL;
+}
+
+gint64
+sky_window_get_selected_source (SkyWindow *self)
+{
+  return sky_image_view_get_selected (self->view) + 1;
+}

@@ -357,6 +357,11 @@ sky_window_viewer_init (SkyWindow *self)
   g_signal_connect_object (self->sources, "goto-source", G_CALLBACK (on_goto_source), self, 0);
   g_signal_connect_object (self->sources, "filter-changed", G_CALLBACK (on_filter_changed),
                            self, 0);
+  /* The state's busy waits for the table's rows (sky_source_table_sort_pending). */
+  g_signal_connect_object (self->sources, "rows-shown", G_CALLBACK (sky_window_changed), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->sources, "rows-asked", G_CALLBACK (sky_window_meter_table),
+                           self, G_CONNECT_SWAPPED);
 }
 
 void

@@ -288,6 +288,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
   const SkyImage *img = &image->image;
   g_autofree char *subtitle = NULL;
 
+  sky_window_frames_image_leaving (self, image);
   g_clear_pointer (&self->run, sky_run_unref);
   g_clear_pointer (&self->image, sky_image_data_unref);
   self->image = sky_image_data_ref (image);
@@ -325,6 +326,7 @@ sky_window_apply_image (SkyWindow *self, SkyImageData *image, const char *path)
                                  "starts with x increasing to the right, as DS9 shows it.");
   gtk_widget_grab_focus (GTK_WIDGET (self->view));
   sky_window_viewer_image_changed (self);
+  sky_window_frames_image_applied (self);
   sky_window_changed (self);
 }
 
@@ -429,20 +431,23 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
 
 /* ------------------------------------------------------------- readout */
 
-static void
-on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWindow *self)
+/* The readout of view's image point (x, y): the window's own view, or
+ * another frame's (image and run), whose readout names the frame. */
+void
+sky_window_show_readout (SkyWindow *self, SkyImageView *view, SkyImageData *image, SkyRun *run,
+                         int frame, gboolean inside, double x, double y)
 {
   const SkyImage *img;
   gint64 ix, iy;
   GString *text;
   float v;
 
-  if (!inside || self->image == NULL)
+  if (!inside || image == NULL)
     {
       gtk_label_set_text (self->readout_label, "");
       return;
     }
-  img = &self->image->image;
+  img = &image->image;
   ix = (gint64) floor (x);
   iy = (gint64) floor (y);
   if (ix < 0 || iy < 0 || ix >= img->nx || iy >= img->ny)
@@ -462,33 +467,41 @@ on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWi
   else
     g_string_append_printf (text, "%.5g %s", v, img->bunit);
   /* A map shown in the image's place: its value too, the one the colours show. */
-  if (sky_window_shown_map_name (self) != NULL)
+  if (view == self->view && sky_window_shown_map_name (self) != NULL)
     g_string_append_printf (text, "  %s %.5g", sky_window_shown_map_name (self),
                             sky_image_view_get_shown_pixels (self->view)->image.pixels[iy * img->nx
                                                                                       + ix]);
   g_string_append_c (text, '\n');
-  if (self->image->wcs != NULL)
+  if (image->wcs != NULL)
     {
       double lng, lat;
       /* At the pointer itself, not the pixel's centre. */
-      if (sky_wcs_pix2world (self->image->wcs, x - 0.5, y - 0.5, &lng, &lat) == SKY_OK)
+      if (sky_wcs_pix2world (image->wcs, x - 0.5, y - 0.5, &lng, &lat) == SKY_OK)
         {
-          if (sky_wcs_system (self->image->wcs) == SKY_COORD_EQUATORIAL)
+          if (sky_wcs_system (image->wcs) == SKY_COORD_EQUATORIAL)
             {
               char ra[SKY_SEXAGESIMAL_SIZE], dec[SKY_SEXAGESIMAL_SIZE];
               g_string_append_printf (text, "%s %s  ", sky_format_ra (lng, ra, sizeof ra),
                                       sky_format_dec (lat, dec, sizeof dec));
             }
           else
-            g_string_append_printf (text, "%s %.5f %s %+.5f  ", sky_wcs_lng_name (self->image->wcs),
-                                    lng, sky_wcs_lat_name (self->image->wcs), lat);
+            g_string_append_printf (text, "%s %.5f %s %+.5f  ", sky_wcs_lng_name (image->wcs),
+                                    lng, sky_wcs_lat_name (image->wcs), lat);
         }
     }
-  if (self->run && self->run->labels && self->run->labels[iy * img->nx + ix] > 0)
-    g_string_append_printf (text, "source %d", self->run->labels[iy * img->nx + ix]);
+  if (run && run->labels && run->labels[iy * img->nx + ix] > 0)
+    g_string_append_printf (text, "source %d  ", run->labels[iy * img->nx + ix]);
+  if (frame > 0)
+    g_string_append_printf (text, "(frame %d)", frame);
   g_strchomp (text->str);
   gtk_label_set_text (self->readout_label, text->str);
   g_string_free (text, TRUE);
+}
+
+static void
+on_pointer_moved (SkyImageView *view, gboolean inside, double x, double y, SkyWindow *self)
+{
+  sky_window_show_readout (self, view, self->image, self->run, 0, inside, x, y);
 }
 
 /* ------------------------------------------------------------ selection */
@@ -637,6 +650,7 @@ sky_window_dispose (GObject *object)
       gtk_window_destroy (GTK_WINDOW (dialog));
     }
   sky_window_viewer_dispose (self);
+  sky_window_frames_dispose (self);
   gtk_widget_dispose_template (GTK_WIDGET (self), SKY_TYPE_WINDOW);
   G_OBJECT_CLASS (sky_window_parent_class)->dispose (object);
 }
@@ -795,6 +809,7 @@ sky_window_init (SkyWindow *self)
 
   sky_window_files_init (self);
   sky_window_viewer_init (self);
+  sky_window_frames_init (self);
 }
 
 void

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* sky-gpu-deblend-block.cuh: what a block deblending one island works with
+ * (sky-gpu-deblend.cu): floats as ordered keys for atomicMax, a union-find
+ * whose roots are the least pixels of their sets, and the block's sums and
+ * ranks. Included by sky-gpu-deblend.cu only, inside its anonymous
+ * namespace, after kBlock. */
+
+/* A float's bits as an unsigned key in the floats' order. */
+__device__ __forceinline__ uint32_t
+order_key (float v)
+{
+  const uint32_t b = __float_as_uint (v);
+  return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+}
+
+__device__ __forceinline__ float
+key_float (uint32_t key)
+{
+  return __uint_as_float ((key & 0x80000000u) ? key & 0x7fffffffu : ~key);
+}
+
+template <typename T>
+__device__ __forceinline__ T
+vload (const T *p)
+{
+  return *(const volatile T *) p;
+}
+
+/* Union-find over the island's pixels, each tree's root its least pixel.
+ * Links only ever point lower, so halving a path with atomicMin never
+ * undoes another thread's link. */
+__device__ int32_t
+uf_find (int32_t *parent, int32_t x)
+{
+  for (;;)
+    {
+      const int32_t up = vload (parent + x);
+      if (up == x)
+        return x;
+      const int32_t upup = vload (parent + up);
+      if (upup != up)
+        atomicMin (parent + x, upup);
+      x = upup;
+    }
+}
+
+__device__ void
+uf_union (int32_t *parent, int32_t a, int32_t b)
+{
+  bool done;
+  do
+    {
+      a = uf_find (parent, a);
+      b = uf_find (parent, b);
+      if (a < b)
+        {
+          const int32_t old = atomicMin (parent + b, a);
+          done = old == b;
+          b = old;
+        }
+      else if (b < a)
+        {
+          const int32_t old = atomicMin (parent + a, b);
+          done = old == a;
+          a = old;
+        }
+      else
+        done = true;
+    }
+  while (!done);
+}
+
+struct BlockShared {
+  double sum[kBlock / 32];
+  int32_t rank[kBlock / 32 + 1];
+  int32_t count, cores, frames;
+};
+
+__device__ double
+block_sum (double v, BlockShared &sh)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_down_sync (0xffffffffu, v, o);
+  if (lane == 0)
+    sh.sum[warp] = v;
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    {
+      double s = 0;
+      for (int w = 0; w < kBlock / 32; w++)
+        s += sh.sum[w];
+      sh.sum[0] = s;
+    }
+  __syncthreads ();
+  v = sh.sum[0];
+  __syncthreads ();
+  return v;
+}
+
+/* This thread's rank among the block's threads with flag set (in thread
+ * order); *total: how many have it. */
+__device__ int32_t
+block_rank (bool flag, BlockShared &sh, int32_t *total)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned ballot = __ballot_sync (0xffffffffu, flag);
+  const int32_t below = __popc (ballot & ((1u << lane) - 1));
+  if (lane == 0)
+    sh.rank[warp] = __popc (ballot);
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    {
+      int32_t run = 0;
+      for (int w = 0; w < kBlock / 32; w++)
+        {
+          const int32_t c = sh.rank[w];
+          sh.rank[w] = run;
+          run += c;
+        }
+      sh.rank[kBlock / 32] = run;
+    }
+  __syncthreads ();
+  const int32_t r = sh.rank[warp] + below;
+  *total = sh.rank[kBlock / 32];
+  __syncthreads ();
+  return r;
+}
