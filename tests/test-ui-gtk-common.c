@@ -312,15 +312,55 @@ picture_free (Picture *pic)
   g_free (pic);
 }
 
+typedef struct {
+  SkyImageView *view;
+  GdkTexture *texture;
+  GError *error;
+  gboolean done;
+} ViewFrame;
+
+/* After the view's own after-paint handler (connected when it was
+ * realized), so that it has marked whether this frame showed its state. */
+static void
+take_view_picture (GdkFrameClock *clock, gpointer data)
+{
+  ViewFrame *frame = data;
+
+  if (frame->done || !sky_image_view_is_drawn (frame->view))
+    return;
+  frame->texture = sky_image_view_render_texture (frame->view, &frame->error);
+  frame->done = TRUE;
+}
+
 /* The view as the screen shows it, markers included: what app.export-view
- * writes (sky_image_view_render_texture), downloaded. */
+ * writes (sky_image_view_render_texture), downloaded. The view's picture is
+ * the node it drew in its window's last frame, and a view given a new size
+ * has none until the window's next frame: a change of layout (a label that
+ * grew, a window that came up) is only carried out in that frame, so one
+ * frame of the window is waited for, and then (a new size makes the view
+ * draw again) the first frame that shows the view's state, and the picture
+ * is taken in that frame's after-paint, as the app's export takes it. */
 Picture *
 render_view (Fixture *f)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (GdkTexture) texture = sky_image_view_render_texture (f->view, &error);
+  g_autoptr (GdkTexture) texture = NULL;
+  GtkWidget *window = GTK_WIDGET (gtk_widget_get_root (GTK_WIDGET (f->view)));
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (window);
+  ViewFrame frame = { f->view, NULL, NULL, FALSE };
   Picture *pic;
 
+  if (clock != NULL && gtk_widget_get_mapped (GTK_WIDGET (f->view)))
+    {
+      gulong id = g_signal_connect (clock, "after-paint", G_CALLBACK (take_view_picture), &frame);
+      gtk_widget_queue_draw (window);
+      iterate_until (flag_set, &frame.done, "a frame of the window that shows the view");
+      g_signal_handler_disconnect (clock, id);
+      texture = frame.texture;
+      error = frame.error;
+    }
+  else
+    texture = sky_image_view_render_texture (f->view, &error);
   g_assert_no_error (error);
   pic = g_new0 (Picture, 1);
   pic->width = gdk_texture_get_width (texture);

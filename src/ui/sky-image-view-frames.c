@@ -48,6 +48,12 @@ sky_image_view_when_drawn (SkyImageView *self, GFunc func, gpointer data)
     g_ptr_array_add (self->when_drawn, w);
 }
 
+gboolean
+sky_image_view_is_drawn (SkyImageView *self)
+{
+  return self->drawn_current || !frame_to_come (self);
+}
+
 /* The view stopped drawing (unmapped, or its image gone): whoever waits for
  * a frame gets its answer now. */
 void

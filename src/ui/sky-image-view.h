@@ -90,6 +90,12 @@ void sky_image_view_get_scale (SkyImageView *self, double *lo, double *hi, const
  * image, results and settings. */
 void sky_image_view_when_drawn (SkyImageView *self, GFunc func, gpointer data);
 
+/* Whether the last frame showed the view's current state (or no frame is
+ * to come: no image, not mapped), which is when when_drawn answers at
+ * once. Asked in a frame clock's "after-paint" it tells whether the frame
+ * just painted, whose layout may have resized the view, shows it. */
+gboolean sky_image_view_is_drawn (SkyImageView *self);
+
 /* The view as it looks now, overlays included, in device pixels; NULL
  * with error set when it cannot be drawn (no GL, not on screen). */
 GdkTexture *sky_image_view_render_texture (SkyImageView *self, GError **error);

@@ -644,21 +644,32 @@ on_view_ready (gpointer data, gpointer unused)
 
 /* A widget shows in a picture the node it drew in the last frame, and
  * widgets that changed since (a status line, the busy bar) have none until
- * the next: wait for a frame after the job began. */
+ * the next: wait for a frame after the job began. That frame's layout may
+ * give the view a new size (a status line that grew a line), and the view
+ * then shows its last picture stretched until the new one is drawn: wait
+ * for that one too. */
 typedef struct {
   JobContext *ctx;
   GdkFrameClock *clock;
   gulong handler;
 } NextFrame;
 
+static void after_view_drawn (gpointer data, gpointer unused);
+
 static void
 on_next_frame (GdkFrameClock *clock, gpointer data)
 {
   NextFrame *next = data;
+  JobContext *ctx = next->ctx;
+
   g_signal_handler_disconnect (clock, next->handler);
-  on_view_ready (next->ctx, NULL);
   g_object_unref (next->clock);
   g_free (next);
+  if (!ctx->self->disposed && !g_cancellable_is_cancelled (ctx->self->cancellable)
+      && !sky_image_view_is_drawn (ctx->self->view))
+    sky_image_view_when_drawn (ctx->self->view, after_view_drawn, ctx);
+  else
+    on_view_ready (ctx, NULL);
 }
 
 static void
