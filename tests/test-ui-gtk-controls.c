@@ -13,11 +13,14 @@ test_readout (Fixture *f)
   g_auto (GStrv) lines = NULL;
   g_autofree char *first = NULL;
   g_autofree char *source = NULL;
-  int label;
+  int label, height;
 
   open_image (f, &field);
   click (f, "app.run", "'all'");
   wait_idle (f, "run all");
+  /* The image keeps its size as the readout, empty so far, shows two lines. */
+  g_assert_cmpstr (gtk_label_get_text (f->window->readout_label), ==, "");
+  height = gtk_widget_get_height (GTK_WIDGET (f->view));
   label = f->window->run->labels[(gsize) s->y * FIELD_NX + (gsize) s->x];
   g_assert_cmpint (label, >, 0);
   g_signal_emit_by_name (f->view, "pointer-moved", TRUE, s->x + 0.5, s->y + 0.5);
@@ -34,6 +37,8 @@ test_readout (Fixture *f)
   source = g_strdup_printf ("source %d", label);
   g_assert_true (g_str_has_suffix (lines[1], source));
   g_assert_false (pango_layout_is_ellipsized (gtk_label_get_layout (f->window->readout_label)));
+  wait_frames (f);   /* laid out anew with the two lines */
+  g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (f->view)), ==, height);
 
   /* Off the image: nothing. */
   g_signal_emit_by_name (f->view, "pointer-moved", FALSE, 0.0, 0.0);

@@ -431,6 +431,21 @@ sky_window_apply_run (SkyWindow *self, SkyRun *run, SkyStep shown)
 
 /* ------------------------------------------------------------- readout */
 
+/* The readout is two lines tall whatever it shows (nothing, off the
+ * image), measured in its own font: a minimum height in the style sheet
+ * guessed the two lines' height short and the image above shrank the
+ * first time they showed. */
+static void
+fix_readout_height (GtkWidget *label)
+{
+  PangoLayout *layout = gtk_widget_create_pango_layout (label, "0\n0");
+  int height;
+
+  pango_layout_get_pixel_size (layout, NULL, &height);
+  g_object_unref (layout);
+  gtk_widget_set_size_request (label, -1, height);
+}
+
 /* The readout of view's image point (x, y): the window's own view, or
  * another frame's (image and run), whose readout names the frame. */
 void
@@ -774,6 +789,7 @@ static void
 sky_window_init (SkyWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  g_signal_connect (self->readout_label, "realize", G_CALLBACK (fix_readout_height), NULL);
   sky_window_layout_init (self);
   g_queue_init (&self->jobs);
   self->started_us = g_get_monotonic_time ();
