@@ -418,6 +418,12 @@ do_run_all (Fixture *f, const char *arg)
 }
 
 static void
+do_threshold (Fixture *f, const char *arg)
+{
+  activate ("threshold", g_variant_new_double (g_ascii_strtod (arg, NULL)));
+}
+
+static void
 do_sort (Fixture *f, const char *arg)
 {
   g_assert_true (sky_window_sort_sources (f->window, arg));
@@ -441,6 +447,29 @@ row_value (GListModel *rows, guint position, const char *property)
   d = g_value_get_double (&v);
   g_value_unset (&v);
   return d;
+}
+
+/* The table's cells under root, in the widget tree's order. */
+static void
+collect_cells (GtkWidget *root, GPtrArray *cells)
+{
+  if (SKY_IS_TABLE_CELL (root))
+    g_ptr_array_add (cells, root);
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c; c = gtk_widget_get_next_sibling (c))
+    collect_cells (c, cells);
+}
+
+/* The cells' texts, for looking one up. */
+static GHashTable *
+cell_texts (GtkWidget *view)
+{
+  g_autoptr (GPtrArray) cells = g_ptr_array_new ();
+  GHashTable *texts = g_hash_table_new (g_str_hash, g_str_equal);
+
+  collect_cells (view, cells);
+  for (guint i = 0; i < cells->len; i++)
+    g_hash_table_add (texts, (gpointer) sky_table_cell_get_text (cells->pdata[i]));
+  return texts;
 }
 
 static gint64
@@ -470,7 +499,7 @@ test_table_many_rows (Fixture *f)
   GtkAdjustment *adj;
   GListModel *rows;
   const SkyCatalogue *cat;
-  double made_ms, peak_ms, id_ms, filter_ms, cpu[4];
+  double made_ms, peak_ms, id_ms, moved_ms, filter_ms, cpu[5];
   gint64 n, chosen, passing = 0;
   guint position;
 
@@ -512,6 +541,45 @@ test_table_many_rows (Fixture *f)
   for (guint i = 0; i < n; i += 997)
     g_assert_cmpint (row_id (rows, i), ==, i + 1);
 
+  /* A threshold move with the table on screen: the new run's rows replace
+   * the old ones, shown from the top, in the row widgets the view had
+   * (GTK 4.8 destroys and remakes those whose row objects go: the main
+   * thread's longest part of a move), each showing its new row. */
+  {
+    g_autoptr (GPtrArray) cells = g_ptr_array_new ();
+    g_autoptr (GHashTable) texts = NULL;
+    GWeakRef kept[16];
+    guint n_kept = 0, alive = 0;
+
+    collect_cells (GTK_WIDGET (view), cells);
+    g_assert_cmpuint (cells->len, >=, G_N_ELEMENTS (kept));
+    for (guint i = 0; i < G_N_ELEMENTS (kept); i++)
+      g_weak_ref_init (&kept[n_kept++], cells->pdata[i * cells->len / G_N_ELEMENTS (kept)]);
+    moved_ms = metered_until_rows (f, do_threshold, "1.05", &cpu[4]);
+    g_assert_cmpfloat (state_number ("threshold"), ==, 1.05);
+    cat = &f->window->run->catalogue;
+    g_assert_cmpint (cat->n, <, n);
+    n = cat->n;
+    g_assert_cmpuint (g_list_model_get_n_items (rows), ==, n);
+    g_assert_cmpfloat (gtk_adjustment_get_value (adj), ==, 0);
+    for (guint i = 0; i < n_kept; i++)
+      {
+        g_autoptr (GtkWidget) cell = g_weak_ref_get (&kept[i]);
+        alive += cell != NULL && gtk_widget_is_ancestor (cell, GTK_WIDGET (view));
+        g_weak_ref_clear (&kept[i]);
+      }
+    g_test_message ("%u of %u row cells kept through the threshold move", alive, n_kept);
+    g_assert_cmpuint (alive, >=, n_kept / 2);
+    texts = cell_texts (GTK_WIDGET (view));
+    for (guint i = 0; i < 20; i++)
+      {
+        char peak[64];
+        g_snprintf (peak, sizeof peak, "%.4g", row_value (rows, i, "peak"));
+        if (!g_hash_table_contains (texts, peak))
+          g_error ("row %u's peak %s is not shown after the threshold move", i, peak);
+      }
+  }
+
   /* Filtered: the rows that pass, still in id order. */
   for (gint64 i = 0; i < n; i++)
     passing += cat->peak[i] / f->window->run->stats.sigma >= 2;
@@ -538,20 +606,21 @@ test_table_many_rows (Fixture *f)
     }
 
   g_test_message ("%" G_GINT64_FORMAT " rows: the main loop's longest wait %.0f ms as the run's "
-                  "rows were made, %.0f ms sorted by peak, %.0f ms by id, %.0f ms filtered "
-                  "(%" G_GINT64_FORMAT " listed); the main thread on a core %.0f, %.0f, %.0f, "
-                  "%.0f ms", n, made_ms, peak_ms, id_ms, filter_ms, passing, cpu[0], cpu[1],
-                  cpu[2], cpu[3]);
+                  "rows were made, %.0f ms sorted by peak, %.0f ms by id, %.0f ms as a threshold move "
+                  "replaced them, %.0f ms filtered (%" G_GINT64_FORMAT " listed); the main thread "
+                  "on a core %.0f, %.0f, %.0f, %.0f, %.0f ms", n, made_ms, peak_ms, id_ms, moved_ms,
+                  filter_ms, passing, cpu[0], cpu[1], cpu[2], cpu[4], cpu[3]);
   if (g_getenv ("SKYSIFT_SANITIZED"))
     g_test_skip ("a build with sanitizers: its timings say nothing of the app's");
   else
     {
-      for (int k = 0; k < 4; k++)
+      for (int k = 0; k < 5; k++)
         if (cpu[k] > 0)   /* 0: no schedstat to read */
           g_assert_cmpfloat (cpu[k], <, TABLE_MAIN_CPU_MS);
       g_assert_cmpfloat (made_ms, <, TABLE_STALL_MS);
       g_assert_cmpfloat (peak_ms, <, TABLE_STALL_MS);
       g_assert_cmpfloat (id_ms, <, TABLE_STALL_MS);
+      g_assert_cmpfloat (moved_ms, <, TABLE_STALL_MS);
       g_assert_cmpfloat (filter_ms, <, TABLE_STALL_MS);
     }
   g_free (img.path);

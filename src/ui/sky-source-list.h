@@ -19,8 +19,12 @@ SkySourceList *sky_source_list_new (void);
 
 /* Lists order's rows in its order (taking order), telling the list's
  * watchers in one items-changed of every position. Rows replaced are let
- * go on a worker (sky_source_rows_unref_later). */
-void sky_source_list_set_order (SkySourceList *self, SkySourceOrder *order);
+ * go on a worker (sky_source_rows_unref_later). Where they are another
+ * run's, the row objects at the old positions from first, as many as
+ * count (those a view has rows for), stand for the new rows from the top:
+ * a view then rebinds its rows in place of destroying and making them. */
+void sky_source_list_set_order (SkySourceList *self, SkySourceOrder *order, guint first,
+                                guint count);
 
 /* The rows listed (NULL before any), borrowed. */
 SkySourceRows *sky_source_list_get_rows (SkySourceList *self);

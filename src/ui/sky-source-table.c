@@ -115,6 +115,23 @@ select_quietly (SkySourceTable *self, guint position)
   self->selected = sky_source_list_index_at (self->list, position);
 }
 
+/* The positions a GTK 4.8 column view may have rows for: up to
+ * GTK_LIST_VIEW_MAX_LIST_ITEMS (200) about the rows in sight, read off
+ * the adjustment (rows are of one height). */
+#define VIEW_ROWS_KEPT 200
+
+static void
+rows_in_sight (SkySourceTable *self, guint *first, guint *count)
+{
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
+  double upper = gtk_adjustment_get_upper (adj);
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->list));
+  guint top = upper > 0 ? (guint) MIN (n, n * gtk_adjustment_get_value (adj) / upper) : 0;
+
+  *first = top > VIEW_ROWS_KEPT ? top - VIEW_ROWS_KEPT : 0;
+  *count = 3 * VIEW_ROWS_KEPT;
+}
+
 /* The worker's order, shown in one change. Nothing is selected while the
  * list changes: GtkSingleSelection would look for its row among all the
  * new ones, making each. The selected source stays selected where it is
@@ -127,6 +144,7 @@ on_ordered (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
   SkySourceOrder *order = sky_source_order_finish (result, &error);
   gboolean new_rows, resorted;
+  guint first, count;
   gint64 keep;
   gint64 t0 = g_get_monotonic_time ();
 
@@ -152,7 +170,8 @@ on_ordered (GObject *source, GAsyncResult *result, gpointer data)
   if (new_rows)
     show_titles (self, order->rows);
   select_quietly (self, G_MAXUINT);
-  sky_source_list_set_order (self->list, order);
+  rows_in_sight (self, &first, &count);
+  sky_source_list_set_order (self->list, order, first, count);
   if (keep >= 0)
     {
       guint position = sky_source_list_find (self->list, keep);

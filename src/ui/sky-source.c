@@ -3,6 +3,8 @@
  * expression and for the table's cells. */
 #include "sky-source.h"
 
+#include <string.h>
+
 #include <math.h>
 
 struct _SkySource {
@@ -96,6 +98,18 @@ sky_source_format_lat (SkySource *self, char *buf, gsize size)
     sky_format_dec (self->lat, buf, size);
   else
     g_snprintf (buf, size, "%+.5f", self->lat);
+}
+
+void
+sky_source_swap (SkySource *a, SkySource *b)
+{
+  SkySource held;
+  gsize offset = G_STRUCT_OFFSET (SkySource, index);
+
+  g_return_if_fail (SKY_IS_SOURCE (a) && SKY_IS_SOURCE (b));
+  memcpy ((char *) &held + offset, (char *) a + offset, sizeof held - offset);
+  memcpy ((char *) a + offset, (char *) b + offset, sizeof held - offset);
+  memcpy ((char *) b + offset, (char *) &held + offset, sizeof held - offset);
 }
 
 gint64

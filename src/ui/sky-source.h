@@ -22,6 +22,10 @@ char *sky_source_count_text (gint64 n);
  * values are sky_source_rows_value's, which the table sorts by. */
 SkySource *sky_source_new (const SkySourceRows *rows, gint64 index);
 gint64 sky_source_get_index (SkySource *self);
+
+/* Exchanges what a and b hold (index and values): a row object that a
+ * list view has a row for can then stand for another run's row. */
+void sky_source_swap (SkySource *a, SkySource *b);
 double sky_source_get_value (SkySource *self, SkySourceKey key);
 
 /* The sky position as the table shows it: sexagesimal for RA and Dec,
