@@ -216,6 +216,9 @@ FUZZ_FINDINGS = [
     # A gzip trailer of zeros on 12 KB made cfitsio allocate 4 GiB to
     # inflate it into (it takes a size below the file's to have wrapped).
     ("gzip trailer asking 4 GiB", "gzip-trailer-4gib.fits.gz"),
+    # A 6.7 KB file beginning "PK" whose zip header claims 3.9 GB made
+    # cfitsio allocate that much to inflate it into.
+    ("zip header asking 3.9 GB", "zip-header-3-9gb.fits"),
 ]
 
 

@@ -17,13 +17,16 @@ Speaks TAP."""
 import bz2
 import glob
 import gzip
+import io
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import warnings
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import Skip, Tap  # noqa: E402
@@ -192,6 +195,33 @@ class Suite:
             assert name in proc.stderr and "damaged gzip" in proc.stderr, \
                 f"{name}: {proc.stderr!r}"
             print(f"# {name}: {proc.stderr.strip()}")
+
+    def test_zip_header(self):
+        """A zip file whose local header claims more bytes than the stream
+        can hold (cfitsio sizes its buffer from the 32-bit size at byte 22
+        of any file beginning "PK") is refused as damaged before anything is
+        allocated. (cfitsio cannot inflate a zip archive's member: the file
+        with its true size is refused too, with cfitsio's reason.)"""
+        with open(shared("1904-66_SIN.fits"), "rb") as f:
+            data = f.read()
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("1904-66_SIN.fits", data)
+        packed = buffer.getvalue()
+        assert packed[:4] == b"PK\x03\x04" and struct.unpack("<I", packed[22:26])[0] == len(data)
+        good = self.path("header-good.fits.zip")
+        with open(good, "wb") as f:
+            f.write(packed)
+        proc = run("find", good, ok=False)
+        assert proc.returncode == 1 and "header-good.fits.zip" in proc.stderr, proc.stderr
+        assert "damaged zip" not in proc.stderr, proc.stderr
+        bad = self.path("header-huge.fits.zip")
+        with open(bad, "wb") as f:
+            f.write(packed[:22] + struct.pack("<I", 0xF7000000) + packed[26:])
+        proc = run("find", bad, ok=False)
+        assert proc.returncode == 1, f"exit {proc.returncode}"
+        assert "header-huge.fits.zip" in proc.stderr and "damaged zip" in proc.stderr, proc.stderr
+        print(f"# header-huge.fits.zip: {proc.stderr.strip()}")
 
     # ----------------------------------------------------------- out
 
@@ -375,6 +405,8 @@ def main():
           s.test_lying_headers)
         t("in: a gzip trailer promising more than its stream can hold is refused as damaged",
           s.test_gzip_trailer)
+        t("in: a zip header promising more than its stream can hold is refused as damaged",
+          s.test_zip_header)
         for method in ("global", "local"):
             t(f"out: every shared image's VOTable ({method} method) passes astropy "
               "votable.parse(verify='exception')", s.test_votable_verify, method)

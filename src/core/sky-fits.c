@@ -186,46 +186,61 @@ is_compressed_stream (const char *path)
     return 1;
   if (got >= 3 && memcmp (magic, "BZh", 3) == 0)
     return 1;
-  return got == 4 && memcmp (magic, "PK\x03\x04", 4) == 0;
+  /* cfitsio takes any file that begins "PK" for pkzip. */
+  return memcmp (magic, "PK", 2) == 0;
 }
 
 /* Deflate expands at most 1032 times (zlib's own bound: each 258-byte
- * match costs at least 2 bits), so no gzip stream of n bytes holds more. */
+ * match costs at least 2 bits), so no gzip or zip stream of n bytes holds
+ * more. */
 #define SKY_DEFLATE_MAX_RATIO 1032
 
-/* cfitsio sizes its buffer for a gzipped file from the gzip trailer's
- * ISIZE (the size modulo 2^32) before it inflates a byte, and where ISIZE
- * is below the compressed size it takes the size to have wrapped and adds
- * 4 GiB: a damaged 12 KB file with a zero trailer made it allocate 4 GiB
- * (found by fuzzing). The smallest size the trailer allows is worked out
- * the same way, and a file that cannot hold it is refused first. A real
- * FITS file is never refused: its header alone compresses, so it grows
- * when inflated, and its true size is at least what the trailer allows. */
+/* cfitsio sizes its buffer for a compressed file from the size the file
+ * claims before it inflates a byte:
+ * - gzip: the trailer's ISIZE (the size modulo 2^32); where ISIZE is below
+ *   the compressed size cfitsio takes the size to have wrapped and adds
+ *   4 GiB, so a damaged 12 KB file with a zero trailer made it allocate
+ *   4 GiB;
+ * - pkzip (any file that begins "PK"): the 32-bit size at byte 22 of the
+ *   local header, as it is; a 6.7 KB file claiming 3.9 GB made it allocate
+ *   that (both found by fuzzing).
+ * The smallest size the claim allows is worked out the same way, and a file
+ * that cannot hold it is refused first. A real FITS file is never refused:
+ * its header alone compresses, so it grows when inflated, and its true size
+ * is at least what the claim allows. */
 static int
-check_gzip_trailer (const char *path, const struct stat *st)
+check_compressed_size (const char *path, const struct stat *st)
 {
-  unsigned char head[2] = { 0 }, tail[4] = { 0 };
+  unsigned char head[2] = { 0 }, size[4] = { 0 };
   FILE *fp = fopen (path, "rb");
-  int gzip = 0, ok = 0;
-  double isize, least;
+  int gzip = 0, pkzip = 0, ok = 0;
+  double claimed, least;
 
   if (fp == NULL)
     return SKY_OK; /* the open itself says why */
-  gzip = fread (head, 1, 2, fp) == 2 && head[0] == 0x1f && head[1] == 0x8b;
-  ok = gzip && st->st_size >= 18 && fseeko (fp, -4, SEEK_END) == 0
-       && fread (tail, 1, 4, fp) == 4;
+  if (fread (head, 1, 2, fp) == 2)
+    {
+      gzip = head[0] == 0x1f && head[1] == 0x8b;
+      pkzip = head[0] == 'P' && head[1] == 'K';
+    }
+  if (gzip)
+    ok = st->st_size >= 18 && fseeko (fp, -4, SEEK_END) == 0 && fread (size, 1, 4, fp) == 4;
+  else if (pkzip)
+    ok = st->st_size >= 30 && fseeko (fp, 22, SEEK_SET) == 0 && fread (size, 1, 4, fp) == 4;
   fclose (fp);
-  if (!gzip)
+  if (!gzip && !pkzip)
     return SKY_OK;
   if (!ok)
-    return sky_fail (SKY_ERR_FORMAT, "%s: a damaged gzip file (%lld bytes, too short for a "
-                     "gzip stream)", path, (long long) st->st_size);
-  isize = (double) ((uint32_t) tail[0] | (uint32_t) tail[1] << 8 | (uint32_t) tail[2] << 16
-                    | (uint32_t) tail[3] << 24);
-  least = isize < (double) st->st_size ? isize + 4294967296.0 : isize;
+    return sky_fail (SKY_ERR_FORMAT, "%s: a damaged %s file (%lld bytes, too short for a "
+                     "%s stream)", path, gzip ? "gzip" : "zip", (long long) st->st_size,
+                     gzip ? "gzip" : "zip");
+  claimed = (double) ((uint32_t) size[0] | (uint32_t) size[1] << 8 | (uint32_t) size[2] << 16
+                      | (uint32_t) size[3] << 24);
+  least = gzip && claimed < (double) st->st_size ? claimed + 4294967296.0 : claimed;
   if (least > (double) SKY_DEFLATE_MAX_RATIO * (double) st->st_size)
-    return sky_fail (SKY_ERR_FORMAT, "%s: a damaged gzip file: its trailer gives %.0f bytes "
-                     "uncompressed, more than %lld compressed bytes can hold", path, least,
+    return sky_fail (SKY_ERR_FORMAT, "%s: a damaged %s file: its %s gives %.0f bytes "
+                     "uncompressed, more than %lld compressed bytes can hold", path,
+                     gzip ? "gzip" : "zip", gzip ? "trailer" : "header", least,
                      (long long) st->st_size);
   return SKY_OK;
 }
@@ -553,7 +568,7 @@ open_plane (const char *path, const SkyLoadOptions *opts, fitsfile **fptr, HduSh
     return sky_fail (SKY_ERR_IO, "%s: %s", path, strerror (errno));
   if (S_ISDIR (st.st_mode))
     return sky_fail (SKY_ERR_IO, "%s: is a directory", path);
-  if (S_ISREG (st.st_mode) && (ret = check_gzip_trailer (path, &st)) != SKY_OK)
+  if (S_ISREG (st.st_mode) && (ret = check_compressed_size (path, &st)) != SKY_OK)
     return ret;
 
   /* diskfile: the name is a plain path, so brackets in it stay brackets. */
