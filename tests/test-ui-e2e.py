@@ -34,11 +34,11 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from app_session import rerun_in_session  # noqa: E402
 from taplib import Skip, Tap  # noqa: E402
 
 APP_ID = "io.github.skysift.SkySift"
 OBJECT_PATH = "/io/github/skysift/SkySift"
-SCREEN = "1400x900x24"
 
 # Targets of the issue, checked here on this machine's software OpenGL.
 OPEN_TO_FRAME_MS = 500
@@ -214,22 +214,7 @@ def gv_string(s):
 
 def outer(tap):
     """Re-runs this script inside a virtual display and a session bus."""
-    for tool in ("xvfb-run", "dbus-run-session", "gdbus", "xauth"):
-        if shutil.which(tool) is None:
-            tap.skip("the app end to end under Xvfb",
-                     f"{tool} is not installed (apt-get install xvfb xauth dbus-x11 "
-                     f"libglib2.0-bin)")
-            return tap.done()
-    if not os.environ.get("SKYSIFT_GUI") or not os.path.exists(os.environ["SKYSIFT_GUI"]):
-        tap.skip("the app end to end under Xvfb", "the app was not built (SKYSIFT_GUI unset)")
-        return tap.done()
-    cmd = ["xvfb-run", "-a", "-s", f"-screen 0 {SCREEN}", "dbus-run-session", "--",
-           sys.executable, os.path.abspath(__file__), "--inner"]
-    r = subprocess.run(cmd, stdout=sys.stdout, stderr=subprocess.PIPE, text=True, timeout=900)
-    if r.returncode != 0 and "1.." not in (r.stderr or ""):
-        for line in (r.stderr or "").strip().splitlines()[-20:]:
-            print(f"# {line}")
-    return r.returncode
+    return rerun_in_session(tap, __file__, "the app end to end under Xvfb")
 
 
 def inner(tap):

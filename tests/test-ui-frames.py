@@ -34,6 +34,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from app_session import rerun_in_session  # noqa: E402
 from taplib import Skip, Tap  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("ui_e2e", os.path.join(HERE, "test-ui-e2e.py"))
@@ -41,29 +42,15 @@ e2e = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(e2e)
 App, gv_string, need, read_png = e2e.App, e2e.gv_string, e2e.need, e2e.read_png
 
-SCREEN = "1400x900x24"
 
 
 def outer(tap):
-    for tool in ("xvfb-run", "dbus-run-session", "gdbus", "xauth"):
-        if shutil.which(tool) is None:
-            tap.skip("frames under Xvfb", f"{tool} is not installed")
-            return tap.done()
-    if not os.environ.get("SKYSIFT_GUI") or not os.path.exists(os.environ["SKYSIFT_GUI"]):
-        tap.skip("frames under Xvfb", "the app was not built (SKYSIFT_GUI unset)")
-        return tap.done()
     try:
         import astropy  # noqa: F401
     except ImportError:
         tap.skip("frames under Xvfb", "astropy is not installed (python3-astropy)")
         return tap.done()
-    cmd = ["xvfb-run", "-a", "-s", f"-screen 0 {SCREEN}", "dbus-run-session", "--",
-           sys.executable, os.path.abspath(__file__), "--inner"]
-    r = subprocess.run(cmd, stdout=sys.stdout, stderr=subprocess.PIPE, text=True, timeout=900)
-    if r.returncode != 0 and "1.." not in (r.stderr or ""):
-        for line in (r.stderr or "").strip().splitlines()[-20:]:
-            print(f"# {line}")
-    return r.returncode
+    return rerun_in_session(tap, __file__, "frames under Xvfb")
 
 
 def write_cube(path, ctype3, cunit3, crval3, cdelt3, nz=8, n=64):

@@ -36,6 +36,7 @@ from astropy.io import fits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from app_session import rerun_in_session  # noqa: E402
 from taplib import Tap  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("ui_e2e", os.path.join(HERE, "test-ui-e2e.py"))
@@ -43,7 +44,6 @@ ui_e2e = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ui_e2e)
 App, gv_string, need = ui_e2e.App, ui_e2e.gv_string, ui_e2e.need
 
-SCREEN = "1400x900x24"
 SIZE = 4096
 CHUNK_DELAY_US = 250000   # 16 chunks of 4 MiB on 2 threads: about 2 s of reading
 
@@ -112,22 +112,8 @@ def quit_app(app):
 
 
 def outer(tap):
-    for tool in ("xvfb-run", "dbus-run-session", "gdbus", "xauth", "xwd"):
-        if shutil.which(tool) is None:
-            tap.skip("opening a big image under Xvfb",
-                     f"{tool} is not installed (apt-get install xvfb xauth dbus-x11 "
-                     f"libglib2.0-bin x11-apps)")
-            return tap.done()
-    if not os.environ.get("SKYSIFT_GUI") or not os.path.exists(os.environ["SKYSIFT_GUI"]):
-        tap.skip("opening a big image under Xvfb", "the app was not built (SKYSIFT_GUI unset)")
-        return tap.done()
-    cmd = ["xvfb-run", "-a", "-s", f"-screen 0 {SCREEN}", "dbus-run-session", "--",
-           sys.executable, os.path.abspath(__file__), "--inner"]
-    r = subprocess.run(cmd, stdout=sys.stdout, stderr=subprocess.PIPE, text=True, timeout=900)
-    if r.returncode != 0 and "1.." not in (r.stderr or ""):
-        for line in (r.stderr or "").strip().splitlines()[-20:]:
-            print(f"# {line}")
-    return r.returncode
+    return rerun_in_session(tap, __file__, "opening a big image under Xvfb", tools=("xwd",),
+                            packages="x11-apps")
 
 
 def inner(tap):

@@ -33,6 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from app_session import rerun_in_session  # noqa: E402
 from taplib import Tap  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
@@ -41,7 +42,6 @@ ui_e2e = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ui_e2e)
 App, gv_string, need = ui_e2e.App, ui_e2e.gv_string, ui_e2e.need
 
-SCREEN = "1400x900x24"
 MTYPES = ("image.load.fits", "table.load.votable", "table.highlight.row", "coord.pointAt.sky")
 
 
@@ -107,26 +107,13 @@ class Listener:
 
 
 def outer(tap):
-    for tool in ("xvfb-run", "dbus-run-session", "gdbus", "xauth"):
-        if shutil.which(tool) is None:
-            tap.skip("the app on a SAMP hub", f"{tool} is not installed")
-            return tap.done()
-    if not os.environ.get("SKYSIFT_GUI") or not os.path.exists(os.environ["SKYSIFT_GUI"]):
-        tap.skip("the app on a SAMP hub", "the app was not built (SKYSIFT_GUI unset)")
-        return tap.done()
     try:
         import astropy.samp  # noqa: F401
         import astropy.table  # noqa: F401
     except ImportError as e:
         tap.skip("the app on a SAMP hub", f"astropy is not installed ({e})")
         return tap.done()
-    cmd = ["xvfb-run", "-a", "-s", f"-screen 0 {SCREEN}", "dbus-run-session", "--",
-           sys.executable, os.path.abspath(__file__), "--inner"]
-    r = subprocess.run(cmd, stdout=sys.stdout, stderr=subprocess.PIPE, text=True, timeout=600)
-    if r.returncode != 0 and "1.." not in (r.stderr or ""):
-        for line in (r.stderr or "").strip().splitlines()[-20:]:
-            print(f"# {line}")
-    return r.returncode
+    return rerun_in_session(tap, __file__, "the app on a SAMP hub", timeout=600)
 
 
 def inner(tap):
