@@ -33,3 +33,25 @@ def rerun_in_session(tap, script, what, tools=(), packages="", timeout=900):
         for line in (r.stderr or "").strip().splitlines()[-20:]:
             print(f"# {line}")
     return r.returncode
+
+
+def app_env(work, **extra):
+    """The app's environment for a test: X11 with Mesa's software OpenGL,
+    settings in memory, no accessibility bus, caches and settings under
+    work; extra variables on top. G_DEBUG is dropped: a GTK warning is
+    reported by a script's last check, with the others still run, rather
+    than aborting the app halfway (G_DEBUG=fatal-warnings)."""
+    env = dict(os.environ)
+    env.pop("G_DEBUG", None)
+    env.update({
+        "GDK_BACKEND": "x11",
+        "LIBGL_ALWAYS_SOFTWARE": "1",
+        "GSETTINGS_BACKEND": "memory",
+        "NO_AT_BRIDGE": "1",
+        "GTK_A11Y": "none",
+        "XDG_CACHE_HOME": os.path.join(work, "cache"),
+        "XDG_DATA_HOME": os.path.join(work, "data"),
+        "XDG_CONFIG_HOME": os.path.join(work, "config"),
+    })
+    env.update(extra)
+    return env

@@ -34,7 +34,7 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from app_session import rerun_in_session  # noqa: E402
+from app_session import app_env, rerun_in_session  # noqa: E402
 from taplib import Skip, Tap  # noqa: E402
 
 APP_ID = "io.github.skysift.SkySift"
@@ -230,20 +230,7 @@ def inner(tap):
         gc_like = os.path.join(work, "gc_like_2048.fits")
         subprocess.run([cli, "synth", gc_like], check=True, capture_output=True, timeout=300)
     keep = os.environ.get("SKYSIFT_UI_ARTIFACTS")
-    env = dict(os.environ)
-    # A GTK warning is reported by the last check, with the others still run,
-    # rather than aborting the app halfway (G_DEBUG=fatal-warnings).
-    env.pop("G_DEBUG", None)
-    env.update({
-        "GDK_BACKEND": "x11",
-        "LIBGL_ALWAYS_SOFTWARE": "1",
-        "GSETTINGS_BACKEND": "memory",
-        "NO_AT_BRIDGE": "1",
-        "GTK_A11Y": "none",
-        "XDG_CACHE_HOME": os.path.join(work, "cache"),
-        "XDG_DATA_HOME": os.path.join(work, "data"),
-        "XDG_CONFIG_HOME": os.path.join(work, "config"),
-    })
+    env = app_env(work)
     log = open(os.path.join(work, "app.log"), "w")
     app = App(os.environ["SKYSIFT_GUI"], env, log)
     facts = {}

@@ -34,7 +34,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from app_session import rerun_in_session  # noqa: E402
+from app_session import app_env, rerun_in_session  # noqa: E402
 from taplib import Skip, Tap  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("ui_e2e", os.path.join(HERE, "test-ui-e2e.py"))
@@ -223,15 +223,7 @@ def inner(tap):
     gc_like = os.path.abspath(os.path.join(shared, "gc_like_2048.fits"))
     work = tempfile.mkdtemp(prefix="skysift-frames-")
     keep = os.environ.get("SKYSIFT_UI_ARTIFACTS")
-    env = dict(os.environ)
-    env.pop("G_DEBUG", None)
-    env.update({
-        "GDK_BACKEND": "x11", "LIBGL_ALWAYS_SOFTWARE": "1", "GSETTINGS_BACKEND": "memory",
-        "NO_AT_BRIDGE": "1", "GTK_A11Y": "none",
-        "XDG_CACHE_HOME": os.path.join(work, "cache"),
-        "XDG_DATA_HOME": os.path.join(work, "data"),
-        "XDG_CONFIG_HOME": os.path.join(work, "config"),
-    })
+    env = app_env(work)
     log = open(os.path.join(work, "app.log"), "w")
     app = App(os.environ["SKYSIFT_GUI"], env, log)
     facts = {}

@@ -36,7 +36,7 @@ from astropy.io import fits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from app_session import rerun_in_session  # noqa: E402
+from app_session import app_env, rerun_in_session  # noqa: E402
 from taplib import Tap  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("ui_e2e", os.path.join(HERE, "test-ui-e2e.py"))
@@ -129,20 +129,8 @@ def inner(tap):
     with fits.open(big) as hdul:
         pixels = hdul[0].data
         file_min, file_max = float(np.nanmin(pixels)), float(np.nanmax(pixels))
-    env = dict(os.environ)
-    env.pop("G_DEBUG", None)
-    env.update({
-        "GDK_BACKEND": "x11",
-        "LIBGL_ALWAYS_SOFTWARE": "1",
-        "GSETTINGS_BACKEND": "memory",
-        "NO_AT_BRIDGE": "1",
-        "GTK_A11Y": "none",
-        "XDG_CACHE_HOME": os.path.join(work, "cache"),
-        "XDG_DATA_HOME": os.path.join(work, "data"),
-        "XDG_CONFIG_HOME": os.path.join(work, "config"),
-        "SKYSIFT_PROGRESSIVE_MIN_PIXELS": str(SIZE * SIZE // 2),
-        "SKYSIFT_READ_CHUNK_DELAY_US": str(CHUNK_DELAY_US),
-    })
+    env = app_env(work, SKYSIFT_PROGRESSIVE_MIN_PIXELS=str(SIZE * SIZE // 2),
+                  SKYSIFT_READ_CHUNK_DELAY_US=str(CHUNK_DELAY_US))
     if os.environ.get("SKYSIFT_SANITIZED"):
         # AddressSanitizer keeps freed blocks in a quarantine (256 MiB):
         # without it, memory freed is given back as the app gives it.

@@ -33,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from app_session import rerun_in_session  # noqa: E402
+from app_session import app_env, rerun_in_session  # noqa: E402
 from taplib import Tap  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
@@ -144,15 +144,7 @@ def inner(tap):
     lockfile = os.path.join(work, "samp-lock")
     os.environ["SAMP_HUB"] = "std-lockurl:file://" + lockfile
     os.environ["HOME"] = work
-    env = dict(os.environ)
-    env.pop("G_DEBUG", None)
-    env.update({
-        "GDK_BACKEND": "x11", "LIBGL_ALWAYS_SOFTWARE": "1", "GSETTINGS_BACKEND": "memory",
-        "NO_AT_BRIDGE": "1", "GTK_A11Y": "none",
-        "XDG_CACHE_HOME": os.path.join(work, "cache"),
-        "XDG_DATA_HOME": os.path.join(work, "data"),
-        "XDG_CONFIG_HOME": os.path.join(work, "config"),
-    })
+    env = app_env(work)
     log = open(os.path.join(work, "app.log"), "w")
     app = App(os.environ["SKYSIFT_GUI"], env, log)
     hubs = []
