@@ -62,6 +62,25 @@ assert_same_image (const SkyImage *a, const SkyImage *b)
       }
 }
 
+/* Integer planes whose BSCALE carries values past float's range (the
+ * reader's classifying loops: the overflows become blank infinities) and
+ * one whose largest values stay just inside it (the loops that only look
+ * for BLANK). */
+typedef struct {
+  SkyTestFitsCase c;
+  gboolean overflows;
+} RangeCase;
+
+static const RangeCase range_cases[] = {
+  { { "i16-scaled-overflow.fits", 16, 1e36, 0., TRUE, 5, TRUE, FALSE, SKY_TEST_ODD }, TRUE },
+  { { "i32-scaled-overflow.fits", 32, 1e30, 2., FALSE, 0, FALSE, FALSE, SKY_TEST_ODD }, TRUE },
+  { { "u8-scaled-overflow.fits", 8, 1e37, -1e36, TRUE, 3, TRUE, FALSE, SKY_TEST_ODD }, TRUE },
+  { { "i16-scaled-near-max.fits", 16, 4e33, -1e33, TRUE, 0, TRUE, FALSE, SKY_TEST_ODD },
+    FALSE },
+  { { "i32-scaled-near-max.fits", 32, 7e28, 0., TRUE, 1, TRUE, FALSE, SKY_TEST_ODD },
+    FALSE },
+};
+
 static void
 check_case (gconstpointer data)
 {
@@ -89,6 +108,34 @@ check_case (gconstpointer data)
       char threads[8];
       g_snprintf (threads, sizeof threads, "%d", t);
       load_with (path, c->plane, NULL, threads, &raw);
+      assert_same_image (&ref, &raw);
+      sky_image_clear (&raw);
+    }
+  sky_image_clear (&ref);
+  g_unlink (path);
+}
+
+static void
+check_range_case (gconstpointer data)
+{
+  const RangeCase *rc = data;
+  g_autofree char *path = sky_test_fits_case_write (&rc->c, 20261125u);
+  SkyImage ref = { 0 };
+
+  load_with (path, 0, "cfitsio", "2", &ref);
+  g_test_message ("%s: %lld blank, %lld infinite", rc->c.name, (long long) ref.nblank,
+                  (long long) ref.ninf);
+  /* The case is what it claims: values past float's range or none. */
+  if (rc->overflows)
+    g_assert_cmpint (ref.ninf, >, 0);
+  else
+    g_assert_cmpint (ref.ninf, ==, 0);
+  for (int t = 1; t <= 2; t++)
+    {
+      SkyImage raw = { 0 };
+      char threads[8];
+      g_snprintf (threads, sizeof threads, "%d", t);
+      load_with (path, 0, NULL, threads, &raw);
       assert_same_image (&ref, &raw);
       sky_image_clear (&raw);
     }
@@ -134,6 +181,12 @@ main (int argc, char **argv)
       const SkyTestFitsCase *c = &sky_test_fits_cases[i];
       char *name = g_strdup_printf ("/fits-reader/same-as-cfitsio/%s", c->name);
       g_test_add_data_func (name, c, check_case);
+      g_free (name);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (range_cases); i++)
+    {
+      char *name = g_strdup_printf ("/fits-reader/same-as-cfitsio/%s", range_cases[i].c.name);
+      g_test_add_data_func (name, &range_cases[i], check_range_case);
       g_free (name);
     }
   g_test_add_func ("/fits-reader/pixels-resident", test_pixels_resident);
