@@ -81,6 +81,41 @@ static const RangeCase range_cases[] = {
     FALSE },
 };
 
+/* The plane read into fresh pages (through a block of each thread's own)
+ * and into pages already in memory (4-byte values converted in place):
+ * the reference's pixels and counts both times. */
+static void
+check_fresh_and_present_pages (const char *path, int64_t plane, const SkyImage *ref)
+{
+  SkyLoadOptions opts = { 0, plane };
+  SkyImage shape = { 0 };
+  SkyPlaneFile *file = NULL;
+  int64_t n = ref->nx * ref->ny;
+  size_t bytes = (size_t) n * sizeof (float);
+
+  g_assert_cmpint (sky_plane_file_open (path, &opts, &shape, &file), ==, SKY_OK);
+  for (int present = 0; present <= 1; present++)
+    {
+      SkyImage read = *ref;
+      int64_t ninf = 0;
+      float *pixels = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                            -1, 0);
+      g_assert_true (pixels != MAP_FAILED);
+      if (present)
+        memset (pixels, 0xa5, bytes);
+      g_assert_cmpint (sky_plane_file_read (file, 0, n, 2, pixels, &ninf), ==, SKY_OK);
+      read.pixels = pixels;
+      read.ninf = ninf;
+      read.nblank = 0;
+      for (int64_t i = 0; i < n; i++)
+        read.nblank += isnan (pixels[i]);
+      assert_same_image (ref, &read);
+      munmap (pixels, bytes);
+    }
+  sky_plane_file_close (file);
+  sky_image_clear (&shape);
+}
+
 static void
 check_case (gconstpointer data)
 {
@@ -111,6 +146,7 @@ check_case (gconstpointer data)
       assert_same_image (&ref, &raw);
       sky_image_clear (&raw);
     }
+  check_fresh_and_present_pages (path, c->plane, &ref);
   sky_image_clear (&ref);
   g_unlink (path);
 }
@@ -139,6 +175,7 @@ check_range_case (gconstpointer data)
       assert_same_image (&ref, &raw);
       sky_image_clear (&raw);
     }
+  check_fresh_and_present_pages (path, 0, &ref);
   sky_image_clear (&ref);
   g_unlink (path);
 }
