@@ -166,6 +166,15 @@ class Suite:
                                  f"\n{la[diff] if diff is not None else ''}"
                                  f"\n{lb[diff] if diff is not None else ''}")
 
+    def test_both(self):
+        """--backend both under a limit: the GPU's run in bands is checked
+        against the CPU's whole-image run, and they agree."""
+        self.need_gpu()
+        proc = run("find", self.image, "--backend", "both", "--gpu-memory-limit", "3M")
+        expect_ok(proc)
+        assert "gpu bands" in proc.stdout, f"the GPU did not run in bands\n{describe(proc)}"
+        assert "results    agree" in proc.stdout, f"the results do not agree\n{describe(proc)}"
+
     def test_too_small(self):
         self.need_gpu()
         proc = run("find", self.image, "--backend", "gpu", "--gpu-memory-limit", "64K")
@@ -191,6 +200,8 @@ class Suite:
             for limit in ("2M", "3M", "5M"):
                 t(f"{conn}-connected, --gpu-memory-limit {limit}: bands give the whole run's "
                   "catalogue byte for byte", self.test_bands, conn, limit)
+        t("--backend both --gpu-memory-limit 3M: the bands agree with the CPU's whole run",
+          self.test_both)
         t("a --gpu-memory-limit that holds no band of one row is an error saying so",
           self.test_too_small)
         t("--gpu-memory-limit: refused without --backend gpu, and a bad size", self.test_usage)

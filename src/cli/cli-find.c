@@ -62,10 +62,11 @@ static const char find_usage[] =
   "  --memory-limit SIZE  the global method on the CPU within SIZE bytes (K, M, G):\n"
   "                       a field whose whole-image run needs more is read and run\n"
   "                       in bands of rows, with the same catalogue\n"
-  "  --gpu-memory-limit SIZE  the global method on --backend gpu within SIZE bytes\n"
-  "                       of device memory (K, M, G): a field whose run needs more\n"
-  "                       (or more than the device has free, limit or not) is read\n"
-  "                       and run in bands of rows, with the same catalogue\n"
+  "  --gpu-memory-limit SIZE  the global method on --backend gpu (or both) within\n"
+  "                       SIZE bytes of device memory (K, M, G): a field whose run\n"
+  "                       needs more (or more than the device has free, limit or\n"
+  "                       not) is read and run on it in bands of rows, with the\n"
+  "                       same catalogue\n"
   "  --quiet              print nothing but errors\n";
 
 typedef struct {
@@ -226,11 +227,11 @@ parse_find_args (int argc, char **argv, FindArgs *a)
       return CLI_EXIT_USAGE;
     }
   if (a->gpu_memory_limit > 0
-      && (a->method != SKY_METHOD_LESSON || strcmp (a->backend, "gpu") != 0 || a->smooth != NULL
+      && (a->method != SKY_METHOD_LESSON || strcmp (a->backend, "cpu") == 0 || a->smooth != NULL
           || a->memory_limit > 0))
     {
-      cli_error ("--gpu-memory-limit: runs the global method on --backend gpu, without --smooth "
-                 "or --memory-limit");
+      cli_error ("--gpu-memory-limit: runs the global method on --backend gpu or both, without "
+                 "--smooth or --memory-limit");
       return CLI_EXIT_USAGE;
     }
   if (a->smooth != NULL && a->method != SKY_METHOD_LOCAL && strcmp (a->backend, "cpu") != 0)
@@ -561,6 +562,24 @@ cli_find (int argc, char **argv)
     cli_warn_global (&a.params, &img, res);
 
 #ifdef SKYSIFT_HAVE_CUDA
+  if (gpu_ok && want_cpu && a.method == SKY_METHOD_LESSON && a.smooth == NULL && !tiled)
+    {
+      /* Both backends, on a field the device cannot hold whole: the GPU's
+       * run in bands, checked against the CPU's whole-image run. */
+      SkyImage header = { 0 };
+      double header_ms;
+      int status = cli_gpu_find_tiled (a.image, &a.load, &a.params, a.gpu_memory_limit, &header,
+                                       &gpu_run, &gpu_tiled, &header_ms);
+      sky_image_clear (&header);
+      if (status != 0)
+        {
+          ret = status;
+          goto exit;
+        }
+      if (gpu_tiled)
+        gpu_run.failed_checks = sky_result_compare (&img, res, &gpu_run.res, gpu_run.compare,
+                                                    sizeof gpu_run.compare);
+    }
   if (gpu_ok && a.method != SKY_METHOD_LOCAL && !gpu_tiled
       && cli_gpu_find (loaded, &img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
     {
@@ -609,10 +628,10 @@ cli_find (int argc, char **argv)
 #ifdef SKYSIFT_HAVE_CUDA
       if (gpu_ok && want_cpu)
         cli_gpu_print_table (&gpu_run, res, &img, a.repeat);
-      else if (gpu_tiled)
-        cli_gpu_print_tiled (&gpu_run);
-      else if (gpu_ok)
+      else if (gpu_ok && !gpu_tiled)
         cli_gpu_print_times (&gpu_run, &img, a.repeat);
+      if (gpu_tiled)
+        cli_gpu_print_tiled (&gpu_run);
 #endif
       if (local_gpu)
         print_local_gpu (&cpu, a.backend);

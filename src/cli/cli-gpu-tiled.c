@@ -13,11 +13,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The context's own buffers beside the image's (the clip's tables, the
  * state): about a MiB, kept out of the room before there is a context to
  * ask. */
 #define CONTEXT_BYTES ((size_t) 4 << 20)
+
+/* Files smaller than this (8M float32 pixels, 112 MiB on the device) run
+ * whole unless a limit is given, with no header read twice and no device
+ * asked; a device short even of that fails the run, and the CPU finishes. */
+#define SMALL_FILE_BYTES ((long long) 32 << 20)
+
+/* The largest band, whatever the device holds (1 GiB of float32): the two
+ * page-locked band buffers stay within 2 GiB of host memory, and a band
+ * this size already keeps the device busy far longer than its launches. */
+#define BAND_MAX_PIXELS ((int64_t) 1 << 28)
 
 /* Every band's pieces, by provisional id (SkyBandJoin's numbering, from 1). */
 typedef struct {
@@ -217,6 +228,7 @@ cli_gpu_find_tiled (const char *path, const SkyLoadOptions *opts, const SkyParam
   SkyPlaneFile *file = NULL;
   SkyGpu *gpu = NULL;
   SkyPixelSource src;
+  struct stat st;
   size_t room = 0;
   int64_t n, rows, ninf = 0;
   double t0 = sky_now_ms ();
@@ -225,6 +237,8 @@ cli_gpu_find_tiled (const char *path, const SkyLoadOptions *opts, const SkyParam
   *tiled = 0;
   *load_ms = 0;
   memset (run, 0, sizeof *run);
+  if (limit == 0 && stat (path, &st) == 0 && st.st_size < SMALL_FILE_BYTES)
+    return 0;
   if ((ret = sky_plane_file_open (path, opts, img, &file)) != SKY_OK)
     {
       /* A compressed image, or anything the whole-image load will name. */
@@ -248,6 +262,8 @@ cli_gpu_find_tiled (const char *path, const SkyLoadOptions *opts, const SkyParam
       goto exit;
     }
   rows = sky_gpu_band_rows (img->nx, img->ny, room);
+  if (rows > 1 && rows * img->nx > BAND_MAX_PIXELS)
+    rows = BAND_MAX_PIXELS / img->nx > 1 ? BAND_MAX_PIXELS / img->nx : 1;
   if (rows < 1 && limit == 0)
     {
       /* The device's own memory is short even for a row: the whole-image
