@@ -182,10 +182,7 @@ def report(args, paths, runs, started, load_before, rounds):
               "runs": {k: [{a: b for a, b in x.items() if a != "summary"} for x in v]
                        for k, v in runs.items()},
               "load_before": load_before, "load_after": benchlib.loadavg(), "configs": table}
-    if args.record:
-        with open(args.record, "w") as f:
-            json.dump(record, f, indent=1)
-            f.write("\n")
+    benchlib.write_json_record(args.record, record)
 
 
 if __name__ == "__main__":

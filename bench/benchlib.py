@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What the benchmark scripts share: the machine they ran on, its load,
 the command that ran them, a side's best time, medians over rounds, and
-the record a run appends its report to.
+the record a run appends its report to or writes as JSON.
 
 A script in bench/ imports it as `import benchlib` (its own folder is on
 sys.path when it runs)."""
+import json
 import os
 import platform
 import statistics
@@ -61,6 +62,15 @@ def best_of(fn, repeat):
 def medians(columns):
     """Each column's median: {name: [one figure a round]} to {name: median}."""
     return {k: statistics.median(v) for k, v in columns.items()}
+
+
+def write_json_record(path, record):
+    """Writes record as the JSON file path (a script's --record), if one
+    was given, replacing what was there."""
+    if path:
+        with open(path, "w") as f:
+            json.dump(record, f, indent=1)
+            f.write("\n")
 
 
 def append_record(path, text):
