@@ -21,9 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from importlib import import_module  # noqa: E402
-
-machine = import_module("bench-cpu").machine
+from benchlib import machine  # noqa: E402
 
 
 def run_rss(cmd):
