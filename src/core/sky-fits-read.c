@@ -3,9 +3,10 @@
  * through its own buffers, a few thousand pixels at a time on one thread;
  * here the plane is cut into chunks that threads pread into a small buffer
  * of their own (or, for 4-byte values into pages already in memory,
- * straight into the image) and convert while the chunk is still in cache. The arithmetic
- * is cfitsio's to the bit (getcole.c, fffXXr4): the same conversions in the
- * same order, so that the result does not depend on which reader ran. */
+ * straight into the image) and convert while the chunk is still in cache.
+ * The arithmetic is cfitsio's to the bit (getcole.c, fffXXr4): the same
+ * conversions in the same order, so that the result does not depend on
+ * which reader ran. */
 #include "sky-fits-private.h"
 
 #include <errno.h>
@@ -22,10 +23,10 @@
  * shuffles, wide conversions) and for AVX-512 (twice the doubles a step:
  * a scaled 16- or 32-bit plane converts 1.6x faster than with AVX2), and
  * the loader picks one for the processor (GCC's function multi-versioning,
- * as the convolution does). No loop may
- * fuse a multiply and an add: cfitsio rounds the product first. GCC in ISO
- * C mode does not contract; the product and the sum are separate
- * statements, which clang does not contract either. */
+ * as the convolution does). No loop may fuse a multiply and an add:
+ * cfitsio rounds the product first. GCC in ISO C mode does not contract;
+ * the product and the sum are separate statements, which clang does not
+ * contract either. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
 #define SKY_VECTOR_CLONES \
   __attribute__ ((target_clones ("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -123,8 +124,8 @@ scaled_value (double v, double scale, double zero)
  * loops for aliasing, and its vector version runs when in == out (as fast
  * in place as apart, measured). */
 static void SKY_VECTOR_CLONES
-convert_f32 (const Bits *in, Bits *out, int64_t n, int scaled, double scale, double zero, uint32_t blank_bits,
-             BlockCounts *c)
+convert_f32 (const Bits *in, Bits *out, int64_t n, int scaled, double scale, double zero,
+             uint32_t blank_bits, BlockCounts *c)
 {
   uint32_t nonfinite = 0, infinite = 0;
 
@@ -152,8 +153,8 @@ convert_f32 (const Bits *in, Bits *out, int64_t n, int scaled, double scale, dou
  * scaled where the header's BSCALE and BZERO keep the range inside float's,
  * see finite_range) the loops only pick and count BLANKs. */
 static void SKY_VECTOR_CLONES
-convert_i32 (const Bits *in, Bits *out, int64_t n, int scaled, double scale, double zero, int finite,
-             int check_blank, int32_t blank, uint32_t blank_bits, BlockCounts *c)
+convert_i32 (const Bits *in, Bits *out, int64_t n, int scaled, double scale, double zero,
+             int finite, int check_blank, int32_t blank, uint32_t blank_bits, BlockCounts *c)
 {
   uint32_t nonfinite = 0, infinite = 0;
 
