@@ -110,6 +110,24 @@ check_fresh_and_present_pages (const char *path, int64_t plane, const SkyImage *
       for (int64_t i = 0; i < n; i++)
         read.nblank += isnan (pixels[i]);
       assert_same_image (ref, &read);
+      /* A part from an odd pixel, into a place one float off a page's
+       * start, as a reader of chunks asks for it. */
+      if (present)
+        memset (pixels, 0xa5, bytes);
+      else
+        {
+          munmap (pixels, bytes);
+          pixels = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+          g_assert_true (pixels != MAP_FAILED);
+        }
+      if (n >= 8)
+        {
+          int64_t first = n / 3 + 1, count = n / 3;
+          g_assert_cmpint (sky_plane_file_read (file, first, count, 2, pixels + 1, NULL), ==,
+                           SKY_OK);
+          g_assert_cmpint (memcmp (pixels + 1, ref->pixels + first,
+                                   (size_t) count * sizeof (float)), ==, 0);
+        }
       munmap (pixels, bytes);
     }
   sky_plane_file_close (file);
