@@ -47,24 +47,38 @@ def columns(res, local=False):
     return cols
 
 
-# The device's packed catalogue (sky_api_gpu_catalogue): the pixel columns
-# one after another, each nsources long, in PIXEL_COLUMNS' order.
+# The device's packed catalogue (SkyApiDeviceFind.packed_catalogue): the
+# pixel columns one after another, each nsources long, in PIXEL_COLUMNS'
+# order: x, y, sum (float64), npix (int64), peak (float32), then six int32.
 _PACKED = [(name, np.dtype(dtype)) for name, _, dtype in PIXEL_COLUMNS]
 PACKED_BYTES = sum(dtype.itemsize for _, dtype in _PACKED)
+assert [d.str[1:] for _, d in _PACKED] == ["f8"] * 3 + ["i8", "f4"] + ["i4"] * 6, \
+    "packed_columns' layout"
+_frombuffer = np.frombuffer
+_f8, _i8, _f4, _i4 = np.float64, np.int64, np.float32, np.int32
+# A view over the host's packed block, made again only when the block
+# moves or grows: a call then slices it instead of wrapping an address.
+_host_view = [0, np.empty(0, np.uint8)]
 
 
 def packed_columns(address, n):
     """The catalogue's columns from the device's packed block at address:
     one copy, then every column a view of it."""
+    if n == 0:
+        return {"source_id": np.arange(1, 1, dtype=np.int64),
+                **{name: np.empty(0, dtype) for name, dtype in _PACKED}}
     nbytes = n * PACKED_BYTES
-    block = np.frombuffer((ctypes.c_char * nbytes).from_address(address), np.uint8).copy() \
-        if n else np.empty(0, np.uint8)
-    cols = {"source_id": np.arange(1, n + 1, dtype=np.int64)}
-    offset = 0
-    for name, dtype in _PACKED:
-        cols[name] = np.frombuffer(block, dtype, n, offset)
-        offset += n * dtype.itemsize
-    return cols
+    view = _host_view[1]
+    if _host_view[0] != address or view.size < nbytes:
+        view = _frombuffer((ctypes.c_char * nbytes).from_address(address), np.uint8)
+        _host_view[:] = address, view
+    block = view[:nbytes].copy()
+    x, y, flux = _frombuffer(block, _f8, 3 * n).reshape(3, n)
+    peak_x, peak_y, xmin, xmax, ymin, ymax = _frombuffer(block, _i4, 6 * n, 36 * n).reshape(6, n)
+    return {"source_id": np.arange(1, n + 1, dtype=_i8), "x_centroid": x, "y_centroid": y,
+            "sum_flux": flux, "npix": _frombuffer(block, _i8, n, 24 * n),
+            "peak_flux": _frombuffer(block, _f4, n, 32 * n), "peak_x": peak_x,
+            "peak_y": peak_y, "xmin": xmin, "xmax": xmax, "ymin": ymin, "ymax": ymax}
 
 
 def write(run, fmt, path):

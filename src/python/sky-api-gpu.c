@@ -15,6 +15,9 @@
  * (sky_api_gpu_release): the next run overwrites them. */
 static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
 static SkyGpu *device_context;
+/* sky_api_gpu_find_device's result, reused from call to call under
+ * device_lock (its buffers too). */
+static SkyResult device_result;
 
 int
 sky_api_gpu_available (char *why, size_t why_size)
@@ -78,6 +81,57 @@ sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
   if (ret == SKY_OK && result != NULL)
     ret = sky_api_run_result (*out, result);
   return ret;
+}
+
+int
+sky_api_gpu_find_device (const float *d_pixels, int64_t nx, int64_t ny,
+                         const SkyApiParams *params, void *stream, int32_t flags,
+                         SkyApiDeviceFind *out)
+{
+  const unsigned gpu_flags = SKY_GPU_PIXELS_ON_DEVICE | SKY_GPU_PACKED_ONLY
+                             | ((flags & SKY_API_TIMES) ? 0 : SKY_GPU_NO_TIMES);
+  SkyImage img = { 0 };
+  SkyGpuTimes times;
+  SkyParams p;
+  int ret;
+
+  /* out is written under device_lock alone: a binding may keep one for
+   * every thread, read before sky_api_gpu_release. */
+  if ((ret = sky_api_core_params (params, &p)) != SKY_OK)
+    return ret;
+  img.nx = nx;
+  img.ny = ny;
+  img.pixels = (float *) d_pixels;
+  pthread_mutex_lock (&device_lock);
+  if (device_context == NULL)
+    ret = sky_gpu_new (&device_context);
+  if (ret == SKY_OK)
+    ret = sky_gpu_wait_for_stream (device_context, stream);
+  if (ret == SKY_OK)
+    ret = sky_gpu_run_on (device_context, &img, &p, gpu_flags, &device_result, &times);
+  if (ret != SKY_OK)
+    {
+      pthread_mutex_unlock (&device_lock);
+      return ret;
+    }
+  out->median = device_result.stats.median;
+  out->sigma = device_result.stats.sigma;
+  out->mean = device_result.stats.mean;
+  out->threshold_value = device_result.threshold_value;
+  out->step_ms[0] = times.ms[SKY_STEP_CLIP];
+  out->step_ms[1] = times.ms[SKY_STEP_SEGMENT];
+  out->step_ms[2] = times.ms[SKY_STEP_LABEL];
+  out->step_ms[3] = times.ms[SKY_STEP_MEASURE];
+  out->kernels_ms = times.kernels;
+  out->total_ms = times.total;
+  out->n = device_result.stats.n;
+  out->ninput = device_result.stats.ninput;
+  out->nsources = device_result.nsources;
+  out->iterations = device_result.stats.iterations;
+  out->converged = device_result.stats.converged;
+  out->flat = device_result.stats.flat;
+  out->packed_catalogue = sky_gpu_packed_catalogue (device_context);
+  return SKY_OK;
 }
 
 int
