@@ -139,7 +139,11 @@ def host_image(image, header=None, hdu=0, plane=0):
 def device_float32(a):
     """A CuPy array as C-contiguous float32 on the device (converted there
     when it is not)."""
-    if a.dtype.char == "f" and a.ndim == 2 and a.size and a.flags.c_contiguous:
+    try:
+        contiguous = a._c_contiguous    # CuPy's own field: a.flags makes an object
+    except AttributeError:
+        contiguous = a.flags.c_contiguous
+    if contiguous and a.dtype.char == "f" and a.ndim == 2 and a.size:
         return a
     import cupy
     if a.ndim != 2:
