@@ -155,6 +155,7 @@ sky_gpu_band_start (SkyGpu *gpu, const float *pixels, int64_t nx, int64_t rows,
   gpu->h_params->connectivity = params->connectivity;
   gpu->h_params->full_clip = 0;
   gpu->h_params->loop_profile = 0;
+  gpu->params_uploaded = 0;   /* the lesson's next run uploads its own */
   /* The state the clip would have left: the whole image's threshold as
    * the segment kernel reads it (sky_threshold_bound, as the clip loop). */
   memset (st, 0, sizeof *st);

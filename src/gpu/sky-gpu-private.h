@@ -278,6 +278,8 @@ struct SkyGpu {
   /* host side, pinned */
   SkyGpuState *h_state, *d_state;
   SkyGpuParams *h_params, *d_params;
+  int params_uploaded;       /* d_params holds h_params: a writer of h_params
+                              * that may not upload it clears this */
   unsigned char *h_cat;
   size_t h_cat_bytes;
   size_t cat_guess;          /* catalogue bytes fetched with the header: the

@@ -53,9 +53,17 @@ enum {
   /* The image is the one sky_gpu_load_plane put on the device: nothing is
    * uploaded and img->pixels may be NULL. */
   SKY_GPU_IMAGE_LOADED = 1u << 2,
-  /* img->pixels is device memory (a caller's device array): copied on the
-   * device without asking the driver where it lives. */
+  /* img->pixels is device memory (a caller's device array), left as it
+   * is until the run returns: the steps read it in place where it is
+   * 16-byte aligned (they take NaN and +-Inf alike as blank), else from a
+   * copy on the device; the driver is not asked where it lives. */
   SKY_GPU_PIXELS_ON_DEVICE = 1u << 3,
+  /* No events between the steps: res->times and times are NaN, and the
+   * host saves the records and the queries (a caller that times itself). */
+  SKY_GPU_NO_TIMES = 1u << 4,
+  /* The catalogue stays as the device packed it (sky_gpu_packed_catalogue):
+   * res->catalogue is left empty and res->nsources counts the sources. */
+  SKY_GPU_PACKED_ONLY = 1u << 5,
 };
 
 /* Runs the four steps on the device into res, which must be zeroed or hold
@@ -65,8 +73,8 @@ enum {
  * the transfers. The upload is a DMA from pinned memory: from the image
  * itself after sky_gpu_pin(), else through a pinned staging buffer that
  * the pixels are first copied into (host time outside the events). Pixels
- * already in the device's memory (a caller's device array) are copied on
- * the device, with no host copy.
+ * already in the device's memory (a caller's device array) are read there,
+ * with no host copy.
  * Images up to 2^32 - 1 pixels (46341^2, 65536 x 40000), as far as the
  * device's memory goes: past 2^31 - 1 the labeller's union-find takes 8
  * bytes a pixel instead of 4. */
@@ -158,7 +166,9 @@ void sky_gpu_unlock_host (void *p, int locked);
  * them where they are (sky-gpu-gl.h): the float image, the mask (one byte a
  * pixel) and the label image (int32), each nx * ny values in rows of nx,
  * as the last sky_gpu_run_on() left them, valid until the next run on the
- * context or its sky_gpu_free(); capacity is how many pixels they hold.
+ * context or its sky_gpu_free(); capacity is how many pixels they hold
+ * (the image is not the last run's where that run read a caller's device
+ * array in place: SKY_GPU_PIXELS_ON_DEVICE).
  * SKY_ERR_ARGUMENT when the context has run nothing yet. The caller must
  * keep other threads from running on the context meanwhile. */
 typedef struct SkyGpuDeviceBuffers {
