@@ -138,6 +138,30 @@ show_crowd_note (cairo_t *cr, guint in_view, guint ringed)
  * ARGB32. */
 #define POINT_ARGB 0xffd91a73u
 
+/* The rings one path each, all the halos first and the lines over them:
+ * stroked as one path, cairo took 19-29 ms to rasterise 500 rings in a
+ * 755 x 601 view, one by one 8 ms; and the node is drawn again at every
+ * frame that draws the view (GTK's cairo renderer replays it), the first
+ * after each run among them. */
+static void
+stroke_rings (cairo_t *cr, const VisibleMarker *marks, guint n)
+{
+  for (int pass = 0; pass < 2; pass++)
+    {
+      cairo_set_line_width (cr, pass == 0 ? 3.0 : 1.5);
+      if (pass == 0)
+        cairo_set_source_rgba (cr, 1, 1, 1, 0.55);
+      else
+        cairo_set_source_rgb (cr, 0.85, 0.1, 0.45);
+      for (guint k = 0; k < n; k++)
+        {
+          cairo_new_path (cr);
+          cairo_arc (cr, marks[k].x, marks[k].y, marks[k].r, 0, 2 * G_PI);
+          cairo_stroke (cr);
+        }
+    }
+}
+
 /* Paints a point of one logical pixel per marker on cr (the w x h view):
  * set in an image surface of the view's device pixels and painted at
  * once. An image surface, not a texture: GTK 4.8's cairo renderer
@@ -215,14 +239,8 @@ sky_image_view_overlay_node (SkyImageView *self)
    * by cairo at every frame. */
   if (in_view->len > ringed)
     paint_points (self, cr, marks + ringed, in_view->len - ringed, w, h);
-  /* Markers, all in one path, and the selected one on top. */
-  cairo_new_path (cr);
-  for (guint k = 0; k < ringed; k++)
-    {
-      cairo_new_sub_path (cr);
-      cairo_arc (cr, marks[k].x, marks[k].y, marks[k].r, 0, 2 * G_PI);
-    }
-  stroke_markers (cr, FALSE);
+  /* Markers, and the selected one on top. */
+  stroke_rings (cr, marks, ringed);
   if (self->selected >= 0)
     {
       cairo_new_path (cr);
