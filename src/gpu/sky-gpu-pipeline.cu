@@ -11,15 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sources the measure buffer holds at first: more than any sky image has,
- * and a buffer of under a byte per pixel; a run that finds more grows it
- * and measures again. */
-static int64_t
-initial_measure_capacity (int64_t n)
-{
-  return n / 128 > 4096 ? n / 128 : 4096;
-}
-
 double
 sky_gpu_elapsed_ms (const SkyGpu *gpu, int from, int to)
 {
@@ -228,7 +219,7 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
 
   SKY_CUDA (cudaSetDevice (gpu->device));
   if ((ret = sky_gpu_ensure_buffers (gpu, n)) != SKY_OK
-      || (ret = sky_gpu_ensure_measure (gpu, initial_measure_capacity (n))) != SKY_OK)
+      || (ret = sky_gpu_ensure_measure (gpu, sky_gpu_initial_measure_capacity (n))) != SKY_OK)
     return ret;
 
   gpu->h_params->clip_kappa = params->clip_kappa;

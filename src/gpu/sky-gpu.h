@@ -170,6 +170,61 @@ typedef struct SkyGpuDeviceBuffers {
 
 int sky_gpu_device_buffers (const SkyGpu *gpu, SkyGpuDeviceBuffers *out);
 
+/* ----------------------------------------------------- a band of rows */
+
+/* Device bytes a run of the lesson's steps on n pixels takes (the image's
+ * buffers and the catalogue's first size; the clip's tables and the
+ * context's own are about a MiB more). */
+size_t sky_gpu_run_bytes (int64_t n);
+
+/* Bytes of device memory a run on the context (NULL: a new one on device
+ * 0) may take: the device's free memory (the context's image-sized
+ * buffers counted as free) less a margin, and no more than limit (0: no
+ * limit) less what the context holds besides. */
+int sky_gpu_room (SkyGpu *gpu, size_t limit, size_t *room);
+
+/* The most rows of nx pixels (at most ny) whose band a run in room bytes
+ * holds (sky_gpu_run_bytes), and whose pixel indices stay 32-bit; 0 when
+ * not even one row fits. */
+int64_t sky_gpu_band_rows (int64_t nx, int64_t ny, size_t room);
+
+/* One band of rows of a larger image, as the band alone labels it (1 to
+ * nlabels in raster order within the band): its first and last rows of
+ * labels (nx each) and, for band label l at index l - 1, the sums of the
+ * measure step not yet divided (sum, sum of value * x, of value * y),
+ * the pixel count, the peak (the first in raster order on ties) and the
+ * box, with rows counted in the whole image. Times in ms from device
+ * events. Host memory, grown as needed; sky_gpu_band_clear frees it. */
+typedef struct SkyGpuBand {
+  int64_t nlabels, nx, capacity;
+  int32_t *first_row, *last_row;
+  double *sum, *sx, *sy;
+  int64_t *npix;
+  float *peak;
+  int32_t *peak_x, *peak_y;
+  int32_t *xmin, *xmax, *ymin, *ymax;
+  double upload_ms, segment_ms, label_ms, measure_ms, download_ms;
+} SkyGpuBand;
+
+/* Enqueues a band of rows (nx x rows pixels at pixels, host memory,
+ * page-locked for the copy to overlap: sky_gpu_lock_host) on the
+ * context's stream: upload, segment at threshold_value (the whole image's
+ * sky_threshold_value; NAN: no sources), label, measure. Returns without
+ * waiting, so the host can read the next band meanwhile; pixels must stay
+ * untouched until sky_gpu_band_finish. Bands of up to 2^31 - 1 pixels. */
+int sky_gpu_band_start (SkyGpu *gpu, const float *pixels, int64_t nx, int64_t rows,
+                        double threshold_value, const SkyParams *params);
+
+/* Waits for the band of the last sky_gpu_band_start and brings its labels'
+ * rows and sums home into band; y0: the band's first row in the image. */
+int sky_gpu_band_finish (SkyGpu *gpu, int64_t y0, SkyGpuBand *band);
+
+/* After a band that failed: waits for the stream and marks the context
+ * unusable where a kernel faulted (SKY_ERR_UNAVAILABLE), else SKY_OK. */
+int sky_gpu_band_failed (SkyGpu *gpu);
+
+void sky_gpu_band_clear (SkyGpuBand *band);
+
 /* ------------------------------------------------------- the local method */
 
 /* The local method's maps for its detection on the device, nx * ny floats
