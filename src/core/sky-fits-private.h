@@ -29,6 +29,11 @@ typedef struct SkyFitsRawPlane {
  * Fails with SKY_ERR_IO, naming path, where the file cannot be read. */
 int sky_fits_read_raw_plane (const char *path, const SkyFitsRawPlane *plane, int nthreads,
                              float *pixels, int64_t *nblank, int64_t *ninf);
+/* The same, with each block handed to each_block once converted (see
+ * sky_plane_file_read_each). */
+int sky_fits_read_raw_plane_each (const char *path, const SkyFitsRawPlane *plane, int nthreads,
+                                  float *pixels, int64_t *nblank, int64_t *ninf,
+                                  SkyPixelBlockFunc each_block, void *user);
 
 /* Reads count bytes at offset of fd, retrying short reads: 0, an errno,
  * or -1 where the file ends first. */

@@ -316,6 +316,8 @@ typedef struct {
   int finite;           /* every converted value is finite (finite_range) */
   uint32_t blank_bits;
   Bits *pixels;         /* the image, as bits */
+  SkyPixelBlockFunc each_block;  /* called with each block once converted */
+  void *user;
   int64_t ntasks;
   atomic_llong nblank, ninf;
   atomic_int error;     /* first errno, or -1 where the file ended early */
@@ -435,6 +437,8 @@ read_task (void *data, int task)
           break;
         }
       convert_block (r, dst, r->pixels + at, count, &c);
+      if (r->each_block != NULL)
+        r->each_block (r->user, (const float *) (r->pixels + at), count);
       nblank += c.nonfinite;
       ninf += c.infinite;
     }
@@ -447,11 +451,21 @@ int
 sky_fits_read_raw_plane (const char *path, const SkyFitsRawPlane *plane, int nthreads,
                          float *pixels, int64_t *nblank, int64_t *ninf)
 {
+  return sky_fits_read_raw_plane_each (path, plane, nthreads, pixels, nblank, ninf, NULL, NULL);
+}
+
+int
+sky_fits_read_raw_plane_each (const char *path, const SkyFitsRawPlane *plane, int nthreads,
+                              float *pixels, int64_t *nblank, int64_t *ninf,
+                              SkyPixelBlockFunc each_block, void *user)
+{
   Reader r = { 0 };
   float blank = NAN;
   int error;
 
   r.plane = plane;
+  r.each_block = each_block;
+  r.user = user;
   r.bytes = abs (plane->bitpix) / 8;
   r.scaled = !(plane->scale == 1. && plane->zero == 0.);
   r.finite = finite_range (plane->bitpix, plane->scale, plane->zero);

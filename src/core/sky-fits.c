@@ -816,6 +816,13 @@ int
 sky_plane_file_read (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads, float *out,
                      int64_t *ninf)
 {
+  return sky_plane_file_read_each (f, first, n, nthreads, out, ninf, NULL, NULL);
+}
+
+int
+sky_plane_file_read_each (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads, float *out,
+                          int64_t *ninf, SkyPixelBlockFunc each_block, void *user)
+{
   SkyFitsRawPlane part = f->raw;
   int64_t nblank = 0, ninf_part = 0;
   int ret;
@@ -825,7 +832,8 @@ sky_plane_file_read (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads, fl
                      f->path, (long long) first, (long long) (first + n));
   part.offset += first * (abs (part.bitpix) / 8);
   part.npixels = n;
-  ret = sky_fits_read_raw_plane (f->path, &part, nthreads, out, &nblank, &ninf_part);
+  ret = sky_fits_read_raw_plane_each (f->path, &part, nthreads, out, &nblank, &ninf_part,
+                                      each_block, user);
   if (ret == SKY_OK && ninf != NULL)
     *ninf += ninf_part;
   return ret;

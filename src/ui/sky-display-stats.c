@@ -63,9 +63,11 @@ sky_display_counts_add (SkyDisplayCounts *c, const float *p, int64_t n)
   c->nvalid += nvalid;
 }
 
-/* The extremes and the non-blank count of n pixels (n < 2^33), four at a
- * time: a NaN leaves them as they are (MINPS and MAXPS return their second
- * operand where either is NaN, as v < mn ? v : mn does). */
+/* The extremes and the non-blank count of n pixels (n < 2^33), sixteen at
+ * a time in four independent sets of four: one set waits on its own last
+ * MINPS each step and ran at a third of the speed the loads allow. A NaN
+ * leaves them as they are (MINPS and MAXPS return their second operand
+ * where either is NaN, as v < mn ? v : mn does). */
 static void
 extremes (const float *p, int64_t n, float *mn, float *mx, int64_t *nvalid)
 {
@@ -73,26 +75,36 @@ extremes (const float *p, int64_t n, float *mn, float *mx, int64_t *nvalid)
   int64_t i = 0, valid = 0;
 
 #ifdef __SSE2__
-  __m128 vlo = _mm_set1_ps (lo), vhi = _mm_set1_ps (hi);
-  __m128i count = _mm_setzero_si128 ();
+  __m128 vlo[4], vhi[4];
+  __m128i count[4];
   float l[4], h[4];
   int32_t c[4];
 
-  for (; i + 4 <= n; i += 4)
+  for (int s = 0; s < 4; s++)
     {
-      __m128 v = _mm_loadu_ps (p + i);
-      vlo = _mm_min_ps (v, vlo);
-      vhi = _mm_max_ps (v, vhi);
-      count = _mm_sub_epi32 (count, _mm_castps_si128 (_mm_cmpord_ps (v, v)));
+      vlo[s] = _mm_set1_ps (lo);
+      vhi[s] = _mm_set1_ps (hi);
+      count[s] = _mm_setzero_si128 ();
     }
-  _mm_storeu_ps (l, vlo);
-  _mm_storeu_ps (h, vhi);
-  _mm_storeu_si128 ((__m128i *) c, count);
-  for (int k = 0; k < 4; k++)
+  for (; i + 16 <= n; i += 16)
+    for (int s = 0; s < 4; s++)
+      {
+        __m128 v = _mm_loadu_ps (p + i + 4 * s);
+        vlo[s] = _mm_min_ps (v, vlo[s]);
+        vhi[s] = _mm_max_ps (v, vhi[s]);
+        count[s] = _mm_sub_epi32 (count[s], _mm_castps_si128 (_mm_cmpord_ps (v, v)));
+      }
+  for (int s = 0; s < 4; s++)
     {
-      lo = l[k] < lo ? l[k] : lo;
-      hi = h[k] > hi ? h[k] : hi;
-      valid += (uint32_t) c[k];
+      _mm_storeu_ps (l, vlo[s]);
+      _mm_storeu_ps (h, vhi[s]);
+      _mm_storeu_si128 ((__m128i *) c, count[s]);
+      for (int k = 0; k < 4; k++)
+        {
+          lo = l[k] < lo ? l[k] : lo;
+          hi = h[k] > hi ? h[k] : hi;
+          valid += (uint32_t) c[k];
+        }
     }
 #endif
   for (; i < n; i++)

@@ -128,28 +128,46 @@ reader_stops (Reader *r)
   return atomic_load (&r->failed) || g_cancellable_is_cancelled (r->cancellable);
 }
 
+/* One task's share of the counting, handed each block by the core's reader
+ * as soon as the block is converted, while it is in the cache: counted
+ * after the whole chunk instead, the pixels came back from memory, and
+ * the read took 1.4x as long (2 cores, 16384^2). */
+typedef struct {
+  Reader *r;
+  SkyDisplayCounts *counts;
+} BlockCounter;
+
+static void
+count_block (void *user, const float *pixels, int64_t n)
+{
+  BlockCounter *bc = user;
+  int64_t stride = bc->r->sample_stride, at = pixels - bc->r->out;
+
+  if (stride > 1)
+    sky_display_counts_add_sampled (bc->counts, pixels, n, (stride - at % stride) % stride,
+                                    stride);
+  else
+    sky_display_counts_add (bc->counts, pixels, n);
+}
+
 static void
 read_task (void *data, int task)
 {
   Reader *r = data;
   int64_t npix = r->img->nx * r->img->ny;
   int64_t start = npix * task / r->ntasks, end = npix * (task + 1) / r->ntasks;
+  BlockCounter counter = { r, &r->counts[task] };
 
   for (int64_t at = start; at < end && !reader_stops (r); at += CHUNK_PIXELS)
     {
       int64_t n = MIN (CHUNK_PIXELS, end - at), ninf = 0;
-      int ret = sky_plane_file_read (r->file, at, n, 1, r->out + at, &ninf);
+      int ret = sky_plane_file_read_each (r->file, at, n, 1, r->out + at, &ninf, count_block,
+                                          &counter);
       if (ret != SKY_OK)
         {
           reader_fail (r, ret);
           return;
         }
-      if (r->sample_stride > 1)
-        sky_display_counts_add_sampled (&r->counts[task], r->out + at, n,
-                                        (r->sample_stride - at % r->sample_stride)
-                                          % r->sample_stride, r->sample_stride);
-      else
-        sky_display_counts_add (&r->counts[task], r->out + at, n);
       atomic_fetch_add (&r->ninf, ninf);
       if (r->progress)
         atomic_fetch_add (&r->progress->done, n);
