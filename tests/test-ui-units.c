@@ -579,6 +579,9 @@ small_field (void)
 /* test-ui-units-order.c */
 void source_order_check (SkyImageData *image);
 
+/* test-ui-units-read.c */
+void read_cases_check (void);
+
 static void
 test_source_order (void)
 {
@@ -1182,6 +1185,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/raster/pixels", test_raster);
   g_test_add_func ("/ui/image/load", test_load);
   g_test_add_func ("/ui/image/read-chunked", test_read_chunked);
+  g_test_add_func ("/ui/image/read-fits-cases", read_cases_check);
   g_test_add_func ("/ui/pipeline/steps", test_pipeline_steps);
   g_test_add_func ("/ui/source-table/order", test_source_order);
   g_test_add_func ("/ui/pipeline/cancel", test_pipeline_cancel);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The app's read of an uncompressed plane: the core's conversion
- * (sky_plane_file_read), in chunks across the cores, each chunk counted
- * for the display histogram while it is still in cache, so that the first
+ * (sky_plane_file_read_each), in chunks across the cores, each block of the
+ * core's counted for the display histogram while it is in cache, so that the first
  * frame needs no pass of its own over the pixels. Between chunks: the
  * progress and the cancel. Before them, for a big image, a reduced view
  * of every k-th pixel of every k-th row. */
@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 /* 4 MiB of pixels a chunk: a few hundred for a 16384 x 16384 image (the
- * progress moves smoothly, a cancel waits for one), each within the
- * cache when it is counted. */
+ * progress moves smoothly, a cancel waits for one); the counting is per
+ * block of the core's reader, within the chunk. */
 #define CHUNK_PIXELS ((int64_t) 1 << 20)
 /* A histogram counts up to 2^32 - 1 pixels a bucket: fewer a task. */
 #define TASK_MAX_PIXELS ((int64_t) 1 << 31)
@@ -99,6 +99,7 @@ typedef struct {
   int64_t step, lnx;
   int64_t sample_stride;  /* 1: every pixel into the histogram */
   int ntasks;
+  atomic_llong next_chunk;  /* the full read: the first chunk no task took */
   SkyDisplayCounts *counts;
   GCancellable *cancellable;
   SkyOpenProgress *progress;
@@ -150,17 +151,21 @@ count_block (void *user, const float *pixels, int64_t n)
     sky_display_counts_add (bc->counts, pixels, n);
 }
 
+/* A task takes the next chunk not yet taken, so that a thread slowed down
+ * (the main loop drawing the reduced view shares the cores) leaves its
+ * share to the others instead of making the read wait for it; it stops
+ * taking them before its histogram could overflow. */
 static void
 read_task (void *data, int task)
 {
   Reader *r = data;
-  int64_t npix = r->img->nx * r->img->ny;
-  int64_t start = npix * task / r->ntasks, end = npix * (task + 1) / r->ntasks;
+  int64_t npix = r->img->nx * r->img->ny, taken = 0, chunk;
   BlockCounter counter = { r, &r->counts[task] };
 
-  for (int64_t at = start; at < end && !reader_stops (r); at += CHUNK_PIXELS)
+  while (taken + CHUNK_PIXELS <= TASK_MAX_PIXELS && !reader_stops (r)
+         && (chunk = atomic_fetch_add (&r->next_chunk, 1)) * CHUNK_PIXELS < npix)
     {
-      int64_t n = MIN (CHUNK_PIXELS, end - at), ninf = 0;
+      int64_t at = chunk * CHUNK_PIXELS, n = MIN (CHUNK_PIXELS, npix - at), ninf = 0;
       int ret = sky_plane_file_read_each (r->file, at, n, 1, r->out + at, &ninf, count_block,
                                           &counter);
       if (ret != SKY_OK)
@@ -168,6 +173,7 @@ read_task (void *data, int task)
           reader_fail (r, ret);
           return;
         }
+      taken += n;
       atomic_fetch_add (&r->ninf, ninf);
       if (r->progress)
         atomic_fetch_add (&r->progress->done, n);
@@ -294,6 +300,7 @@ sky_image_read (const char *path, const SkyLoadOptions *opts, SkyImageData *data
   g_mutex_init (&r.lock);
   atomic_init (&r.ninf, 0);
   atomic_init (&r.failed, 0);
+  atomic_init (&r.next_chunk, 0);
   r.sample_stride = 1;
   if (progress != NULL)
     {
@@ -306,7 +313,8 @@ sky_image_read (const char *path, const SkyLoadOptions *opts, SkyImageData *data
         }
     }
 
-  r.ntasks = (int) MAX (nthreads, (npix + TASK_MAX_PIXELS - 1) / TASK_MAX_PIXELS);
+  r.ntasks = (int) MAX (nthreads, (npix + TASK_MAX_PIXELS - CHUNK_PIXELS - 1)
+                                    / (TASK_MAX_PIXELS - CHUNK_PIXELS));
   r.counts = g_new0 (SkyDisplayCounts, r.ntasks);
   for (int t = 0; t < r.ntasks; t++)
     {
