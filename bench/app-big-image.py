@@ -25,7 +25,8 @@ longest stall then, metered alike in any build (probe_*). With --against
 OLD_BUILD the rounds alternate between the two builds (old first), on the
 same image and machine, and the table has a column for each; each round
 notes the load average. Prints a table with
-the ratios app / CLI. Not a test: it takes minutes on a 16384^2 image. Make
+the ratios app / CLI: the ratio of the medians, and for the open the median
+of the rounds' own ratios (each round's app and CLI met the same load). Not a test: it takes minutes on a 16384^2 image. Make
 one with `skysift-cli synth /tmp/s16k.fits --size 16384`.
 """
 import argparse
@@ -406,6 +407,14 @@ def main():
         return (f"{statistics.median(vals):.0f}" if len(vals) == 1
                 else f"{statistics.median(vals):.0f} (max {max(vals):.0f})")
 
+    def round_ratio(b, key):
+        """The median over the rounds of the app's figure over the same
+        round's CLI load: on a shared machine the load varies from round
+        to round, and both sides of each ratio met the same."""
+        vals = [a[key] / a["cli_load"] for a in rounds[b]
+                if a.get(key) is not None and a.get("cli_load")]
+        return statistics.median(vals) if vals else float("nan")
+
     def loads(b):
         return ", ".join(f"{a['load'][0]:.1f}-{a['load'][1]:.1f}" for a in rounds[b])
 
@@ -423,6 +432,9 @@ def main():
     row("open (CLI: load; app: to the first full frame), ms", f"{med(b0, 'cli_load'):.0f}",
         [f"{med(b, 'open_to_frame_ms'):.0f} ({med(b, 'open_to_frame_ms') / med(b, 'cli_load'):.2f}x "
          "its rounds' CLI)" for b in builds])
+    row("... app / CLI, the median of the rounds' own ratios (open; the app's read alone)", "",
+        [f"**{round_ratio(b, 'open_to_frame_ms'):.2f}x**; {round_ratio(b, 'read_ms'):.2f}x"
+         for b in builds])
     row("... of which the app read the file / prepared the display (limits, histogram, "
         "pyramid), ms", "", [f"{med(b, 'read_ms'):.0f} / {med(b, 'prepare_ms'):.0f}" for b in builds])
     row("... asked to the reduced view's first frame (0: none), ms", "",
