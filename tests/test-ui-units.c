@@ -473,8 +473,8 @@ test_read_chunked (void)
   assert_same_stats (&data->stats, &ref_stats);
   g_clear_pointer (&data, sky_image_data_unref);
 
-  /* A big image: the same pixels, exact extremes and blank count, a
-   * histogram of 1 pixel in 16 at first. */
+  /* A big image: the same pixels, exact extremes and blank count, and at
+   * first the histogram of its reduced view (below). */
   g_setenv ("SKYSIFT_PROGRESSIVE_MIN_PIXELS", "1000000", TRUE);
   data = g_atomic_rc_box_new0 (SkyImageData);
   g_assert_cmpint (sky_image_read (path, NULL, data, progress, NULL, &error), ==,
@@ -494,7 +494,7 @@ test_read_chunked (void)
   g_assert_cmpfloat (sky_open_progress_fraction (progress), ==, 1.0);
 
   /* 2600 x 1700 halves twice to 650 x 425 (a side of 1024 at most):
-   * every 4th pixel of every 4th row. */
+   * every 4th pixel of every 4th row, whose histogram is the image's first. */
   preview = sky_open_progress_take_preview (progress);
   g_assert_nonnull (preview);
   g_assert_null (sky_open_progress_take_preview (progress));
@@ -513,6 +513,9 @@ test_read_chunked (void)
         g_assert_true (memcmp (&a, &b, sizeof a) == 0);
       }
   g_assert_cmpint (preview->stats.nvalid, >, 0);
+  g_assert_cmpint (data->stats.nvalid, ==, preview->stats.nvalid);
+  g_assert_cmpmem (data->stats.cum, (SKY_DISPLAY_NBUCKETS + 1) * sizeof (uint64_t),
+                   preview->stats.cum, (SKY_DISPLAY_NBUCKETS + 1) * sizeof (uint64_t));
 
   /* The loader's image: level 0 alone at first, then the loader's levels. */
   {

@@ -165,15 +165,21 @@ extremes (const float *p, int64_t n, float *mn, float *mx, int64_t *nvalid)
 }
 
 void
+sky_display_counts_add_extremes (SkyDisplayCounts *c, const float *p, int64_t n)
+{
+  for (int64_t at = 0; at < n; at += (int64_t) 1 << 30)
+    extremes (p + at, n - at < ((int64_t) 1 << 30) ? n - at : (int64_t) 1 << 30, &c->min,
+              &c->max, &c->nvalid);
+}
+
+void
 sky_display_counts_add_sampled (SkyDisplayCounts *c, const float *p, int64_t n, int64_t first,
                                 int64_t stride)
 {
   uint32_t *h = c->hist;
   int64_t counted = 0;
 
-  for (int64_t at = 0; at < n; at += (int64_t) 1 << 30)
-    extremes (p + at, n - at < ((int64_t) 1 << 30) ? n - at : (int64_t) 1 << 30, &c->min,
-              &c->max, &c->nvalid);
+  sky_display_counts_add_extremes (c, p, n);
   for (int64_t i = first; i < n; i += stride)
     if (!isnan (p[i]))
       {
@@ -211,7 +217,7 @@ sky_display_stats_finish (const SkyImage *img, const SkyDisplayCounts *counts, i
     {
       uint64_t c = 0;
       for (int b = 0; b < ncounts; b++)
-        c += counts[b].hist[k];
+        c += counts[b].hist != NULL ? counts[b].hist[k] : 0;
       out->cum[k + 1] = out->cum[k] + c;
     }
   if (!(out->min <= out->max))

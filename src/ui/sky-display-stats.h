@@ -45,7 +45,7 @@ void sky_display_stats_clear (SkyDisplayStats *st);
  * the zscale sample from img: the same statistics as
  * sky_display_stats_compute of the image whose pixels were all counted. */
 typedef struct SkyDisplayCounts {
-  uint32_t *hist;       /* SKY_DISPLAY_NBUCKETS counts */
+  uint32_t *hist;       /* SKY_DISPLAY_NBUCKETS counts, or NULL: none */
   float min, max;       /* of every non-blank pixel seen */
   int64_t n;            /* non-blank pixels in the histogram */
   int64_t nvalid;       /* non-blank pixels seen (n, or more where sampled) */
@@ -59,6 +59,11 @@ void sky_display_counts_add (SkyDisplayCounts *c, const float *pixels, int64_t n
  * every pixel (about four times a read's cost). */
 void sky_display_counts_add_sampled (SkyDisplayCounts *c, const float *pixels, int64_t n,
                                      int64_t first, int64_t stride);
+/* The extremes and the count of non-blank pixels alone, nothing into the
+ * histogram (c->hist may be NULL): with another SkyDisplayCounts that
+ * holds a histogram of a sample, sky_display_stats_finish makes the
+ * statistics of a sampled histogram and the exact extremes. */
+void sky_display_counts_add_extremes (SkyDisplayCounts *c, const float *pixels, int64_t n);
 void sky_display_counts_clear (SkyDisplayCounts *c);
 int sky_display_stats_finish (const SkyImage *img, const SkyDisplayCounts *counts, int ncounts,
                               SkyDisplayStats *out);

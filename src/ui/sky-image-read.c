@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The app's read of an uncompressed plane: the core's conversion
  * (sky_plane_file_read_each), in chunks across the cores, each block of the
- * core's counted for the display histogram while it is in cache, so that the first
- * frame needs no pass of its own over the pixels. Between chunks: the
- * progress and the cancel. Before them, for a big image, a reduced view
- * of every k-th pixel of every k-th row. */
+ * core's counted for the display statistics while it is in cache, so that
+ * the first frame needs no pass of its own over the pixels. Between chunks:
+ * the progress and the cancel. Before them, for a big image, a reduced view
+ * of every k-th pixel of every k-th row, whose histogram is the image's
+ * first: the full read then counts only extremes and blanks. */
 #include "sky-image-read.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -20,8 +22,10 @@
 /* The reduced view's longer side is at most this many pixels: about a
  * window's, and 1/16 of the rows of a 16384^2 file (1/32 at 32768^2). */
 #define PREVIEW_SIDE 1024
-/* A big image's first histogram is of 1 pixel in this many (its extremes
- * and blank count of every pixel); the exact one follows the first frame. */
+/* A big image's first histogram is its reduced view's (1 pixel in 4^k);
+ * without one (no memory for it), of 1 pixel in this many. Its extremes
+ * and blank count are of every pixel; the exact histogram follows the
+ * first frame. */
 #define SAMPLE_STRIDE 16
 
 struct _SkyOpenProgress {
@@ -97,8 +101,10 @@ typedef struct {
   float *out;             /* the pixels (full read) or the reduced view */
   int64_t rows;           /* reduced view: rows made, and its step k */
   int64_t step, lnx;
-  int64_t sample_stride;  /* 1: every pixel into the histogram */
+  int64_t sample_stride;  /* 1: every pixel into the histogram; 0: none */
   int ntasks;
+  SkyDisplayCounts *preview_counts;  /* the reduced view's, a task each */
+  int npreview_counts;
   atomic_llong next_chunk;  /* the full read: the first chunk no task took */
   SkyDisplayCounts *counts;
   GCancellable *cancellable;
@@ -144,7 +150,9 @@ count_block (void *user, const float *pixels, int64_t n)
   BlockCounter *bc = user;
   int64_t stride = bc->r->sample_stride, at = pixels - bc->r->out;
 
-  if (stride > 1)
+  if (stride == 0)
+    sky_display_counts_add_extremes (bc->counts, pixels, n);
+  else if (stride > 1)
     sky_display_counts_add_sampled (bc->counts, pixels, n, (stride - at % stride) % stride,
                                     stride);
   else
@@ -183,11 +191,12 @@ read_task (void *data, int task)
 }
 
 /* Rows of the reduced view, task's share: row j is every step-th pixel of
- * the image's row j * step. */
+ * the image's row j * step; each row counted into the task's histogram. */
 static void
 preview_task (void *data, int task)
 {
   Reader *r = data;
+  SkyDisplayCounts *counts = &r->preview_counts[task];
   int64_t j0 = r->rows * task / r->ntasks, j1 = r->rows * (task + 1) / r->ntasks;
   float *row = malloc ((size_t) r->img->nx * sizeof *row);
 
@@ -207,19 +216,31 @@ preview_task (void *data, int task)
         }
       for (int64_t i = 0; i < r->lnx; i++)
         r->out[j * r->lnx + i] = row[i * r->step];
+      sky_display_counts_add (counts, r->out + j * r->lnx, r->lnx);
     }
   free (row);
 }
 
+static void
+clear_preview_counts (Reader *r)
+{
+  for (int t = 0; r->preview_counts != NULL && t < r->npreview_counts; t++)
+    sky_display_counts_clear (&r->preview_counts[t]);
+  g_clear_pointer (&r->preview_counts, g_free);
+  r->npreview_counts = 0;
+}
+
 /* The reduced view: the first pyramid level whose longer side is at most
  * PREVIEW_SIDE, its pixels sampled (not averaged: the levels' means need
- * every pixel, which is what the full read is for). */
+ * every pixel, which is what the full read is for). Its histogram, counted
+ * as its rows are made, stays in r->preview_counts for the image's first. */
 static gboolean
 make_preview (Reader *r, SkyImageData *data, SkyOpenProgress *progress, int nthreads)
 {
   g_autoptr (SkyImageData) pv = g_atomic_rc_box_new0 (SkyImageData);
   SkyPyramid *pyr = &pv->pyramid;
   SkyImage sample = { 0 };
+  int64_t nvalid = 0;
   int level = 0;
 
   pyr->nx[0] = data->image.nx;
@@ -243,6 +264,14 @@ make_preview (Reader *r, SkyImageData *data, SkyOpenProgress *progress, int nthr
   r->rows = pyr->ny[level];
   r->lnx = pyr->nx[level];
   r->ntasks = nthreads;
+  r->preview_counts = g_new0 (SkyDisplayCounts, nthreads);
+  r->npreview_counts = nthreads;
+  for (int t = 0; t < nthreads; t++)
+    if (sky_display_counts_init (&r->preview_counts[t]) != SKY_OK)
+      {
+        clear_preview_counts (r);
+        return TRUE;   /* no reduced view, as above */
+      }
   sky_parallel_for (r->ntasks, nthreads, preview_task, r);
   if (reader_stops (r))
     return FALSE;
@@ -250,9 +279,14 @@ make_preview (Reader *r, SkyImageData *data, SkyOpenProgress *progress, int nthr
   sample.nx = pyr->nx[level];
   sample.ny = pyr->ny[level];
   sample.pixels = pyr->pixels[level];
-  sky_image_count_blanks (&sample);
-  if (sky_display_stats_compute (&sample, nthreads, &pv->stats) != SKY_OK)
-    return TRUE;
+  for (int t = 0; t < nthreads; t++)
+    nvalid += r->preview_counts[t].nvalid;
+  sample.nblank = sample.nx * sample.ny - nvalid;
+  if (sky_display_stats_finish (&sample, r->preview_counts, nthreads, &pv->stats) != SKY_OK)
+    {
+      clear_preview_counts (r);
+      return TRUE;
+    }
   pv->image.nx = data->image.nx;
   pv->image.ny = data->image.ny;
   pv->has_wcs = data->has_wcs;
@@ -307,18 +341,23 @@ sky_image_read (const char *path, const SkyLoadOptions *opts, SkyImageData *data
       atomic_store (&progress->total, npix);
       if (npix >= sky_image_read_progressive_min_pixels ())
         {
-          r.sample_stride = SAMPLE_STRIDE;
           if (!make_preview (&r, data, progress, nthreads))
             goto exit;
+          r.sample_stride = r.preview_counts != NULL ? 0 : SAMPLE_STRIDE;
         }
     }
 
   r.ntasks = (int) MAX (nthreads, (npix + TASK_MAX_PIXELS - CHUNK_PIXELS - 1)
                                     / (TASK_MAX_PIXELS - CHUNK_PIXELS));
-  r.counts = g_new0 (SkyDisplayCounts, r.ntasks);
+  /* The reduced view's counts after the tasks', to be merged with them. */
+  r.counts = g_new0 (SkyDisplayCounts, r.ntasks + r.npreview_counts);
   for (int t = 0; t < r.ntasks; t++)
     {
-      int ret = sky_display_counts_init (&r.counts[t]);
+      int ret = SKY_OK;
+      if (r.sample_stride == 0)
+        r.counts[t] = (SkyDisplayCounts) { NULL, INFINITY, -INFINITY, 0, 0 };
+      else
+        ret = sky_display_counts_init (&r.counts[t]);
       if (ret != SKY_OK)
         {
           reader_fail (&r, ret);
@@ -347,8 +386,11 @@ sky_image_read (const char *path, const SkyLoadOptions *opts, SkyImageData *data
                                  path, img->hdu, (long long) img->plane));
       goto exit;
     }
+  for (int t = 0; t < r.npreview_counts; t++)
+    r.counts[r.ntasks + t] = r.preview_counts[t];
   {
-    int ret = sky_display_stats_finish (img, r.counts, r.ntasks, &data->stats);
+    int ret = sky_display_stats_finish (img, r.counts, r.ntasks + r.npreview_counts,
+                                        &data->stats);
     if (ret != SKY_OK)
       reader_fail (&r, ret);
   }
@@ -365,6 +407,7 @@ exit:
   for (int t = 0; r.counts != NULL && t < r.ntasks; t++)
     sky_display_counts_clear (&r.counts[t]);
   g_free (r.counts);
+  clear_preview_counts (&r);
   g_free (r.error);
   g_mutex_clear (&r.lock);
   sky_plane_file_close (r.file);

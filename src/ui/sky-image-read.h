@@ -45,11 +45,12 @@ void sky_image_data_describe (SkyImageData *data, const char *path);
 
 /* Reads the plane of opts from path into data->image, counts it into
  * data->stats, and, where the image has progressive_min_pixels or more and
- * progress is not NULL, counts only a sample into the histogram
- * (data->stats.sampled; sky_image_data_make_levels_async makes the exact
- * one) and first makes a reduced view for
+ * progress is not NULL, first makes a reduced view for
  * sky_open_progress_take_preview, facing as data will (data is described
- * with sky_image_data_describe as soon as its header is read). The pixels are those of
+ * with sky_image_data_describe as soon as its header is read), whose
+ * histogram is then data's: a sample (data->stats.sampled;
+ * sky_image_data_make_levels_async makes the exact one), with the extremes
+ * and non-blank count of every pixel. The pixels are those of
  * sky_image_load to the bit (the core's own conversion). */
 SkyImageReadResult sky_image_read (const char *path, const SkyLoadOptions *opts,
                                    SkyImageData *data, SkyOpenProgress *progress,
