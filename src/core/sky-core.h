@@ -98,9 +98,9 @@ int sky_plane_file_open (const char *path, const SkyLoadOptions *opts, SkyImage 
 int sky_plane_file_read (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads, float *out,
                          int64_t *ninf);
 /* The same, calling each_block (if not NULL) with every block of at most
- * 32768 pixels of out as soon as it is converted, while it is still in the
- * core's cache: a pass over the pixels that costs no trip to memory. With
- * nthreads > 1 it is called on several threads at once. */
+ * 4096 pixels of out as soon as it is converted, while it is still in the
+ * core's first-level cache: a pass over the pixels that costs no trip to
+ * memory. With nthreads > 1 it is called on several threads at once. */
 typedef void (*SkyPixelBlockFunc) (void *user, const float *pixels, int64_t n);
 int sky_plane_file_read_each (SkyPlaneFile *f, int64_t first, int64_t n, int nthreads,
                               float *out, int64_t *ninf, SkyPixelBlockFunc each_block,

@@ -39,6 +39,9 @@
  * of file, so that the conversion finds it in the core's cache. */
 #define TASK_PIXELS ((int64_t) 1 << 20)
 #define BLOCK_PIXELS ((int64_t) 1 << 15)
+/* With a pass of the caller's (each_block), a block is converted and handed
+ * over 16 KiB of pixels at a time. */
+#define HANDED_PIXELS ((int64_t) 1 << 12)
 
 /* The pixels are handled as their bits: a type that may alias the image's
  * floats (and the file's bytes read into them). */
@@ -402,6 +405,27 @@ page_present (const void *p)
   return page > 0 && mincore ((void *) start, 1, &present) == 0 && (present & 1);
 }
 
+/* A block converted in parts that fit the core's first-level cache with
+ * their raw values, each handed to each_block at once: the caller's pass
+ * reads the pixels the conversion has just written from there rather than
+ * from the second level. */
+static void
+convert_handing_over (const Reader *r, const void *raw, int64_t at, int64_t count,
+                      BlockCounts *c)
+{
+  c->nonfinite = c->infinite = 0;
+  for (int64_t done = 0; done < count; done += HANDED_PIXELS)
+    {
+      int64_t n = count - done < HANDED_PIXELS ? count - done : HANDED_PIXELS;
+      BlockCounts part;
+      convert_block (r, (const unsigned char *) raw + done * r->bytes, r->pixels + at + done, n,
+                     &part);
+      r->each_block (r->user, (const float *) (r->pixels + at + done), n);
+      c->nonfinite += part.nonfinite;
+      c->infinite += part.infinite;
+    }
+}
+
 static void
 read_task (void *data, int task)
 {
@@ -436,9 +460,10 @@ read_task (void *data, int task)
           atomic_compare_exchange_strong (&r->error, &none, err);
           break;
         }
-      convert_block (r, dst, r->pixels + at, count, &c);
-      if (r->each_block != NULL)
-        r->each_block (r->user, (const float *) (r->pixels + at), count);
+      if (r->each_block == NULL)
+        convert_block (r, dst, r->pixels + at, count, &c);
+      else
+        convert_handing_over (r, dst, at, count, &c);
       nblank += c.nonfinite;
       ninf += c.infinite;
     }
