@@ -173,9 +173,7 @@ def main():
                 "medians (cfitsio and fresh pages: of both)" if args.baseline else ""),
              f"load average (1, 5, 15 min) before: {load_before}; after: {benchlib.loadavg()}", "",
              out.rstrip("\n"), ""]
-    report = "\n".join(lines)
-    print(report)
-    benchlib.append_record(args.record, "\n" + report)
+    benchlib.print_report(lines, args.record)
 
 
 if __name__ == "__main__":

@@ -73,9 +73,7 @@ def main():
              "| memory limit | peak RSS (MiB) | wall (s) | load (ms) | clip (ms) | segment (ms) "
              "| label (ms) | measure (ms) | sources | CSV = whole run's |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |", *rows, ""]
-    report = "\n".join(lines)
-    print(report)
-    benchlib.append_record(args.record, "\n" + report)
+    benchlib.print_report(lines, args.record)
 
 
 if __name__ == "__main__":

@@ -93,3 +93,11 @@ def append_record(path, text):
     if path:
         with open(path, "a") as f:
             f.write(text)
+
+
+def print_report(lines, path):
+    """Prints a Markdown report (its lines) and appends it, after a blank
+    line, to the record file path, if one was given."""
+    report = "\n".join(lines)
+    print(report)
+    append_record(path, "\n" + report)
