@@ -101,7 +101,7 @@ scaled_value (double v, double scale, double zero)
     }                                                                         \
   while (0)
 
-/* The loops below are written once for every width and specialised by
+/* The loops below are written once for all widths and specialised by
  * inlining: each reader of a stored value and each pass over a block is
  * inlined where its width and the plane's flags are constants, so that
  * every kind of plane compiles to its own loop with nothing tested inside
