@@ -287,8 +287,8 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   int32_t tree = 0;
   if (use_tree)
     {
-      tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, flux, area,
-                          top, nsig, flag, owner, tree_words_at (lmax + p, p), use_tree > 1);
+      tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, owner,
+                          tree_words_at (lmax + p, p), use_tree > 1);
       if (tree == 1)
         return 1;
       for (int64_t j = tid; j < p; j += kBlock)
