@@ -18,8 +18,8 @@
 #include <string.h>
 
 static SkyTestGpu device;
-/* A second context whose mode kernel runs a warp a box
- * (SKYSIFT_GPU_MODE_THREADS=32): every check runs on both. */
+/* device's mode kernel runs 256 threads a box, a second context's a warp
+ * a box (SKYSIFT_GPU_MODE_THREADS=256 and 32): every check runs on both. */
 static SkyGpu *warp_gpu;
 static int checks_passed, checks_failed;
 static gboolean quick;
@@ -321,7 +321,11 @@ main (int argc, char **argv)
 
   g_test_init (&argc, &argv, NULL);
   quick = g_strcmp0 (g_getenv ("SKYSIFT_GPU_TEST_QUICK"), "1") == 0;
+  /* The first context 256 threads a box, the second a warp a box, whatever
+   * the mesh (by default its size picks one). */
+  g_setenv ("SKYSIFT_GPU_MODE_THREADS", "256", TRUE);
   sky_test_gpu_open (&device);
+  g_unsetenv ("SKYSIFT_GPU_MODE_THREADS");
   if (device.gpu != NULL)
     {
       g_setenv ("SKYSIFT_GPU_MODE_THREADS", "32", TRUE);

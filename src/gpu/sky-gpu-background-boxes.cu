@@ -433,9 +433,15 @@ sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBk
   SKY_LAUNCH (boxSumsKernel, (unsigned) blocks, kSumThreads, 0, gpu->stream, d_image, g->nx,
               g->ny, g->box, g->nbx, g->nb, L->d_qzero, L->d_qscale, L->d_boxmean,
               L->d_nlevels);
-  /* SKYSIFT_GPU_MODE_THREADS=32: a warp a box, the mode's scalar arithmetic
-   * issued once a box instead of by eight warps (for comparisons). */
-  if (gpu->switches.mode_threads == 32)
+  /* A warp a box issues the mode's scalar arithmetic once a box instead of
+   * by eight warps: faster where the boxes fill the multiprocessors many
+   * times over (8192^2, box 64: 16,384 boxes, the maps 2.12 -> 1.83 ms on
+   * an H100), slower where a block a box is what keeps them busy (2048^2:
+   * 1,024 boxes).
+   * SKYSIFT_GPU_MODE_THREADS=32 or 256 chooses (tests, comparisons). */
+  const int warp_a_box = gpu->switches.mode_threads == 32
+                         || (gpu->switches.mode_threads == 0 && g->nb >= (int64_t) gpu->nsm * 16);
+  if (warp_a_box)
     SKY_LAUNCH (boxModeKernel<32>, (unsigned) g->nb, 32, 0, gpu->stream, d_image, g->nx, g->ny,
                 g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
                 (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,

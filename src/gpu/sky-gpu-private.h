@@ -192,8 +192,8 @@ typedef struct SkyGpuSwitches {
   int loop_threads;          /* SKYSIFT_GPU_LOOP_THREADS: 256, 512, 1024; 0 by image size */
   int full_clip;             /* SKYSIFT_GPU_FULL_CLIP=1: the clip's full path always */
   int loop_profile;          /* SKYSIFT_GPU_LOOP_PROFILE=1: the loop prints its cycles */
-  int mode_threads;          /* SKYSIFT_GPU_MODE_THREADS=32: the background's mode a warp
-                              * a box; 0: 256 threads a box */
+  int mode_threads;          /* SKYSIFT_GPU_MODE_THREADS: the background's mode a warp a
+                              * box (32), 256 threads a box (256); 0: by the mesh */
   char fault[16];            /* SKYSIFT_GPU_FAULT: the step before which a kernel traps */
 } SkyGpuSwitches;
 

@@ -13,8 +13,10 @@
  *                               runs only when its plan misses (tests);
  *   SKYSIFT_GPU_LOOP_PROFILE=1  the clip loop prints its phases' cycles, in
  *                               a build with SKY_GPU_LOOP_PROFILE (tuning);
- *   SKYSIFT_GPU_MODE_THREADS=32 the local method's background mode a warp a
- *                               box instead of 256 threads (comparisons);
+ *   SKYSIFT_GPU_MODE_THREADS=N  the local method's background mode a warp a
+ *                               box (32) or 256 threads a box (256), where
+ *                               otherwise the mesh's size picks (tests,
+ *                               comparisons);
  *   SKYSIFT_GPU_FAULT=STEP      before STEP (clip, segment, label, measure)
  *                               a kernel traps, a real device fault
  *                               (tests of what callers do about one);
@@ -48,7 +50,9 @@ sky_gpu_switches_read (SkyGpuSwitches *sw)
     sw->loop_threads = atoi (threads);
   sw->full_clip = env_is ("SKYSIFT_GPU_FULL_CLIP", "1");
   sw->loop_profile = env_is ("SKYSIFT_GPU_LOOP_PROFILE", "1");
-  sw->mode_threads = env_is ("SKYSIFT_GPU_MODE_THREADS", "32") ? 32 : 0;
+  sw->mode_threads = env_is ("SKYSIFT_GPU_MODE_THREADS", "32")    ? 32
+                     : env_is ("SKYSIFT_GPU_MODE_THREADS", "256") ? 256
+                                                                  : 0;
   if (fault != NULL)
     snprintf (sw->fault, sizeof sw->fault, "%s", fault);
 }
