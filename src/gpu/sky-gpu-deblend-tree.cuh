@@ -89,21 +89,21 @@ tree_words_at (int32_t *w, int64_t p)
 /* 0: unknown (the climb decides); 1: the island does not split; more:
  * it splits into that many cores (with cores set), owner[j] then the
  * core's least pixel + 1 (0: left for the watershed). parent is the
- * caller's union-find (shared memory where p <= kSharedWords); each
- * pixel's level and root node id go to shared memory too where 3 p words
- * fit, else to lvl (the caller's frame words, set again afterwards) and
- * the tree's words. Every thread of the block calls it and gets the same
- * answer. */
+ * caller's union-find (shared memory where p <= room, the work words at
+ * the start of smem); each pixel's level and root node id go to shared
+ * memory too where 3 p words fit, else to lvl_words (the caller's frame
+ * words, set again afterwards) and the tree's words. Every thread of the
+ * block calls it and gets the same answer. */
 __device__ int32_t
 tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
              const SkyGpuDetectParams &lp, double peak, double floor_flux, double slack,
-             int32_t *lvl_words, int32_t *parent, int32_t *smem, int32_t *owner,
-             const TreeWords &tw, bool cores)
+             int32_t *lvl_words, int32_t *parent, int32_t *smem, int64_t room,
+             int32_t *owner, const TreeWords &tw, bool cores)
 {
   __shared__ TreeShared ts;
   const int nlevels = lp.nthresh - 1;
   const int tid = threadIdx.x;
-  const bool near = 3 * p <= kSharedWords;
+  const bool near = 3 * p <= room;
   int32_t *lvl = near ? smem + 2 * p : lvl_words;
   int32_t *id_of = near ? smem + p : tw.id_of;
 

@@ -17,9 +17,12 @@
  *   maxima    each pixel that is a local maximum high enough counts for its
  *             island (up to two);
  *   need      each island's scratch (words), zero for one that cannot split;
+ *             the islands that may split listed;
  *   scan      the scratch offsets;
- *   islands   a block per island that may split: gather, the component tree
- *             (or the levels climbed), watershed, the first pixel of each part;
+ *   islands   as many blocks as fit on the device at once, each taking the
+ *             next listed island as it finishes one: gather (the values and
+ *             neighbours into shared memory where they fit), the component
+ *             tree (or the levels climbed), watershed, each part's first pixel;
  *   firsts    a bit at each source's first pixel (an island that did not
  *             split: its own first pixel);
  *   ranks     the bits counted per 64-pixel word and scanned: a source's
@@ -38,7 +41,9 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kBlock = 512;   /* threads deblending one island */
-constexpr int kSharedWords = 24576;   /* the island kernel's shared words (96 KiB) */
+/* The island kernel's shared words: what the device lets a block have
+ * (227 KiB on Hopper, 163 on Ampere, less the static words), up to this. */
+constexpr int kSharedWordsMost = 57344;
 
 typedef unsigned long long u64;
 
@@ -67,8 +72,11 @@ may_split (int64_t npix, float peak, const SkyGpuDetectParams &lp)
  * words a pixel), then parent, frame, val, owner, flag, area, top (one
  * each), nsig (p + 1), flux (two, 8-byte aligned), neighbours (eight), the
  * local maxima (one); the island's words are the larger of this and the
- * serial deblending's. The union-find's parents and the watershed's levels
- * and cores live in shared memory where they fit (kSharedWords). */
+ * serial deblending's. Where they fit in the block's shared words, the
+ * values and neighbours are kept there instead (the island's whole walk
+ * then reads shared memory), and the union-find's parents, the tree's
+ * levels and node ids and the watershed's levels, cores and flags live
+ * there too. */
 __host__ __device__ __forceinline__ int64_t
 flux_offset (int64_t p)
 {
@@ -102,6 +110,8 @@ deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, u64 *__restrict__ maxi
     {
       hdr->nsplit = 0;
       hdr->extra = 0;
+      hdr->nwork = 0;
+      hdr->next_work = 0;
       hdr->scratch_overflow = 0;
     }
   for (int64_t k = tid; k < n; k += stride)
@@ -152,18 +162,27 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
     }
 }
 
+/* Each island's scratch words (0: it cannot split, and stays one source);
+ * the islands that may split listed (in any order) for the island blocks,
+ * which take them one at a time, each block the next as it finishes one. */
 __global__ void __launch_bounds__ (kThreads)
-deblendNeedKernel (const SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
-                   const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *need)
+deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
+                   const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *need,
+                   int32_t *__restrict__ nsub, int32_t *__restrict__ work)
 {
   sky_grid_wait ();
   const int64_t n = (int64_t) __ldcg (&hdr->nislands);
 
   for (int64_t k = (int64_t) blockIdx.x * kThreads + threadIdx.x + 1; k <= n;
        k += (int64_t) gridDim.x * kThreads)
-    need[k - 1] = may_split ((int64_t) karea[k], kpeak[k], lp) && __ldcg (need + k - 1) >= 2
-                      ? (u64) island_words ((int64_t) karea[k], lp.nthresh)
-                      : 0;
+    {
+      const bool may = may_split ((int64_t) karea[k], kpeak[k], lp) && __ldcg (need + k - 1) >= 2;
+      need[k - 1] = may ? (u64) island_words ((int64_t) karea[k], lp.nthresh) : 0;
+      if (may)
+        work[atomicAdd (&hdr->nwork, 1ull)] = (int32_t) k;
+      else
+        nsub[k] = 1;
+    }
 }
 
 
@@ -202,17 +221,22 @@ __device__ int32_t
 deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index, int64_t nx,
                   int64_t ny, const SkyGpuDetectParams &lp, int64_t k, int64_t p,
                   const int32_t *box, double peak, int32_t *base, BlockShared &sh,
-                  int32_t *smem, int use_tree)
+                  int32_t *smem, int64_t shared_words, int use_tree)
 {
+  const int nn = lp.connectivity == 8 ? 8 : 4;
+  /* Values and neighbours at the end of the shared words where they fit
+   * with three words a pixel of work before them; room: the work words. */
+  const bool held = (int64_t) (4 + nn) * p <= shared_words;
+  const int64_t room = held ? shared_words - (int64_t) (1 + nn) * p : shared_words;
   int64_t *pixels = reinterpret_cast<int64_t *> (base);
-  int32_t *parent = p <= kSharedWords ? smem : base + 2 * p, *frame = base + 3 * p;
-  float *val = reinterpret_cast<float *> (base + 4 * p);
+  int32_t *parent = p <= room ? smem : base + 2 * p, *frame = base + 3 * p;
+  float *val = held ? reinterpret_cast<float *> (smem + room) : reinterpret_cast<float *> (base + 4 * p);
   int32_t *owner = base + 5 * p, *flag = base + 6 * p, *area = base + 7 * p;
   uint32_t *top = reinterpret_cast<uint32_t *> (base + 8 * p);
   int32_t *nsig = base + 9 * p;
   double *flux = reinterpret_cast<double *> (base + flux_offset (p));
-  int32_t *nb = base + neighbour_offset (p), *lmax = nb + 8 * p;
-  const int nn = lp.connectivity == 8 ? 8 : 4;
+  int32_t *lmax = base + neighbour_offset (p) + 8 * p;
+  int32_t *nb = held ? smem + room + p : base + neighbour_offset (p);
   const int tid = threadIdx.x;
   const int64_t chunk = (p + kBlock - 1) / kBlock;
   const int64_t lo = tid * chunk < p ? tid * chunk : p, hi = lo + chunk < p ? lo + chunk : p;
@@ -287,8 +311,8 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   int32_t tree = 0;
   if (use_tree)
     {
-      tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, owner,
-                          tree_words_at (lmax + p, p), use_tree > 1);
+      tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, room,
+                          owner, tree_words_at (lmax + p, p), use_tree > 1);
       if (tree == 1)
         return 1;
       for (int64_t j = tid; j < p; j += kBlock)
@@ -451,14 +475,15 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
     return 1;
 
   /* The watershed: the flood levels (level, as keys), from the cores'
-   * pixels (flag), by sweeps until none changes; in shared memory where
-   * both fit. */
-  const bool near = 2 * p <= kSharedWords;
+   * pixels (fixed), by sweeps until none changes; in shared memory where
+   * they fit. */
+  const bool near = 2 * p <= room;
   uint32_t *level = near ? reinterpret_cast<uint32_t *> (smem) : top;
   int32_t *core_of = near ? smem + p : owner;
+  int32_t *fixed = 3 * p <= room ? smem + 2 * p : flag;
   for (int64_t j = tid; j < p; j += kBlock)
     {
-      flag[j] = owner[j] != 0;
+      fixed[j] = owner[j] != 0;
       level[j] = owner[j] != 0 ? order_key (val[j]) : 0;
       core_of[j] = owner[j];
     }
@@ -469,7 +494,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       for (int64_t s = lo; s < hi; s++)
         {
           const int64_t j = sweep & 1 ? hi - 1 - (s - lo) : s;
-          if (flag[j])
+          if (fixed[j])
             continue;
           uint32_t best = 0;
           for (int d = 0; d < nn; d++)
@@ -526,7 +551,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   int unsure = 0;
   for (int64_t j = tid; j < p; j += kBlock)
     {
-      if (flag[j])
+      if (fixed[j])
         continue;
       uint32_t best = 0;
       for (int d = 0; d < nn; d++)
@@ -573,14 +598,16 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const int32_t *__restrict__ labels, int32_t *__restrict__ index,
                      int64_t nx, int64_t ny, SkyGpuDetectParams lp, const float *__restrict__ kpeak,
                      const u64 *__restrict__ karea, const int32_t *__restrict__ kbox,
-                     const u64 *__restrict__ need, const u64 *__restrict__ offset,
-                     const u64 *__restrict__ total_need, int32_t *__restrict__ scratch,
-                     int64_t scratch_cap, int32_t *__restrict__ nsub, int use_tree)
+                     const u64 *__restrict__ offset, const u64 *__restrict__ total_need,
+                     int32_t *__restrict__ scratch, int64_t scratch_cap,
+                     int32_t *__restrict__ nsub, const int32_t *__restrict__ work, int64_t shared_words, int use_tree)
 {
   sky_grid_wait ();
   __shared__ BlockShared sh;
+  __shared__ int64_t next;
   extern __shared__ int32_t smem[];
   const int64_t n = (int64_t) __ldcg (&hdr->nislands);
+  const int64_t nwork = (int64_t) __ldcg (&hdr->nwork);
 
   if (n > 0 && (int64_t) __ldcg (total_need) > scratch_cap)
     {
@@ -592,19 +619,21 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
         }
       return;
     }
-  for (int64_t k = (int64_t) blockIdx.x + 1; k <= n; k += gridDim.x)
+  for (;;)
     {
-      if (__ldcg (need + k - 1) == 0)
-        {
-          if (threadIdx.x == 0)
-            nsub[k] = 1;
-          continue;
-        }
+      if (threadIdx.x == 0)
+        next = (int64_t) atomicAdd (&hdr->next_work, 1ull);
+      __syncthreads ();
+      const int64_t w = next;
+      __syncthreads ();
+      if (w >= nwork)
+        break;
+      const int64_t k = __ldcg (work + w);
       const int64_t p = (int64_t) __ldcg (karea + k);
       const int32_t *box = kbox + 4 * k;
       int32_t *base = scratch + __ldcg (offset + k - 1);
       int32_t ncores = deblend_parallel (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base,
-                                         sh, smem, use_tree);
+                                         sh, smem, shared_words, use_tree);
       __syncthreads ();
       if (threadIdx.x == 0)
         {
@@ -792,10 +821,6 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
                                          kThreads);
   const unsigned pixel_grid = grid_for (gpu, n, kThreads);
   const unsigned word_grid = grid_for (gpu, L->nwords, kThreads);
-  /* A block an island, up to four a multiprocessor; each skips at once
-   * the islands that cannot split. */
-  const int64_t most = (int64_t) gpu->nsm * 4;
-  const unsigned block_grid = (unsigned) (L->island_cap < 1 ? 1 : L->island_cap < most ? L->island_cap : most);
   int32_t *index = reinterpret_cast<int32_t *> (gpu->d_work);
   /* SKYSIFT_GPU_DEBLEND_TREE: 2 (the default) the component tree decides
    * each island, 1 it answers only whether an island splits (those that do
@@ -808,16 +833,36 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
               L->d_first_bits, L->nwords);
   SKY_LAUNCH (deblendMaximaKernel, pixel_grid, kThreads, 0, s, L->d_header, *maps, gpu->d_labels,
               nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_need);
+  /* The list of islands that may split goes into the new labels' words,
+   * which the rank kernel fills only after the island kernel. */
   SKY_LAUNCH (deblendNeedKernel, island_grid, kThreads, 0, s, L->d_header, L->d_kpeak, L->d_karea,
-              *lp, L->d_need);
+              *lp, L->d_need, L->d_nsub, L->d_newlabel);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_need, L->d_offset, L->island_cap,
                                    &L->d_header->nislands, L->d_total + 1)) != SKY_OK)
     return ret;
-  SKY_CUDA (cudaFuncSetAttribute (deblendIslandKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  kSharedWords * (int) sizeof (int32_t)));
-  SKY_LAUNCH (deblendIslandKernel, block_grid, kBlock, kSharedWords * sizeof (int32_t), s, L->d_header, *maps,
-              gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_kbox, L->d_need,
-              L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap, L->d_nsub, use_tree);
+  if (L->island_words == 0)
+    {
+      /* As many shared words as a block may have, and as many blocks as
+       * fit on the device at once with them: each takes the next island
+       * from the list as it finishes one. */
+      int optin = 0, per_sm = 0;
+      cudaFuncAttributes fa;
+      SKY_CUDA (cudaDeviceGetAttribute (&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                        gpu->device));
+      SKY_CUDA (cudaFuncGetAttributes (&fa, deblendIslandKernel));
+      const int64_t words = ((int64_t) optin - (int64_t) fa.sharedSizeBytes) / 4;
+      L->island_words = words < kSharedWordsMost ? words : kSharedWordsMost;
+      SKY_CUDA (cudaFuncSetAttribute (deblendIslandKernel,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int) (L->island_words * 4)));
+      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (
+          &per_sm, deblendIslandKernel, kBlock, (size_t) L->island_words * 4));
+      L->island_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
+    }
+  SKY_LAUNCH (deblendIslandKernel, L->island_blocks, kBlock, (size_t) L->island_words * 4, s,
+              L->d_header, *maps, gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea,
+              L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap,
+              L->d_nsub, L->d_newlabel, L->island_words, use_tree);
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
               L->d_deblended);

@@ -37,6 +37,8 @@ typedef struct SkyGpuDetectHeader {
   unsigned long long nsplit;       /* islands that split */
   unsigned long long extra;        /* sources beyond one an island */
   unsigned long long scratch_need; /* int32 words the deblending asks for */
+  unsigned long long nwork;        /* islands that may split, listed for the island blocks */
+  unsigned long long next_work;    /* the next of them a block takes */
   int scratch_overflow;            /* more than the scratch holds: nothing deblended */
   int pad;
 } SkyGpuDetectHeader;
@@ -75,6 +77,9 @@ struct SkyGpuDetect {
   unsigned long long *d_word_count, *d_word_offset;
   int64_t nwords;
   uint8_t *d_deblended;                      /* by final label, capacity + 1 */
+  int64_t island_words;                      /* the island kernel's shared words (0: not yet
+                                              * asked of the device) */
+  unsigned island_blocks;                    /* its blocks: as many as are resident at once */
 
   /* the local measures */
   uint8_t *d_seen;                           /* zero between uses */
