@@ -15,7 +15,8 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kSourceThreads = 128;   /* a block a source */
+constexpr int kSourceThreads = 256;   /* a block a source */
+constexpr int kWindowBatch = 4;       /* window pixels a thread loads before it adds them */
 constexpr int kWindowIterations = 16;
 constexpr double kCoreLevel = 0.7;
 constexpr int kColumns = 512;   /* the window's columns and rows whose weights are kept */
@@ -208,20 +209,41 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
         wys[c] = exp (-(y0 + c - y) * (y0 + c - y) * inv2s2);
       __syncthreads ();
       Sums s = { 0, 0, 0 };
-      for (int64_t b = threadIdx.x; b < w * h; b += kSourceThreads)
+      /* A batch of pixels' loads in flight before the first is used: the
+       * window of a large source is most of this kernel's time. */
+      const int64_t wh = w * h;
+      for (int64_t b0 = threadIdx.x; b0 < wh; b0 += kWindowBatch * kSourceThreads)
         {
-          const int64_t px = x0 + b % w, py = y0 + b / w, i = py * nx + px;
-          const double ddx = px - x, ddy = py - y;
-          const float v = residual[i];
-          const int32_t li = __ldcg (labels + i);
-          if ((li != label && li != 0) || isnan (v))
-            continue;
-          const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
-          const double wy = cached ? wys[py - y0] : exp (-(py - y) * (py - y) * inv2s2);
-          const double wt = wx * wy * v;
-          s.a += wt;
-          s.b += wt * ddx;
-          s.c += wt * ddy;
+          float v[kWindowBatch];
+          int32_t li[kWindowBatch];
+#pragma unroll
+          for (int u = 0; u < kWindowBatch; u++)
+            {
+              const int64_t b = b0 + u * kSourceThreads;
+              v[u] = NAN;
+              li[u] = 0;
+              if (b < wh)
+                {
+                  const int64_t i = (y0 + b / w) * nx + x0 + b % w;
+                  v[u] = residual[i];
+                  li[u] = __ldcg (labels + i);
+                }
+            }
+#pragma unroll
+          for (int u = 0; u < kWindowBatch; u++)
+            {
+              const int64_t b = b0 + u * kSourceThreads;
+              if (b >= wh || (li[u] != label && li[u] != 0) || isnan (v[u]))
+                continue;
+              const int64_t px = x0 + b % w, py = y0 + b / w;
+              const double ddx = px - x, ddy = py - y;
+              const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
+              const double wy = cached ? wys[py - y0] : exp (-(py - y) * (py - y) * inv2s2);
+              const double wt = wx * wy * v[u];
+              s.a += wt;
+              s.b += wt * ddx;
+              s.c += wt * ddy;
+            }
         }
       s = block_sums (s, sh);
       if (!(s.a > 0))
