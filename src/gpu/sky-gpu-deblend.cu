@@ -44,6 +44,7 @@ constexpr int kBlock = 512;   /* threads deblending one island */
 /* The island kernel's shared words: what the device lets a block have
  * (227 KiB on Hopper, 163 on Ampere, less the static words), up to this. */
 constexpr int kSharedWordsMost = 57344;
+constexpr int64_t kLargeIsland = 1024;   /* islands deblended first */
 
 typedef unsigned long long u64;
 
@@ -111,6 +112,7 @@ deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, u64 *__restrict__ maxi
       hdr->nsplit = 0;
       hdr->extra = 0;
       hdr->nwork = 0;
+      hdr->nsmall = 0;
       hdr->next_work = 0;
       hdr->scratch_overflow = 0;
     }
@@ -163,12 +165,14 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
 }
 
 /* Each island's scratch words (0: it cannot split, and stays one source);
- * the islands that may split listed (in any order) for the island blocks,
- * which take them one at a time, each block the next as it finishes one. */
+ * the islands that may split listed for the island blocks, which take them
+ * one at a time, each block the next as it finishes one: those of at least
+ * kLargeIsland pixels from the list's start, the others from its end
+ * backwards (cap words), so that the slowest start first. */
 __global__ void __launch_bounds__ (kThreads)
 deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
                    const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *need,
-                   int32_t *__restrict__ nsub, int32_t *__restrict__ work)
+                   int32_t *__restrict__ nsub, int32_t *__restrict__ work, int64_t cap)
 {
   sky_grid_wait ();
   const int64_t n = (int64_t) __ldcg (&hdr->nislands);
@@ -178,10 +182,12 @@ deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict
     {
       const bool may = may_split ((int64_t) karea[k], kpeak[k], lp) && __ldcg (need + k - 1) >= 2;
       need[k - 1] = may ? (u64) island_words ((int64_t) karea[k], lp.nthresh) : 0;
-      if (may)
+      if (!may)
+        nsub[k] = 1;
+      else if ((int64_t) karea[k] >= kLargeIsland)
         work[atomicAdd (&hdr->nwork, 1ull)] = (int32_t) k;
       else
-        nsub[k] = 1;
+        work[cap - 1 - (int64_t) atomicAdd (&hdr->nsmall, 1ull)] = (int32_t) k;
     }
 }
 
@@ -600,14 +606,15 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const u64 *__restrict__ karea, const int32_t *__restrict__ kbox,
                      const u64 *__restrict__ offset, const u64 *__restrict__ total_need,
                      int32_t *__restrict__ scratch, int64_t scratch_cap,
-                     int32_t *__restrict__ nsub, const int32_t *__restrict__ work, int64_t shared_words, int use_tree)
+                     int32_t *__restrict__ nsub, const int32_t *__restrict__ work, int64_t work_cap, int64_t shared_words, int use_tree)
 {
   sky_grid_wait ();
   __shared__ BlockShared sh;
   __shared__ int64_t next;
   extern __shared__ int32_t smem[];
   const int64_t n = (int64_t) __ldcg (&hdr->nislands);
-  const int64_t nwork = (int64_t) __ldcg (&hdr->nwork);
+  const int64_t nlarge = (int64_t) __ldcg (&hdr->nwork);
+  const int64_t nwork = nlarge + (int64_t) __ldcg (&hdr->nsmall);
 
   if (n > 0 && (int64_t) __ldcg (total_need) > scratch_cap)
     {
@@ -628,7 +635,7 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
       __syncthreads ();
       if (w >= nwork)
         break;
-      const int64_t k = __ldcg (work + w);
+      const int64_t k = __ldcg (work + (w < nlarge ? w : work_cap - 1 - (w - nlarge)));
       const int64_t p = (int64_t) __ldcg (karea + k);
       const int32_t *box = kbox + 4 * k;
       int32_t *base = scratch + __ldcg (offset + k - 1);
@@ -836,7 +843,7 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   /* The list of islands that may split goes into the new labels' words,
    * which the rank kernel fills only after the island kernel. */
   SKY_LAUNCH (deblendNeedKernel, island_grid, kThreads, 0, s, L->d_header, L->d_kpeak, L->d_karea,
-              *lp, L->d_need, L->d_nsub, L->d_newlabel);
+              *lp, L->d_need, L->d_nsub, L->d_newlabel, L->island_cap);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_need, L->d_offset, L->island_cap,
                                    &L->d_header->nislands, L->d_total + 1)) != SKY_OK)
     return ret;
@@ -862,7 +869,7 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   SKY_LAUNCH (deblendIslandKernel, L->island_blocks, kBlock, (size_t) L->island_words * 4, s,
               L->d_header, *maps, gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea,
               L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap,
-              L->d_nsub, L->d_newlabel, L->island_words, use_tree);
+              L->d_nsub, L->d_newlabel, L->island_cap, L->island_words, use_tree);
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
               L->d_deblended);

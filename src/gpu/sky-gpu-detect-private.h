@@ -37,7 +37,9 @@ typedef struct SkyGpuDetectHeader {
   unsigned long long nsplit;       /* islands that split */
   unsigned long long extra;        /* sources beyond one an island */
   unsigned long long scratch_need; /* int32 words the deblending asks for */
-  unsigned long long nwork;        /* islands that may split, listed for the island blocks */
+  unsigned long long nwork;        /* islands that may split, listed for the island blocks:
+                                    * the large ones from the start of the list */
+  unsigned long long nsmall;       /* ... and the others from its end */
   unsigned long long next_work;    /* the next of them a block takes */
   int scratch_overflow;            /* more than the scratch holds: nothing deblended */
   int pad;
