@@ -70,10 +70,25 @@ uf_union (int32_t *parent, int32_t a, int32_t b)
   while (!done);
 }
 
+enum { kMarkStart, kMarkGathered, kMarkTree, kMarkClimbed, kMarkLevels, kMarkCores, kMarks };
+
+__device__ __forceinline__ void
+mark (long long *marks, int which)
+{
+  if (threadIdx.x == 0)
+    marks[which] = clock64 ();
+}
+
 struct BlockShared {
   double sum[kBlock / 32];
   int32_t rank[kBlock / 32 + 1];
   int32_t count, cores, frames;
+  int32_t front[2];   /* the watershed's fronts' lengths */
+  /* SKYSIFT_GPU_DEBLEND_PROFILE: the first thread's clock where each phase
+   * of an island ends (0: not reached), the watershed's steps, the tree's
+   * answer */
+  long long mark[kMarks];
+  int32_t steps[2], tree;
 };
 
 __device__ double

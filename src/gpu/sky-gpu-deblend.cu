@@ -247,6 +247,14 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   const int64_t chunk = (p + kBlock - 1) / kBlock;
   const int64_t lo = tid * chunk < p ? tid * chunk : p, hi = lo + chunk < p ? lo + chunk : p;
 
+  if (tid == 0)
+    {
+      for (int i = 0; i < kMarks; i++)
+        sh.mark[i] = 0;
+      sh.steps[0] = sh.steps[1] = 0;
+      sh.tree = -1;
+    }
+  mark (sh.mark, kMarkStart);
   /* The island's pixels from its box, in raster order. */
   const int64_t bw = box[1] - box[0] + 1, bn = bw * (box[3] - box[2] + 1);
   double tsum = 0, tabs = 0;
@@ -315,10 +323,14 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   const double floor_flux = lp.mincont * total;
   const double slack = 0x1p-50 * ((double) p * lp.mincont * total_abs + fabs (floor_flux));
   int32_t tree = 0;
+  mark (sh.mark, kMarkGathered);
   if (use_tree)
     {
       tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, room,
                           owner, tree_words_at (lmax + p, p), use_tree > 1);
+      mark (sh.mark, kMarkTree);
+      if (tid == 0)
+        sh.tree = tree;
       if (tree == 1)
         return 1;
       for (int64_t j = tid; j < p; j += kBlock)
@@ -465,6 +477,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       if (!__syncthreads_or (can) && sh.cores + sh.frames <= 1)
         return 1;
     }
+  mark (sh.mark, kMarkClimbed);
   if (tid == 0)
     sh.count = 0;
   __syncthreads ();
@@ -481,79 +494,113 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
     return 1;
 
   /* The watershed: the flood levels (level, as keys), from the cores'
-   * pixels (fixed), by sweeps until none changes; in shared memory where
-   * they fit. */
+   * pixels (fixed) outwards, a front at a time: only the pixels whose
+   * level rose last time offer theirs to their neighbours, so a step costs
+   * its front, not the island (a long island needs as many steps as its
+   * longest path has pixels). Levels only rise, towards the one fixed point
+   * (each pixel's widest path's least value from a core), whatever the
+   * order. In shared memory where they fit. */
   const bool near = 2 * p <= room;
   uint32_t *level = near ? reinterpret_cast<uint32_t *> (smem) : top;
   int32_t *core_of = near ? smem + p : owner;
   int32_t *fixed = 3 * p <= room ? smem + 2 * p : flag;
+  /* two fronts and the step each pixel last joined one (over the climb's
+   * nsig and flux words, in global memory, where shared memory is short) */
+  int32_t *front_words = 6 * p <= room ? smem + 3 * p : nsig;
+  int32_t *front[2] = { front_words, front_words + p };
+  int32_t *joined = front_words + 2 * p;
+  if (tid == 0)
+    {
+      sh.front[0] = 0;
+      sh.front[1] = 0;
+    }
+  __syncthreads ();
   for (int64_t j = tid; j < p; j += kBlock)
     {
       fixed[j] = owner[j] != 0;
       level[j] = owner[j] != 0 ? order_key (val[j]) : 0;
       core_of[j] = owner[j];
+      joined[j] = -1;
+      if (owner[j] != 0)
+        front[0][atomicAdd (&sh.front[0], 1)] = (int32_t) j;
     }
   __syncthreads ();
-  for (int sweep = 0;; sweep++)
+  for (int step = 0;; step++)
     {
-      int changed = 0;
-      for (int64_t s = lo; s < hi; s++)
+      const int now = step & 1, next = now ^ 1;
+      const int32_t count = sh.front[now];
+      if (count == 0)
         {
-          const int64_t j = sweep & 1 ? hi - 1 - (s - lo) : s;
-          if (fixed[j])
-            continue;
-          uint32_t best = 0;
+          if (tid == 0)
+            sh.steps[sh.steps[0] == 0 ? 0 : 1] = step;
+          break;
+        }
+      for (int32_t f = tid; f < count; f += kBlock)
+        {
+          const int32_t u = front[now][f];
+          const uint32_t lu = vload (level + u);
           for (int d = 0; d < nn; d++)
             {
-              const int32_t q = nb[j * nn + d];
-              if (q >= 0)
-                {
-                  const uint32_t l = vload (level + q);
-                  best = l > best ? l : best;
-                }
-            }
-          const uint32_t own = order_key (val[j]), reach = own < best ? own : best;
-          if (reach > level[j])
-            {
-              atomicMax (level + j, reach);   /* neighbours read it meanwhile */
-              changed = 1;
+              const int32_t j = nb[(int64_t) u * nn + d];
+              if (j < 0 || fixed[j])
+                continue;
+              const uint32_t own = order_key (val[j]), reach = own < lu ? own : lu;
+              if (reach > vload (level + j) && atomicMax (level + j, reach) < reach
+                  && atomicExch (joined + j, step) != step)
+                front[next][atomicAdd (&sh.front[next], 1)] = j;
             }
         }
-      if (!__syncthreads_or (changed))
-        break;
+      __syncthreads ();
+      if (tid == 0)
+        sh.front[now] = 0;
+      __syncthreads ();
     }
   /* Each unowned pixel takes the core of a neighbour of the highest level
-   * that has one; then every such neighbour must have that same core. */
-  for (;;)
+   * that has one (then every such neighbour must have that same core), a
+   * front at a time from the cores' pixels: a pixel that has just taken
+   * its core offers it to the neighbours of which it is a highest one.
+   * (Every thread has read the last, empty, front's length first.) */
+  mark (sh.mark, kMarkLevels);
+  __syncthreads ();
+  for (int64_t j = tid; j < p; j += kBlock)
+    if (fixed[j])
+      front[0][atomicAdd (&sh.front[0], 1)] = (int32_t) j;
+  __syncthreads ();
+  for (int step = 0;; step++)
     {
-      int changed = 0;
-      for (int64_t j = lo; j < hi; j++)
+      const int now = step & 1, next = now ^ 1;
+      const int32_t count = sh.front[now];
+      if (count == 0)
         {
-          if (vload (core_of + j) != 0)
-            continue;
-          uint32_t best = 0;
+          if (tid == 0)
+            sh.steps[sh.steps[0] == 0 ? 0 : 1] = step;
+          break;
+        }
+      for (int32_t f = tid; f < count; f += kBlock)
+        {
+          const int32_t u = front[now][f], cu = vload (core_of + u);
+          const uint32_t lu = level[u];
           for (int d = 0; d < nn; d++)
             {
-              const int32_t q = nb[j * nn + d];
-              best = q >= 0 && level[q] > best ? level[q] : best;
-            }
-          for (int d = 0; d < nn; d++)
-            {
-              const int32_t q = nb[j * nn + d];
-              if (q < 0 || level[q] != best)
+              const int32_t j = nb[(int64_t) u * nn + d];
+              if (j < 0 || vload (core_of + j) != 0)
                 continue;
-              const int32_t o = vload (core_of + q);
-              if (o != 0)
+              uint32_t best = 0;
+              for (int e = 0; e < nn; e++)
                 {
-                  atomicExch (core_of + j, o);
-                  changed = 1;
-                  break;
+                  const int32_t q = nb[(int64_t) j * nn + e];
+                  best = q >= 0 && level[q] > best ? level[q] : best;
                 }
+              if (lu == best && atomicCAS (core_of + j, 0, cu) == 0)
+                front[next][atomicAdd (&sh.front[next], 1)] = j;
             }
         }
-      if (!__syncthreads_or (changed))
-        break;
+      __syncthreads ();
+      if (tid == 0)
+        sh.front[now] = 0;
+      __syncthreads ();
     }
+  mark (sh.mark, kMarkCores);
   int unsure = 0;
   for (int64_t j = tid; j < p; j += kBlock)
     {
@@ -606,7 +653,8 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const u64 *__restrict__ karea, const int32_t *__restrict__ kbox,
                      const u64 *__restrict__ offset, const u64 *__restrict__ total_need,
                      int32_t *__restrict__ scratch, int64_t scratch_cap,
-                     int32_t *__restrict__ nsub, const int32_t *__restrict__ work, int64_t work_cap, int64_t shared_words, int use_tree)
+                     int32_t *__restrict__ nsub, const int32_t *__restrict__ work, int64_t work_cap,
+                     int64_t shared_words, int use_tree, int profile)
 {
   sky_grid_wait ();
   __shared__ BlockShared sh;
@@ -644,8 +692,24 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
       __syncthreads ();
       if (threadIdx.x == 0)
         {
-          if (ncores == 0)
+          const bool serial = ncores == 0;
+          if (serial)
             ncores = deblend_serial (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base);
+          if (profile)
+            {
+              /* kilocycles from the island's start to each phase's end */
+              const long long t0 = sh.mark[kMarkStart], *t = sh.mark;
+              printf ("deblend profile: island %lld, %lld pixels, tree %d, cores %d%s; kcycles: "
+                      "gathered %lld, tree %lld, climbed %lld, levels %lld (%d steps), "
+                      "cores %lld (%d steps), done %lld\n",
+                      (long long) k, (long long) p, sh.tree, ncores, serial ? " (serial)" : "",
+                      t[kMarkGathered] ? (t[kMarkGathered] - t0) / 1000 : -1,
+                      t[kMarkTree] ? (t[kMarkTree] - t0) / 1000 : -1,
+                      t[kMarkClimbed] ? (t[kMarkClimbed] - t0) / 1000 : -1,
+                      t[kMarkLevels] ? (t[kMarkLevels] - t0) / 1000 : -1, sh.steps[0],
+                      t[kMarkCores] ? (t[kMarkCores] - t0) / 1000 : -1, sh.steps[1],
+                      (clock64 () - t0) / 1000);
+            }
           nsub[k] = ncores;
           if (ncores > 1)
             {
@@ -834,6 +898,10 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
    * climb), 0 every island climbs the levels; to compare them. */
   const char *tree_env = getenv ("SKYSIFT_GPU_DEBLEND_TREE");
   const int use_tree = tree_env == NULL ? 2 : tree_env[0] == '0' ? 0 : tree_env[0] == '1' ? 1 : 2;
+  /* SKYSIFT_GPU_DEBLEND_PROFILE=1: each island that may split prints its
+   * phases' cycles (tuning). */
+  const char *profile_env = getenv ("SKYSIFT_GPU_DEBLEND_PROFILE");
+  const int profile = profile_env != NULL && profile_env[0] == '1';
   int ret;
 
   SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, s, L->d_header, L->d_need,
@@ -869,7 +937,7 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   SKY_LAUNCH (deblendIslandKernel, L->island_blocks, kBlock, (size_t) L->island_words * 4, s,
               L->d_header, *maps, gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea,
               L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap,
-              L->d_nsub, L->d_newlabel, L->island_cap, L->island_words, use_tree);
+              L->d_nsub, L->d_newlabel, L->island_cap, L->island_words, use_tree, profile);
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
               L->d_deblended);
