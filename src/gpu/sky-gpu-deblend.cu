@@ -327,7 +327,13 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   if (use_tree)
     {
       tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, room,
-                          owner, tree_words_at (lmax + p, p), use_tree > 1);
+                          owner, tree_words_at (lmax + p, p), use_tree > 1, true);
+      if (tree < 0)
+        {
+          __syncthreads ();   /* every thread has read the node count */
+          tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem,
+                              room, owner, tree_words_at (lmax + p, p), use_tree > 1, false);
+        }
       mark (sh.mark, kMarkTree);
       if (tid == 0)
         sh.tree = tree;
