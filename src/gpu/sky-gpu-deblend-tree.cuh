@@ -73,10 +73,10 @@ tree_words (int64_t p)
   return 3 * p + 9 * (2 * p) + 2;
 }
 
-/* The tree's words from w on, room for cap nodes (3 p + 9 cap + 1 words). */
 __device__ __forceinline__ TreeWords
-tree_words_in (int32_t *w, int64_t p, int64_t cap)
+tree_words_at (int32_t *w, int64_t p)
 {
+  const int64_t cap = 2 * p;
   int32_t *node = w + 3 * p;
   /* flux after the seven word arrays, on an 8-byte boundary */
   const uintptr_t f = reinterpret_cast<uintptr_t> (node + 7 * cap);
@@ -86,16 +86,8 @@ tree_words_in (int32_t *w, int64_t p, int64_t cap)
                      reinterpret_cast<uint32_t *> (node + 6 * cap), flux, cap };
 }
 
-/* In the island's scratch: room for 2 p nodes. */
-__device__ __forceinline__ TreeWords
-tree_words_at (int32_t *w, int64_t p)
-{
-  return tree_words_in (w, p, 2 * p);
-}
-
 /* 0: unknown (the climb decides); 1: the island does not split; more:
- * it splits into that many cores (with cores set); -1: more nodes than
- * shared memory holds (with in_shared: ask again without); owner[j] then the
+ * it splits into that many cores (with cores set), owner[j] then the
  * core's least pixel + 1 (0: left for the watershed). parent is the
  * caller's union-find (shared memory where p <= room, the work words at
  * the start of smem); each pixel's level and root node id go to shared
@@ -106,21 +98,14 @@ __device__ int32_t
 tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
              const SkyGpuDetectParams &lp, double peak, double floor_flux, double slack,
              int32_t *lvl_words, int32_t *parent, int32_t *smem, int64_t room,
-             int32_t *owner, const TreeWords &scratch_words, bool cores, bool in_shared)
+             int32_t *owner, const TreeWords &tw, bool cores)
 {
   __shared__ TreeShared ts;
   const int nlevels = lp.nthresh - 1;
   const int tid = threadIdx.x;
-  /* The pixels' levels and node ids in shared memory where three words a
-   * pixel fit; all the tree's words too (each level's chain of dependent
-   * reads then stays out of L2) where they fit with 64 nodes or more. */
   const bool near = 3 * p <= room;
-  const int64_t fit = near ? (room - 5 * p - 2) / 9 : 0;
-  const int64_t shared_nodes = fit < 2 * p ? fit : 2 * p;
-  const bool all = in_shared && near && shared_nodes >= 64;
-  const TreeWords tw = all ? tree_words_in (smem + 2 * p, p, shared_nodes) : scratch_words;
-  int32_t *lvl = near ? smem + (all ? p : 2 * p) : lvl_words;
-  int32_t *id_of = all ? tw.id_of : near ? smem + p : tw.id_of;
+  int32_t *lvl = near ? smem + 2 * p : lvl_words;
+  int32_t *id_of = near ? smem + p : tw.id_of;
 
   if (nlevels < 1 || nlevels > kTreeLevels || p > kTreePixels)
     return 0;
@@ -223,7 +208,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
         }
       __syncthreads ();
       if (ts.nodes > tw.cap)
-        return all ? -1 : 0;
+        return 0;
       /* New pixels into their nodes; the nodes of the level above into
        * theirs, as children, with their sums. */
       for (int32_t i = tid; i < items; i += kBlock)

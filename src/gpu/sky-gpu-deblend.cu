@@ -327,13 +327,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   if (use_tree)
     {
       tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, room,
-                          owner, tree_words_at (lmax + p, p), use_tree > 1, true);
-      if (tree < 0)
-        {
-          __syncthreads ();   /* every thread has read the node count */
-          tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem,
-                              room, owner, tree_words_at (lmax + p, p), use_tree > 1, false);
-        }
+                          owner, tree_words_at (lmax + p, p), use_tree > 1);
       mark (sh.mark, kMarkTree);
       if (tid == 0)
         sh.tree = tree;
