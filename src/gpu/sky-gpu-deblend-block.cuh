@@ -71,6 +71,8 @@ uf_union (int32_t *parent, int32_t a, int32_t b)
 }
 
 enum { kMarkStart, kMarkGathered, kMarkTree, kMarkClimbed, kMarkLevels, kMarkCores, kMarks };
+/* the component tree's phases, summed over its levels */
+enum { kPhaseInit, kPhaseUnion, kPhaseFind, kPhaseSums, kPhaseDecide, kPhases };
 
 __device__ __forceinline__ void
 mark (long long *marks, int which)
@@ -87,7 +89,7 @@ struct BlockShared {
   /* SKYSIFT_GPU_DEBLEND_PROFILE: the first thread's clock where each phase
    * of an island ends (0: not reached), the watershed's steps, the tree's
    * answer */
-  long long mark[kMarks];
+  long long mark[kMarks], phase[kPhases];
   int32_t steps[2], tree;
 };
 

@@ -98,9 +98,20 @@ __device__ int32_t
 tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
              const SkyGpuDetectParams &lp, double peak, double floor_flux, double slack,
              int32_t *lvl_words, int32_t *parent, int32_t *smem, int64_t room,
-             int32_t *owner, const TreeWords &tw, bool cores)
+             int32_t *owner, const TreeWords &tw, bool cores, long long *phase)
 {
   __shared__ TreeShared ts;
+  /* the first thread's clock where each phase of a level ends, summed over
+   * the levels into phase[] (SKYSIFT_GPU_DEBLEND_PROFILE) */
+  long long clock_at = clock64 ();
+  const auto phase_done = [&] (int which) {
+    if (threadIdx.x == 0)
+      {
+        const long long now = clock64 ();
+        phase[which] += now - clock_at;
+        clock_at = now;
+      }
+  };
   const int nlevels = lp.nthresh - 1;
   const int tid = threadIdx.x;
   const bool near = 3 * p <= room;
@@ -158,6 +169,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
         tw.order[atomicAdd (&ts.cursor[c], 1)] = (int32_t) j;
     }
   __syncthreads ();
+  phase_done (kPhaseInit);
   for (int l = nlevels - 1; l >= 0; l--)
     {
       const int32_t new_lo = ts.bucket[l + 1], m = ts.bucket[l + 2] - new_lo;
@@ -183,6 +195,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
       if (tid == 0)
         ts.start[l] = first;
       __syncthreads ();
+      phase_done (kPhaseUnion);
       /* This level's nodes: the roots among the new pixels and the roots
        * of the level above (every root is one or the other). */
       for (int32_t i = tid; i < items; i += kBlock)
@@ -207,6 +220,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
             }
         }
       __syncthreads ();
+      phase_done (kPhaseFind);
       if (ts.nodes > tw.cap)
         return 0;
       /* New pixels into their nodes; the nodes of the level above into
@@ -236,6 +250,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
           atomicMax (tw.top + id, tw.top[o]);
         }
       __syncthreads ();
+      phase_done (kPhaseSums);
       /* This level's nodes: significant as the climb tests it, good. */
       const double t = ts.t[l];
       int unsure = 0;
@@ -257,7 +272,9 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
           tw.info[id] = (sig ? kNodeSig : 0) | (nsig > 0 ? kNodeSigChild : 0)
                         | (gd ? kNodeGood : 0);
         }
-      if (__syncthreads_or (unsure))
+      const int any_unsure = __syncthreads_or (unsure);
+      phase_done (kPhaseDecide);
+      if (any_unsure)
         return 0;
     }
   /* The island: its children are the components above level 0. */

@@ -251,6 +251,8 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
     {
       for (int i = 0; i < kMarks; i++)
         sh.mark[i] = 0;
+      for (int i = 0; i < kPhases; i++)
+        sh.phase[i] = 0;
       sh.steps[0] = sh.steps[1] = 0;
       sh.tree = -1;
     }
@@ -327,7 +329,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   if (use_tree)
     {
       tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, room,
-                          owner, tree_words_at (lmax + p, p), use_tree > 1);
+                          owner, tree_words_at (lmax + p, p), use_tree > 1, sh.phase);
       mark (sh.mark, kMarkTree);
       if (tid == 0)
         sh.tree = tree;
@@ -701,14 +703,17 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
               const long long t0 = sh.mark[kMarkStart], *t = sh.mark;
               printf ("deblend profile: island %lld, %lld pixels, tree %d, cores %d%s; kcycles: "
                       "gathered %lld, tree %lld, climbed %lld, levels %lld (%d steps), "
-                      "cores %lld (%d steps), done %lld\n",
+                      "cores %lld (%d steps), done %lld; tree: init %lld, union %lld, "
+                      "find %lld, sums %lld, decide %lld\n",
                       (long long) k, (long long) p, sh.tree, ncores, serial ? " (serial)" : "",
                       t[kMarkGathered] ? (t[kMarkGathered] - t0) / 1000 : -1,
                       t[kMarkTree] ? (t[kMarkTree] - t0) / 1000 : -1,
                       t[kMarkClimbed] ? (t[kMarkClimbed] - t0) / 1000 : -1,
                       t[kMarkLevels] ? (t[kMarkLevels] - t0) / 1000 : -1, sh.steps[0],
                       t[kMarkCores] ? (t[kMarkCores] - t0) / 1000 : -1, sh.steps[1],
-                      (clock64 () - t0) / 1000);
+                      (clock64 () - t0) / 1000, sh.phase[kPhaseInit] / 1000,
+                      sh.phase[kPhaseUnion] / 1000, sh.phase[kPhaseFind] / 1000,
+                      sh.phase[kPhaseSums] / 1000, sh.phase[kPhaseDecide] / 1000);
             }
           nsub[k] = ncores;
           if (ncores > 1)
