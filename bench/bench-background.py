@@ -22,31 +22,22 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 from astropy.io import fits
 import sep
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from importlib import import_module  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import benchlib
+from benchlib import ROOT
 
 
-def sep_best(data, mask, repeat):
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        bkg = sep.Background(data, mask=mask, bw=64, bh=64, fw=3, fh=3)
-        bkg.back()
-        bkg.rms()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
+def sep_maps(data, mask):
+    bkg = sep.Background(data, mask=mask, bw=64, bh=64, fw=3, fh=3)
+    bkg.back()
+    bkg.rms()
 
 
 def skysift_json(cli, args, out):
@@ -65,7 +56,7 @@ def bench_size(args, size, tmp, lines):
     out = os.path.join(tmp, "run.json")
     rep = str(args.repeat)
     for r in range(args.rounds):
-        rows["sep"].append(sep_best(data, mask, args.repeat))
+        rows["sep"].append(benchlib.best_of(lambda: sep_maps(data, mask), args.repeat))
         rows["sky"].append(skysift_json(args.cli, ["background", image, "--repeat", rep],
                                         out)["times_ms"]["total"])
         rows["sky1"].append(skysift_json(args.cli, ["background", image, "--repeat", rep,
@@ -78,7 +69,7 @@ def bench_size(args, size, tmp, lines):
               f"{rows['sky'][-1]:.1f} ms ({rows['sky1'][-1]:.1f} ms on one thread, "
               f"{rows['reused'][-1]:.1f} ms reusing its maps), lesson method "
               f"{rows['lesson'][-1]:.1f} ms", file=sys.stderr)
-    med = {k: statistics.median(v) for k, v in rows.items()}
+    med = benchlib.medians(rows)
     lines += [f"| {size} x {size} | {med['sep']:.1f} | {med['sky']:.2f} | {med['sky1']:.2f} | "
               f"{med['sep'] / med['sky']:.1f}x | {med['sep'] / med['sky1']:.1f}x | "
               f"{med['reused']:.2f} | {med['lesson']:.2f} | {med['reused'] / med['lesson']:.2f} |"]
@@ -93,11 +84,10 @@ def main():
     ap.add_argument("--sizes", default="2048,8192")
     ap.add_argument("--record", help="also append the report to this Markdown file")
     args = ap.parse_args()
-    bench_cpu = import_module("bench-cpu")
 
     lines = [f"## Background benchmark (CPU), {datetime.date.today().isoformat()}\n",
-             f"machine: {bench_cpu.machine()}, load average {os.getloadavg()[0]:.1f} at the start",
-             f"command: bench/bench-background.py {' '.join(sys.argv[1:])}",
+             f"machine: {benchlib.machine()}, load average {os.getloadavg()[0]:.1f} at the start",
+             f"command: {benchlib.command()}",
              f"SEP {sep.__version__}, skysift on {os.cpu_count()} threads and on 1\n",
              f"synth fields, {args.rounds} rounds, each side best of {args.repeat}; medians "
              "over rounds; times exclude reading the file\n",
@@ -113,9 +103,7 @@ def main():
     lines.append(f"\nat {big} x {big}: skysift {meds[big]['sep'] / meds[big]['sky']:.1f}x "
                  f"faster than SEP (target at least 5x)")
     print("\n".join(lines))
-    if args.record:
-        with open(args.record, "a") as f:
-            f.write("\n".join(lines) + "\n\n")
+    benchlib.append_record(args.record, "\n".join(lines) + "\n\n")
 
 
 if __name__ == "__main__":

@@ -23,11 +23,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from importlib import import_module  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-machine = import_module("bench-cpu").machine
+from benchlib import ROOT, machine
 SIGMAS = (3, 5, 10, 20)
 
 

@@ -13,19 +13,15 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 from scipy.signal import convolve2d
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from importlib import import_module  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import benchlib
+from benchlib import ROOT
 
 
 def lesson_inputs(dtype):
@@ -37,15 +33,6 @@ def lesson_inputs(dtype):
     return deltas, gauss
 
 
-def best_of(fn, repeat):
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "src", "cli", "skysift-cli"))
@@ -55,16 +42,15 @@ def main():
     ap.add_argument("--mode", default="full", choices=["full", "same", "valid"])
     ap.add_argument("--record")
     args = ap.parse_args()
-    bench_cpu = import_module("bench-cpu")
 
     deltas, gauss = lesson_inputs(np.float64 if args.dtype == "f64" else np.float32)
     rows = {"scipy_2d": [], "numpy_1d": [], "sky_2d": [], "sky_2d_direct": [], "sky_1d": []}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "c.json")
         for r in range(args.rounds):
-            rows["scipy_2d"].append(best_of(lambda: convolve2d(deltas, gauss, mode=args.mode),
+            rows["scipy_2d"].append(benchlib.best_of(lambda: convolve2d(deltas, gauss, mode=args.mode),
                                             args.repeat))
-            rows["numpy_1d"].append(best_of(lambda: np.convolve(deltas.ravel(), gauss.diagonal()),
+            rows["numpy_1d"].append(benchlib.best_of(lambda: np.convolve(deltas.ravel(), gauss.diagonal()),
                                             args.repeat))
             subprocess.run([args.cli, "convolve", "--demo", "--dtype", args.dtype, "--mode",
                             args.mode, "--repeat", str(args.repeat), "--json", out],
@@ -78,10 +64,10 @@ def main():
             print(f"round {r + 1}/{args.rounds}: SciPy 2D {rows['scipy_2d'][-1]:.0f} ms, "
                   f"skysift 2D {sky['cpu_2d_ms']:.2f} ms", file=sys.stderr)
 
-    med = {k: statistics.median(v) for k, v in rows.items()}
+    med = benchlib.medians(rows)
     lines = [f"## Convolution benchmark (CPU), {datetime.date.today().isoformat()}\n",
-             f"machine: {bench_cpu.machine()}",
-             f"command: bench/bench-convolve.py {' '.join(sys.argv[1:])}\n",
+             f"machine: {benchlib.machine()}",
+             f"command: {benchlib.command()}\n",
              f"lesson demo, {args.dtype}, mode {args.mode}; {args.rounds} rounds, each best of "
              f"{args.repeat}; medians over rounds\n",
              "| case | NumPy/SciPy (ms) | skysift CPU (ms) | ratio |",
@@ -95,9 +81,7 @@ def main():
              f"\n2D demo: {med['scipy_2d'] / med['sky_2d']:.1f}x faster than "
              f"scipy.signal.convolve2d (target 30x)"]
     print("\n".join(lines))
-    if args.record:
-        with open(args.record, "a") as f:
-            f.write("\n".join(lines) + "\n\n")
+    benchlib.append_record(args.record, "\n".join(lines) + "\n\n")
 
 
 if __name__ == "__main__":

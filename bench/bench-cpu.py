@@ -16,13 +16,13 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import benchlib
+from benchlib import ROOT, machine  # machine: bench-load.py and bench-tiled.py take it from here
 STEPS = ["clip", "segment", "label", "measure", "total"]
 
 
@@ -44,19 +44,6 @@ def run_scipy(script, image, repeat, tmp):
                    check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         return json.load(f)
-
-
-def machine():
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{platform.node()}: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
 def compare(args, out):
@@ -129,13 +116,11 @@ def main():
 
     out(f"## CPU benchmark, {datetime.date.today().isoformat()}\n")
     out(f"machine: {machine()}")
-    out(f"command: bench/bench-cpu.py {' '.join(sys.argv[1:])}\n")
+    out(f"command: {benchlib.command()}\n")
     compare(args, out)
     if args.scale:
         scale(args, out)
-    if args.record:
-        with open(args.record, "a") as f:
-            f.write("\n".join(lines) + "\n\n")
+    benchlib.append_record(args.record, "\n".join(lines) + "\n\n")
 
 
 if __name__ == "__main__":

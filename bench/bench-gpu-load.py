@@ -25,19 +25,12 @@ import sys
 import tempfile
 import time
 
+import benchlib
+
 WAYS = [("device", {"SKYSIFT_GPU_LOAD": "device"}), ("host", {"SKYSIFT_GPU_LOAD": "host"})]
 
 
 def machine():
-    model = "unknown processor"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
     gpu = ""
     try:
         gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
@@ -45,7 +38,8 @@ def machine():
                              timeout=30).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
-    return f"{model}, {os.cpu_count()} cores, {gpu or 'no nvidia-smi'}, Linux {platform.release()}"
+    return (f"{benchlib.cpu_model('unknown processor')}, {os.cpu_count()} cores, "
+            f"{gpu or 'no nvidia-smi'}, Linux {platform.release()}")
 
 
 def run_once(cli, path, env_extra, tmp, tag):
@@ -92,7 +86,7 @@ def main():
              f"machine: {machine()}",
              f"command: bench/bench-gpu-load.py --rounds {a.rounds} " + " ".join(
                  os.path.basename(f) for f in a.files),
-             f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", "",
+             f"load average before: {benchlib.loadavg()}", "",
              "medians of the rounds, ms; load + steps = the JSON's load and four steps' kernels "
              "(a host load also uploads: 'upload'); wall_ms = the JSON's, from the command's "
              "start to the catalogue written; to CSV = from the process's spawn to the CSV's "
@@ -127,13 +121,10 @@ def main():
             print(notes[-1], flush=True)
             if not same:
                 sys.exit(f"{path}: the device load's catalogue differs from the host load's")
-    lines += [""] + notes + ["", "load average after: "
-                             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", ""]
+    lines += [""] + notes + ["", f"load average after: {benchlib.loadavg()}", ""]
     text = "\n".join(lines)
     print(text)
-    if a.record:
-        with open(a.record, "a") as f:
-            f.write(text + "\n")
+    benchlib.append_record(a.record, text + "\n")
 
 
 if __name__ == "__main__":

@@ -15,13 +15,9 @@ import argparse
 import datetime
 import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from importlib import import_module  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-machine = import_module("bench-cpu").machine
+import benchlib
+from benchlib import ROOT
 
 
 def build(build_dir):
@@ -49,17 +45,15 @@ def main():
 
     exe = args.binary or build(args.build)
     lines = [f"## Label step on adversarial masks, {datetime.date.today().isoformat()}", "",
-             f"machine: {machine()}",
-             f"command: bench/bench-label.py {' '.join(sys.argv[1:])}", ""]
+             f"machine: {benchlib.machine()}",
+             f"command: {benchlib.command()}", ""]
     for t in args.threads.split(","):
         out = subprocess.run([exe, args.image, t, str(args.rounds)], check=True,
                              capture_output=True, text=True).stdout
         lines += out.rstrip("\n").split("\n") + [""]
     report = "\n".join(lines)
     print(report)
-    if args.record:
-        with open(args.record, "a") as f:
-            f.write("\n" + report)
+    benchlib.append_record(args.record, "\n" + report)
 
 
 if __name__ == "__main__":

@@ -6,17 +6,24 @@ surveys store them, and a few blanks and infinities), builds
 bench/bench-load.c against a build directory's core library and times
 sky_image_load through cfitsio's path and through the loader's own reader
 in turn, from the page cache. Prints medians, GB/s (file size over the
-median load time) and the ratio; --record appends the report to a file.
+median load time) and the ratio, beside what a load is made of: "fresh
+pages" (allocating the image and writing each page once: the kernel's page
+faults and zeroing) and "warm pages" (the own reader into pages already
+there: pread and conversion); --record appends the report to a file.
 
 usage: bench/bench-load.py [--build build | --binary EXE] [--size 8192] [--rounds 11]
                            [--dir /tmp/skysift-bench-load] [--keep] [--threads N]
-                           [--record FILE]
-(--binary: a bench-load built elsewhere, e.g. for a machine with no compiler)
+                           [--baseline EXE [--repeat 3]] [--record FILE]
+(--binary: a bench-load built elsewhere, e.g. for a machine with no compiler;
+--baseline: a bench-load built against another version of the core, run in
+turn with this one --repeat times, so that two versions of the reader are
+compared on the same machine state: medians of the runs' medians)
 """
 import argparse
 import datetime
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -100,6 +107,42 @@ def build(build_dir):
     return exe
 
 
+def parse_table(out):
+    """The rows of bench-load's table, by file name: the columns as text."""
+    rows = [line.strip("|").split("|") for line in out.splitlines() if line.startswith("| load")]
+    return {r[0].strip(): [c.strip() for c in r] for r in rows}
+
+
+def compare_versions(baseline, exe, rounds, repeat, paths, env):
+    """Runs the baseline's bench-load and this one in turn (alternating which
+    goes first), repeat times; a table of the medians of their medians."""
+    runs = {"baseline": [], "this": []}
+    for k in range(repeat):
+        order = [("baseline", baseline), ("this", exe)]
+        for name, binary in (order if k % 2 == 0 else order[::-1]):
+            out = subprocess.run([binary, str(rounds), *paths], check=True,
+                                 capture_output=True, text=True, env=env).stdout
+            runs[name].append(parse_table(out))
+    med = statistics.median
+    lines = ["| file | BITPIX | size (MB) | cfitsio (ms) | baseline reader (ms) | "
+             "this reader (ms) | baseline (GB/s) | this (GB/s) | this / baseline | "
+             "fresh pages (ms) | warm pages (ms) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name in runs["this"][0]:
+        this = runs["this"]
+        base = runs["baseline"]
+        mb = float(this[0][name][2])
+        cf = med(float(r[name][3]) for r in this + base)
+        tb = med(float(r[name][4]) for r in base)
+        tt = med(float(r[name][4]) for r in this)
+        fresh = med(float(r[name][8]) for r in this + base)
+        warm = med(float(r[name][9]) for r in this)
+        lines.append(f"| {name} | {this[0][name][1]} | {mb:.1f} | {cf:.1f} | {tb:.1f} | "
+                     f"{tt:.1f} | {mb / tb:.2f} | {mb / tt:.2f} | {tb / tt:.2f}x | "
+                     f"{fresh:.1f} | {warm:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -109,6 +152,9 @@ def main():
     ap.add_argument("--binary", help="an already built bench-load")
     ap.add_argument("--keep", action="store_true", help="keep the images for the next run")
     ap.add_argument("--threads", help="SKYSIFT_THREADS for the run (default: every core)")
+    ap.add_argument("--baseline", help="a bench-load built against another version")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="with --baseline: how many runs of each (default 3)")
     ap.add_argument("--record", help="also append the report to this Markdown file")
     args = ap.parse_args()
 
@@ -123,8 +169,11 @@ def main():
         env["SKYSIFT_THREADS"] = args.threads
     load_before = loadavg()
     try:
-        out = subprocess.run([exe, str(args.rounds), *paths], check=True, capture_output=True,
-                             text=True, env=env).stdout
+        if args.baseline:
+            out = compare_versions(args.baseline, exe, args.rounds, args.repeat, paths, env)
+        else:
+            out = subprocess.run([exe, str(args.rounds), *paths], check=True,
+                                 capture_output=True, text=True, env=env).stdout
     finally:
         if not args.keep:
             shutil.rmtree(args.dir, ignore_errors=True)
@@ -133,7 +182,9 @@ def main():
              f"machine: {machine()}",
              f"command: bench/bench-load.py {' '.join(sys.argv[1:])}",
              f"threads: {args.threads or 'every core'}; median of {args.rounds} loads each, "
-             "alternating, after one warm-up load of each",
+             "alternating, after one warm-up load of each"
+             + (f"; baseline and this run in turn {args.repeat} times each, medians of their "
+                "medians (cfitsio and fresh pages: of both)" if args.baseline else ""),
              f"load average (1, 5, 15 min) before: {load_before}; after: {loadavg()}", "",
              out.rstrip("\n"), ""]
     report = "\n".join(lines)

@@ -13,8 +13,10 @@ table=False), over TABLE_ROUNDS each.
 GPU (--gpu): WARM warm calls of `skysift.find(cupy_array, table=False)`
 (wall time; each call returns with the results on the host) against
 `skysift-cli find IMAGE --backend gpu --repeat 1` runs' kernel time
-(times_ms.gpu.kernels), medians of both; the lesson's CuPy code's time
-comes from examples/lesson.py in the same run.
+(times_ms.gpu.kernels), medians of both, and against the kernel time of
+as many `find(cupy_array, table=False, timings=True)` calls interleaved
+with them (device events; the plain call records none); the lesson's CuPy
+code's time comes from examples/lesson.py in the same run.
 
 usage: bench/bench-python.py [--image FITS] [--cli PATH] [--rounds 50]
                              [--gpu] [--warm 100] [--record FILE.json]
@@ -109,23 +111,29 @@ def bench_gpu(args, data, tmp):
     """find on a CuPy array against the GPU's kernel time. The CLI starts a
     process per run (a cold context: module load, first launches), so its
     median is taken per process and its best over --warm runs of one
-    process; find's own device events give the warm kernel median of the
-    very calls timed, the fair reference for what the call adds."""
+    process; the device events of timed calls interleaved with the plain
+    ones give the warm kernel median in this process, the fair reference
+    for what the call adds."""
     import cupy
     d = cupy.asarray(data)
     for _ in range(5):
         skysift.find(d, table=False)
-    calls, kernels, totals = [], [], []
+        skysift.find(d, table=False, timings=True)
+    calls, kernels, totals, timed_calls = [], [], [], []
     for _ in range(args.warm):
         t0 = time.perf_counter()
-        r = skysift.find(d, table=False)
+        skysift.find(d, table=False)
         calls.append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter()
+        r = skysift.find(d, table=False, timings=True)
+        timed_calls.append((time.perf_counter() - t0) * 1e3)
         kernels.append(r["meta"]["gpu_kernels_ms"])
         totals.append(r["meta"]["gpu_total_ms"])
     cli_cold = [cli_times(args.cli, args.image, tmp, "gpu")["gpu"]["kernels"]
                 for _ in range(args.cli_gpu_rounds)]
     best = cli_gpu_best(args.cli, args.image, tmp, args.warm)
     out = {"find_cupy_median_ms": statistics.median(calls), "find_cupy_min_ms": min(calls),
+           "find_timed_median_ms": statistics.median(timed_calls),
            "find_kernels_median_ms": statistics.median(kernels),
            "find_device_total_median_ms": statistics.median(totals),
            "cli_gpu_kernels_median_per_process_ms": statistics.median(cli_cold),
@@ -139,6 +147,7 @@ def bench_gpu(args, data, tmp):
     print(f"GPU, {args.warm} warm calls on {os.path.basename(args.image)}:")
     print(f"  find(cupy_array, table=False), median      {out['find_cupy_median_ms']:8.3f} ms "
           f"(min {out['find_cupy_min_ms']:.3f})")
+    print(f"  find(..., timings=True), interleaved, median {out['find_timed_median_ms']:8.3f} ms")
     print(f"    its kernels (device events), median       {out['find_kernels_median_ms']:8.3f} ms")
     print(f"    its device time with the downloads        "
           f"{out['find_device_total_median_ms']:8.3f} ms")

@@ -40,7 +40,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,8 @@ import time
 
 import numpy as np
 from astropy.io import fits
+
+import benchlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -210,7 +211,7 @@ def timing(cli, image, data, workdir, rounds, local_args):
         t0 = time.perf_counter()
         sep_mesh(data)
         times["sep-mesh64"].append((time.perf_counter() - t0) * 1e3)
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med = benchlib.medians(times)
     print(f"  speed, medians of {rounds} interleaved rounds (ms, load excluded): "
           + ", ".join(f"{k} {v:.1f}" for k, v in med.items()))
     print(f"  local / global {med['local'] / med['global']:.2f}x; "

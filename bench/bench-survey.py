@@ -41,26 +41,8 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def loadavg():
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "?"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
+import benchlib
+from benchlib import ROOT
 
 
 def make_fields(cli, folder, count, size):
@@ -141,7 +123,7 @@ def main():
         for t in [int(t) for t in args.gpu_tasks.split(",") if t]:
             configs.append((f"survey-gpu-{t}t", lambda o, t=t: survey(paths, o, gpu_tasks=t)))
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    load_before = loadavg()
+    load_before = benchlib.loadavg()
     runs = {name: [] for name, _ in configs}
     for r in range(args.rounds):
         for name, fn in configs:
@@ -179,7 +161,7 @@ def report(args, paths, runs, started, load_before, rounds):
             row["devices"] = rs[0]["devices"]
         table[name] = row
     print(f"\n{n} fields of {args.size}^2; {rounds} of {args.rounds} rounds; medians; "
-          f"load average {load_before} before, {loadavg()} after")
+          f"load average {load_before} before, {benchlib.loadavg()} after")
     print(f"{'':16s} {'command s':>10s} {'images/s':>9s} {'batch s':>8s} {'images/s':>9s} "
           f"{'outside':>8s}  vs loop")
     for name, row in table.items():
@@ -192,17 +174,15 @@ def report(args, paths, runs, started, load_before, rounds):
         else:
             line += f" {'':8s} {'':9s} {'':8s}"
         print(line + f"  {ratio:.2f}x")
-    record = {"date": started, "host": platform.node(), "cpu": cpu_model(),
+    record = {"date": started, "host": platform.node(),
+              "cpu": benchlib.cpu_model(platform.processor() or "?"),
               "cores": len(os.sched_getaffinity(0)), "python": platform.python_version(),
               "command": " ".join([os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]),
               "count": n, "size": args.size, "rounds": rounds, "rounds_asked": args.rounds,
               "runs": {k: [{a: b for a, b in x.items() if a != "summary"} for x in v]
                        for k, v in runs.items()},
-              "load_before": load_before, "load_after": loadavg(), "configs": table}
-    if args.record:
-        with open(args.record, "w") as f:
-            json.dump(record, f, indent=1)
-            f.write("\n")
+              "load_before": load_before, "load_after": benchlib.loadavg(), "configs": table}
+    benchlib.write_json_record(args.record, record)
 
 
 if __name__ == "__main__":

@@ -26,9 +26,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
+
+import benchlib
 
 
 def lesson_inputs(dtype):
@@ -61,12 +62,7 @@ def cupy_times(dtype, repeat):
 
     def host_time(fn):
         fn()
-        best = float("inf")
-        for _ in range(min(repeat, 10)):
-            t0 = time.perf_counter()
-            fn()
-            best = min(best, (time.perf_counter() - t0) * 1e3)
-        return best
+        return benchlib.best_of(fn, min(repeat, 10))
 
     t2d, out2d = ev_time(lambda: convolve2d(da, dg))
     t1d, out1d = ev_time(lambda: cp.convolve(da.ravel(), dd))

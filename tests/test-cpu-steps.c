@@ -548,6 +548,72 @@ test_label_adversarial_masks (void)
   g_rand_free (rng);
 }
 
+/* SkyBandJoin, which both backends' runs in bands use: each band labelled
+ * alone, the bands joined, every pixel's joined label equal to the
+ * whole-image labeller's, on the adversarial masks (a snake through every
+ * row, late merges, checkerboards, noise) cut into bands of 1, 2, 7 and 64
+ * rows and at random heights, 4- and 8-connected. */
+static void
+test_label_band_join (void)
+{
+  GRand *rng = g_rand_new_with_seed (g_test_rand_int ());
+  const int64_t nx = 131, ny = 203;
+  const int64_t heights[] = { 1, 2, 7, 64, 0 };   /* 0: random heights */
+  uint8_t *mask = g_new (uint8_t, nx * ny);
+  int32_t *whole = g_new (int32_t, nx * ny), *band = g_new (int32_t, nx * ny);
+  int32_t *joined = g_new (int32_t, nx * ny);
+
+  for (int shape = 0; shape <= 11; shape++)
+    {
+      for (int64_t y = 0; y < ny; y++)
+        for (int64_t x = 0; x < nx; x++)
+          mask[y * nx + x] = adversarial_pixel (shape, x, y, nx, rng);
+      for (int conn = 4; conn <= 8; conn += 4)
+        for (unsigned h = 0; h < G_N_ELEMENTS (heights); h++)
+          {
+            int64_t n_whole, n_joined = -1, y0s[256], nbands = 0;
+            SkyBandJoin *j = NULL;
+            const int32_t *final;
+
+            g_assert_cmpint (sky_cpu_label (mask, nx, ny, conn, 2, whole, &n_whole), ==, SKY_OK);
+            for (int64_t y0 = 0; y0 < ny; nbands++)
+              {
+                y0s[nbands] = y0;
+                y0 += heights[h] > 0 ? heights[h] : g_rand_int_range (rng, 1, 20);
+              }
+            y0s[nbands] = ny;
+            g_assert_cmpint (sky_band_join_new (nx, nbands, conn, &j), ==, SKY_OK);
+            for (int64_t b = 0; b < nbands; b++)
+              {
+                const int64_t rows = (y0s[b + 1] < ny ? y0s[b + 1] : ny) - y0s[b];
+                int32_t *lab = band + y0s[b] * nx;
+                int64_t n = -1;
+                g_assert_cmpint (sky_cpu_label (mask + y0s[b] * nx, nx, rows, conn, 1, lab, &n),
+                                 ==, SKY_OK);
+                g_assert_cmpint (sky_band_join_add (j, lab, lab + (rows - 1) * nx, n), ==,
+                                 SKY_OK);
+              }
+            g_assert_cmpint (sky_band_join_finish (j, &n_joined), ==, SKY_OK);
+            final = sky_band_join_final (j);
+            for (int64_t b = 0; b < nbands; b++)
+              for (int64_t i = y0s[b] * nx; i < (y0s[b + 1] < ny ? y0s[b + 1] : ny) * nx; i++)
+                joined[i] = band[i] != 0 ? final[sky_band_join_base (j, b) + band[i]] : 0;
+            if (n_joined != n_whole
+                || memcmp (joined, whole, (size_t) (nx * ny) * sizeof *whole) != 0)
+              g_error ("shape %d, %d-connected, bands of %lld rows: %lld labels joined (want "
+                       "%lld) or a pixel's label differs", shape, conn, (long long) heights[h],
+                       (long long) n_joined, (long long) n_whole);
+            g_assert_cmpint (sky_band_join_count (j), ==, sky_band_join_base (j, nbands));
+            sky_band_join_free (j);
+          }
+    }
+  g_free (mask);
+  g_free (whole);
+  g_free (band);
+  g_free (joined);
+  g_rand_free (rng);
+}
+
 static void
 test_label_checkerboard (void)
 {
@@ -749,6 +815,7 @@ main (int argc, char **argv)
   g_test_add_func ("/label/matches-flood-fill-on-random-masks", test_label_matches_naive);
   g_test_add_func ("/label/checkerboard", test_label_checkerboard);
   g_test_add_func ("/label/adversarial-masks-match-bfs", test_label_adversarial_masks);
+  g_test_add_func ("/label/bands-joined-match-whole-image", test_label_band_join);
   g_test_add_func ("/measure/hand-made", test_measure_hand_made);
   g_test_add_func ("/measure/matches-plain-pass", test_measure_matches_naive);
   g_test_add_func ("/pipeline/one-pixel-and-rerun", test_pipeline_one_pixel_and_rerun);

@@ -62,6 +62,78 @@ assert_same_image (const SkyImage *a, const SkyImage *b)
       }
 }
 
+/* Integer planes whose BSCALE carries values past float's range (the
+ * reader's classifying loops: the overflows become blank infinities) and
+ * one whose largest values stay just inside it (the loops that only look
+ * for BLANK). */
+typedef struct {
+  SkyTestFitsCase c;
+  gboolean overflows;
+} RangeCase;
+
+static const RangeCase range_cases[] = {
+  { { "i16-scaled-overflow.fits", 16, 1e36, 0., TRUE, 5, TRUE, FALSE, SKY_TEST_ODD }, TRUE },
+  { { "i32-scaled-overflow.fits", 32, 1e30, 2., FALSE, 0, FALSE, FALSE, SKY_TEST_ODD }, TRUE },
+  { { "u8-scaled-overflow.fits", 8, 1e37, -1e36, TRUE, 3, TRUE, FALSE, SKY_TEST_ODD }, TRUE },
+  { { "i16-scaled-near-max.fits", 16, 4e33, -1e33, TRUE, 0, TRUE, FALSE, SKY_TEST_ODD },
+    FALSE },
+  { { "i32-scaled-near-max.fits", 32, 7e28, 0., TRUE, 1, TRUE, FALSE, SKY_TEST_ODD },
+    FALSE },
+};
+
+/* The plane read into fresh pages (through a block of each thread's own)
+ * and into pages already in memory (4-byte values converted in place):
+ * the reference's pixels and counts both times. */
+static void
+check_fresh_and_present_pages (const char *path, int64_t plane, const SkyImage *ref)
+{
+  SkyLoadOptions opts = { 0, plane };
+  SkyImage shape = { 0 };
+  SkyPlaneFile *file = NULL;
+  int64_t n = ref->nx * ref->ny;
+  size_t bytes = (size_t) n * sizeof (float);
+
+  g_assert_cmpint (sky_plane_file_open (path, &opts, &shape, &file), ==, SKY_OK);
+  for (int present = 0; present <= 1; present++)
+    {
+      SkyImage read = *ref;
+      int64_t ninf = 0;
+      float *pixels = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                            -1, 0);
+      g_assert_true (pixels != MAP_FAILED);
+      if (present)
+        memset (pixels, 0xa5, bytes);
+      g_assert_cmpint (sky_plane_file_read (file, 0, n, 2, pixels, &ninf), ==, SKY_OK);
+      read.pixels = pixels;
+      read.ninf = ninf;
+      read.nblank = 0;
+      for (int64_t i = 0; i < n; i++)
+        read.nblank += isnan (pixels[i]);
+      assert_same_image (ref, &read);
+      /* A part from an odd pixel, into a place one float off a page's
+       * start, as a reader of chunks asks for it. */
+      if (present)
+        memset (pixels, 0xa5, bytes);
+      else
+        {
+          munmap (pixels, bytes);
+          pixels = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+          g_assert_true (pixels != MAP_FAILED);
+        }
+      if (n >= 8)
+        {
+          int64_t first = n / 3 + 1, count = n / 3;
+          g_assert_cmpint (sky_plane_file_read (file, first, count, 2, pixels + 1, NULL), ==,
+                           SKY_OK);
+          g_assert_cmpint (memcmp (pixels + 1, ref->pixels + first,
+                                   (size_t) count * sizeof (float)), ==, 0);
+        }
+      munmap (pixels, bytes);
+    }
+  sky_plane_file_close (file);
+  sky_image_clear (&shape);
+}
+
 static void
 check_case (gconstpointer data)
 {
@@ -92,6 +164,36 @@ check_case (gconstpointer data)
       assert_same_image (&ref, &raw);
       sky_image_clear (&raw);
     }
+  check_fresh_and_present_pages (path, c->plane, &ref);
+  sky_image_clear (&ref);
+  g_unlink (path);
+}
+
+static void
+check_range_case (gconstpointer data)
+{
+  const RangeCase *rc = data;
+  g_autofree char *path = sky_test_fits_case_write (&rc->c, 20261125u);
+  SkyImage ref = { 0 };
+
+  load_with (path, 0, "cfitsio", "2", &ref);
+  g_test_message ("%s: %lld blank, %lld infinite", rc->c.name, (long long) ref.nblank,
+                  (long long) ref.ninf);
+  /* The case is what it claims: values past float's range or none. */
+  if (rc->overflows)
+    g_assert_cmpint (ref.ninf, >, 0);
+  else
+    g_assert_cmpint (ref.ninf, ==, 0);
+  for (int t = 1; t <= 2; t++)
+    {
+      SkyImage raw = { 0 };
+      char threads[8];
+      g_snprintf (threads, sizeof threads, "%d", t);
+      load_with (path, 0, NULL, threads, &raw);
+      assert_same_image (&ref, &raw);
+      sky_image_clear (&raw);
+    }
+  check_fresh_and_present_pages (path, 0, &ref);
   sky_image_clear (&ref);
   g_unlink (path);
 }
@@ -134,6 +236,12 @@ main (int argc, char **argv)
       const SkyTestFitsCase *c = &sky_test_fits_cases[i];
       char *name = g_strdup_printf ("/fits-reader/same-as-cfitsio/%s", c->name);
       g_test_add_data_func (name, c, check_case);
+      g_free (name);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (range_cases); i++)
+    {
+      char *name = g_strdup_printf ("/fits-reader/same-as-cfitsio/%s", range_cases[i].c.name);
+      g_test_add_data_func (name, &range_cases[i], check_range_case);
       g_free (name);
     }
   g_test_add_func ("/fits-reader/pixels-resident", test_pixels_resident);

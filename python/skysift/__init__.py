@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from . import _arrays, _lib, _table
+from . import _arrays, _device, _lib, _table
 from ._lib import SkysiftError, SkysiftIOError, SkysiftUnavailable, SkysiftValueError
 
 __all__ = ["find", "write_csv", "read_image", "clip", "segment", "label", "measure",
@@ -145,7 +145,8 @@ class _HostRun:
 def find(image, header=None, *, method="lesson", backend=None, clip_kappa=3.0, max_iter=0,
          threshold=5.0, relative=False, connectivity=4, threads=0, hdu=0, plane=0,
          seed_sigma=4.6, flood_sigma=2.5, min_area=1, deblend=(32, 0.005), deblend_sigma=5.0,
-         bkg_box=64, bkg_filter=3, bkg=None, rms=None, images=False, table=True):
+         bkg_box=64, bkg_filter=3, bkg=None, rms=None, images=False, table=True,
+         timings=False):
     """Finds the sources of an image: clip, segment, label and measure.
 
     Parameters
@@ -205,6 +206,11 @@ def find(image, header=None, *, method="lesson", backend=None, clip_kappa=3.0, m
         CuPy arrays from a device run, else NumPy arrays.
     table : bool
         Return an astropy Table; False (or without astropy) a dict.
+    timings : bool
+        Time a run on a CuPy array step by step with device events, into
+        ``meta["times_ms"]`` and ``meta["gpu_kernels_ms"]`` (NaN otherwise):
+        the events cost the host a few microseconds a call, a few percent of
+        a small image's run. Other runs are always timed.
 
     Returns
     -------
@@ -233,7 +239,9 @@ def find(image, header=None, *, method="lesson", backend=None, clip_kappa=3.0, m
     p = _params(clip_kappa, max_iter, threshold, relative, connectivity, threads, seed_sigma,
                 flood_sigma, min_area, deblend, deblend_sigma, bkg_box, bkg_filter)
     if on_device and backend == "gpu" and method == "lesson":
-        return _find_device(image, header, p, images, table)
+        if table and _astropy_available():
+            return _device.find_table(image, p)
+        return _device.find(image, p, images, timings)
     if on_device:
         import cupy
         image = cupy.asnumpy(image)
@@ -247,49 +255,6 @@ def find(image, header=None, *, method="lesson", backend=None, clip_kappa=3.0, m
             out["mask"] = np.ctypeslib.as_array(res.mask, shape=shape).astype(bool)
             out["labels"] = np.ctypeslib.as_array(res.labels, shape=shape).copy()
         return out
-
-
-def _find_device(image, header, p, images, table):
-    """find() on a CuPy array: every step on the device, reading the array
-    there; only the statistics and the catalogue come to the host."""
-    import cupy
-    data = _arrays.device_float32(image)
-    ny, nx = data.shape
-    run = ctypes.c_void_p()
-    res = _lib.Result()
-    # The context's stream waits on the device for what CuPy's current
-    # stream has enqueued (the array's making); the host does not wait.
-    _lib.check(_lib.lib.sky_api_gpu_run_device(data.data.ptr, nx, ny, ctypes.byref(p),
-                                               cupy.cuda.get_current_stream().ptr,
-                                               ctypes.byref(run), ctypes.byref(res)))
-    want_table = table and _astropy_available()
-    try:
-        try:
-            cols = None
-            if not want_table:
-                cols = _table.packed_columns(res.packed_catalogue, res.nsources)
-            out_images = None
-            if images:
-                d_mask, d_labels = ctypes.c_void_p(), ctypes.c_void_p()
-                _lib.check(_lib.lib.sky_api_gpu_buffers(ctypes.byref(d_mask),
-                                                        ctypes.byref(d_labels)))
-                mask = cupy.empty((ny, nx), dtype=cupy.uint8)
-                labels = cupy.empty((ny, nx), dtype=cupy.int32)
-                rt = cupy.cuda.runtime
-                rt.memcpy(mask.data.ptr, d_mask.value, nx * ny, rt.memcpyDeviceToDevice)
-                rt.memcpy(labels.data.ptr, d_labels.value, 4 * nx * ny,
-                          rt.memcpyDeviceToDevice)
-                out_images = (mask.view(cupy.bool_), labels)
-        finally:
-            _lib.lib.sky_api_gpu_release()
-        if want_table:
-            return _table.astropy_table(run)
-        out = _result_dict(res, cols)
-        if out_images is not None:
-            out["mask"], out["labels"] = out_images
-        return out
-    finally:
-        _lib.lib.sky_api_run_free(run)
 
 
 def write_csv(image, path, header=None, *, method="lesson", backend="cpu", hdu=0, plane=0,

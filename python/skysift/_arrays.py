@@ -11,9 +11,21 @@ import numpy as np
 from ._lib import check, lib
 
 
+# Types seen to be device arrays: CuPy makes its __cuda_array_interface__
+# (a dict) on every look, so a type is asked once.
+_device_types = set()
+
+
 def is_device_array(a):
     """A CuPy (or other CUDA) array, read where it lies."""
-    return hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray)
+    t = type(a)
+    if t in _device_types:
+        return True
+    if t is np.ndarray or isinstance(a, np.ndarray) \
+            or not hasattr(a, "__cuda_array_interface__"):
+        return False
+    _device_types.add(t)
+    return True
 
 
 class HostImage:
@@ -126,7 +138,13 @@ def host_image(image, header=None, hdu=0, plane=0):
 
 def device_float32(a):
     """A CuPy array as C-contiguous float32 on the device (converted there
-    when it is not), and the stream-ordered pointer to it."""
+    when it is not)."""
+    try:
+        contiguous = a._c_contiguous    # CuPy's own field: a.flags makes an object
+    except AttributeError:
+        contiguous = a.flags.c_contiguous
+    if contiguous and a.dtype.char == "f" and a.ndim == 2 and a.size:
+        return a
     import cupy
     if a.ndim != 2:
         raise ValueError(f"image: a 2-D array is needed, got {a.ndim}-D of shape {a.shape}")

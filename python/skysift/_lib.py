@@ -8,7 +8,7 @@ import ctypes
 import glob
 import os
 
-API_VERSION = 4
+API_VERSION = 5
 
 # Statuses of sky-core.h, in order from SKY_OK.
 _STATUS_NAMES = ["ok", "io", "format", "no_image", "size", "memory", "empty", "argument",
@@ -81,6 +81,21 @@ class Result(ctypes.Structure):
                 ("gpu_fault", ctypes.c_char_p), ("packed_catalogue", ctypes.c_void_p)]
 
 
+class DeviceFind(ctypes.Structure):
+    """sky_api_gpu_find_device's result: doubles, int64s, the catalogue."""
+    _fields_ = [("median", ctypes.c_double), ("sigma", ctypes.c_double),
+                ("mean", ctypes.c_double), ("threshold_value", ctypes.c_double),
+                ("step_ms", ctypes.c_double * 4), ("kernels_ms", ctypes.c_double),
+                ("total_ms", ctypes.c_double), ("n", ctypes.c_int64),
+                ("ninput", ctypes.c_int64), ("nsources", ctypes.c_int64),
+                ("iterations", ctypes.c_int64), ("converged", ctypes.c_int64),
+                ("flat", ctypes.c_int64), ("packed_catalogue", ctypes.c_void_p)]
+
+
+# SkyApiDeviceFind's flags.
+API_TIMES = 1
+
+
 def _library_path():
     """SKYSIFT_LIBRARY (a build tree's library, for the tests), else the
     library installed beside this file."""
@@ -116,6 +131,8 @@ def _load():
         "sky_api_background": (c.c_int, [vp, c.POINTER(Params), vp, vp]),
         "sky_api_gpu_run_device": (c.c_int, [vp, c.c_int64, c.c_int64, c.POINTER(Params), vp,
                                              c.POINTER(vp), c.POINTER(Result)]),
+        "sky_api_gpu_find_device": (c.c_int, [vp, c.c_int64, c.c_int64, c.POINTER(Params),
+                                              vp, c.c_int32, c.POINTER(DeviceFind)]),
         "sky_api_gpu_run_image": (c.c_int, [vp, c.POINTER(Params), c.POINTER(vp)]),
         "sky_api_gpu_buffers": (c.c_int, [c.POINTER(vp), c.POINTER(vp)]),
         "sky_api_gpu_release": (None, []),

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Bytes a pixel costs in a whole-image run: the image (4), mask (1),
  * labels (4), the labeller's bits and union-find (up to 2, with room), the
@@ -61,12 +62,23 @@ read_part (void *ctx, int64_t first, int64_t n, int nthreads, float *out, int64_
   return sky_plane_file_read (ctx, first, n, nthreads, out, ninf);
 }
 
+void
+cli_plane_source (SkyPlaneFile *file, const SkyImage *img, SkyPixelSource *src)
+{
+  memset (src, 0, sizeof *src);
+  src->nx = img->nx;
+  src->ny = img->ny;
+  src->read = read_part;
+  src->ctx = file;
+  src->chunk = CLIP_CHUNK;
+}
+
 int
 cli_find_tiled (const char *image, const SkyLoadOptions *load, const SkyParams *params,
                 int64_t limit, SkyImage *img, SkyResult *res, int *tiled)
 {
   SkyPlaneFile *file = NULL;
-  SkyPixelSource src = { 0 };
+  SkyPixelSource src;
   int64_t npixels, tile_rows, ninf = 0;
 
   int ret;
@@ -98,11 +110,7 @@ cli_find_tiled (const char *image, const SkyLoadOptions *load, const SkyParams *
       sky_image_clear (img);
       return CLI_EXIT_FAILURE;
     }
-  src.nx = img->nx;
-  src.ny = img->ny;
-  src.read = read_part;
-  src.ctx = file;
-  src.chunk = CLIP_CHUNK;
+  cli_plane_source (file, img, &src);
   *tiled = 1;
   if (sky_cpu_run_tiled (&src, params, tile_rows, res, &ninf) != SKY_OK)
     {

@@ -62,6 +62,11 @@ static const char find_usage[] =
   "  --memory-limit SIZE  the global method on the CPU within SIZE bytes (K, M, G):\n"
   "                       a field whose whole-image run needs more is read and run\n"
   "                       in bands of rows, with the same catalogue\n"
+  "  --gpu-memory-limit SIZE  the global method on --backend gpu (or both) within\n"
+  "                       SIZE bytes of device memory (K, M, G): a field whose run\n"
+  "                       needs more (or more than the device has free, limit or\n"
+  "                       not) is read and run on it in bands of rows, with the\n"
+  "                       same catalogue\n"
   "  --quiet              print nothing but errors\n";
 
 typedef struct {
@@ -74,6 +79,7 @@ typedef struct {
   SkyMethod method;
   double smooth_ms;
   int64_t memory_limit; /* bytes, 0 for none */
+  int64_t gpu_memory_limit; /* device bytes, 0 for none */
   int repeat, quiet;
 } FindArgs;
 
@@ -83,7 +89,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
   enum { O_BACKEND = 256, O_KAPPA, O_MAXITER, O_THRESHOLD, O_RELATIVE, O_CONN,
          O_CSV, O_ECSV, O_REGIONS, O_VOTABLE, O_JSON, O_QUIET, O_SMOOTH,
          O_METHOD, O_SEED, O_FLOOD, O_MIN_AREA, O_DEBLEND, O_DEBLEND_SIGMA, O_BKG, O_RMS,
-         O_BKG_BOX, O_BKG_FILTER, O_MEMORY_LIMIT };
+         O_BKG_BOX, O_BKG_FILTER, O_MEMORY_LIMIT, O_GPU_MEMORY_LIMIT };
   static const struct option options[] = {
     { "backend", required_argument, NULL, O_BACKEND },
     { "clip-kappa", required_argument, NULL, O_KAPPA },
@@ -109,6 +115,7 @@ parse_find_args (int argc, char **argv, FindArgs *a)
     { "bkg-filter", required_argument, NULL, O_BKG_FILTER },
     { "rms", required_argument, NULL, O_RMS },
     { "memory-limit", required_argument, NULL, O_MEMORY_LIMIT },
+    { "gpu-memory-limit", required_argument, NULL, O_GPU_MEMORY_LIMIT },
     CLI_IMAGE_OPTIONS,
     { NULL, 0, NULL, 0 },
   };
@@ -172,6 +179,9 @@ parse_find_args (int argc, char **argv, FindArgs *a)
           break;
         case O_RMS: a->rms = optarg; break;
         case O_MEMORY_LIMIT: ret = cli_parse_size ("--memory-limit", optarg, &a->memory_limit); break;
+        case O_GPU_MEMORY_LIMIT:
+          ret = cli_parse_size ("--gpu-memory-limit", optarg, &a->gpu_memory_limit);
+          break;
         case O_CSV: a->csv = optarg; break;
         case O_ECSV: a->ecsv = optarg; break;
         case O_REGIONS: a->regions = optarg; break;
@@ -214,6 +224,14 @@ parse_find_args (int argc, char **argv, FindArgs *a)
       && (a->method != SKY_METHOD_LESSON || strcmp (a->backend, "cpu") != 0 || a->smooth != NULL))
     {
       cli_error ("--memory-limit: runs the global method on the CPU backend, without --smooth");
+      return CLI_EXIT_USAGE;
+    }
+  if (a->gpu_memory_limit > 0
+      && (a->method != SKY_METHOD_LESSON || strcmp (a->backend, "cpu") == 0 || a->smooth != NULL
+          || a->memory_limit > 0))
+    {
+      cli_error ("--gpu-memory-limit: runs the global method on --backend gpu or both, without "
+                 "--smooth or --memory-limit");
       return CLI_EXIT_USAGE;
     }
   if (a->smooth != NULL && a->method != SKY_METHOD_LOCAL && strcmp (a->backend, "cpu") != 0)
@@ -421,7 +439,7 @@ cli_find (int argc, char **argv)
   const SkyResult *res = &cpu.result;
   double start = sky_now_ms (), t0, load_ms = 0;
   int ret = parse_find_args (argc, argv, &a);
-  int want_cpu, want_gpu, gpu_ok = 0, local_gpu = 0, tiled = 0, on_device = 0;
+  int want_cpu, want_gpu, gpu_ok = 0, local_gpu = 0, tiled = 0, on_device = 0, gpu_tiled = 0;
   char gpu_why[512] = "";
 #ifdef SKYSIFT_HAVE_CUDA
   CliGpuRun gpu_run = { 0 };
@@ -432,6 +450,15 @@ cli_find (int argc, char **argv)
 
   if (ret != 0)
     return ret < 0 ? 0 : ret;
+
+  /* The device's limit holds for every allocation of the run (the file's
+   * direct load too): the backend reads it from the environment. */
+  if (a.gpu_memory_limit > 0)
+    {
+      char bytes[32];
+      snprintf (bytes, sizeof bytes, "%lld", (long long) a.gpu_memory_limit);
+      setenv ("SKYSIFT_GPU_MEMORY_LIMIT", bytes, 1);
+    }
 
   /* Without a usable device, --backend gpu warns and finishes on the CPU,
    * and both runs the CPU; the summary says why the GPU did not run. */
@@ -449,12 +476,21 @@ cli_find (int argc, char **argv)
     }
 
 #ifdef SKYSIFT_HAVE_CUDA
-  /* The GPU alone on the lesson's method: the plane goes from the file to
-   * the device with no image in host memory, where it can. */
+  /* The GPU alone on the lesson's method: a field whose run does not fit
+   * in the device's memory runs in bands of rows from its file; otherwise
+   * the plane goes from the file to the device with no image in host
+   * memory, where it can. */
   if (gpu_ok && !want_cpu && a.method == SKY_METHOD_LESSON && a.smooth == NULL
       && a.memory_limit == 0)
-    on_device = cli_gpu_load_direct (a.image, &a.load, a.params.nthreads, &loaded, &img,
-                                     &load_ms, &load_times) == 0;
+    {
+      if ((ret = cli_gpu_find_tiled (a.image, &a.load, &a.params, a.gpu_memory_limit, &img,
+                                     &gpu_run, &gpu_tiled, &load_ms))
+          != 0)
+        goto exit;
+      if (!gpu_tiled)
+        on_device = cli_gpu_load_direct (a.image, &a.load, a.params.nthreads, &loaded, &img,
+                                         &load_ms, &load_times) == 0;
+    }
 #endif
   t0 = sky_now_ms ();
   if (a.memory_limit > 0)
@@ -469,12 +505,12 @@ cli_find (int argc, char **argv)
       t_run = cpu.result.times.total;
       load_ms = sky_now_ms () - t0 - t_run;
     }
-  if (!tiled && !on_device && sky_image_load (a.image, &a.load, &img) != SKY_OK)
+  if (!tiled && !on_device && !gpu_tiled && sky_image_load (a.image, &a.load, &img) != SKY_OK)
     {
       cli_error ("%s", sky_last_error ());
       return CLI_EXIT_FAILURE;
     }
-  if (!tiled && !on_device)
+  if (!tiled && !on_device && !gpu_tiled)
     load_ms = sky_now_ms () - t0;
 
   ret = CLI_EXIT_FAILURE;
@@ -526,7 +562,25 @@ cli_find (int argc, char **argv)
     cli_warn_global (&a.params, &img, res);
 
 #ifdef SKYSIFT_HAVE_CUDA
-  if (gpu_ok && a.method != SKY_METHOD_LOCAL
+  if (gpu_ok && want_cpu && a.method == SKY_METHOD_LESSON && a.smooth == NULL && !tiled)
+    {
+      /* Both backends, on a field the device cannot hold whole: the GPU's
+       * run in bands, checked against the CPU's whole-image run. */
+      SkyImage header = { 0 };
+      double header_ms;
+      int status = cli_gpu_find_tiled (a.image, &a.load, &a.params, a.gpu_memory_limit, &header,
+                                       &gpu_run, &gpu_tiled, &header_ms);
+      sky_image_clear (&header);
+      if (status != 0)
+        {
+          ret = status;
+          goto exit;
+        }
+      if (gpu_tiled)
+        gpu_run.failed_checks = sky_result_compare (&img, res, &gpu_run.res, gpu_run.compare,
+                                                    sizeof gpu_run.compare);
+    }
+  if (gpu_ok && a.method != SKY_METHOD_LOCAL && !gpu_tiled
       && cli_gpu_find (loaded, &img, &a.params, a.repeat, want_cpu ? res : NULL, &gpu_run) != 0)
     {
       /* The device failed during the run (out of memory, lost): the CPU
@@ -574,8 +628,10 @@ cli_find (int argc, char **argv)
 #ifdef SKYSIFT_HAVE_CUDA
       if (gpu_ok && want_cpu)
         cli_gpu_print_table (&gpu_run, res, &img, a.repeat);
-      else if (gpu_ok)
+      else if (gpu_ok && !gpu_tiled)
         cli_gpu_print_times (&gpu_run, &img, a.repeat);
+      if (gpu_tiled)
+        cli_gpu_print_tiled (&gpu_run);
 #endif
       if (local_gpu)
         print_local_gpu (&cpu, a.backend);

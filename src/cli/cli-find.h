@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "sky-core.h"
+#include "sky-cpu.h"
 
 /* The local method's options besides SkyParams. */
 typedef struct {
@@ -41,6 +42,10 @@ void cli_warn_global (const SkyParams *params, const SkyImage *img, const SkyRes
 
 /* --memory-limit: "2G", "512M", "1.5G", or bytes. */
 int cli_parse_size (const char *option, const char *text, int64_t *bytes);
+
+/* The pixel source over an open plane file that the runs in bands read
+ * (sky_cpu_clip_source's chunks included). */
+void cli_plane_source (SkyPlaneFile *file, const SkyImage *img, SkyPixelSource *src);
 
 /* The global method on the CPU within limit bytes (cli-find-tiled.c): where
  * the whole-image run would need more, the image is opened without its

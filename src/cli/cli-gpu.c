@@ -202,8 +202,8 @@ cli_gpu_print_table (const CliGpuRun *run, const SkyResult *cpu, const SkyImage 
           t->upload, t->download, run->device_bytes / 1048576.0,
           run->device_bytes / 1048576.0 / image_mib (img));
   if (run->failed_checks == 0)
-    printf ("results    agree: statistics, %lld sources, label image, catalogue\n",
-            (long long) cpu->nsources);
+    printf ("results    agree: statistics, %lld sources, %scatalogue\n",
+            (long long) cpu->nsources, run->nbands > 0 ? "" : "label image, ");
   else
     printf ("results    DIFFER (%d failed checks): %s\n", run->failed_checks, run->compare);
 }

@@ -13,6 +13,12 @@ typedef struct CliGpuRun {
   int pinned;            /* the upload read the image's own pages */
   int loaded;            /* the image was read to the device with the load */
   int failed_checks;     /* against the CPU's result, when compared */
+  /* a run in bands of rows (cli_gpu_find_tiled): how it went */
+  int64_t nbands, band_rows;
+  double clip_ms;        /* the clip on the host, over reads of the file */
+  double read_ms;        /* reading the bands on the host, beside the device's work */
+  double merge_ms;       /* joining the bands' labels and adding up their sums */
+  double bands_ms;       /* from the first band's read to the last band's sums at home */
   char compare[2048];    /* "agree" or the failed checks */
 } CliGpuRun;
 
@@ -51,6 +57,24 @@ typedef struct CliGpuLoad {
 
 int cli_gpu_load_direct (const char *path, const SkyLoadOptions *opts, int nthreads,
                          SkyGpu **gpu, SkyImage *img, double *load_ms, CliGpuLoad *t);
+
+/* find --backend gpu on an image whose run does not fit in the device's
+ * memory (its free memory, and limit bytes where limit is not 0: the
+ * --gpu-memory-limit), or of more pixels than a whole-image run takes:
+ * the plane stays in its file (SkyPlaneFile) and runs in bands of rows,
+ * with the whole-image run's catalogue (docs/design.md, "A field larger
+ * than the device's memory"). img gets the header as sky_plane_file_open
+ * fills it, run the result, and *tiled is set; where the whole-image run
+ * fits, the image is compressed, or the device's free memory holds no
+ * band of one row, nothing is done (the usual path runs, or fails and the
+ * CPU finishes). *load_ms: the header's read. 0, or an exit status with
+ * the error printed (a limit that holds no band of one row says so). */
+int cli_gpu_find_tiled (const char *path, const SkyLoadOptions *opts, const SkyParams *params,
+                        int64_t limit, SkyImage *img, CliGpuRun *run, int *tiled,
+                        double *load_ms);
+
+/* The tiled run's line of figures. */
+void cli_gpu_print_tiled (const CliGpuRun *run);
 
 /* One line of GPU times for --backend gpu. */
 void cli_gpu_print_times (const CliGpuRun *run, const SkyImage *img, int repeat);

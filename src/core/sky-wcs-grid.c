@@ -42,21 +42,33 @@ grow (void *array, int *cap, int first, size_t size)
   return grown;
 }
 
+/* Two parallel arrays reallocated to a_bytes and b_bytes together:
+ * SKY_OK, or SKY_ERR_MEMORY with each still valid (the first maybe
+ * grown) where memory runs out. */
+static int
+grow_columns (void **a, size_t a_bytes, void **b, size_t b_bytes)
+{
+  void *ga = realloc (*a, a_bytes), *gb;
+
+  if (ga == NULL)
+    return SKY_ERR_MEMORY;
+  *a = ga;
+  gb = realloc (*b, b_bytes);
+  if (gb == NULL)
+    return SKY_ERR_MEMORY;
+  *b = gb;
+  return SKY_OK;
+}
+
 static int
 points_add (Points *p, double x, double y)
 {
   if (p->n == p->cap)
     {
       int64_t cap = p->cap ? p->cap * 2 : 256;
-      double *nx = realloc (p->x, (size_t) cap * sizeof *nx);
-      double *ny;
-      if (nx == NULL)
+      if (grow_columns ((void **) &p->x, (size_t) cap * sizeof *p->x, (void **) &p->y,
+                        (size_t) cap * sizeof *p->y) != SKY_OK)
         return SKY_ERR_MEMORY;
-      p->x = nx;
-      ny = realloc (p->y, (size_t) cap * sizeof *ny);
-      if (ny == NULL)
-        return SKY_ERR_MEMORY;
-      p->y = ny;
       p->cap = cap;
     }
   p->x[p->n] = x;
@@ -448,15 +460,11 @@ path_begin (PathSet *ps, int line)
   if (ps->npaths + 1 >= ps->cap)
     {
       int cap = ps->cap ? ps->cap * 2 : 64;
-      int *pl = realloc (ps->path_line, (size_t) cap * sizeof *pl);
-      int64_t *st;
-      if (pl == NULL)
+      /* path_start has one more: the end of the last path */
+      if (grow_columns ((void **) &ps->path_line, (size_t) cap * sizeof *ps->path_line,
+                        (void **) &ps->path_start,
+                        (size_t) (cap + 1) * sizeof *ps->path_start) != SKY_OK)
         return SKY_ERR_MEMORY;
-      ps->path_line = pl;
-      st = realloc (ps->path_start, (size_t) (cap + 1) * sizeof *st);
-      if (st == NULL)
-        return SKY_ERR_MEMORY;
-      ps->path_start = st;
       ps->cap = cap;
     }
   ps->path_line[ps->npaths] = line;

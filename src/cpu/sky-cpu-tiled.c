@@ -12,6 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct SkyBandJoin {
+  int64_t nx, nbands, nadded;
+  int connect8;
+  int64_t *parent;      /* union-find over every band's labels, 1-based */
+  int64_t nprovisional, parent_size;
+  int64_t *base;        /* per band: its labels' offset among all bands' */
+  int64_t *above;       /* the last band's last row, as provisional ids */
+  int32_t *final;       /* [provisional]: the label in the whole image */
+};
+
 typedef struct {
   const SkyPixelSource *src;
   const SkyParams *params;
@@ -20,10 +30,7 @@ typedef struct {
   float *pixels;        /* one band of rows */
   uint8_t *mask;
   int32_t *labels;
-  int64_t *parent;      /* union-find over every band's labels, 1-based */
-  int64_t nprovisional, parent_size;
-  int64_t *base;        /* per band: its labels' offset among all bands' */
-  int32_t *final;       /* [provisional]: the label in the whole image */
+  SkyBandJoin *join;
 } Tiles;
 
 /* Reads the band of rows [y0, y1), cuts its mask and labels it alone.
@@ -77,99 +84,165 @@ join (int64_t *parent, int64_t a, int64_t b)
 }
 
 static int
-grow_parent (Tiles *t, int64_t need)
+grow_parent (SkyBandJoin *j, int64_t need)
 {
-  int64_t size = t->parent_size > 0 ? t->parent_size : 1024;
+  int64_t size = j->parent_size > 0 ? j->parent_size : 1024;
   int64_t *grown;
 
-  if (need <= t->parent_size)
+  if (need <= j->parent_size)
     return SKY_OK;
   while (size < need)
     size *= 2;
-  grown = realloc (t->parent, (size_t) size * sizeof *grown);
+  grown = realloc (j->parent, (size_t) size * sizeof *grown);
   if (grown == NULL)
     return sky_fail (SKY_ERR_MEMORY, "label: no memory for %lld provisional labels",
                      (long long) need);
-  t->parent = grown;
-  t->parent_size = size;
+  j->parent = grown;
+  j->parent_size = size;
   return SKY_OK;
 }
 
-/* Labels every band, joins each band's first row to the last row of the
- * band above, then numbers the sets: roots in increasing id order. */
-static int
-label_bands (Tiles *t, int64_t *nsources, int64_t *ninf, SkyStepTimes *times)
+int
+sky_band_join_new (int64_t nx, int64_t nbands, int connectivity, SkyBandJoin **out)
 {
-  int64_t nx = t->nx, nbands = (t->ny + t->tile_rows - 1) / t->tile_rows, count = 0;
-  int64_t *above = calloc ((size_t) nx, sizeof *above);
-  int connect8 = t->params->connectivity == 8;
-  int ret = SKY_OK;
-  double t0;
+  SkyBandJoin *j = calloc (1, sizeof *j);
 
-  t->base = calloc ((size_t) nbands, sizeof *t->base);
-  if (above == NULL || t->base == NULL || grow_parent (t, 1) != SKY_OK)
+  *out = NULL;
+  if (j == NULL)
+    return sky_fail (SKY_ERR_MEMORY, "label: out of memory");
+  j->nx = nx;
+  j->nbands = nbands;
+  j->connect8 = connectivity == 8;
+  j->above = calloc ((size_t) nx, sizeof *j->above);
+  j->base = calloc ((size_t) nbands + 1, sizeof *j->base);
+  if (j->above == NULL || j->base == NULL || grow_parent (j, 1) != SKY_OK)
     {
-      free (above);
+      sky_band_join_free (j);
       return sky_fail (SKY_ERR_MEMORY, "label: out of memory");
     }
-  t->parent[0] = 0;
-  for (int64_t b = 0; b < nbands && ret == SKY_OK; b++)
-    {
-      int64_t y0 = b * t->tile_rows, y1 = y0 + t->tile_rows < t->ny ? y0 + t->tile_rows : t->ny;
-      int64_t n = 0, base = t->nprovisional;
-      const int32_t *first, *last;
+  j->parent[0] = 0;
+  *out = j;
+  return SKY_OK;
+}
 
-      ret = label_band (t, y0, y1, &n, ninf, &times->ms[SKY_STEP_SEGMENT],
-                        &times->ms[SKY_STEP_LABEL]);
-      if (ret != SKY_OK || (ret = grow_parent (t, base + n + 1)) != SKY_OK)
-        break;
-      t0 = sky_now_ms ();
-      t->base[b] = base;
-      for (int64_t i = 1; i <= n; i++)
-        t->parent[base + i] = base + i;
-      first = t->labels;
-      last = t->labels + (y1 - y0 - 1) * nx;
-      if (b > 0)
-        for (int64_t x = 0; x < nx; x++)
-          {
-            int64_t id;
-            if (first[x] == 0)
-              continue;
-            id = base + first[x];
-            if (above[x] != 0)
-              join (t->parent, id, above[x]);
-            if (connect8 && x > 0 && above[x - 1] != 0)
-              join (t->parent, id, above[x - 1]);
-            if (connect8 && x + 1 < nx && above[x + 1] != 0)
-              join (t->parent, id, above[x + 1]);
-          }
-      for (int64_t x = 0; x < nx; x++)
-        above[x] = last[x] != 0 ? base + last[x] : 0;
-      t->nprovisional = base + n;
-      times->ms[SKY_STEP_LABEL] += sky_now_ms () - t0;
-    }
-  free (above);
-  if (ret != SKY_OK)
+void
+sky_band_join_free (SkyBandJoin *j)
+{
+  if (j == NULL)
+    return;
+  free (j->parent);
+  free (j->base);
+  free (j->above);
+  free (j->final);
+  free (j);
+}
+
+int
+sky_band_join_add (SkyBandJoin *j, const int32_t *first, const int32_t *last, int64_t n)
+{
+  const int64_t nx = j->nx, base = j->nprovisional;
+  int ret;
+
+  if (j->nadded >= j->nbands)
+    return sky_fail (SKY_ERR_ARGUMENT, "label: more bands than the %lld announced",
+                     (long long) j->nbands);
+  if ((ret = grow_parent (j, base + n + 1)) != SKY_OK)
     return ret;
+  j->base[j->nadded] = base;
+  for (int64_t i = 1; i <= n; i++)
+    j->parent[base + i] = base + i;
+  if (j->nadded > 0)
+    for (int64_t x = 0; x < nx; x++)
+      {
+        int64_t id;
+        if (first[x] == 0)
+          continue;
+        id = base + first[x];
+        if (j->above[x] != 0)
+          join (j->parent, id, j->above[x]);
+        if (j->connect8 && x > 0 && j->above[x - 1] != 0)
+          join (j->parent, id, j->above[x - 1]);
+        if (j->connect8 && x + 1 < nx && j->above[x + 1] != 0)
+          join (j->parent, id, j->above[x + 1]);
+      }
+  for (int64_t x = 0; x < nx; x++)
+    j->above[x] = last[x] != 0 ? base + last[x] : 0;
+  j->nprovisional = base + n;
+  j->nadded++;
+  j->base[j->nadded] = j->nprovisional;
+  return SKY_OK;
+}
 
-  t0 = sky_now_ms ();
-  t->final = malloc ((size_t) (t->nprovisional + 1) * sizeof *t->final);
-  if (t->final == NULL)
+int
+sky_band_join_finish (SkyBandJoin *j, int64_t *nsources)
+{
+  int64_t count = 0;
+
+  free (j->final);
+  j->final = malloc ((size_t) (j->nprovisional + 1) * sizeof *j->final);
+  if (j->final == NULL)
     return sky_fail (SKY_ERR_MEMORY, "label: out of memory");
-  t->final[0] = 0;
-  for (int64_t id = 1; id <= t->nprovisional; id++)
+  j->final[0] = 0;
+  for (int64_t id = 1; id <= j->nprovisional; id++)
     {
-      int64_t root = find_root (t->parent, id);
+      int64_t root = find_root (j->parent, id);
       if (root != id)
-        t->final[id] = t->final[root]; /* root < id: numbered already */
+        j->final[id] = j->final[root]; /* root < id: numbered already */
       else if (count == INT32_MAX)
         return sky_fail (SKY_ERR_SIZE, "label: more than %d sources", INT32_MAX);
       else
-        t->final[id] = (int32_t) ++count;
+        j->final[id] = (int32_t) ++count;
     }
   *nsources = count;
-  times->ms[SKY_STEP_LABEL] += sky_now_ms () - t0;
   return SKY_OK;
+}
+
+int64_t
+sky_band_join_base (const SkyBandJoin *j, int64_t band)
+{
+  return j->base[band];
+}
+
+int64_t
+sky_band_join_count (const SkyBandJoin *j)
+{
+  return j->nprovisional;
+}
+
+const int32_t *
+sky_band_join_final (const SkyBandJoin *j)
+{
+  return j->final;
+}
+
+/* Labels every band and joins it to the band above (sky_band_join_add),
+ * then numbers the sets. */
+static int
+label_bands (Tiles *t, int64_t *nsources, int64_t *ninf, SkyStepTimes *times)
+{
+  int64_t nx = t->nx, nbands = (t->ny + t->tile_rows - 1) / t->tile_rows;
+  int ret = sky_band_join_new (nx, nbands, t->params->connectivity, &t->join);
+  double t0;
+
+  for (int64_t b = 0; b < nbands && ret == SKY_OK; b++)
+    {
+      int64_t y0 = b * t->tile_rows, y1 = y0 + t->tile_rows < t->ny ? y0 + t->tile_rows : t->ny;
+      int64_t n = 0;
+
+      ret = label_band (t, y0, y1, &n, ninf, &times->ms[SKY_STEP_SEGMENT],
+                        &times->ms[SKY_STEP_LABEL]);
+      if (ret != SKY_OK)
+        break;
+      t0 = sky_now_ms ();
+      ret = sky_band_join_add (t->join, t->labels, t->labels + (y1 - y0 - 1) * nx, n);
+      times->ms[SKY_STEP_LABEL] += sky_now_ms () - t0;
+    }
+  if (ret != SKY_OK)
+    return ret;
+  t0 = sky_now_ms ();
+  ret = sky_band_join_finish (t->join, nsources);
+  times->ms[SKY_STEP_LABEL] += sky_now_ms () - t0;
+  return ret;
 }
 
 /* Reads and labels every band again (the same labels: the same mask and
@@ -178,6 +251,7 @@ static int
 measure_bands (Tiles *t, int64_t nsources, SkyCatalogue *cat, SkyStepTimes *times)
 {
   int64_t nx = t->nx, nbands = (t->ny + t->tile_rows - 1) / t->tile_rows;
+  const int32_t *final = sky_band_join_final (t->join);
   int32_t *row = malloc ((size_t) nx * sizeof *row);
   SkyMeasureStream *stream = NULL;
   double t0 = sky_now_ms (), unused = 0;
@@ -189,10 +263,11 @@ measure_bands (Tiles *t, int64_t nsources, SkyCatalogue *cat, SkyStepTimes *time
   for (int64_t b = 0; b < nbands && ret == SKY_OK; b++)
     {
       int64_t y0 = b * t->tile_rows, y1 = y0 + t->tile_rows < t->ny ? y0 + t->tile_rows : t->ny;
-      int64_t n = 0;
+      int64_t n = 0, base = sky_band_join_base (t->join, b);
 
       ret = label_band (t, y0, y1, &n, NULL, &unused, &unused);
-      if (ret == SKY_OK && t->base[b] + n != (b + 1 < nbands ? t->base[b + 1] : t->nprovisional))
+      if (ret == SKY_OK
+          && sky_band_join_base (t->join, b) + n != sky_band_join_base (t->join, b + 1))
         ret = sky_fail (SKY_ERR_IO, "measure: rows %lld to %lld changed between two reads",
                         (long long) y0, (long long) y1 - 1);
       for (int64_t y = y0; y < y1 && ret == SKY_OK; y++)
@@ -201,7 +276,7 @@ measure_bands (Tiles *t, int64_t nsources, SkyCatalogue *cat, SkyStepTimes *time
           int any = 0;
           for (int64_t x = 0; x < nx; x++)
             {
-              row[x] = local[x] != 0 ? t->final[t->base[b] + local[x]] : 0;
+              row[x] = local[x] != 0 ? final[base + local[x]] : 0;
               any |= local[x] != 0;
             }
           if (any)
@@ -272,9 +347,7 @@ exit:
   free (t.pixels);
   free (t.mask);
   free (t.labels);
-  free (t.parent);
-  free (t.base);
-  free (t.final);
+  sky_band_join_free (t.join);
   if (ret != SKY_OK)
     sky_result_clear (res);
   return ret;

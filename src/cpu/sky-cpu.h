@@ -81,6 +81,28 @@ void sky_measure_stream_row (SkyMeasureStream *s, int64_t y, const float *values
 void sky_measure_stream_finish (SkyMeasureStream *s);
 void sky_measure_stream_free (SkyMeasureStream *s);
 
+/* Labels of an image labelled a band of rows at a time, made the whole
+ * image's: each band's labels (1..n in raster order within the band, as
+ * sky_cpu_label gives them) become provisional ids after every earlier
+ * band's, the first row of a band is joined to the last row of the band
+ * above (union-find, the smaller id the root), and the roots are numbered
+ * in id order, which is raster order of first pixels: sky_cpu_label's
+ * numbers on the whole image. new: for nbands bands of rows nx wide;
+ * add: the next band, in order, with its first and last rows' labels
+ * (nx each; the same row for a band of one row) and its label count;
+ * finish: the numbering (*nsources: the whole image's count); then
+ * final[base (band) + local label] is a pixel's label in the whole image
+ * (final[0] = 0), base (nbands) the count of provisional ids. Used by the
+ * CPU's and the GPU's runs in bands alike. */
+typedef struct SkyBandJoin SkyBandJoin;
+int sky_band_join_new (int64_t nx, int64_t nbands, int connectivity, SkyBandJoin **out);
+int sky_band_join_add (SkyBandJoin *j, const int32_t *first, const int32_t *last, int64_t n);
+int sky_band_join_finish (SkyBandJoin *j, int64_t *nsources);
+int64_t sky_band_join_base (const SkyBandJoin *j, int64_t band);
+int64_t sky_band_join_count (const SkyBandJoin *j);
+const int32_t *sky_band_join_final (const SkyBandJoin *j);
+void sky_band_join_free (SkyBandJoin *j);
+
 /* The lesson's four steps on an image read from src a band of tile_rows
  * rows at a time, for an image whose pixels, mask and labels do not fit in
  * memory together; res gets the statistics, threshold, sources and

@@ -21,7 +21,7 @@ template <int SHIFT>
 __device__ __forceinline__ void
 place_value (float v, bool valid, uint32_t *s_pos, float *__restrict__ out, int lane)
 {
-  const uint32_t b = valid && !isnan (v) ? sky_float_key (v) >> SHIFT : 0xffffffffu;
+  const uint32_t b = valid && isfinite (v) ? sky_float_key (v) >> SHIFT : 0xffffffffu;
   const uint32_t peers = __match_any_sync (0xffffffffu, b);
 
   if (b == 0xffffffffu)

@@ -203,6 +203,32 @@ warp_sum (double v)
   return v;
 }
 
+/* A lane's value j of its 4 * N in v, in rising order (v[j / 4]'s
+ * component j % 4); j is a constant once the loop over j is unrolled. */
+template <int N>
+__device__ __forceinline__ float
+lane_value (const float4 (&v)[N], int j)
+{
+  const float4 &q = v[j / 4];
+  switch (j % 4)
+    {
+    case 0: return q.x;
+    case 1: return q.y;
+    case 2: return q.z;
+    default: return q.w;
+    }
+}
+
+/* x's d = x - shift into a lane's sums of d and d * d (in double, as the
+ * CPU sums them). */
+__device__ __forceinline__ void
+add_deviation (double &s, double &s2, float x, double shift)
+{
+  const double d = (double) x - shift;
+  s += d;
+  s2 += d * d;
+}
+
 /* A bucket's share of the sums of d and d * d. */
 __device__ __forceinline__ void
 add_bucket_sums (double *__restrict__ bsum, double *__restrict__ bsum2, uint32_t b, double s,
@@ -247,22 +273,13 @@ sums_warp (const float *__restrict__ values, int64_t nv, double shift, int64_t w
         }
     }
 
+  double s = 0, s2 = 0;
   if (first_b == last_b)
     {
-      double s = 0, s2 = 0;
 #pragma unroll
-      for (int i = 0; i < kSumItems; i++)
-        {
-          const float e[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
-#pragma unroll
-          for (int k = 0; k < 4; k++)
-            if (!isnan (e[k]))
-              {
-                double d = (double) e[k] - shift;
-                s += d;
-                s2 += d * d;
-              }
-        }
+      for (int j = 0; j < 4 * kSumItems; j++)
+        if (!isnan (lane_value (v, j)))
+          add_deviation (s, s2, lane_value (v, j), shift);
       s = warp_sum (s);
       s2 = warp_sum (s2);
       if (lane == 0)
@@ -271,28 +288,21 @@ sums_warp (const float *__restrict__ values, int64_t nv, double shift, int64_t w
     }
 
   uint32_t cur = 0xffffffffu;
-  double s = 0, s2 = 0;
 #pragma unroll
-  for (int i = 0; i < kSumItems; i++)
+  for (int j = 0; j < 4 * kSumItems; j++)
     {
-      const float e[4] = { v[i].x, v[i].y, v[i].z, v[i].w };
-#pragma unroll
-      for (int k = 0; k < 4; k++)
+      const float x = lane_value (v, j);
+      if (isnan (x))
+        continue;
+      const uint32_t b = bucket_of (x);
+      if (b != cur)
         {
-          if (isnan (e[k]))
-            continue;
-          const uint32_t b = bucket_of (e[k]);
-          if (b != cur)
-            {
-              if (cur != 0xffffffffu)
-                add_bucket_sums (bsum, bsum2, cur, s, s2);
-              cur = b;
-              s = s2 = 0;
-            }
-          double d = (double) e[k] - shift;
-          s += d;
-          s2 += d * d;
+          if (cur != 0xffffffffu)
+            add_bucket_sums (bsum, bsum2, cur, s, s2);
+          cur = b;
+          s = s2 = 0;
         }
+      add_deviation (s, s2, x, shift);
     }
   if (cur != 0xffffffffu)
     add_bucket_sums (bsum, bsum2, cur, s, s2);

@@ -38,7 +38,8 @@ constexpr int64_t kMinBlockPixels = 32768;
 __device__ __forceinline__ void
 count_value (uint32_t *s_hist, float v)
 {
-  if (!isnan (v))
+  /* NaN and +-Inf are blank (a caller's device array is read as it is). */
+  if (isfinite (v))
     atomicAdd (&s_hist[bucket_of (v)], 1u);
 }
 
@@ -368,7 +369,7 @@ clipGatherKernel (const float *__restrict__ image, int64_t n, int64_t chunk,
                   [&] (uint32_t b) { return is_gathered (p, b); });
   __syncthreads ();
   for_chunk<4> (image, start, end, [&] (float v, bool valid) {
-    uint32_t b = valid && !isnan (v) ? bucket_of (v) : kNone;
+    uint32_t b = valid && isfinite (v) ? bucket_of (v) : kNone;
     if (b != kNone && !is_gathered (p, b))
       {
         const double d = (double) v - shift;

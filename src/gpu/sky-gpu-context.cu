@@ -274,6 +274,12 @@ image_bytes (int64_t n)
          + (size_t) (ntiles + nsupers) * 4;     /* tile and super-tile counts */
 }
 
+size_t
+sky_gpu_image_bytes (int64_t n)
+{
+  return image_bytes (n);
+}
+
 /* SKYSIFT_GPU_MEMORY_LIMIT caps the device memory one context may hold
  * (sky-gpu-switches.cu): a test can then run a GPU out of memory on purpose
  * and watch what the callers do. */

@@ -52,6 +52,31 @@ load_tile (const T *__restrict__ in, int nx, int ny, int ix0, int iy0, int cols,
     }
 }
 
+/* A block's 1D window, zero outside a: a[a0 .. a0 + w - 1] into s_a. */
+template <typename T>
+__device__ __forceinline__ void
+load_window (const T *__restrict__ a, int64_t n, int64_t a0, int w, T *s_a)
+{
+  for (int i = threadIdx.x; i < w; i += blockDim.x)
+    {
+      int64_t ia = a0 + i;
+      s_a[i] = (ia >= 0 && ia < n) ? a[ia] : T (0);
+    }
+}
+
+/* One output of the 1D full convolution: the m taps (shared memory, or
+ * registers when m is known at compile time) over the window's values
+ * p[0], p[-1] .. p[-(m - 1)]. */
+template <typename T, typename Taps>
+__device__ __forceinline__ T
+conv1_output (const T *p, const Taps &taps, int m)
+{
+  T acc = 0;
+  for (int k = 0; k < m; k++)
+    acc += p[-k] * taps[k];
+  return acc;
+}
+
 /* Stores f (r, c), for each output (r, c) of the block's tile that lies in
  * the output, at its place in out. */
 template <typename T, typename F>
@@ -187,22 +212,14 @@ conv1dTiledKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v, 
   sky_grid_wait ();
   for (int i = threadIdx.x; i < m; i += blockDim.x)
     s_v[i] = v[i];
-  for (int i = threadIdx.x; i < w; i += blockDim.x)
-    {
-      int64_t ia = a0 + i;
-      s_a[i] = (ia >= 0 && ia < n) ? a[ia] : T (0);
-    }
+  load_window (a, n, a0, w, s_a);
   __syncthreads ();
   for (int t = threadIdx.x; t < CONV1_T; t += blockDim.x)
     {
       int64_t j = j0 + t;
       if (j >= nout)
         break;
-      const T *p = s_a + t + m - 1;
-      T acc = 0;
-      for (int k = 0; k < m; k++)
-        acc += p[-k] * s_v[k];
-      out[j] = acc;
+      out[j] = conv1_output (s_a + t + m - 1, s_v, m);
     }
 }
 
@@ -311,16 +328,11 @@ conv1dFixedKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v,
   constexpr int W = CONV1_T + M - 1;
   __shared__ T s_a[W];
   const int64_t j0 = (int64_t) blockIdx.x * CONV1_T;
-  const int64_t a0 = j0 - (M - 1);
   T vk[M];
 
   sky_grid_wait ();
   load_taps (v, vk);
-  for (int i = threadIdx.x; i < W; i += blockDim.x)
-    {
-      int64_t ia = a0 + i;
-      s_a[i] = (ia >= 0 && ia < n) ? a[ia] : T (0);
-    }
+  load_window (a, n, j0 - (M - 1), W, s_a);
   __syncthreads ();
 #pragma unroll 4
   for (int t = threadIdx.x; t < CONV1_T; t += blockDim.x)
@@ -328,12 +340,7 @@ conv1dFixedKernel (const T *__restrict__ a, int64_t n, const T *__restrict__ v,
       int64_t j = j0 + t;
       if (j >= nout)
         break;
-      const T *p = s_a + t + M - 1;
-      T acc = 0;
-#pragma unroll
-      for (int k = 0; k < M; k++)
-        acc += p[-k] * vk[k];
-      out[j] = acc;
+      out[j] = conv1_output (s_a + t + M - 1, vk, M);
     }
 }
 

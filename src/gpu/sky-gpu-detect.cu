@@ -344,6 +344,7 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
   L = gpu->detect;
   hdr = L->h_header;
   gpu->h_params->connectivity = params->connectivity;
+  gpu->params_uploaded = 0;   /* the lesson's next run uploads its own */
 
   if (in != NULL && (ret = ensure_input_maps (gpu, n)) != SKY_OK)
     return ret;

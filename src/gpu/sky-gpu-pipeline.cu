@@ -11,15 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sources the measure buffer holds at first: more than any sky image has,
- * and a buffer of under a byte per pixel; a run that finds more grows it
- * and measures again. */
-static int64_t
-initial_measure_capacity (int64_t n)
-{
-  return n / 128 > 4096 ? n / 128 : 4096;
-}
-
 double
 sky_gpu_elapsed_ms (const SkyGpu *gpu, int from, int to)
 {
@@ -59,11 +50,11 @@ blank_inf (float v)
   return isinf (v) ? NAN : v;
 }
 
-/* A device array's copy into the context's image, infinities made NaN on
- * the way as the FITS loader does for host images: every step takes NaN,
- * and only NaN, as blank. One pass, like the copy it replaces; four
- * pixels a thread where both ends are 16-byte aligned (CuPy's allocations
- * are), so that the copy runs at the memory's pace. */
+/* A device array's copy into the context's image where the steps cannot
+ * read it in place (not 16-byte aligned), infinities made NaN on the way
+ * as the FITS loader does for host images. One pass, like the copy it
+ * replaces; four pixels a thread where both ends are 16-byte aligned, so
+ * that the copy runs at the memory's pace. */
 __global__ static void
 copyBlankingInfKernel (float *dst, const float *src, int64_t n)
 {
@@ -212,6 +203,33 @@ static const struct {
 
 #define N_LESSON_STEPS ((int) (sizeof lesson_steps / sizeof lesson_steps[0]))
 
+/* The run's times from its events: the steps' kernels (a second measure
+ * from its own start, after the header's wait), the upload, the downloads
+ * (the catalogue's or the pixels' second one where body) and the whole. */
+static void
+read_times (const SkyGpu *gpu, int remeasured, int body, SkyGpuTimes *t)
+{
+  const int ev_measured = SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE;
+
+  t->kernels = 0;
+  for (int k = 0, from = SKY_GPU_EV_UPLOADED; k < N_LESSON_STEPS; k++)
+    {
+      int end = SKY_GPU_EV_STEP_END + lesson_steps[k].step;
+
+      if (lesson_steps[k].step == SKY_STEP_MEASURE && remeasured)
+        from = SKY_GPU_EV_REMEASURE;
+      t->ms[lesson_steps[k].step] = sky_gpu_elapsed_ms (gpu, from, end);
+      t->kernels += t->ms[lesson_steps[k].step];
+      from = end;
+    }
+  t->upload = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
+  t->download = sky_gpu_elapsed_ms (gpu, ev_measured, SKY_GPU_EV_HEADER)
+                + (body ? sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END)
+                        : 0);
+  t->total = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START,
+                                 body ? SKY_GPU_EV_BODY_END : SKY_GPU_EV_HEADER);
+}
+
 static int
 run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned flags,
            SkyResult *res, SkyGpuTimes *t)
@@ -221,6 +239,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   const float *src = img->pixels;
   const SkyGpuState *st = gpu->h_state;
   const int ev_measured = SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE;
+  const int timed = !(flags & SKY_GPU_NO_TIMES);
+  SkyGpuParams want;
   int remeasured = 0, ret;
   int64_t nsources;
   size_t guess, need;
@@ -228,18 +248,24 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
 
   SKY_CUDA (cudaSetDevice (gpu->device));
   if ((ret = sky_gpu_ensure_buffers (gpu, n)) != SKY_OK
-      || (ret = sky_gpu_ensure_measure (gpu, initial_measure_capacity (n))) != SKY_OK)
+      || (ret = sky_gpu_ensure_measure (gpu, sky_gpu_initial_measure_capacity (n))) != SKY_OK)
     return ret;
 
-  gpu->h_params->clip_kappa = params->clip_kappa;
-  gpu->h_params->threshold = params->threshold;
-  gpu->h_params->max_iter = params->max_iter;
-  gpu->h_params->relative = params->relative;
-  gpu->h_params->connectivity = params->connectivity;
+  want = *gpu->h_params;
+  want.clip_kappa = params->clip_kappa;
+  want.threshold = params->threshold;
+  want.max_iter = params->max_iter;
+  want.relative = params->relative;
+  want.connectivity = params->connectivity;
   /* The clip's full path, which otherwise runs only when its plan misses:
    * tests set this to check that path against the CPU too. */
-  gpu->h_params->full_clip = gpu->switches.full_clip;
-  gpu->h_params->loop_profile = gpu->switches.loop_profile;
+  want.full_clip = gpu->switches.full_clip;
+  want.loop_profile = gpu->switches.loop_profile;
+  /* A run with the same parameters as the last one uploaded skips the
+   * copy and its place in the stream. */
+  const int upload_params = !gpu->params_uploaded
+                            || memcmp (&want, gpu->h_params, sizeof want) != 0;
+  *gpu->h_params = want;
   const int loaded = (flags & SKY_GPU_IMAGE_LOADED) != 0;
   const int place = loaded || (flags & SKY_GPU_PIXELS_ON_DEVICE) ? PIXELS_DEVICE
                                                                   : pixels_place (src);
@@ -255,9 +281,11 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       src = gpu->h_stage;
     }
 
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_START], s));
-  if (loaded)
-    ; /* sky_gpu_load_plane left the image in d_image */
+  if (timed)
+    SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_START], s));
+  if (loaded || src == gpu->d_image)
+    ; /* sky_gpu_load_plane left the image in d_image, or the steps read the
+       * caller's array in place (sky_gpu_run_on) */
   else if (place == PIXELS_DEVICE)
     {
       int blocks = (int) ((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
@@ -266,9 +294,14 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
     }
   else
     SKY_CUDA (cudaMemcpyAsync (gpu->d_image, src, (size_t) n * 4, cudaMemcpyHostToDevice, s));
-  SKY_CUDA (cudaMemcpyAsync (gpu->d_params, gpu->h_params, sizeof (SkyGpuParams),
-                             cudaMemcpyHostToDevice, s));
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_UPLOADED], s));
+  if (upload_params)
+    {
+      SKY_CUDA (cudaMemcpyAsync (gpu->d_params, gpu->h_params, sizeof (SkyGpuParams),
+                                 cudaMemcpyHostToDevice, s));
+      gpu->params_uploaded = 1;
+    }
+  if (timed)
+    SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_UPLOADED], s));
   for (int k = 0; k < N_LESSON_STEPS; k++)
     {
       SkyStep step = lesson_steps[k].step;
@@ -276,7 +309,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       fault_point (gpu, sky_step_name (step));
       if ((ret = lesson_steps[k].enqueue (gpu, nx, ny)) != SKY_OK)
         return ret;
-      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + step], s));
+      if (timed)
+        SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + step], s));
     }
   /* The catalogue comes home with the header where it fits in what the
    * last run needed and an eighth more (at least 16 KiB; 64 KiB on a
@@ -302,10 +336,12 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       /* More sources than the buffer holds: grow it, measure again. */
       if ((ret = sky_gpu_ensure_measure (gpu, nsources)) != SKY_OK)
         return ret;
-      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_REMEASURE], s));
+      if (timed)
+        SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_REMEASURE], s));
       if ((ret = sky_gpu_measure_enqueue (gpu, nx, ny, 1)) != SKY_OK)
         return ret;
-      SKY_CUDA (cudaEventRecord (gpu->ev[ev_measured], s));
+      if (timed)
+        SKY_CUDA (cudaEventRecord (gpu->ev[ev_measured], s));
       SKY_CUDA (cudaMemcpyAsync (gpu->h_state, gpu->d_state, sizeof (SkyGpuState),
                                  cudaMemcpyDeviceToHost, s));
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_HEADER], s));
@@ -327,7 +363,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
       /* What did not come with the header: a second wait. */
       if ((ret = sky_gpu_ensure_host ((void **) &gpu->h_cat, &gpu->h_cat_bytes, need)) != SKY_OK)
         return ret;
-      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
+      if (timed)
+        SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_BODY_START], s));
       if (nsources > 0 && (remeasured || need > guess))
         SKY_CUDA (cudaMemcpyAsync (gpu->h_cat,
                                    gpu->d_meas + gpu->meas_cap * SKY_MEASURE_ACC_BYTES, need,
@@ -336,24 +373,14 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
         return ret;
     }
 
-  t->upload = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START, SKY_GPU_EV_UPLOADED);
-  t->kernels = 0;
-  for (int k = 0, from = SKY_GPU_EV_UPLOADED; k < N_LESSON_STEPS; k++)
+  if (timed)
+    read_times (gpu, remeasured, body, t);
+  else
     {
-      int end = SKY_GPU_EV_STEP_END + lesson_steps[k].step;
-
-      /* A second measure starts at its own event, after the header's wait. */
-      if (lesson_steps[k].step == SKY_STEP_MEASURE && remeasured)
-        from = SKY_GPU_EV_REMEASURE;
-      t->ms[lesson_steps[k].step] = sky_gpu_elapsed_ms (gpu, from, end);
-      t->kernels += t->ms[lesson_steps[k].step];
-      from = end;
+      t->upload = t->download = t->kernels = t->total = NAN;
+      for (int step = 0; step < SKY_STEP_COUNT; step++)
+        t->ms[step] = NAN;
     }
-  t->download = sky_gpu_elapsed_ms (gpu, ev_measured, SKY_GPU_EV_HEADER)
-                + (body ? sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_BODY_START, SKY_GPU_EV_BODY_END)
-                        : 0);
-  t->total = sky_gpu_elapsed_ms (gpu, SKY_GPU_EV_START,
-                                 body ? SKY_GPU_EV_BODY_END : SKY_GPU_EV_HEADER);
 
   res->stats.median = st->median;
   res->stats.sigma = st->sigma;
@@ -368,6 +395,8 @@ run_steps (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsigned f
   for (int step = 0; step < SKY_STEP_COUNT; step++)
     res->times.ms[step] = t->ms[step];
   res->times.total = t->kernels;
+  if (flags & SKY_GPU_PACKED_ONLY)
+    return SKY_OK;
   return sky_gpu_unpack_catalogue (gpu->h_cat, nsources, &res->catalogue);
 }
 
@@ -431,7 +460,24 @@ sky_gpu_run_on (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, unsig
   if ((ret = sky_gpu_reset_result (res, img, flags)) != SKY_OK)
     return ret;
 
+  /* A caller's device array is read where it lies, saving a pass over it:
+   * the steps read d_image, which points at the array for the run (its
+   * buffers made first, so that nothing frees it meanwhile). float4 loads
+   * need 16-byte alignment (CuPy's allocations have it; a view's offset
+   * may not). */
+  float *own_image = NULL;
+  if ((flags & SKY_GPU_PIXELS_ON_DEVICE) && !(flags & SKY_GPU_IMAGE_LOADED)
+      && ((uintptr_t) img->pixels & 15) == 0)
+    {
+      SKY_CUDA (cudaSetDevice (gpu->device));
+      if ((ret = sky_gpu_ensure_buffers (gpu, img->nx * img->ny)) != SKY_OK)
+        return ret;
+      own_image = gpu->d_image;
+      gpu->d_image = (float *) img->pixels;
+    }
   ret = run_steps (gpu, img, params, flags, res, times);
+  if (own_image != NULL)
+    gpu->d_image = own_image;
   if (ret != SKY_OK)
     {
       /* A fault inside a kernel leaves the context unusable: say so from

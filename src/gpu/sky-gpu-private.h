@@ -272,9 +272,14 @@ struct SkyGpu {
   struct SkyGpuLoader *loader;
   int64_t loaded_n;
 
+  /* the band of rows of the last sky_gpu_band_start (sky-gpu-bands.cu) */
+  int64_t band_n, band_nx, band_rows;
+
   /* host side, pinned */
   SkyGpuState *h_state, *d_state;
   SkyGpuParams *h_params, *d_params;
+  int params_uploaded;       /* d_params holds h_params: a writer of h_params
+                              * that may not upload it clears this */
   unsigned char *h_cat;
   size_t h_cat_bytes;
   size_t cat_guess;          /* catalogue bytes fetched with the header: the
@@ -303,6 +308,18 @@ int sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, int clear);
  * sky_gpu_device_bytes. */
 void sky_gpu_local_free (SkyGpu *gpu);
 size_t sky_gpu_local_bytes (const SkyGpu *gpu);
+
+/* Device bytes of the image-sized buffers for n pixels. */
+size_t sky_gpu_image_bytes (int64_t n);
+
+/* Sources the measure buffer holds at first: more than any sky image has,
+ * and a buffer of under a byte per pixel; a run that finds more grows it
+ * and measures again. */
+static inline int64_t
+sky_gpu_initial_measure_capacity (int64_t n)
+{
+  return n / 128 > 4096 ? n / 128 : 4096;
+}
 
 /* Image-sized buffers for n pixels (kept while large enough), and the
  * measure buffer for at least nsources sources. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Segmentation on the device: mask = pixel > bound, where the clip kernel
  * left bound = the largest float not above the threshold (as the CPU's
- * sky_threshold_bound), so the float comparison is exact. NaN compares
- * false, so blanks stay 0; a flat image (no bound) gives an empty mask. */
+ * sky_threshold_bound), so the float comparison is exact. Blanks stay 0:
+ * NaN compares false, and +Inf (blank too: a caller's device array is read
+ * as it is) is excluded; a flat image (no bound) gives an empty mask. */
 #include "sky-gpu-private.h"
 
 namespace {
@@ -11,10 +12,16 @@ constexpr int kThreads = 256;
 constexpr int kPixels = 16; /* per thread: four 16-byte loads, one 16-byte store */
 
 __device__ __forceinline__ uint32_t
+above (float v, float bound)
+{
+  return v > bound && v < INFINITY;
+}
+
+__device__ __forceinline__ uint32_t
 pack4 (float4 v, float bound)
 {
-  return (uint32_t) (v.x > bound) | (uint32_t) (v.y > bound) << 8
-         | (uint32_t) (v.z > bound) << 16 | (uint32_t) (v.w > bound) << 24;
+  return above (v.x, bound) | above (v.y, bound) << 8 | above (v.z, bound) << 16
+         | above (v.w, bound) << 24;
 }
 
 /* Covers the mask's padding too (up to padded), writing zeros there, so
@@ -45,7 +52,7 @@ segmentKernel (const float *__restrict__ image, int64_t n, int64_t padded,
   for (int j = 0; j < kPixels; j++)
     {
       int64_t i = i0 + j;
-      mask[i] = (i < n && has && image[i] > bound) ? 1 : 0;
+      mask[i] = (i < n && has && above (image[i], bound)) ? 1 : 0;
     }
 }
 

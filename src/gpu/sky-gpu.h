@@ -53,9 +53,17 @@ enum {
   /* The image is the one sky_gpu_load_plane put on the device: nothing is
    * uploaded and img->pixels may be NULL. */
   SKY_GPU_IMAGE_LOADED = 1u << 2,
-  /* img->pixels is device memory (a caller's device array): copied on the
-   * device without asking the driver where it lives. */
+  /* img->pixels is device memory (a caller's device array), left as it
+   * is until the run returns: the steps read it in place where it is
+   * 16-byte aligned (they take NaN and +-Inf alike as blank), else from a
+   * copy on the device; the driver is not asked where it lives. */
   SKY_GPU_PIXELS_ON_DEVICE = 1u << 3,
+  /* No events between the steps: res->times and times are NaN, and the
+   * host saves the records and the queries (a caller that times itself). */
+  SKY_GPU_NO_TIMES = 1u << 4,
+  /* The catalogue stays as the device packed it (sky_gpu_packed_catalogue):
+   * res->catalogue is left empty and res->nsources counts the sources. */
+  SKY_GPU_PACKED_ONLY = 1u << 5,
 };
 
 /* Runs the four steps on the device into res, which must be zeroed or hold
@@ -65,8 +73,8 @@ enum {
  * the transfers. The upload is a DMA from pinned memory: from the image
  * itself after sky_gpu_pin(), else through a pinned staging buffer that
  * the pixels are first copied into (host time outside the events). Pixels
- * already in the device's memory (a caller's device array) are copied on
- * the device, with no host copy.
+ * already in the device's memory (a caller's device array) are read there,
+ * with no host copy.
  * Images up to 2^32 - 1 pixels (46341^2, 65536 x 40000), as far as the
  * device's memory goes: past 2^31 - 1 the labeller's union-find takes 8
  * bytes a pixel instead of 4. */
@@ -158,7 +166,9 @@ void sky_gpu_unlock_host (void *p, int locked);
  * them where they are (sky-gpu-gl.h): the float image, the mask (one byte a
  * pixel) and the label image (int32), each nx * ny values in rows of nx,
  * as the last sky_gpu_run_on() left them, valid until the next run on the
- * context or its sky_gpu_free(); capacity is how many pixels they hold.
+ * context or its sky_gpu_free(); capacity is how many pixels they hold
+ * (the image is not the last run's where that run read a caller's device
+ * array in place: SKY_GPU_PIXELS_ON_DEVICE).
  * SKY_ERR_ARGUMENT when the context has run nothing yet. The caller must
  * keep other threads from running on the context meanwhile. */
 typedef struct SkyGpuDeviceBuffers {
@@ -169,6 +179,61 @@ typedef struct SkyGpuDeviceBuffers {
 } SkyGpuDeviceBuffers;
 
 int sky_gpu_device_buffers (const SkyGpu *gpu, SkyGpuDeviceBuffers *out);
+
+/* ----------------------------------------------------- a band of rows */
+
+/* Device bytes a run of the lesson's steps on n pixels takes (the image's
+ * buffers and the catalogue's first size; the clip's tables and the
+ * context's own are about a MiB more). */
+size_t sky_gpu_run_bytes (int64_t n);
+
+/* Bytes of device memory a run on the context (NULL: a new one on device
+ * 0) may take: the device's free memory (the context's image-sized
+ * buffers counted as free) less a margin, and no more than limit (0: no
+ * limit) less what the context holds besides. */
+int sky_gpu_room (SkyGpu *gpu, size_t limit, size_t *room);
+
+/* The most rows of nx pixels (at most ny) whose band a run in room bytes
+ * holds (sky_gpu_run_bytes), and whose pixel indices stay 32-bit; 0 when
+ * not even one row fits. */
+int64_t sky_gpu_band_rows (int64_t nx, int64_t ny, size_t room);
+
+/* One band of rows of a larger image, as the band alone labels it (1 to
+ * nlabels in raster order within the band): its first and last rows of
+ * labels (nx each) and, for band label l at index l - 1, the sums of the
+ * measure step not yet divided (sum, sum of value * x, of value * y),
+ * the pixel count, the peak (the first in raster order on ties) and the
+ * box, with rows counted in the whole image. Times in ms from device
+ * events. Host memory, grown as needed; sky_gpu_band_clear frees it. */
+typedef struct SkyGpuBand {
+  int64_t nlabels, nx, capacity;
+  int32_t *first_row, *last_row;
+  double *sum, *sx, *sy;
+  int64_t *npix;
+  float *peak;
+  int32_t *peak_x, *peak_y;
+  int32_t *xmin, *xmax, *ymin, *ymax;
+  double upload_ms, segment_ms, label_ms, measure_ms, download_ms;
+} SkyGpuBand;
+
+/* Enqueues a band of rows (nx x rows pixels at pixels, host memory,
+ * page-locked for the copy to overlap: sky_gpu_lock_host) on the
+ * context's stream: upload, segment at threshold_value (the whole image's
+ * sky_threshold_value; NAN: no sources), label, measure. Returns without
+ * waiting, so the host can read the next band meanwhile; pixels must stay
+ * untouched until sky_gpu_band_finish. Bands of up to 2^31 - 1 pixels. */
+int sky_gpu_band_start (SkyGpu *gpu, const float *pixels, int64_t nx, int64_t rows,
+                        double threshold_value, const SkyParams *params);
+
+/* Waits for the band of the last sky_gpu_band_start and brings its labels'
+ * rows and sums home into band; y0: the band's first row in the image. */
+int sky_gpu_band_finish (SkyGpu *gpu, int64_t y0, SkyGpuBand *band);
+
+/* After a band that failed: waits for the stream and marks the context
+ * unusable where a kernel faulted (SKY_ERR_UNAVAILABLE), else SKY_OK. */
+int sky_gpu_band_failed (SkyGpu *gpu);
+
+void sky_gpu_band_clear (SkyGpuBand *band);
 
 /* ------------------------------------------------------- the local method */
 

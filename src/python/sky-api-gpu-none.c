@@ -28,6 +28,15 @@ sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
 }
 
 int
+sky_api_gpu_find_device (const float *d_pixels, int64_t nx, int64_t ny,
+                         const SkyApiParams *params, void *stream, int32_t flags,
+                         SkyApiDeviceFind *out)
+{
+  (void) d_pixels, (void) nx, (void) ny, (void) params, (void) stream, (void) flags, (void) out;
+  return sky_fail (SKY_ERR_UNAVAILABLE, "%s", NO_CUDA);
+}
+
+int
 sky_api_gpu_run_image (const SkyApiImage *img, const SkyApiParams *params, SkyApiRun **out)
 {
   (void) img, (void) params;

@@ -313,41 +313,24 @@ sky_api_run_result (const SkyApiRun *run, SkyApiResult *out)
   const SkyStep *steps;
   int nsteps = sky_method_steps (res->method, &steps);
 
-  memset (out, 0, sizeof *out);
-  out->nx = res->nx;
-  out->ny = res->ny;
-  out->median = res->stats.median;
-  out->sigma = res->stats.sigma;
-  out->mean = res->stats.mean;
-  out->n = res->stats.n;
-  out->ninput = res->stats.ninput;
-  out->iterations = res->stats.iterations;
-  out->converged = res->stats.converged;
-  out->flat = res->stats.flat;
-  out->connectivity = run->params.connectivity;
-  out->threshold_value = res->threshold_value;
-  out->nsources = cat->n;
-  out->x = cat->x;
-  out->y = cat->y;
-  out->sum = cat->sum;
-  out->npix = cat->npix;
-  out->peak = cat->peak;
-  out->peak_x = cat->peak_x;
-  out->peak_y = cat->peak_y;
-  out->xmin = cat->xmin;
-  out->xmax = cat->xmax;
-  out->ymin = cat->ymin;
-  out->ymax = cat->ymax;
-  out->background = cat->background;
-  out->rms = cat->rms;
-  out->sum_err = cat->sum_err;
-  out->peak_err = cat->peak_err;
-  out->x_win = cat->x_win;
-  out->y_win = cat->y_win;
-  out->flags = cat->flags;
-  out->nislands = res->nislands;
-  out->mask = res->mask;
-  out->labels = res->labels;
+  /* The fields not named here start at 0 or NULL; the steps' and the
+   * GPU's follow. */
+  *out = (SkyApiResult) {
+    .nx = res->nx, .ny = res->ny,
+    .median = res->stats.median, .sigma = res->stats.sigma, .mean = res->stats.mean,
+    .n = res->stats.n, .ninput = res->stats.ninput,
+    .iterations = res->stats.iterations, .converged = res->stats.converged,
+    .flat = res->stats.flat, .connectivity = run->params.connectivity,
+    .threshold_value = res->threshold_value,
+    .nsources = cat->n,
+    .x = cat->x, .y = cat->y, .sum = cat->sum, .npix = cat->npix, .peak = cat->peak,
+    .peak_x = cat->peak_x, .peak_y = cat->peak_y,
+    .xmin = cat->xmin, .xmax = cat->xmax, .ymin = cat->ymin, .ymax = cat->ymax,
+    .background = cat->background, .rms = cat->rms,
+    .sum_err = cat->sum_err, .peak_err = cat->peak_err,
+    .x_win = cat->x_win, .y_win = cat->y_win, .flags = cat->flags,
+    .nislands = res->nislands, .mask = res->mask, .labels = res->labels,
+  };
   out->nsteps = nsteps < 8 ? nsteps : 8;
   for (int k = 0; k < out->nsteps; k++)
     out->step_name[k] = sky_step_name (steps[k]);

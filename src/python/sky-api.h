@@ -23,7 +23,7 @@ extern "C" {
 
 /* Bumped whenever a struct or signature below changes; the Python side
  * refuses a library of another version. */
-#define SKY_API_VERSION 4
+#define SKY_API_VERSION 5
 
 int sky_api_version (void);
 
@@ -138,6 +138,35 @@ int sky_api_run (const SkyApiImage *img, const SkyApiParams *params, const char 
 int sky_api_gpu_run_device (const float *d_pixels, int64_t nx, int64_t ny,
                             const SkyApiParams *params, void *stream, SkyApiRun **out,
                             SkyApiResult *result);
+
+/* What sky_api_gpu_find_device gives back: doubles, then int64s, then the
+ * catalogue, so that a binding reads each group in one go. */
+typedef struct SkyApiDeviceFind {
+  double median, sigma, mean;    /* the clip's statistics */
+  double threshold_value;        /* the pixel value a source is above */
+  double step_ms[4];             /* clip, segment, label, measure: kernels
+                                  * (device events), NaN without SKY_API_TIMES */
+  double kernels_ms, total_ms;   /* the four steps; with the copies to the host */
+  int64_t n, ninput;             /* pixels the clip kept; non-blank pixels */
+  int64_t nsources;
+  int64_t iterations, converged, flat;
+  /* The catalogue as sky_api_gpu_run_device's packed_catalogue, valid
+   * until sky_api_gpu_release. */
+  const void *packed_catalogue;
+} SkyApiDeviceFind;
+
+enum {
+  SKY_API_TIMES = 1 << 0,        /* time the steps with device events */
+};
+
+/* sky_api_gpu_run_device for a caller that wants the figures and the packed
+ * catalogue alone, at the least cost a call can have: the same run (the
+ * array read in place, the lock held until sky_api_gpu_release), without a
+ * run to free, without the catalogue's unpacking, and without event
+ * timings unless flags hold SKY_API_TIMES. */
+int sky_api_gpu_find_device (const float *d_pixels, int64_t nx, int64_t ny,
+                             const SkyApiParams *params, void *stream, int32_t flags,
+                             SkyApiDeviceFind *out);
 
 /* Runs every step of the lesson's method once on the device, on a host
  * image (a loaded file's), with the same process-wide context as

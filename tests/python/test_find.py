@@ -264,3 +264,75 @@ def test_packed_columns_read_the_device_layout(gc_path):
         np.testing.assert_array_equal(cols[name], host[name])
     cols["x_centroid"][0] = -1.0
     assert _table.packed_columns(0, 0)["x_centroid"].shape == (0,)
+
+
+def test_packed_columns_follow_the_block_when_it_moves_or_grows():
+    """The view over the host's block is kept from call to call: a block at
+    another address, or a longer catalogue at the same one, is read anew."""
+    import ctypes
+
+    from skysift import _table
+    names = [name for name, _, _ in _table.PIXEL_COLUMNS]
+    rng = np.random.default_rng(7)
+
+    def packed(n):
+        cols = {name: (rng.normal(size=n) * 100).astype(dtype)
+                for name, _, dtype in _table.PIXEL_COLUMNS}
+        return cols, b"".join(cols[name].tobytes() for name in names)
+
+    big = ctypes.create_string_buffer(200 * _table.PACKED_BYTES)
+    other = ctypes.create_string_buffer(200 * _table.PACKED_BYTES)
+    for buf, n in ((big, 3), (big, 150), (other, 150), (other, 2), (big, 200)):
+        want, block = packed(n)
+        ctypes.memmove(buf, block, len(block))
+        got = _table.packed_columns(ctypes.addressof(buf), n)
+        assert list(got) == ["source_id"] + names
+        np.testing.assert_array_equal(got["source_id"], np.arange(1, n + 1))
+        for name in names:
+            assert got[name].dtype == want[name].dtype and got[name].shape == (n,)
+            np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name}, n={n}")
+
+
+def test_packed_columns_never_change_under_a_caller_that_holds_them():
+    """Columns are copied into blocks that later calls reuse only once
+    nothing outside holds any part of them: a result kept whole, one of its
+    columns, or a view of one keeps its values through later calls; a
+    result dropped (even one changed in place) comes back right."""
+    import ctypes
+
+    from skysift import _table
+    names = [name for name, _, _ in _table.PIXEL_COLUMNS]
+    rng = np.random.default_rng(8)
+    n = 57
+
+    def packed():
+        cols = {name: (rng.normal(size=n) * 100).astype(dtype)
+                for name, _, dtype in _table.PIXEL_COLUMNS}
+        buf = ctypes.create_string_buffer(b"".join(cols[k].tobytes() for k in names))
+        return cols, buf
+
+    def check(got, want):
+        np.testing.assert_array_equal(got["source_id"], np.arange(1, n + 1))
+        for name in names:
+            np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+    want1, buf1 = packed()
+    kept = _table.packed_columns(ctypes.addressof(buf1), n)
+    want2, buf2 = packed()
+    one_column = _table.packed_columns(ctypes.addressof(buf2), n)["sum_flux"]
+    want3, buf3 = packed()
+    a_view = _table.packed_columns(ctypes.addressof(buf3), n)["peak_x"][3:9]
+    blocks = set()
+    for _ in range(8):
+        want, buf = packed()
+        dropped = _table.packed_columns(ctypes.addressof(buf), n)
+        check(dropped, want)
+        blocks.add(dropped["source_id"].ctypes.data)
+        dropped["source_id"][:] = -5
+        dropped["npix"][:] = -5
+        del dropped
+    assert len(blocks) < 8, "a dropped result's block is never reused"
+    check(kept, want1)
+    np.testing.assert_array_equal(one_column, want2["sum_flux"])
+    np.testing.assert_array_equal(a_view, want3["peak_x"][3:9])
+
