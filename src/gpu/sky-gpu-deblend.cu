@@ -7,8 +7,8 @@
  * cores read from its tree of components over the levels (built by one
  * union-find going down them, sky-gpu-deblend-tree.cuh) or, where the tree
  * cannot decide, its levels' components found by a union-find each, and its
- * watershed by sweeps (deblend_parallel says why this decides as the CPU's
- * serial walk does). Where a decision rests on rounding or on equal
+ * watershed a front at a time (deblend_parallel says why this decides as
+ * the CPU's serial walk does). Where a decision rests on rounding or on equal
  * values, the block's first thread deblends that island serially in the
  * CPU's order (sky-gpu-deblend-serial.cuh).
  *
