@@ -371,6 +371,29 @@ test_lesson_banner (Fixture *f)
                             "above the threshold"));
   screenshot (f, "lesson-banner");
 
+  /* A threshold move with the banner shown lays its new text out a few
+   * times (its width, its height for the width, its drawing), not once per
+   * step of a search over widths at each allocation: a horizontal box asks
+   * a wrapping label its width for a height, which GtkLabel finds by
+   * bisection, and a wrapping label of no width in characters is laid out
+   * a character or two to a line for its minimum. That was some 240
+   * layouts of the banner's 250 characters at each move on
+   * gc_like_2048.fits, a tenth of a second of the main loop. */
+  {
+    g_autofree char *before = g_strdup (gtk_label_get_text (f->window->method_banner_label));
+    guint layouts;
+    layouts_count_start ("The local background lies above the threshold");
+    activate ("threshold", g_variant_new_double (4.5));
+    wait_idle (f, "threshold 4.5 under the banner");
+    layouts = layouts_count_stop ();
+    assert_state ("method_banner", "true");
+    /* New text (the threshold's value): it has to be laid out anew. */
+    g_assert_cmpstr (gtk_label_get_text (f->window->method_banner_label), !=, before);
+    g_test_message ("the banner's text laid out %u times at a threshold move", layouts);
+    g_assert_cmpuint (layouts, >, 0);
+    g_assert_cmpuint (layouts, <=, 12);
+  }
+
   g_signal_emit_by_name (f->window->method_banner_button, "clicked");
   wait_idle (f, "the local method's background");
   iterate_until (hidden, f->window->method_banner, "the banner to go");

@@ -134,6 +134,10 @@ int ring_hits (const Picture *pic, double x, double y, double max_r, double *rad
 void assert_ring (Fixture *f, const Picture *pic, const Source *s);
 void assert_no_ring (Fixture *f, const Picture *pic, const Source *s);
 
+/* test-ui-gtk-layouts.c */
+void layouts_count_start (const char *prefix);
+guint layouts_count_stop (void);
+
 /* test-ui-gtk-pictures.c */
 void test_drawn (Fixture *f);
 void test_orientation (Fixture *f);

@@ -38,19 +38,16 @@ cells_take (guint8 *grid, int gw, int gh, double x0, double y0, double x1, doubl
       grid[y * gw + x] = 1;
 }
 
-/* Strokes the path twice: a light halo under the line keeps it visible on
- * dark and light colour maps alike. */
+/* Strokes the selected source's ring twice: a light halo under the line
+ * keeps it visible on dark and light colour maps alike (as the others'). */
 static void
-stroke_markers (cairo_t *cr, gboolean selected)
+stroke_selected (cairo_t *cr)
 {
-  cairo_set_line_width (cr, selected ? 4.5 : 3.0);
+  cairo_set_line_width (cr, 4.5);
   cairo_set_source_rgba (cr, 1, 1, 1, 0.55);
   cairo_stroke_preserve (cr);
-  cairo_set_line_width (cr, selected ? 2.5 : 1.5);
-  if (selected)
-    cairo_set_source_rgb (cr, 1.0, 0.15, 0.1);
-  else
-    cairo_set_source_rgb (cr, 0.85, 0.1, 0.45);
+  cairo_set_line_width (cr, 2.5);
+  cairo_set_source_rgb (cr, 1.0, 0.15, 0.1);
   cairo_stroke (cr);
 }
 
@@ -138,6 +135,30 @@ show_crowd_note (cairo_t *cr, guint in_view, guint ringed)
  * ARGB32. */
 #define POINT_ARGB 0xffd91a73u
 
+/* The rings one path each, all the light halos first and the lines over
+ * them: stroked as one path, cairo took 19-29 ms to rasterise 500 rings in
+ * a 755 x 601 view, one by one 8 ms; and the node is drawn again at every
+ * frame that draws the view (GTK's cairo renderer replays it), the first
+ * after each run among them. */
+static void
+stroke_rings (cairo_t *cr, const VisibleMarker *marks, guint n)
+{
+  for (int pass = 0; pass < 2; pass++)
+    {
+      cairo_set_line_width (cr, pass == 0 ? 3.0 : 1.5);
+      if (pass == 0)
+        cairo_set_source_rgba (cr, 1, 1, 1, 0.55);
+      else
+        cairo_set_source_rgb (cr, 0.85, 0.1, 0.45);
+      for (guint k = 0; k < n; k++)
+        {
+          cairo_new_path (cr);
+          cairo_arc (cr, marks[k].x, marks[k].y, marks[k].r, 0, 2 * G_PI);
+          cairo_stroke (cr);
+        }
+    }
+}
+
 /* Paints a point of one logical pixel per marker on cr (the w x h view):
  * set in an image surface of the view's device pixels and painted at
  * once. An image surface, not a texture: GTK 4.8's cairo renderer
@@ -215,19 +236,13 @@ sky_image_view_overlay_node (SkyImageView *self)
    * by cairo at every frame. */
   if (in_view->len > ringed)
     paint_points (self, cr, marks + ringed, in_view->len - ringed, w, h);
-  /* Markers, all in one path, and the selected one on top. */
-  cairo_new_path (cr);
-  for (guint k = 0; k < ringed; k++)
-    {
-      cairo_new_sub_path (cr);
-      cairo_arc (cr, marks[k].x, marks[k].y, marks[k].r, 0, 2 * G_PI);
-    }
-  stroke_markers (cr, FALSE);
+  /* Markers, and the selected one on top. */
+  stroke_rings (cr, marks, ringed);
   if (self->selected >= 0)
     {
       cairo_new_path (cr);
       cairo_arc (cr, selected.x, selected.y, selected.r, 0, 2 * G_PI);
-      stroke_markers (cr, TRUE);
+      stroke_selected (cr);
     }
 
   /* Then the numbers, the selected source's first (it always shows), then
