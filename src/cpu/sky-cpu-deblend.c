@@ -19,6 +19,7 @@
  * rely on. */
 #include "sky-cpu.h"
 #include "sky-cpu-renumber.h"
+#include "sky-value-heap.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -176,41 +177,6 @@ exit:
   return ret;
 }
 
-/* A max-heap of island pixels keyed on their value. */
-static void
-heap_push (int32_t *heap, int64_t *n, const float *val, int32_t j)
-{
-  int64_t i = (*n)++;
-  while (i > 0 && val[heap[(i - 1) / 2]] < val[j])
-    {
-      heap[i] = heap[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-  heap[i] = j;
-}
-
-static int32_t
-heap_pop (int32_t *heap, int64_t *n, const float *val)
-{
-  int32_t top = heap[0], last = heap[--(*n)];
-  int64_t i = 0;
-
-  for (;;)
-    {
-      int64_t c = 2 * i + 1;
-      if (c >= *n)
-        break;
-      if (c + 1 < *n && val[heap[c + 1]] > val[heap[c]])
-        c++;
-      if (!(val[heap[c]] > val[last]))
-        break;
-      heap[i] = heap[c];
-      i = c;
-    }
-  heap[i] = last;
-  return top;
-}
-
 /* Gives every island pixel the core it drains to. */
 static void
 watershed (Island *is)
@@ -220,16 +186,16 @@ watershed (Island *is)
 
   for (int32_t j = 0; j < is->npix; j++)
     if (is->owner[j] != 0)
-      heap_push (is->queue, &n, is->val, j);
+      sky_value_heap_push (is->queue, &n, is->val, j);
   while (n > 0)
     {
-      int32_t p = heap_pop (is->queue, &n, is->val);
+      int32_t p = sky_value_heap_pop (is->queue, &n, is->val);
       int m = neighbours (is, p, nb);
       for (int q = 0; q < m; q++)
         if (is->owner[nb[q]] == 0)
           {
             is->owner[nb[q]] = is->owner[p];
-            heap_push (is->queue, &n, is->val, nb[q]);
+            sky_value_heap_push (is->queue, &n, is->val, nb[q]);
           }
     }
 }

@@ -240,40 +240,6 @@ find_cores (Island &is, double flood, double peak, int nthresh)
 }
 
 __device__ void
-heap_push (int32_t *heap, int64_t *n, const float *val, int32_t j)
-{
-  int64_t i = (*n)++;
-  while (i > 0 && val[heap[(i - 1) / 2]] < val[j])
-    {
-      heap[i] = heap[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-  heap[i] = j;
-}
-
-__device__ int32_t
-heap_pop (int32_t *heap, int64_t *n, const float *val)
-{
-  int32_t top = heap[0], last = heap[--(*n)];
-  int64_t i = 0;
-
-  for (;;)
-    {
-      int64_t c = 2 * i + 1;
-      if (c >= *n)
-        break;
-      if (c + 1 < *n && val[heap[c + 1]] > val[heap[c]])
-        c++;
-      if (!(val[heap[c]] > val[last]))
-        break;
-      heap[i] = heap[c];
-      i = c;
-    }
-  heap[i] = last;
-  return top;
-}
-
-__device__ void
 watershed (Island &is)
 {
   int64_t n = 0;
@@ -281,16 +247,16 @@ watershed (Island &is)
 
   for (int32_t j = 0; j < is.npix; j++)
     if (is.owner[j] != 0)
-      heap_push (is.queue, &n, is.val, j);
+      sky_value_heap_push (is.queue, &n, is.val, j);
   while (n > 0)
     {
-      const int32_t p = heap_pop (is.queue, &n, is.val);
+      const int32_t p = sky_value_heap_pop (is.queue, &n, is.val);
       const int m = neighbours (is, p, nb);
       for (int q = 0; q < m; q++)
         if (is.owner[nb[q]] == 0)
           {
             is.owner[nb[q]] = is.owner[p];
-            heap_push (is.queue, &n, is.val, nb[q]);
+            sky_value_heap_push (is.queue, &n, is.val, nb[q]);
           }
     }
 }

@@ -31,6 +31,7 @@
  *   relabel   the label image, and the deblended flag of each part.
  * Nothing after the islands phase runs when no island split. */
 #include "sky-gpu-detect-private.h"
+#include "sky-value-heap.h"
 
 #include <limits.h>
 #include <math.h>
@@ -509,7 +510,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   /* two fronts and the step each pixel last joined one (over the climb's
    * nsig and flux words, in global memory, where shared memory is short) */
   int32_t *front_words = 6 * p <= room ? smem + 3 * p : nsig;
-  int32_t *front[2] = { front_words, front_words + p };
+  int32_t *const front[2] = { front_words, front_words + p };
   int32_t *joined = front_words + 2 * p;
   if (tid == 0)
     {
@@ -527,36 +528,19 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
         front[0][atomicAdd (&sh.front[0], 1)] = (int32_t) j;
     }
   __syncthreads ();
-  for (int step = 0;; step++)
-    {
-      const int now = step & 1, next = now ^ 1;
-      const int32_t count = sh.front[now];
-      if (count == 0)
-        {
-          if (tid == 0)
-            sh.steps[sh.steps[0] == 0 ? 0 : 1] = step;
-          break;
-        }
-      for (int32_t f = tid; f < count; f += kBlock)
-        {
-          const int32_t u = front[now][f];
-          const uint32_t lu = vload (level + u);
-          for (int d = 0; d < nn; d++)
-            {
-              const int32_t j = nb[(int64_t) u * nn + d];
-              if (j < 0 || fixed[j])
-                continue;
-              const uint32_t own = order_key (val[j]), reach = own < lu ? own : lu;
-              if (reach > vload (level + j) && atomicMax (level + j, reach) < reach
-                  && atomicExch (joined + j, step) != step)
-                front[next][atomicAdd (&sh.front[next], 1)] = j;
-            }
-        }
-      __syncthreads ();
-      if (tid == 0)
-        sh.front[now] = 0;
-      __syncthreads ();
-    }
+  sweep_fronts (front, sh, [&] (int32_t u, int step, const FrontPush &push) {
+    const uint32_t lu = vload (level + u);
+    for (int d = 0; d < nn; d++)
+      {
+        const int32_t j = nb[(int64_t) u * nn + d];
+        if (j < 0 || fixed[j])
+          continue;
+        const uint32_t own = order_key (val[j]), reach = own < lu ? own : lu;
+        if (reach > vload (level + j) && atomicMax (level + j, reach) < reach
+            && atomicExch (joined + j, step) != step)
+          push (j);
+      }
+  });
   /* Each unowned pixel takes the core of a neighbour of the highest level
    * that has one (then every such neighbour must have that same core), a
    * front at a time from the cores' pixels: a pixel that has just taken
@@ -568,40 +552,24 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
     if (fixed[j])
       front[0][atomicAdd (&sh.front[0], 1)] = (int32_t) j;
   __syncthreads ();
-  for (int step = 0;; step++)
-    {
-      const int now = step & 1, next = now ^ 1;
-      const int32_t count = sh.front[now];
-      if (count == 0)
-        {
-          if (tid == 0)
-            sh.steps[sh.steps[0] == 0 ? 0 : 1] = step;
-          break;
-        }
-      for (int32_t f = tid; f < count; f += kBlock)
-        {
-          const int32_t u = front[now][f], cu = vload (core_of + u);
-          const uint32_t lu = level[u];
-          for (int d = 0; d < nn; d++)
-            {
-              const int32_t j = nb[(int64_t) u * nn + d];
-              if (j < 0 || vload (core_of + j) != 0)
-                continue;
-              uint32_t best = 0;
-              for (int e = 0; e < nn; e++)
-                {
-                  const int32_t q = nb[(int64_t) j * nn + e];
-                  best = q >= 0 && level[q] > best ? level[q] : best;
-                }
-              if (lu == best && atomicCAS (core_of + j, 0, cu) == 0)
-                front[next][atomicAdd (&sh.front[next], 1)] = j;
-            }
-        }
-      __syncthreads ();
-      if (tid == 0)
-        sh.front[now] = 0;
-      __syncthreads ();
-    }
+  sweep_fronts (front, sh, [&] (int32_t u, int, const FrontPush &push) {
+    const int32_t cu = vload (core_of + u);
+    const uint32_t lu = level[u];
+    for (int d = 0; d < nn; d++)
+      {
+        const int32_t j = nb[(int64_t) u * nn + d];
+        if (j < 0 || vload (core_of + j) != 0)
+          continue;
+        uint32_t best = 0;
+        for (int e = 0; e < nn; e++)
+          {
+            const int32_t q = nb[(int64_t) j * nn + e];
+            best = q >= 0 && level[q] > best ? level[q] : best;
+          }
+        if (lu == best && atomicCAS (core_of + j, 0, cu) == 0)
+          push (j);
+      }
+  });
   mark (sh.mark, kMarkCores);
   int unsure = 0;
   for (int64_t j = tid; j < p; j += kBlock)
@@ -728,13 +696,6 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
 
 #include "sky-gpu-deblend-number.cuh"
 
-unsigned
-grid_for (const SkyGpu *gpu, int64_t items, int threads)
-{
-  const int64_t blocks = (items + threads - 1) / threads, most = (int64_t) gpu->nsm * 16;
-  return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
-}
-
 } /* namespace */
 
 int
@@ -744,10 +705,10 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   SkyGpuDetect *L = gpu->detect;
   cudaStream_t s = gpu->stream;
   const int64_t n = nx * ny;
-  const unsigned island_grid = grid_for (gpu, L->island_cap > L->nwords ? L->island_cap : L->nwords,
-                                         kThreads);
-  const unsigned pixel_grid = grid_for (gpu, n, kThreads);
-  const unsigned word_grid = grid_for (gpu, L->nwords, kThreads);
+  const unsigned island_grid = sky_gpu_detect_grid (
+      gpu, L->island_cap > L->nwords ? L->island_cap : L->nwords, kThreads);
+  const unsigned pixel_grid = sky_gpu_detect_grid (gpu, n, kThreads);
+  const unsigned word_grid = sky_gpu_detect_grid (gpu, L->nwords, kThreads);
   int32_t *index = reinterpret_cast<int32_t *> (gpu->d_work);
   /* SKYSIFT_GPU_DEBLEND_TREE: 2 (the default) the component tree decides
    * each island, 1 it answers only whether an island splits (those that do

@@ -30,6 +30,16 @@ typedef struct SkyGpuDetectParams {
   double core_denominator;   /* 2 pi ln (1 / 0.7), made on the host as the CPU makes it */
 } SkyGpuDetectParams;
 
+/* Blocks of `threads` for `items` grid-stride items: enough for each item
+ * a thread, at most 16 blocks a multiprocessor (the rest stride), at least
+ * one. Every launch of the detection sizes its grid so. */
+static inline unsigned
+sky_gpu_detect_grid (const SkyGpu *gpu, int64_t items, int threads)
+{
+  const int64_t blocks = (items + threads - 1) / threads, most = (int64_t) gpu->nsm * 16;
+  return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
+}
+
 /* The detection's scalars on the device, downloaded with SkyGpuState. */
 typedef struct SkyGpuDetectHeader {
   unsigned long long nall;         /* components of the flood mask */

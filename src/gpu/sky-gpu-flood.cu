@@ -198,13 +198,6 @@ floodRenumberKernel (const SkyGpuDetectHeader *__restrict__ hdr, const int32_t *
     }
 }
 
-unsigned
-grid_for (const SkyGpu *gpu, int64_t items)
-{
-  const int64_t blocks = (items + kThreads - 1) / kThreads, most = (int64_t) gpu->nsm * 16;
-  return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
-}
-
 } /* namespace */
 
 int
@@ -215,8 +208,8 @@ sky_gpu_flood_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMa
   cudaStream_t s = gpu->stream;
   const int64_t n = nx * ny;
   const int64_t padded = (n + SKY_LABEL_TILE - 1) / SKY_LABEL_TILE * SKY_LABEL_TILE;
-  const unsigned pixel_grid = grid_for (gpu, padded);
-  const unsigned island_grid = grid_for (gpu, L->island_cap);
+  const unsigned pixel_grid = sky_gpu_detect_grid (gpu, padded, kThreads);
+  const unsigned island_grid = sky_gpu_detect_grid (gpu, L->island_cap, kThreads);
   const unsigned reduce_blocks = (unsigned) ((n + kThreads * kPixels - 1) / (kThreads * kPixels));
   int ret;
 

@@ -357,13 +357,6 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
     }
 }
 
-unsigned
-grid_for (const SkyGpu *gpu, int64_t items, int threads)
-{
-  const int64_t blocks = (items + threads - 1) / threads, most = (int64_t) gpu->nsm * 16;
-  return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
-}
-
 } /* namespace */
 
 int
@@ -379,18 +372,18 @@ sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpu
 
   if (residual == NULL)
     {
-      SKY_LAUNCH (residualKernel, grid_for (gpu, n, kThreads), kThreads, 0, s, maps->image,
-                  maps->background, n, L->d_residual);
+      SKY_LAUNCH (residualKernel, sky_gpu_detect_grid (gpu, n, kThreads), kThreads, 0, s,
+                  maps->image, maps->background, n, L->d_residual);
       residual = L->d_residual;
     }
   if ((ret = sky_gpu_measure_image_enqueue (gpu, residual, nx, ny, 1)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (sourceNeedKernel, grid_for (gpu, cap, kThreads), kThreads, 0, s, gpu->d_state, cat,
-              cap, L->d_src_need, L->d_total + 3);
+  SKY_LAUNCH (sourceNeedKernel, sky_gpu_detect_grid (gpu, cap, kThreads), kThreads, 0, s,
+              gpu->d_state, cat, cap, L->d_src_need, L->d_total + 3);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_src_need, L->d_src_offset, cap, L->d_total + 3,
                                    L->d_total + 4)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (measureLocalKernel, grid_for (gpu, cap, 1), kSourceThreads, 0, s,
+  SKY_LAUNCH (measureLocalKernel, sky_gpu_detect_grid (gpu, cap, 1), kSourceThreads, 0, s,
               gpu->d_state, cat, cap, *maps, residual, gpu->d_labels, nx, ny, *lp, L->d_deblended,
               L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
   return SKY_OK;
