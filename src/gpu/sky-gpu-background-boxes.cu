@@ -18,7 +18,7 @@
 
 namespace {
 
-constexpr int kSumThreads = 32;      /* 8 boxes a block: small images still fill every SM */
+constexpr int kSumThreads = 32;      /* 8 boxes a block at most (a warp) */
 constexpr int kModeThreads = 256; /* the mode kernel's block unless switched */
 
 struct LaneSums {
@@ -97,11 +97,12 @@ box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, i
 }
 
 /* The four lanes' totals as the CPU adds them (every lane of the box gets
- * them). The box's four threads are lanes 4k .. 4k + 3 of the warp. */
+ * them). The box's four threads are lanes 4k .. 4k + 3 of the block, a
+ * warp or the first 4, 8 or 16 lanes of one. */
 __device__ __forceinline__ int64_t
 box_total (const LaneSums &mine, const LaneSums &tail, double *sum, double *sum2)
 {
-  const unsigned full = 0xffffffffu;
+  const unsigned full = blockDim.x >= 32 ? 0xffffffffu : (1u << blockDim.x) - 1;
   const int base = (threadIdx.x & 31) & ~3;
   double s[4], q[4];
   int64_t n = 0;
@@ -119,8 +120,9 @@ box_total (const LaneSums &mine, const LaneSums &tail, double *sum, double *sum2
   return n;
 }
 
-/* Threads 4 * box + lane; boxes in raster order. Writes each box's
- * histogram geometry, nlevels 0 for a box under half usable. */
+/* Threads 4 * box + lane; boxes in raster order; blocks of 4, 8, 16 or 32
+ * threads. Writes each box's histogram geometry, nlevels 0 for a box under
+ * half usable. */
 __global__ void __launch_bounds__ (kSumThreads)
 boxSumsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box, int64_t nbx,
                int64_t nb, float *__restrict__ qzero_out, float *__restrict__ qscale_out,
@@ -414,6 +416,9 @@ sky_gpu_background_boxes_prepare (SkyGpu *gpu)
   SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<256>,
                                   cudaFuncAttributePreferredSharedMemoryCarveout,
                                   (int) cudaSharedmemCarveoutMaxShared));
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<128>,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int) cudaSharedmemCarveoutMaxShared));
   SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<32>,
                                   cudaFuncAttributePreferredSharedMemoryCarveout,
                                   (int) cudaSharedmemCarveoutMaxShared));
@@ -424,13 +429,27 @@ int
 sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g,
                                   const float *d_image)
 {
+  /* A box's four lanes each add their pixels in order, one after another:
+   * the sums are as long as the box, whatever the block. A warp issues
+   * from one of a multiprocessor's four schedulers, so where the boxes are
+   * few (2048^2: 1,024 boxes, 128 warps of 8 boxes on 132 SMs) fewer boxes
+   * a warp put more schedulers to work: as many warps as schedulers, up to
+   * a warp of 8 boxes. SKYSIFT_GPU_SUM_THREADS=4, 8, 16 or 32 chooses. */
+  int sum_threads = gpu->switches.sum_threads;
+  if (sum_threads == 0)
+    {
+      const int64_t schedulers = (int64_t) gpu->nsm * 4;
+      sum_threads = 4;
+      while (sum_threads < kSumThreads && g->nb * 4 / (sum_threads * 2) >= schedulers)
+        sum_threads *= 2;
+    }
   const int64_t threads = g->nb * 4;
-  const int64_t blocks = (threads + kSumThreads - 1) / kSumThreads;
+  const int64_t blocks = (threads + sum_threads - 1) / sum_threads;
 
   if (blocks > 0x7fffffff || g->nb > 0x7fffffff)
     return sky_fail (SKY_ERR_SIZE, "too many background boxes for the GPU (%lld)",
                      (long long) g->nb);
-  SKY_LAUNCH (boxSumsKernel, (unsigned) blocks, kSumThreads, 0, gpu->stream, d_image, g->nx,
+  SKY_LAUNCH (boxSumsKernel, (unsigned) blocks, sum_threads, 0, gpu->stream, d_image, g->nx,
               g->ny, g->box, g->nbx, g->nb, L->d_qzero, L->d_qscale, L->d_boxmean,
               L->d_nlevels);
   /* A warp a box issues the mode's scalar arithmetic once a box instead of
@@ -438,11 +457,16 @@ sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBk
    * times over (8192^2, box 64: 16,384 boxes, the maps 2.12 -> 1.83 ms on
    * an H100), slower where a block a box is what keeps them busy (2048^2:
    * 1,024 boxes).
-   * SKYSIFT_GPU_MODE_THREADS=32 or 256 chooses (tests, comparisons). */
+   * SKYSIFT_GPU_MODE_THREADS=32, 128 or 256 chooses (tests, comparisons). */
   const int warp_a_box = gpu->switches.mode_threads == 32
                          || (gpu->switches.mode_threads == 0 && g->nb >= (int64_t) gpu->nsm * 16);
   if (warp_a_box)
     SKY_LAUNCH (boxModeKernel<32>, (unsigned) g->nb, 32, 0, gpu->stream, d_image, g->nx, g->ny,
+                g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
+                (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
+                L->d_raw_rms);
+  else if (gpu->switches.mode_threads == 128)
+    SKY_LAUNCH (boxModeKernel<128>, (unsigned) g->nb, 128, 0, gpu->stream, d_image, g->nx, g->ny,
                 g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
                 (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
                 L->d_raw_rms);

@@ -193,7 +193,9 @@ typedef struct SkyGpuSwitches {
   int full_clip;             /* SKYSIFT_GPU_FULL_CLIP=1: the clip's full path always */
   int loop_profile;          /* SKYSIFT_GPU_LOOP_PROFILE=1: the loop prints its cycles */
   int mode_threads;          /* SKYSIFT_GPU_MODE_THREADS: the background's mode a warp a
-                              * box (32), 256 threads a box (256); 0: by the mesh */
+                              * box (32), 128 or 256 threads a box; 0: by the mesh */
+  int sum_threads;           /* SKYSIFT_GPU_SUM_THREADS: the background's box sums in
+                              * blocks of 4, 8, 16 or 32 threads; 0: by the mesh */
   char fault[16];            /* SKYSIFT_GPU_FAULT: the step before which a kernel traps */
 } SkyGpuSwitches;
 
