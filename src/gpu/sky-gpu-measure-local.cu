@@ -15,7 +15,7 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kSourceThreads = 256;   /* a block a source */
+constexpr int kSourceThreads = 256;   /* a block a source, unless switched */
 constexpr int kWindowBatch = 4;       /* window pixels a thread loads before it adds them */
 constexpr int kWindowIterations = 16;
 constexpr double kCoreLevel = 0.7;
@@ -87,6 +87,7 @@ struct Sums {
   double a, b, c;
 };
 
+template <int THREADS>
 __device__ Sums
 block_sums (Sums v, double (*sh)[3])
 {
@@ -105,7 +106,7 @@ block_sums (Sums v, double (*sh)[3])
     }
   __syncthreads ();
   Sums r = { 0, 0, 0 };
-  for (int w = 0; w < kSourceThreads / 32; w++)
+  for (int w = 0; w < THREADS / 32; w++)
     {
       r.a += sh[w][0];
       r.b += sh[w][1];
@@ -135,6 +136,7 @@ unclaim (uint8_t *seen, int64_t i)
  * peak (4-connected), found breadth first by the block, a level of the
  * walk at a time; seen is cleared after, as the CPU clears its own. Only
  * the count reaches the catalogue, so the walk's order does not matter. */
+template <int THREADS>
 __device__ int64_t
 core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny, int32_t label,
            int64_t px, int64_t py, float peak, int64_t *queue, uint8_t *seen, int64_t *sh_tail)
@@ -152,7 +154,7 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
   __syncthreads ();
   while (head < tail)
     {
-      for (int64_t q = head + threadIdx.x; q < tail; q += kSourceThreads)
+      for (int64_t q = head + threadIdx.x; q < tail; q += THREADS)
         {
           const int64_t b = queue[q], bx = b % nx, by = b / nx;
           for (int d = 0; d < 4; d++)
@@ -172,7 +174,7 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
       tail = *sh_tail;
       __syncthreads ();
     }
-  for (int64_t q = threadIdx.x; q < tail; q += kSourceThreads)
+  for (int64_t q = threadIdx.x; q < tail; q += THREADS)
     unclaim (seen, queue[q]);
   __syncthreads ();
   return tail;
@@ -182,6 +184,7 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
  * the weights of the window's columns and rows in shared memory where it
  * fits them (else made per pixel: the same values), the sums over the
  * window's pixels added across the block. */
+template <int THREADS>
 __device__ void
 windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
                    int32_t label, const Packed &p, int64_t k, double sigma, double *xw, double *yw,
@@ -203,23 +206,23 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
       y1 = y1 > ny - 1 ? ny - 1 : y1;
       const int64_t w = x1 - x0 + 1, h = y1 - y0 + 1;
       const bool cached = w <= kColumns && h <= kColumns;
-      for (int64_t c = threadIdx.x; cached && c < w; c += kSourceThreads)
+      for (int64_t c = threadIdx.x; cached && c < w; c += THREADS)
         wxs[c] = exp (-(x0 + c - x) * (x0 + c - x) * inv2s2);
-      for (int64_t c = threadIdx.x; cached && c < h; c += kSourceThreads)
+      for (int64_t c = threadIdx.x; cached && c < h; c += THREADS)
         wys[c] = exp (-(y0 + c - y) * (y0 + c - y) * inv2s2);
       __syncthreads ();
       Sums s = { 0, 0, 0 };
       /* A batch of pixels' loads in flight before the first is used: the
        * window of a large source is most of this kernel's time. */
       const int64_t wh = w * h;
-      for (int64_t b0 = threadIdx.x; b0 < wh; b0 += kWindowBatch * kSourceThreads)
+      for (int64_t b0 = threadIdx.x; b0 < wh; b0 += kWindowBatch * THREADS)
         {
           float v[kWindowBatch];
           int32_t li[kWindowBatch];
 #pragma unroll
           for (int u = 0; u < kWindowBatch; u++)
             {
-              const int64_t b = b0 + u * kSourceThreads;
+              const int64_t b = b0 + u * THREADS;
               v[u] = NAN;
               li[u] = 0;
               if (b < wh)
@@ -232,7 +235,7 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
 #pragma unroll
           for (int u = 0; u < kWindowBatch; u++)
             {
-              const int64_t b = b0 + u * kSourceThreads;
+              const int64_t b = b0 + u * THREADS;
               if (b >= wh || (li[u] != label && li[u] != 0) || isnan (v[u]))
                 continue;
               const int64_t px = x0 + b % w, py = y0 + b / w;
@@ -245,7 +248,7 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
               s.c += wt * ddy;
             }
         }
-      s = block_sums (s, sh);
+      s = block_sums<THREADS> (s, sh);
       if (!(s.a > 0))
         break;
       dx = 2 * s.b / s.a;
@@ -268,7 +271,8 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
 }
 
 /* A block a source. */
-__global__ void __launch_bounds__ (kSourceThreads)
+template <int THREADS>
+__global__ void __launch_bounds__ (THREADS)
 measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__restrict__ cat,
                     int64_t cap, SkyGpuDetectMaps m, const float *__restrict__ residual,
                     const int32_t *__restrict__ labels, int64_t nx, int64_t ny,
@@ -277,7 +281,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
                     uint8_t *__restrict__ seen, unsigned char *__restrict__ out)
 {
   sky_grid_wait ();
-  __shared__ double sh[kSourceThreads / 32][3];
+  __shared__ double sh[THREADS / 32][3];
   __shared__ double wxs[kColumns], wys[kColumns];
   __shared__ unsigned int sh_flags;
   __shared__ int64_t sh_tail;
@@ -309,7 +313,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
           peak_err[k] = m.rms[pi];
           sh_flags = 0;
         }
-      for (int64_t b = threadIdx.x; b < bn; b += kSourceThreads)
+      for (int64_t b = threadIdx.x; b < bn; b += THREADS)
         {
           const int64_t x = bx0 + b % bw, y = by0 + b / bw, i = y * nx + x;
           if (__ldcg (labels + i) != label)
@@ -336,7 +340,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
       __syncthreads ();
       if (flags != 0)
         atomicOr (&sh_flags, flags);
-      const Sums total = block_sums (Sums { var, 0, 0 }, sh);
+      const Sums total = block_sums<THREADS> (Sums { var, 0, 0 }, sh);
       if (threadIdx.x == 0)
         {
           flags = sh_flags;
@@ -347,12 +351,12 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
         }
       /* The window's sigma from the core's area, as a Gaussian's. */
       int64_t *queue = reinterpret_cast<int64_t *> (scratch + 2 * offset[k]);
-      sigma = sqrt (core_area (residual, labels, nx, ny, label, p.peak_x[k], p.peak_y[k],
-                               p.peak[k], queue, seen, &sh_tail)
+      sigma = sqrt (core_area<THREADS> (residual, labels, nx, ny, label, p.peak_x[k],
+                                        p.peak_y[k], p.peak[k], queue, seen, &sh_tail)
                     / lp.core_denominator);
       sigma = sigma > 0.5 ? sigma : 0.5;
-      windowed_centroid (residual, labels, nx, ny, label, p, k, sigma, &x_win[k], &y_win[k], wxs,
-                         wys, sh);
+      windowed_centroid<THREADS> (residual, labels, nx, ny, label, p, k, sigma, &x_win[k],
+                                  &y_win[k], wxs, wys, sh);
       __syncthreads ();
     }
 }
@@ -383,8 +387,20 @@ sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpu
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_src_need, L->d_src_offset, cap, L->d_total + 3,
                                    L->d_total + 4)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (measureLocalKernel, sky_gpu_detect_grid (gpu, cap, 1), kSourceThreads, 0, s,
-              gpu->d_state, cat, cap, *maps, residual, gpu->d_labels, nx, ny, *lp, L->d_deblended,
-              L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
+  /* SKYSIFT_GPU_MEASURE_THREADS=512 or 1024: larger blocks a source
+   * (tuning: a large source's window is one block's work). */
+  const unsigned grid = sky_gpu_detect_grid (gpu, cap, 1);
+  if (gpu->switches.measure_threads == 512)
+    SKY_LAUNCH (measureLocalKernel<512>, grid, 512, 0, s, gpu->d_state, cat, cap, *maps,
+                residual, gpu->d_labels, nx, ny, *lp, L->d_deblended, L->d_src_offset,
+                L->d_scratch, L->d_seen, L->d_cat);
+  else if (gpu->switches.measure_threads == 1024)
+    SKY_LAUNCH (measureLocalKernel<1024>, grid, 1024, 0, s, gpu->d_state, cat, cap, *maps,
+                residual, gpu->d_labels, nx, ny, *lp, L->d_deblended, L->d_src_offset,
+                L->d_scratch, L->d_seen, L->d_cat);
+  else
+    SKY_LAUNCH (measureLocalKernel<kSourceThreads>, grid, kSourceThreads, 0, s, gpu->d_state,
+                cat, cap, *maps, residual, gpu->d_labels, nx, ny, *lp, L->d_deblended,
+                L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
   return SKY_OK;
 }

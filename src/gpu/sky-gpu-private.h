@@ -196,6 +196,8 @@ typedef struct SkyGpuSwitches {
                               * box (32), 128 or 256 threads a box; 0: by the mesh */
   int sum_threads;           /* SKYSIFT_GPU_SUM_THREADS: the background's box sums in
                               * blocks of 4, 8, 16 or 32 threads; 0: by the mesh */
+  int measure_threads;       /* SKYSIFT_GPU_MEASURE_THREADS: the local measures' block,
+                              * 512 or 1024; 0: 256 */
   char fault[16];            /* SKYSIFT_GPU_FAULT: the step before which a kernel traps */
 } SkyGpuSwitches;
 

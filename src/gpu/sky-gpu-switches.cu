@@ -21,6 +21,9 @@
  *                               16 or 32 threads (a box's 4 lanes each),
  *                               where otherwise the mesh's size picks
  *                               (tuning, comparisons);
+ *   SKYSIFT_GPU_MEASURE_THREADS=N  the local measures in blocks of 512 or
+ *                               1024 threads a source instead of 256
+ *                               (tuning, comparisons);
  *   SKYSIFT_GPU_FAULT=STEP      before STEP (clip, segment, label, measure)
  *                               a kernel traps, a real device fault
  *                               (tests of what callers do about one);
@@ -63,6 +66,9 @@ sky_gpu_switches_read (SkyGpuSwitches *sw)
                     : env_is ("SKYSIFT_GPU_SUM_THREADS", "16") ? 16
                     : env_is ("SKYSIFT_GPU_SUM_THREADS", "32") ? 32
                                                                : 0;
+  sw->measure_threads = env_is ("SKYSIFT_GPU_MEASURE_THREADS", "512")    ? 512
+                        : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "1024") ? 1024
+                                                                         : 0;
   if (fault != NULL)
     snprintf (sw->fault, sizeof sw->fault, "%s", fault);
 }
