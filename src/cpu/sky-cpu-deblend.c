@@ -19,7 +19,7 @@
  * rely on. */
 #include "sky-cpu.h"
 #include "sky-cpu-renumber.h"
-#include "sky-value-heap.h"
+#include "sky-deblend-common.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -39,11 +39,7 @@ typedef struct {
   const SkySnrSource *src;
   int64_t nx, ny;
   int32_t *labels;
-  int connectivity;
-  int nthresh;
-  double mincont, flood;
-  double prominence;       /* a part's peak rises this much above its level */
-  int64_t min_area;
+  SkyDeblendParams par;
   const SkyIslands *islands;
   int32_t *nsub;           /* per island (0-based): sources it split into */
   Split *split;            /* per island (0-based) */
@@ -75,7 +71,7 @@ static int
 neighbours (const Island *is, int32_t j, int32_t *out)
 {
   int64_t b = is->where[j], x = b % is->w, y = b / is->w;
-  int nn = is->d->connectivity == 8 ? 8 : 4, count = 0;
+  int nn = is->d->par.connectivity == 8 ? 8 : 4, count = 0;
 
   for (int k = 0; k < nn; k++)
     {
@@ -141,8 +137,9 @@ find_cores (Island *is, int32_t *set, int64_t count, int lev)
                     comp[used++] = nb[q];
                   }
             }
-          if (flux > is->d->mincont * is->total && used - comp_start[ncomp] >= is->d->min_area
-              && top - t >= is->d->prominence)
+          if (flux > is->d->par.mincont * is->total
+              && used - comp_start[ncomp] >= is->d->par.min_area
+              && top - t >= is->d->par.prominence)
             {
               /* Significant: keep it in place; others are overwritten. */
               nsig++;
@@ -239,8 +236,8 @@ island_task (void *ctx, int task)
   d->nsub[k - 1] = 1;
   /* A split needs two parts that each rise prominence above a level over
    * the flood level, and min_area pixels each. */
-  if (is.npix < 2 * d->min_area || is.npix < 2 || d->nthresh < 2 || is.npix > INT32_MAX
-      || !(peak > d->flood + d->prominence))
+  if (is.npix < 2 * d->par.min_area || is.npix < 2 || d->par.nthresh < 2 || is.npix > INT32_MAX
+      || !(peak > d->par.flood + d->par.prominence))
     return;
   is.w = box[1] - box[0] + 1;
   is.h = box[3] - box[2] + 1;
@@ -254,7 +251,7 @@ island_task (void *ctx, int task)
   is.queue = malloc ((size_t) is.npix * sizeof *is.queue);
   set = malloc ((size_t) is.npix * sizeof *set);
   pixels = malloc ((size_t) is.npix * sizeof *pixels);
-  levels = malloc ((size_t) d->nthresh * sizeof *levels);
+  levels = malloc ((size_t) d->par.nthresh * sizeof *levels);
   row = malloc ((size_t) (3 * is.w) * sizeof *row);
   if (!is.at || !is.where || !is.val || !is.owner || !is.mark || !is.seen || !is.queue || !set
       || !pixels || !levels || !row)
@@ -287,12 +284,12 @@ island_task (void *ctx, int task)
     }
   /* Every level lies above the flood level, so a part rises above
    * flood + prominence (by far more than rounding). */
-  if (local_maxima (&is, d->flood + d->prominence) < 2)
+  if (local_maxima (&is, d->par.flood + d->par.prominence) < 2)
     goto exit;
-  for (int l = 1; l < d->nthresh; l++)
-    levels[l - 1] = d->flood * pow (peak / d->flood, (double) l / d->nthresh);
+  for (int l = 1; l < d->par.nthresh; l++)
+    levels[l - 1] = d->par.flood * pow (peak / d->par.flood, (double) l / d->par.nthresh);
   is.levels = levels;
-  is.nlevels = d->nthresh - 1;
+  is.nlevels = d->par.nthresh - 1;
   if (find_cores (&is, set, is.npix, 0) != 0)
     {
       atomic_store (&d->failed, 1);
@@ -372,12 +369,7 @@ sky_cpu_deblend_source (const SkySnrSource *src, int64_t nx, int64_t ny,
   d.nx = nx;
   d.ny = ny;
   d.labels = labels;
-  d.connectivity = params->connectivity;
-  d.nthresh = params->deblend_nthresh;
-  d.mincont = params->deblend_mincont;
-  d.flood = params->flood_sigma;
-  d.prominence = params->deblend_sigma;
-  d.min_area = params->min_area;
+  d.par = sky_deblend_params (params);
   d.islands = islands;
   atomic_init (&d.failed, 0);
   if (n > INT32_MAX)

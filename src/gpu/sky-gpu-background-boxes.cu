@@ -271,7 +271,7 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
    * kept aside): one array, so that more boxes share a multiprocessor. */
   __shared__ int32_t histo[SKY_BKG_MAX_LEVELS + 1];
   int32_t *const prefix = histo;
-  __shared__ int32_t chunk_sums[THREADS];
+  __shared__ int32_t chunk_sums[THREADS / 32];
   __shared__ long long slots[2][2][(THREADS / 32)];
 
   sky_grid_wait ();
@@ -317,43 +317,46 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
   }
   __syncthreads ();
 
-  /* prefix[k] = pixels in bins 0 .. k - 1, k = 0 .. nlevels: each thread
-   * a stretch of bins, the stretches' totals scanned by one warp. */
+  /* prefix[k] = pixels in bins 0 .. k - 1, k = 0 .. nlevels: each warp a
+   * stretch of bins, 32 consecutive bins at a time (a bin a lane, so that
+   * the lanes read 32 banks, where a stretch a thread had every lane of a
+   * warp in one bank), scanned with shuffles; then the stretches' totals
+   * added. Integer sums: the same counts in any order. */
   const int32_t spare = histo[nlevels];
   {
-    const int per = (nlevels + THREADS - 1) / THREADS;
-    const int k0 = threadIdx.x * per;
-    int32_t s = 0;
-    for (int k = k0; k < k0 + per && k < nlevels; k++)
-      s += histo[k];
-    chunk_sums[threadIdx.x] = s;
-    __syncthreads ();
-    if (threadIdx.x < 32)
+    constexpr int kWarps = THREADS / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    const int stretch = (nlevels + 32 * kWarps - 1) / (32 * kWarps) * 32;
+    const int k0 = warp * stretch, k1 = k0 + stretch < nlevels ? k0 + stretch : nlevels;
+    int32_t run = 0;
+    for (int base = k0; base < k1; base += 32)
       {
-        int32_t carry = 0;
-        for (int base = 0; base < THREADS; base += 32)
+        const int k = base + lane;
+        const int32_t v = k < k1 ? histo[k] : 0;
+        int32_t x = v;
+        for (int o = 1; o < 32; o <<= 1)
           {
-            int32_t v = chunk_sums[base + threadIdx.x], x = v;
-            for (int o = 1; o < 32; o <<= 1)
-              {
-                int32_t u = __shfl_up_sync (0xffffffffu, x, o);
-                if ((int) threadIdx.x >= o)
-                  x += u;
-              }
-            chunk_sums[base + threadIdx.x] = carry + x - v; /* exclusive */
-            carry += __shfl_sync (0xffffffffu, x, 31);
+            const int32_t u = __shfl_up_sync (0xffffffffu, x, o);
+            if (lane >= o)
+              x += u;
           }
+        if (k < k1)
+          prefix[k] = run + x - v;   /* exclusive, within the stretch */
+        run += __shfl_sync (0xffffffffu, x, 31);
       }
+    if (lane == 0)
+      chunk_sums[warp] = run;
     __syncthreads ();
-    s = chunk_sums[threadIdx.x];
-    for (int k = k0; k < k0 + per && k < nlevels; k++)
+    int32_t offset = 0, total = 0;
+    for (int w = 0; w < kWarps; w++)
       {
-        const int32_t h = histo[k];
-        prefix[k] = s;
-        s += h;
+        offset += w < warp ? chunk_sums[w] : 0;
+        total += chunk_sums[w];
       }
-    if (k0 < nlevels && k0 + per >= nlevels)
-      prefix[nlevels] = s;
+    for (int k = k0 + lane; offset != 0 && k < k1; k += 32)
+      prefix[k] += offset;
+    if (threadIdx.x == 0)
+      prefix[nlevels] = total;
     __syncthreads ();
   }
 

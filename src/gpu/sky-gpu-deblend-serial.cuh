@@ -275,16 +275,16 @@ deblend_serial (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index
   is.nx = nx;
   is.ny = ny;
   is.label = (int32_t) k;
-  is.connectivity = lp.connectivity;
+  is.connectivity = lp.deblend.connectivity;
   is.total = 0;
-  is.mincont = lp.mincont;
-  is.prominence = lp.prominence;
-  is.min_area = lp.min_area;
+  is.mincont = lp.deblend.mincont;
+  is.prominence = lp.deblend.prominence;
+  is.min_area = lp.deblend.min_area;
   is.stamp = 0;
   is.ncores = 0;
   is.labels = labels;
   is.index = index;
-  island_layout (is, base, lp.nthresh);
+  island_layout (is, base, lp.deblend.nthresh);
 
   /* The island's pixels from its box, in raster order. */
   int32_t j = 0;
@@ -294,7 +294,7 @@ deblend_serial (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index
         const int64_t i = y * nx + x;
         if (__ldcg (labels + i) != (int32_t) k || j >= is.npix)
           continue;
-        const float v = snr_at (m, i);
+        const float v = sky_gpu_snr_at (m, i);
         index[i] = j;
         is.pixels[j] = i;
         is.val[j] = v;
@@ -305,9 +305,9 @@ deblend_serial (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index
         is.seen[j] = 0;
         j++;
       }
-  if (local_maxima (is, lp.flood_sigma + lp.prominence) < 2)
+  if (local_maxima (is, lp.deblend.flood + lp.deblend.prominence) < 2)
     return 1;
-  find_cores (is, lp.flood_sigma, peak, lp.nthresh);
+  find_cores (is, lp.deblend.flood, peak, lp.deblend.nthresh);
   if (is.ncores <= 1)
     return 1;
   watershed (is);

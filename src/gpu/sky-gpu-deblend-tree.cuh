@@ -112,7 +112,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
         clock_at = now;
       }
   };
-  const int nlevels = lp.nthresh - 1;
+  const int nlevels = lp.deblend.nthresh - 1;
   const int tid = threadIdx.x;
   const bool near = 3 * p <= room;
   int32_t *lvl = near ? smem + 2 * p : lvl_words;
@@ -121,7 +121,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
   if (nlevels < 1 || nlevels > kTreeLevels || p > kTreePixels)
     return 0;
   if (tid < nlevels)
-    ts.t[tid] = level_at (lp.flood_sigma, peak, lp.nthresh, tid);
+    ts.t[tid] = level_at (lp.deblend.flood, peak, lp.deblend.nthresh, tid);
   if (tid < nlevels + 2)
     ts.bucket[tid] = 0;
   if (tid == 0)
@@ -258,7 +258,8 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
         {
           const double a = tw.flux[id];
           const int32_t area = tw.area[id], nsig = tw.nsig[id];
-          bool sig = area >= lp.min_area && (double) key_float (tw.top[id]) - t >= lp.prominence;
+          bool sig = area >= lp.deblend.min_area
+                     && (double) key_float (tw.top[id]) - t >= lp.deblend.prominence;
           if (sig)
             {
               const double e = 0x1p-50 * (double) area * a + slack;

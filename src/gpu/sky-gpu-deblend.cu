@@ -31,7 +31,6 @@
  *   relabel   the label image, and the deblended flag of each part.
  * Nothing after the islands phase runs when no island split. */
 #include "sky-gpu-detect-private.h"
-#include "sky-value-heap.h"
 
 #include <limits.h>
 #include <math.h>
@@ -49,15 +48,6 @@ constexpr int64_t kLargeIsland = 1024;   /* islands deblended first */
 
 typedef unsigned long long u64;
 
-__device__ __forceinline__ float
-snr_at (const SkyGpuDetectMaps &m, int64_t i)
-{
-  if (m.snr != NULL)
-    return m.snr[i];
-  const float rms = m.rms[i], r = m.image[i] - m.background[i];
-  return rms > 0 ? r / rms : NAN;
-}
-
 #include "sky-gpu-deblend-serial.cuh"
 #include "sky-gpu-deblend-block.cuh"
 #include "sky-gpu-deblend-tree.cuh"
@@ -66,8 +56,8 @@ snr_at (const SkyGpuDetectMaps &m, int64_t i)
 __device__ __forceinline__ bool
 may_split (int64_t npix, float peak, const SkyGpuDetectParams &lp)
 {
-  return !(npix < 2 * lp.min_area || npix < 2 || lp.nthresh < 2 || npix > INT_MAX
-           || !((double) peak > lp.flood_sigma + lp.prominence));
+  return !(npix < 2 * lp.deblend.min_area || npix < 2 || lp.deblend.nthresh < 2 || npix > INT_MAX
+           || !((double) peak > lp.deblend.flood + lp.deblend.prominence));
 }
 
 /* The parallel deblending's scratch of an island of p pixels: pixels (two
@@ -136,8 +126,8 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
 {
   sky_grid_wait ();
   const int64_t n = nx * ny;
-  const int nn = lp.connectivity == 8 ? 8 : 4;
-  const double top = lp.flood_sigma + lp.prominence;
+  const int nn = lp.deblend.connectivity == 8 ? 8 : 4;
+  const double top = lp.deblend.flood + lp.deblend.prominence;
 
   if (__ldcg (&hdr->nislands) == 0)
     return;
@@ -148,7 +138,7 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
       if (l == 0 || !may_split ((int64_t) karea[l], kpeak[l], lp)
           || __ldcg (maxima + l - 1) >= 2)
         continue;
-      const float v = snr_at (m, i);
+      const float v = sky_gpu_snr_at (m, i);
       if (!(v >= top))
         continue;
       const int64_t x = i % nx, y = i / nx;
@@ -158,7 +148,7 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
           const int64_t xx = x + c_dx8[d], yy = y + c_dy8[d];
           if (xx < 0 || yy < 0 || xx >= nx || yy >= ny || __ldcg (labels + yy * nx + xx) != l)
             continue;
-          highest = snr_at (m, yy * nx + xx) <= v;
+          highest = sky_gpu_snr_at (m, yy * nx + xx) <= v;
         }
       if (highest)
         atomicAdd (maxima + l - 1, 1ull);
@@ -182,7 +172,7 @@ deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict
        k += (int64_t) gridDim.x * kThreads)
     {
       const bool may = may_split ((int64_t) karea[k], kpeak[k], lp) && __ldcg (need + k - 1) >= 2;
-      need[k - 1] = may ? (u64) island_words ((int64_t) karea[k], lp.nthresh) : 0;
+      need[k - 1] = may ? (u64) island_words ((int64_t) karea[k], lp.deblend.nthresh) : 0;
       if (!may)
         nsub[k] = 1;
       else if ((int64_t) karea[k] >= kLargeIsland)
@@ -230,7 +220,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
                   const int32_t *box, double peak, int32_t *base, BlockShared &sh,
                   int32_t *smem, int64_t shared_words, int use_tree)
 {
-  const int nn = lp.connectivity == 8 ? 8 : 4;
+  const int nn = lp.deblend.connectivity == 8 ? 8 : 4;
   /* Values and neighbours at the end of the shared words where they fit
    * with three words a pixel of work before them; room: the work words. */
   const bool held = (int64_t) (4 + nn) * p <= shared_words;
@@ -276,7 +266,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       const int64_t j = found + block_rank (in, sh, &total);
       if (in && j < p)
         {
-          const float v = snr_at (m, i);
+          const float v = sky_gpu_snr_at (m, i);
           index[i] = (int32_t) j;
           pixels[j] = i;
           val[j] = v;
@@ -322,9 +312,9 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
     sh.cores = 0;
   __syncthreads ();
 
-  const int nlevels = lp.nthresh - 1;
-  const double floor_flux = lp.mincont * total;
-  const double slack = 0x1p-50 * ((double) p * lp.mincont * total_abs + fabs (floor_flux));
+  const int nlevels = lp.deblend.nthresh - 1;
+  const double floor_flux = lp.deblend.mincont * total;
+  const double slack = 0x1p-50 * ((double) p * lp.deblend.mincont * total_abs + fabs (floor_flux));
   int32_t tree = 0;
   mark (sh.mark, kMarkGathered);
   if (use_tree)
@@ -347,7 +337,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   int live = tree == 0;
   for (int lev = 0; lev < nlevels && live; lev++)
     {
-      const double t = level_at (lp.flood_sigma, peak, lp.nthresh, lev);
+      const double t = level_at (lp.deblend.flood, peak, lp.deblend.nthresh, lev);
       for (int64_t j = tid; j < p; j += kBlock)
         {
           const int32_t f = frame[j];
@@ -415,7 +405,8 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
         if (frame[j] >= 0 && val[j] > t && parent[j] == j)
           {
             const double a = flux[j];
-            bool sig = area[j] >= lp.min_area && (double) key_float (top[j]) - t >= lp.prominence;
+            bool sig = area[j] >= lp.deblend.min_area
+                       && (double) key_float (top[j]) - t >= lp.deblend.prominence;
             if (sig)
               {
                 const double e = 0x1p-50 * (double) area[j] * a + slack;
@@ -456,7 +447,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
        * at least prominence above the next level (the brightest pixels of
        * its parts): where none can, the cores are the ones found and one
        * for each live frame, and at most one core means no split. */
-      const double next = level_at (lp.flood_sigma, peak, lp.nthresh, lev + 1);
+      const double next = level_at (lp.deblend.flood, peak, lp.deblend.nthresh, lev + 1);
       if (tid == 0)
         sh.frames = 0;
       for (int64_t j = tid; j < p; j += kBlock)
@@ -470,7 +461,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
             continue;
           if (f == j)
             atomicAdd (&sh.frames, 1);
-          if (lmax[j] && (double) val[j] - next >= lp.prominence)
+          if (lmax[j] && (double) val[j] - next >= lp.deblend.prominence)
             atomicAdd (nsig + f, 1);
         }
       __syncthreads ();

@@ -7,6 +7,7 @@
 #define SKY_GPU_LOCAL_PRIVATE_H
 
 #include "sky-gpu-private.h"
+#include "sky-deblend-common.h"
 
 /* The maps on the device, nx * ny floats each in rows of nx, as the CPU's
  * SkyLocalMaps and SkySnrSource give them to its steps. */
@@ -20,12 +21,23 @@ typedef struct SkyGpuDetectMaps {
                               * the rms is not positive, as sky_snr_row makes it */
 } SkyGpuDetectMaps;
 
+/* The detection image at pixel i, as sky_snr_row makes it (the flood and
+ * the deblending read it alike; their files are built without FMA
+ * contraction, as src/cpu). */
+static __device__ __forceinline__ float
+sky_gpu_snr_at (const SkyGpuDetectMaps &m, int64_t i)
+{
+  if (m.snr != NULL)
+    return m.snr[i];
+  const float rms = m.rms[i], r = m.image[i] - m.background[i];
+  return rms > 0 ? r / rms : NAN;
+}
+
 /* The parameters as the kernels read them (passed by value). */
 typedef struct SkyGpuDetectParams {
+  SkyDeblendParams deblend;  /* as the CPU's deblending reads them */
   float flood;               /* (float) flood_sigma: the flood mask compares in float */
-  double flood_sigma, seed_sigma, mincont, prominence;
-  int64_t min_area;
-  int nthresh, connectivity;
+  double seed_sigma;
   int has_blank;             /* the image has blank pixels (flags) */
   double core_denominator;   /* 2 pi ln (1 / 0.7), made on the host as the CPU makes it */
 } SkyGpuDetectParams;
