@@ -16,7 +16,13 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kSourceThreads = 256;   /* a block a source, unless switched */
-constexpr int kWindowBatch = 4;       /* window pixels a thread loads before it adds them */
+/* Window pixels a thread loads before it adds them (a thread adds its
+ * pixels in the same order whatever the batch): the loads of a large
+ * source's window, from L2, are most of this kernel's time. */
+template <int THREADS>
+struct WindowBatch {
+  static constexpr int value = THREADS <= 256 ? 8 : 4;
+};
 constexpr int kWindowIterations = 16;
 constexpr double kCoreLevel = 0.7;
 constexpr int kColumns = 512;   /* the window's columns and rows whose weights are kept */
@@ -72,6 +78,19 @@ sourceNeedKernel (const SkyGpuState *__restrict__ st, const unsigned char *__res
   const Packed p = packed (cat, n);
   for (int64_t k = tid; k < n; k += (int64_t) gridDim.x * kThreads)
     need[k] = (u64) p.npix[k];
+}
+
+/* b = q w + r for a pixel's offset b >= 0 in rows of w: in 32 bits where
+ * both fit (a 64-bit division costs several times a 32-bit one, and the
+ * window's loop divides once a pixel). */
+__device__ __forceinline__ void
+split_offset (int64_t b, int64_t w, int64_t *q, int64_t *r)
+{
+  if ((uint64_t) b <= 0xffffffffu && (uint64_t) w <= 0xffffffffu)
+    *q = (int64_t) ((uint32_t) b / (uint32_t) w);
+  else
+    *q = b / w;
+  *r = b - *q * w;
 }
 
 __device__ __forceinline__ bool
@@ -156,7 +175,8 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
     {
       for (int64_t q = head + threadIdx.x; q < tail; q += THREADS)
         {
-          const int64_t b = queue[q], bx = b % nx, by = b / nx;
+          int64_t bx, by;
+          split_offset (queue[q], nx, &by, &bx);
           for (int d = 0; d < 4; d++)
             {
               const int64_t x = bx + dx[d], y = by + dy[d];
@@ -215,30 +235,33 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
       /* A batch of pixels' loads in flight before the first is used: the
        * window of a large source is most of this kernel's time. */
       const int64_t wh = w * h;
-      for (int64_t b0 = threadIdx.x; b0 < wh; b0 += kWindowBatch * THREADS)
+      constexpr int kBatch = WindowBatch<THREADS>::value;
+      for (int64_t b0 = threadIdx.x; b0 < wh; b0 += kBatch * THREADS)
         {
-          float v[kWindowBatch];
-          int32_t li[kWindowBatch];
+          float v[kBatch];
+          int32_t li[kBatch];
+          int64_t bx[kBatch], by[kBatch];
 #pragma unroll
-          for (int u = 0; u < kWindowBatch; u++)
+          for (int u = 0; u < kBatch; u++)
             {
               const int64_t b = b0 + u * THREADS;
               v[u] = NAN;
               li[u] = 0;
+              split_offset (b, w, &by[u], &bx[u]);
               if (b < wh)
                 {
-                  const int64_t i = (y0 + b / w) * nx + x0 + b % w;
+                  const int64_t i = (y0 + by[u]) * nx + x0 + bx[u];
                   v[u] = residual[i];
                   li[u] = __ldcg (labels + i);
                 }
             }
 #pragma unroll
-          for (int u = 0; u < kWindowBatch; u++)
+          for (int u = 0; u < kBatch; u++)
             {
               const int64_t b = b0 + u * THREADS;
               if (b >= wh || (li[u] != label && li[u] != 0) || isnan (v[u]))
                 continue;
-              const int64_t px = x0 + b % w, py = y0 + b / w;
+              const int64_t px = x0 + bx[u], py = y0 + by[u];
               const double ddx = px - x, ddy = py - y;
               const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
               const double wy = cached ? wys[py - y0] : exp (-(py - y) * (py - y) * inv2s2);
@@ -315,7 +338,11 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
         }
       for (int64_t b = threadIdx.x; b < bn; b += THREADS)
         {
-          const int64_t x = bx0 + b % bw, y = by0 + b / bw, i = y * nx + x;
+          int64_t x, y;
+          split_offset (b, bw, &y, &x);
+          x += bx0;
+          y += by0;
+          const int64_t i = y * nx + x;
           if (__ldcg (labels + i) != label)
             continue;
           const float rms = m.rms[i];
