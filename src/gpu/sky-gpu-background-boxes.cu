@@ -18,8 +18,8 @@
 
 namespace {
 
-constexpr int kSumThreads = 32;      /* 8 boxes a block at most (a warp) */
-constexpr int kModeThreads = 256; /* the mode kernel's block unless switched */
+constexpr int kSumThreads = 32;      /* 8 boxes a block: small images still fill every SM */
+constexpr int kModeThreads = 128; /* the mode kernel's block unless switched */
 
 struct LaneSums {
   double s, q;
@@ -43,10 +43,13 @@ lane_add (LaneSums &a, float p, float lcut, float hcut)
 
 /* One pass over a box's pixels (lane 0..3: x = lane + 4k of each row's
  * first w - w % 4 pixels; lane 0 also sums the rest, the tail, apart).
- * The lane's pixels of a row are loaded kBatch at a time, the next batch
- * while the current one is added: the additions stay in the CPU's order,
- * the loads do not wait for them. */
+ * The lane's pixels of a row are loaded kBatch at a time, and kDepth
+ * batches (rows, for boxes of up to 64 pixels) are in flight while one is
+ * added: the additions stay in the CPU's order, and the loads do not wait
+ * for them (one batch ahead left each warp waiting on memory a row at a
+ * time). */
 constexpr int kBatch = 16;
+constexpr int kDepth = 4;
 
 __device__ __forceinline__ void
 load_batch (const float *row, int64_t x, int64_t m, int64_t j, float (&v)[kBatch])
@@ -61,33 +64,37 @@ box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, i
           int64_t h, int lane, float lcut, float hcut, LaneSums &mine, LaneSums &tail)
 {
   const int64_t w4 = w / 4 * 4, m = w4 / 4;  /* each lane's pixels in a row */
-  const int64_t nbatch = (m + kBatch - 1) / kBatch;
+  const int64_t nbatch = (m + kBatch - 1) / kBatch, total = h * nbatch;
   const float *base = image + y0 * nx + x0;
+  /* batch t: row t / nbatch, the row's batch t % nbatch */
+  const auto load = [&] (int64_t t, float (&v)[kBatch]) {
+    const int64_t y = t / nbatch, j = t - y * nbatch;
+    load_batch (base + y * nx, lane + 4 * kBatch * j, m, j, v);
+  };
 
   mine = LaneSums { 0.0, 0.0, 0 };
   tail = LaneSums { 0.0, 0.0, 0 };
   if (m > 0)
     {
-      float cur[kBatch], nxt[kBatch] = {};
-      int64_t ly = 0, lj = 0;  /* the batch loaded next */
-      load_batch (base, lane, m, 0, cur);
-      for (int64_t y = 0; y < h; y++)
-        for (int64_t j = 0; j < nbatch; j++)
+      float buf[kDepth][kBatch];
+#pragma unroll
+      for (int d = 0; d < kDepth; d++)
+        if (d < total)
+          load (d, buf[d]);
+      for (int64_t t0 = 0; t0 < total; t0 += kDepth)
+#pragma unroll
+        for (int d = 0; d < kDepth; d++)
           {
-            if (++lj == nbatch)
-              {
-                lj = 0;
-                ly++;
-              }
-            if (ly < h)
-              load_batch (base + ly * nx, lane + 4 * kBatch * lj, m, lj, nxt);
+            const int64_t t = t0 + d;
+            if (t >= total)
+              break;
+            const int64_t j = t % nbatch;
 #pragma unroll
             for (int k = 0; k < kBatch; k++)
               if (j * kBatch + k < m)
-                lane_add (mine, cur[k], lcut, hcut);
-#pragma unroll
-            for (int k = 0; k < kBatch; k++)
-              cur[k] = nxt[k];
+                lane_add (mine, buf[d][k], lcut, hcut);
+            if (t + kDepth < total)
+              load (t + kDepth, buf[d]);
           }
     }
   if (lane == 0 && w4 < w)
@@ -97,12 +104,11 @@ box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, i
 }
 
 /* The four lanes' totals as the CPU adds them (every lane of the box gets
- * them). The box's four threads are lanes 4k .. 4k + 3 of the block, a
- * warp or the first 4, 8 or 16 lanes of one. */
+ * them). The box's four threads are lanes 4k .. 4k + 3 of the warp. */
 __device__ __forceinline__ int64_t
 box_total (const LaneSums &mine, const LaneSums &tail, double *sum, double *sum2)
 {
-  const unsigned full = blockDim.x >= 32 ? 0xffffffffu : (1u << blockDim.x) - 1;
+  const unsigned full = 0xffffffffu;
   const int base = (threadIdx.x & 31) & ~3;
   double s[4], q[4];
   int64_t n = 0;
@@ -120,9 +126,8 @@ box_total (const LaneSums &mine, const LaneSums &tail, double *sum, double *sum2
   return n;
 }
 
-/* Threads 4 * box + lane; boxes in raster order; blocks of 4, 8, 16 or 32
- * threads. Writes each box's histogram geometry, nlevels 0 for a box under
- * half usable. */
+/* Threads 4 * box + lane; boxes in raster order. Writes each box's
+ * histogram geometry, nlevels 0 for a box under half usable. */
 __global__ void __launch_bounds__ (kSumThreads)
 boxSumsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box, int64_t nbx,
                int64_t nb, float *__restrict__ qzero_out, float *__restrict__ qscale_out,
@@ -353,6 +358,9 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
         offset += w < warp ? chunk_sums[w] : 0;
         total += chunk_sums[w];
       }
+    /* (every thread has its stretch's offset before any prefix count
+     * changes: the last count sits at the end of the same array) */
+    __syncthreads ();
     for (int k = k0 + lane; offset != 0 && k < k1; k += 32)
       prefix[k] += offset;
     if (threadIdx.x == 0)
@@ -419,7 +427,7 @@ sky_gpu_background_boxes_prepare (SkyGpu *gpu)
   SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<256>,
                                   cudaFuncAttributePreferredSharedMemoryCarveout,
                                   (int) cudaSharedmemCarveoutMaxShared));
-  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<128>,
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<kModeThreads>,
                                   cudaFuncAttributePreferredSharedMemoryCarveout,
                                   (int) cudaSharedmemCarveoutMaxShared));
   SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<32>,
@@ -432,45 +440,29 @@ int
 sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g,
                                   const float *d_image)
 {
-  /* A box's four lanes each add their pixels in order, one after another:
-   * the sums are as long as the box, whatever the block. A warp issues
-   * from one of a multiprocessor's four schedulers, so where the boxes are
-   * few (2048^2: 1,024 boxes, 128 warps of 8 boxes on 132 SMs) fewer boxes
-   * a warp put more schedulers to work: as many warps as schedulers, up to
-   * a warp of 8 boxes. SKYSIFT_GPU_SUM_THREADS=4, 8, 16 or 32 chooses. */
-  int sum_threads = gpu->switches.sum_threads;
-  if (sum_threads == 0)
-    {
-      const int64_t schedulers = (int64_t) gpu->nsm * 4;
-      sum_threads = 4;
-      while (sum_threads < kSumThreads && g->nb * 4 / (sum_threads * 2) >= schedulers)
-        sum_threads *= 2;
-    }
   const int64_t threads = g->nb * 4;
-  const int64_t blocks = (threads + sum_threads - 1) / sum_threads;
+  const int64_t blocks = (threads + kSumThreads - 1) / kSumThreads;
 
   if (blocks > 0x7fffffff || g->nb > 0x7fffffff)
     return sky_fail (SKY_ERR_SIZE, "too many background boxes for the GPU (%lld)",
                      (long long) g->nb);
-  SKY_LAUNCH (boxSumsKernel, (unsigned) blocks, sum_threads, 0, gpu->stream, d_image, g->nx,
+  SKY_LAUNCH (boxSumsKernel, (unsigned) blocks, kSumThreads, 0, gpu->stream, d_image, g->nx,
               g->ny, g->box, g->nbx, g->nb, L->d_qzero, L->d_qscale, L->d_boxmean,
               L->d_nlevels);
-  /* A warp a box issues the mode's scalar arithmetic once a box instead of
-   * by eight warps: faster where the boxes fill the multiprocessors many
-   * times over (8192^2, box 64: 16,384 boxes, the maps 2.12 -> 1.83 ms on
-   * an H100), slower where a block a box is what keeps them busy (2048^2:
-   * 1,024 boxes).
+  /* 128 threads a box: on an H100 as fast as 256 where the boxes are few
+   * (2048^2, 1,024 boxes: the maps 0.355 ms either way) and faster than a
+   * warp a box where they are many (8192^2, 16,384 boxes: 1.62 against
+   * 1.88 ms), where 256 threads are slower still (1.95 ms); all in one call
+   * (bench/results/gpu-local-speed-h100-2026-11-24.md).
    * SKYSIFT_GPU_MODE_THREADS=32, 128 or 256 chooses (tests, comparisons). */
-  const int warp_a_box = gpu->switches.mode_threads == 32
-                         || (gpu->switches.mode_threads == 0 && g->nb >= (int64_t) gpu->nsm * 16);
-  if (warp_a_box)
+  if (gpu->switches.mode_threads == 32)
     SKY_LAUNCH (boxModeKernel<32>, (unsigned) g->nb, 32, 0, gpu->stream, d_image, g->nx, g->ny,
                 g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
                 (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
                 L->d_raw_rms);
-  else if (gpu->switches.mode_threads == 128)
-    SKY_LAUNCH (boxModeKernel<128>, (unsigned) g->nb, 128, 0, gpu->stream, d_image, g->nx, g->ny,
-                g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
+  else if (gpu->switches.mode_threads == 256)
+    SKY_LAUNCH (boxModeKernel<256>, (unsigned) g->nb, 256, 0, gpu->stream, d_image, g->nx,
+                g->ny, g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
                 (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
                 L->d_raw_rms);
   else

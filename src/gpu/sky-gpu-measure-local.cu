@@ -16,13 +16,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kSourceThreads = 256;   /* a block a source, unless switched */
-/* Window pixels a thread loads before it adds them (a thread adds its
- * pixels in the same order whatever the batch): the loads of a large
- * source's window, from L2, are most of this kernel's time. */
-template <int THREADS>
-struct WindowBatch {
-  static constexpr int value = THREADS <= 256 ? 8 : 4;
-};
+constexpr int kWindowBatch = 4;       /* window pixels a thread loads before it adds them */
 constexpr int kWindowIterations = 16;
 constexpr double kCoreLevel = 0.7;
 constexpr int kColumns = 512;   /* the window's columns and rows whose weights are kept */
@@ -235,33 +229,34 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
       /* A batch of pixels' loads in flight before the first is used: the
        * window of a large source is most of this kernel's time. */
       const int64_t wh = w * h;
-      constexpr int kBatch = WindowBatch<THREADS>::value;
-      for (int64_t b0 = threadIdx.x; b0 < wh; b0 += kBatch * THREADS)
+      for (int64_t b0 = threadIdx.x; b0 < wh; b0 += kWindowBatch * THREADS)
         {
-          float v[kBatch];
-          int32_t li[kBatch];
-          int64_t bx[kBatch], by[kBatch];
+          float v[kWindowBatch];
+          int32_t li[kWindowBatch];
 #pragma unroll
-          for (int u = 0; u < kBatch; u++)
+          for (int u = 0; u < kWindowBatch; u++)
             {
               const int64_t b = b0 + u * THREADS;
               v[u] = NAN;
               li[u] = 0;
-              split_offset (b, w, &by[u], &bx[u]);
               if (b < wh)
                 {
-                  const int64_t i = (y0 + by[u]) * nx + x0 + bx[u];
+                  int64_t bx, by;
+                  split_offset (b, w, &by, &bx);
+                  const int64_t i = (y0 + by) * nx + x0 + bx;
                   v[u] = residual[i];
                   li[u] = __ldcg (labels + i);
                 }
             }
 #pragma unroll
-          for (int u = 0; u < kBatch; u++)
+          for (int u = 0; u < kWindowBatch; u++)
             {
               const int64_t b = b0 + u * THREADS;
               if (b >= wh || (li[u] != label && li[u] != 0) || isnan (v[u]))
                 continue;
-              const int64_t px = x0 + bx[u], py = y0 + by[u];
+              int64_t bx, by;
+              split_offset (b, w, &by, &bx);
+              const int64_t px = x0 + bx, py = y0 + by;
               const double ddx = px - x, ddy = py - y;
               const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
               const double wy = cached ? wys[py - y0] : exp (-(py - y) * (py - y) * inv2s2);
@@ -414,14 +409,22 @@ sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpu
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_src_need, L->d_src_offset, cap, L->d_total + 3,
                                    L->d_total + 4)) != SKY_OK)
     return ret;
-  /* SKYSIFT_GPU_MEASURE_THREADS=512 or 1024: larger blocks a source
-   * (tuning: a large source's window is one block's work). */
+  /* A source's window is one block's work, and the largest source's is
+   * the kernel's time where the sources are few: 512 threads a source
+   * there (an H100, 2048^2, 201 sources: the step 0.229 -> 0.190 ms), 256
+   * where they are many (8192^2, 3,210 sources: 1.70 ms with 512 against
+   * 1.13 with 256). The sources are counted on the device only, so the image's
+   * size stands for their number. SKYSIFT_GPU_MEASURE_THREADS=256, 512 or
+   * 1024 chooses (tests, tuning). */
   const unsigned grid = sky_gpu_detect_grid (gpu, cap, 1);
-  if (gpu->switches.measure_threads == 512)
+  int threads = gpu->switches.measure_threads;
+  if (threads == 0)
+    threads = n <= (int64_t) 2048 * 2048 ? 512 : kSourceThreads;
+  if (threads == 512)
     SKY_LAUNCH (measureLocalKernel<512>, grid, 512, 0, s, gpu->d_state, cat, cap, *maps,
                 residual, gpu->d_labels, nx, ny, *lp, L->d_deblended, L->d_src_offset,
                 L->d_scratch, L->d_seen, L->d_cat);
-  else if (gpu->switches.measure_threads == 1024)
+  else if (threads == 1024)
     SKY_LAUNCH (measureLocalKernel<1024>, grid, 1024, 0, s, gpu->d_state, cat, cap, *maps,
                 residual, gpu->d_labels, nx, ny, *lp, L->d_deblended, L->d_src_offset,
                 L->d_scratch, L->d_seen, L->d_cat);

@@ -14,16 +14,11 @@
  *   SKYSIFT_GPU_LOOP_PROFILE=1  the clip loop prints its phases' cycles, in
  *                               a build with SKY_GPU_LOOP_PROFILE (tuning);
  *   SKYSIFT_GPU_MODE_THREADS=N  the local method's background mode a warp a
- *                               box (32) or 128 or 256 threads a box, where
- *                               otherwise the mesh's size picks (tests,
- *                               comparisons);
- *   SKYSIFT_GPU_SUM_THREADS=N   the background's box sums in blocks of 4, 8,
- *                               16 or 32 threads (a box's 4 lanes each),
- *                               where otherwise the mesh's size picks
- *                               (tuning, comparisons);
- *   SKYSIFT_GPU_MEASURE_THREADS=N  the local measures in blocks of 512 or
- *                               1024 threads a source instead of 256
- *                               (tuning, comparisons);
+ *                               box (32) or 256 threads a box instead of 128
+ *                               (tests, comparisons);
+ *   SKYSIFT_GPU_MEASURE_THREADS=N  the local measures in blocks of 256, 512
+ *                               or 1024 threads a source, where otherwise
+ *                               the image's size picks (tests, tuning);
  *   SKYSIFT_GPU_FAULT=STEP      before STEP (clip, segment, label, measure)
  *                               a kernel traps, a real device fault
  *                               (tests of what callers do about one);
@@ -61,12 +56,8 @@ sky_gpu_switches_read (SkyGpuSwitches *sw)
                      : env_is ("SKYSIFT_GPU_MODE_THREADS", "128") ? 128
                      : env_is ("SKYSIFT_GPU_MODE_THREADS", "256") ? 256
                                                                   : 0;
-  sw->sum_threads = env_is ("SKYSIFT_GPU_SUM_THREADS", "4")    ? 4
-                    : env_is ("SKYSIFT_GPU_SUM_THREADS", "8")  ? 8
-                    : env_is ("SKYSIFT_GPU_SUM_THREADS", "16") ? 16
-                    : env_is ("SKYSIFT_GPU_SUM_THREADS", "32") ? 32
-                                                               : 0;
-  sw->measure_threads = env_is ("SKYSIFT_GPU_MEASURE_THREADS", "512")    ? 512
+  sw->measure_threads = env_is ("SKYSIFT_GPU_MEASURE_THREADS", "256")    ? 256
+                        : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "512")  ? 512
                         : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "1024") ? 1024
                                                                          : 0;
   if (fault != NULL)
