@@ -43,13 +43,10 @@ lane_add (LaneSums &a, float p, float lcut, float hcut)
 
 /* One pass over a box's pixels (lane 0..3: x = lane + 4k of each row's
  * first w - w % 4 pixels; lane 0 also sums the rest, the tail, apart).
- * The lane's pixels of a row are loaded kBatch at a time, and kDepth
- * batches (rows, for boxes of up to 64 pixels) are in flight while one is
- * added: the additions stay in the CPU's order, and the loads do not wait
- * for them (one batch ahead left each warp waiting on memory a row at a
- * time). */
+ * The lane's pixels of a row are loaded kBatch at a time, the next batch
+ * while the current one is added: the additions stay in the CPU's order,
+ * the loads do not wait for them. */
 constexpr int kBatch = 16;
-constexpr int kDepth = 4;
 
 __device__ __forceinline__ void
 load_batch (const float *row, int64_t x, int64_t m, int64_t j, float (&v)[kBatch])
@@ -64,37 +61,33 @@ box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, i
           int64_t h, int lane, float lcut, float hcut, LaneSums &mine, LaneSums &tail)
 {
   const int64_t w4 = w / 4 * 4, m = w4 / 4;  /* each lane's pixels in a row */
-  const int64_t nbatch = (m + kBatch - 1) / kBatch, total = h * nbatch;
+  const int64_t nbatch = (m + kBatch - 1) / kBatch;
   const float *base = image + y0 * nx + x0;
-  /* batch t: row t / nbatch, the row's batch t % nbatch */
-  const auto load = [&] (int64_t t, float (&v)[kBatch]) {
-    const int64_t y = t / nbatch, j = t - y * nbatch;
-    load_batch (base + y * nx, lane + 4 * kBatch * j, m, j, v);
-  };
 
   mine = LaneSums { 0.0, 0.0, 0 };
   tail = LaneSums { 0.0, 0.0, 0 };
   if (m > 0)
     {
-      float buf[kDepth][kBatch];
-#pragma unroll
-      for (int d = 0; d < kDepth; d++)
-        if (d < total)
-          load (d, buf[d]);
-      for (int64_t t0 = 0; t0 < total; t0 += kDepth)
-#pragma unroll
-        for (int d = 0; d < kDepth; d++)
+      float cur[kBatch], nxt[kBatch] = {};
+      int64_t ly = 0, lj = 0;  /* the batch loaded next */
+      load_batch (base, lane, m, 0, cur);
+      for (int64_t y = 0; y < h; y++)
+        for (int64_t j = 0; j < nbatch; j++)
           {
-            const int64_t t = t0 + d;
-            if (t >= total)
-              break;
-            const int64_t j = t % nbatch;
+            if (++lj == nbatch)
+              {
+                lj = 0;
+                ly++;
+              }
+            if (ly < h)
+              load_batch (base + ly * nx, lane + 4 * kBatch * lj, m, lj, nxt);
 #pragma unroll
             for (int k = 0; k < kBatch; k++)
               if (j * kBatch + k < m)
-                lane_add (mine, buf[d][k], lcut, hcut);
-            if (t + kDepth < total)
-              load (t + kDepth, buf[d]);
+                lane_add (mine, cur[k], lcut, hcut);
+#pragma unroll
+            for (int k = 0; k < kBatch; k++)
+              cur[k] = nxt[k];
           }
     }
   if (lane == 0 && w4 < w)
@@ -324,8 +317,8 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
 
   /* prefix[k] = pixels in bins 0 .. k - 1, k = 0 .. nlevels: each warp a
    * stretch of bins, 32 consecutive bins at a time (a bin a lane, so that
-   * the lanes read 32 banks, where a stretch a thread had every lane of a
-   * warp in one bank), scanned with shuffles; then the stretches' totals
+   * the lanes read 32 banks, where a stretch a thread put a warp's lanes
+   * in one or two), scanned with shuffles; then the stretches' totals
    * added. Integer sums: the same counts in any order. */
   const int32_t spare = histo[nlevels];
   {
