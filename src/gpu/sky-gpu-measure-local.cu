@@ -413,7 +413,7 @@ sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpu
    * the kernel's time where the sources are few: 512 threads a source
    * there (an H100, 2048^2, 201 sources: the step 0.229 -> 0.190 ms), 256
    * where they are many (8192^2, 3,210 sources: 1.70 ms with 512 against
-   * 1.13 with 256). The sources are counted on the device only, so the image's
+   * 1.17 with 256). The sources are counted on the device only, so the image's
    * size stands for their number. SKYSIFT_GPU_MEASURE_THREADS=256, 512 or
    * 1024 chooses (tests, tuning). */
   const unsigned grid = sky_gpu_detect_grid (gpu, cap, 1);
