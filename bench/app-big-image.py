@@ -40,6 +40,8 @@ import tempfile
 import threading
 import time
 
+import benchlib
+
 APP_ID = "io.github.skysift.SkySift"
 OBJECT_PATH = "/io/github/skysift/SkySift"
 
@@ -92,16 +94,13 @@ def vm_hwm(pid):
 
 def cli_run(cli, image, threads):
     out_json = os.path.join(tempfile.mkdtemp(prefix="skysift-bench-"), "run.json")
-    proc = subprocess.Popen([cli, "find", image, "--threads", str(threads), "--json", out_json,
-                             "--quiet"])
-    # The peak resident set of the finished process (ru_maxrss, KiB): VmHWM.
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        sys.exit(f"skysift-cli find failed ({proc.returncode})")
-    peak = usage.ru_maxrss / 1024 / 1024
+    # The peak resident set of the finished process: its VmHWM.
+    code, _, peak_kib = benchlib.run_peak([cli, "find", image, "--threads", str(threads),
+                                           "--json", out_json, "--quiet"])
+    if code != 0:
+        sys.exit(f"skysift-cli find failed ({code})")
     with open(out_json) as f:
-        return json.load(f), peak
+        return json.load(f), peak_kib / 1024 / 1024
 
 
 class MainLoopProbe(threading.Thread):

@@ -22,20 +22,19 @@ import sys
 import tempfile
 
 import benchlib
-from benchlib import ROOT, machine  # machine: bench-load.py and bench-tiled.py take it from here
+from benchlib import ROOT, machine
 STEPS = ["clip", "segment", "label", "measure", "total"]
 
 
 def run_skysift(cli, image, repeat, tmp, extra=()):
     out = os.path.join(tmp, "skysift.json")
     cmd = [cli, "find", image, "--quiet", "--repeat", str(repeat), "--json", out, *extra]
-    proc = subprocess.Popen(cmd)
-    _, status, usage = os.wait4(proc.pid, 0)
-    if status != 0:
+    code, _, peak_kib = benchlib.run_peak(cmd)
+    if code != 0:
         sys.exit(f"skysift-cli failed: {' '.join(cmd)}")
     with open(out) as f:
         summary = json.load(f)
-    return summary, usage.ru_maxrss * 1024
+    return summary, peak_kib * 1024
 
 
 def run_scipy(script, image, repeat, tmp):

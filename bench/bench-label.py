@@ -51,9 +51,7 @@ def main():
         out = subprocess.run([exe, args.image, t, str(args.rounds)], check=True,
                              capture_output=True, text=True).stdout
         lines += out.rstrip("\n").split("\n") + [""]
-    report = "\n".join(lines)
-    print(report)
-    benchlib.append_record(args.record, "\n" + report)
+    benchlib.print_report(lines, args.record)
 
 
 if __name__ == "__main__":

@@ -46,8 +46,13 @@ static const Case cases[] = {
   { "-32", -32, 1., 0., 0, 0 },
   { "-32 scaled", -32, 2., 1., 0, 0 },
   { "-64", -64, 1., 0., 0, 0 },
+  { "-64 scaled", -64, 2., 1., 0, 0 },
+  { "8", 8, 1., 0., 0, 0 },
+  { "8 scaled, BLANK", 8, 0.5, -10., 1, 255 },
   { "16", 16, 1., 0., 0, 0 },
   { "16 scaled, BLANK", 16, 3.3333333333333e-4, 0., 1, -32768 },
+  /* Scaled past float's range: the loop that classifies every value. */
+  { "16 scaled to overflow, BLANK", 16, 1e36, 0., 1, -32768 },
   { "32", 32, 1., 0., 0, 0 },
   { "32 scaled, BLANK", 32, 1e-6, 0., 1, INT32_MIN },
 };

@@ -25,15 +25,11 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from importlib import import_module  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-machine = import_module("bench-cpu").machine
+import benchlib
+from benchlib import ROOT
 
 
 def card(key, value):
@@ -83,16 +79,6 @@ def make_images(folder, n):
     write_fits(p, i32, 32, [("BSCALE", "1.0E-06"), ("BZERO", "0.0"), ("BLANK", "-2147483648")])
     paths.append(p)
     return paths
-
-
-def loadavg():
-    """The machine's load average: on a shared machine it says how much of
-    the cores the run had."""
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "unknown"
 
 
 def build(build_dir):
@@ -167,7 +153,7 @@ def main():
     env = dict(os.environ)
     if args.threads:
         env["SKYSIFT_THREADS"] = args.threads
-    load_before = loadavg()
+    load_before = benchlib.loadavg()
     try:
         if args.baseline:
             out = compare_versions(args.baseline, exe, args.rounds, args.repeat, paths, env)
@@ -179,19 +165,15 @@ def main():
             shutil.rmtree(args.dir, ignore_errors=True)
     lines = [f"## Load throughput from the page cache, {args.size}^2, "
              f"{datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", "",
-             f"machine: {machine()}",
-             f"command: bench/bench-load.py {' '.join(sys.argv[1:])}",
+             f"machine: {benchlib.machine()}",
+             f"command: {benchlib.command()}",
              f"threads: {args.threads or 'every core'}; median of {args.rounds} loads each, "
              "alternating, after one warm-up load of each"
              + (f"; baseline and this run in turn {args.repeat} times each, medians of their "
                 "medians (cfitsio and fresh pages: of both)" if args.baseline else ""),
-             f"load average (1, 5, 15 min) before: {load_before}; after: {loadavg()}", "",
+             f"load average (1, 5, 15 min) before: {load_before}; after: {benchlib.loadavg()}", "",
              out.rstrip("\n"), ""]
-    report = "\n".join(lines)
-    print(report)
-    if args.record:
-        with open(args.record, "a") as f:
-            f.write("\n" + report)
+    benchlib.print_report(lines, args.record)
 
 
 if __name__ == "__main__":

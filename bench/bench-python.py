@@ -36,7 +36,8 @@ import numpy as np
 
 import skysift
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import benchlib
+from benchlib import ROOT, wall_ms
 
 
 def cli_times(cli, image, tmp, backend="cpu"):
@@ -45,12 +46,6 @@ def cli_times(cli, image, tmp, backend="cpu"):
                     "--json", out], check=True)
     with open(out) as f:
         return json.load(f)["times_ms"]
-
-
-def wall_ms(fn):
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) * 1e3
 
 
 def bench_cpu(args, data, tmp):
@@ -181,17 +176,14 @@ def main():
               "machine": f"{platform.node()} {platform.processor() or platform.machine()}, "
                          f"{os.cpu_count()} cores",
               "python": sys.version.split()[0], "numpy": np.__version__,
-              "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
+              "command": benchlib.command(),
               "image": os.path.basename(args.image)}
     with tempfile.TemporaryDirectory() as tmp:
         if args.gpu:
             record["gpu"] = bench_gpu(args, data, tmp)
         else:
             record["cpu"] = bench_cpu(args, data, tmp)
-    if args.record:
-        with open(args.record, "w") as f:
-            json.dump(record, f, indent=1)
-            f.write("\n")
+    benchlib.write_json_record(args.record, record)
 
 
 if __name__ == "__main__":

@@ -15,25 +15,17 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from importlib import import_module  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-machine = import_module("bench-cpu").machine
+import benchlib
+from benchlib import ROOT
 
 
 def run(cmd):
-    """Runs cmd; its wall time in s and peak RSS in MiB (Linux gives KiB)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
+    """Runs cmd; its wall time in s and peak RSS in MiB."""
+    code, wall, peak_kib = benchlib.run_peak(cmd, stdout=subprocess.DEVNULL)
+    if code != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}")
-    return wall, usage.ru_maxrss / 1024.0
+    return wall, peak_kib / 1024.0
 
 
 def main():
@@ -76,16 +68,12 @@ def main():
             shutil.rmtree(args.dir, ignore_errors=True)
     lines = [f"## find --memory-limit on a {args.size}^2 synthetic field, "
              f"{datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", "",
-             f"machine: {machine()}",
-             f"command: bench/bench-tiled.py {' '.join(sys.argv[1:])}", "",
+             f"machine: {benchlib.machine()}",
+             f"command: {benchlib.command()}", "",
              "| memory limit | peak RSS (MiB) | wall (s) | load (ms) | clip (ms) | segment (ms) "
              "| label (ms) | measure (ms) | sources | CSV = whole run's |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |", *rows, ""]
-    report = "\n".join(lines)
-    print(report)
-    if args.record:
-        with open(args.record, "a") as f:
-            f.write("\n" + report)
+    benchlib.print_report(lines, args.record)
 
 
 if __name__ == "__main__":

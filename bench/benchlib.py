@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What the benchmark scripts share: the machine they ran on, its load,
-the command that ran them, a side's best time, medians over rounds, and
-the record a run appends its report to or writes as JSON.
+the command that ran them, a call's time and a side's best, a command's
+wall time and peak memory, medians over rounds, and the record a run
+appends its report to or writes as JSON.
 
 A script in bench/ imports it as `import benchlib` (its own folder is on
 sys.path when it runs)."""
@@ -9,6 +10,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -46,17 +48,29 @@ def loadavg():
 
 def command():
     """The command line that ran the script, as bench/NAME ARGS."""
-    return f"bench/{os.path.basename(sys.argv[0])} {' '.join(sys.argv[1:])}"
+    return " ".join([f"bench/{os.path.basename(sys.argv[0])}"] + sys.argv[1:])
+
+
+def wall_ms(fn):
+    """The wall time of one call of fn, in ms."""
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e3
 
 
 def best_of(fn, repeat):
     """The shortest of repeat calls of fn, in ms."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
+    return min((wall_ms(fn) for _ in range(repeat)), default=float("inf"))
+
+
+def run_peak(cmd, stdout=None):
+    """Runs cmd to its end: its exit status, wall time in s and peak
+    resident set in KiB (ru_maxrss from wait4: the process's own, its
+    VmHWM, not the driver's)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return os.waitstatus_to_exitcode(status), time.perf_counter() - t0, usage.ru_maxrss
 
 
 def medians(columns):
@@ -79,3 +93,11 @@ def append_record(path, text):
     if path:
         with open(path, "a") as f:
             f.write(text)
+
+
+def print_report(lines, path):
+    """Prints a Markdown report (its lines) and appends it, after a blank
+    line, to the record file path, if one was given."""
+    report = "\n".join(lines)
+    print(report)
+    append_record(path, "\n" + report)

@@ -63,24 +63,12 @@ scaled_value (double v, double scale, double zero)
 
 /* Every pixel goes through here: infinities become the blank NaN (the
  * loader's rule: no statistic can use them), and non-finite pixels are
- * counted. A NaN from the file keeps its bits, as it does through cfitsio. */
-#define STORE_CLASSIFIED(dst, value)                                          \
-  do                                                                          \
-    {                                                                         \
-      float f_ = (value);                                                     \
-      uint32_t u_, a_;                                                        \
-      memcpy (&u_, &f_, sizeof u_);                                           \
-      a_ = u_ & ABS_MASK;                                                     \
-      nonfinite += a_ >= INF_BITS;                                            \
-      infinite += a_ == INF_BITS;                                             \
-      (dst) = a_ == INF_BITS ? blank_bits : u_;                               \
-    }                                                                         \
-  while (0)
-
-/* The same for a stored value that may equal BLANK. The value is converted
- * whatever it is and the blank chosen after with a bit mask: written as a
- * choice, the compiler moves the conversion into a branch, and a loop with
- * a branch around a floating-point operation does not vectorise. */
+ * counted. A NaN from the file keeps its bits, as it does through cfitsio.
+ * A stored value equal to BLANK (is_blank; 0 where the plane has none) is
+ * converted whatever it is and the blank chosen after with a bit mask:
+ * written as a choice, the compiler moves the conversion into a branch,
+ * and a loop with a branch around a floating-point operation does not
+ * vectorise. */
 #define STORE_CLASSIFIED_OR_BLANK(dst, value, is_blank)                       \
   do                                                                          \
     {                                                                         \
@@ -95,6 +83,8 @@ scaled_value (double v, double scale, double zero)
       (dst) = a_ == INF_BITS ? blank_bits : u_;                               \
     }                                                                         \
   while (0)
+
+#define STORE_CLASSIFIED(dst, value) STORE_CLASSIFIED_OR_BLANK (dst, value, 0)
 
 /* The same where the value cannot be infinite or NaN (an integer plane
  * whose every scaled value lies well inside float's range): only a BLANK
@@ -111,13 +101,115 @@ scaled_value (double v, double scale, double zero)
     }                                                                         \
   while (0)
 
-#define STORE_FINITE(dst, value)                                              \
-  do                                                                          \
-    {                                                                         \
-      float f_ = (value);                                                     \
-      memcpy (&(dst), &f_, sizeof f_);                                        \
-    }                                                                         \
-  while (0)
+/* The loops below are written once for all widths and specialised by
+ * inlining: each reader of a stored value and each pass over a block is
+ * inlined where its width and the plane's flags are constants, so that
+ * every kind of plane compiles to its own loop with nothing tested inside
+ * but a BLANK (a loop that chose per pixel would not vectorise), and the
+ * functions that carry SKY_VECTOR_CLONES are the only ones called. */
+#define SKY_INLINE static inline __attribute__ ((always_inline))
+
+/* A stored floating-point value of 4 or 8 bytes (BITPIX -32, -64),
+ * big-endian, as a double: exact for both. */
+SKY_INLINE double
+stored_real (const void *in, int64_t i, int bytes)
+{
+  if (bytes == 4)
+    {
+      uint32_t u = __builtin_bswap32 (((const Bits *) in)[i]);
+      float f;
+      memcpy (&f, &u, sizeof f);
+      return f;
+    }
+  uint64_t u = __builtin_bswap64 (((const uint64_t *) in)[i]);
+  double d;
+  memcpy (&d, &u, sizeof d);
+  return d;
+}
+
+/* A stored integer of 1, 2 or 4 bytes (BITPIX 8, 16, 32) as the value it
+ * holds: big-endian and signed, but for BITPIX 8, one unsigned byte. */
+SKY_INLINE int32_t
+stored_int (const void *in, int64_t i, int bytes)
+{
+  if (bytes == 1)
+    return ((const uint8_t *) in)[i];
+  if (bytes == 2)
+    return (int16_t) __builtin_bswap16 (((const uint16_t *) in)[i]);
+  return (int32_t) __builtin_bswap32 (((const Bits *) in)[i]);
+}
+
+/* A floating-point plane has no BLANK: its blanks are its NaNs. */
+SKY_INLINE void
+convert_real_pass (const void *in, Bits *out, int64_t n, int bytes, int scaled, double scale,
+                   double zero, uint32_t blank_bits, BlockCounts *c)
+{
+  uint32_t nonfinite = 0, infinite = 0;
+
+  for (int64_t i = 0; i < n; i++)
+    {
+      double d = stored_real (in, i, bytes);
+      STORE_CLASSIFIED (out[i], scaled ? scaled_value (d, scale, zero) : (float) d);
+    }
+  c->nonfinite = nonfinite;
+  c->infinite = infinite;
+}
+
+SKY_INLINE void
+convert_real (const void *in, Bits *out, int64_t n, int bytes, int scaled, double scale,
+              double zero, uint32_t blank_bits, BlockCounts *c)
+{
+  if (scaled)
+    convert_real_pass (in, out, n, bytes, 1, scale, zero, blank_bits, c);
+  else
+    convert_real_pass (in, out, n, bytes, 0, scale, zero, blank_bits, c);
+}
+
+/* Where every value of an integer plane is finite (always unscaled, and
+ * scaled where the header's BSCALE and BZERO keep the range inside
+ * float's, see finite_range) the pass only picks and counts BLANKs. */
+SKY_INLINE void
+convert_int_pass (const void *in, Bits *out, int64_t n, int bytes, int scaled, int finite,
+                  int check_blank, double scale, double zero, int32_t blank,
+                  uint32_t blank_bits, BlockCounts *c)
+{
+  uint32_t nonfinite = 0, infinite = 0;
+
+  for (int64_t i = 0; i < n; i++)
+    {
+      int32_t v = stored_int (in, i, bytes);
+      float f = scaled ? scaled_value (v, scale, zero) : (float) v;
+      int is_blank = check_blank && v == blank;
+      if (finite)
+        STORE_FINITE_OR_BLANK (out[i], f, is_blank);
+      else
+        STORE_CLASSIFIED_OR_BLANK (out[i], f, is_blank);
+    }
+  c->nonfinite = nonfinite;
+  c->infinite = infinite;
+}
+
+/* An unscaled plane is always finite (float holds 2^31), which leaves six
+ * kinds of integer plane; without a BLANK no value is blank, and the test
+ * is kept out of the loop. */
+SKY_INLINE void
+convert_int (const void *in, Bits *out, int64_t n, int bytes, int scaled, double scale,
+             double zero, int finite, int check_blank, int32_t blank, uint32_t blank_bits,
+             BlockCounts *c)
+{
+  if (finite && !scaled && !check_blank)
+    convert_int_pass (in, out, n, bytes, 0, 1, 0, scale, zero, blank, blank_bits, c);
+  else if (finite && !scaled)
+    convert_int_pass (in, out, n, bytes, 0, 1, 1, scale, zero, blank, blank_bits, c);
+  else if (finite && !check_blank)
+    convert_int_pass (in, out, n, bytes, 1, 1, 0, scale, zero, blank, blank_bits, c);
+  else if (finite)
+    convert_int_pass (in, out, n, bytes, 1, 1, 1, scale, zero, blank, blank_bits, c);
+  else if (!check_blank)
+    convert_int_pass (in, out, n, bytes, 1, 0, 0, scale, zero, blank, blank_bits, c);
+  else
+    convert_int_pass (in, out, n, bytes, 1, 0, 1, scale, zero, blank, blank_bits, c);
+}
 
 /* BITPIX -32 and 32: 4 bytes in, 4 out, so in may be out (converted where
  * pread put them). The pointers are not restrict: GCC versions these
@@ -127,93 +219,21 @@ static void SKY_VECTOR_CLONES
 convert_f32 (const Bits *in, Bits *out, int64_t n, int scaled, double scale, double zero,
              uint32_t blank_bits, BlockCounts *c)
 {
-  uint32_t nonfinite = 0, infinite = 0;
-
-  if (!scaled)
-    for (int64_t i = 0; i < n; i++)
-      {
-        uint32_t u = __builtin_bswap32 (in[i]);
-        float f;
-        memcpy (&f, &u, sizeof f);
-        STORE_CLASSIFIED (out[i], f);
-      }
-  else
-    for (int64_t i = 0; i < n; i++)
-      {
-        uint32_t u = __builtin_bswap32 (in[i]);
-        float f;
-        memcpy (&f, &u, sizeof f);
-        STORE_CLASSIFIED (out[i], scaled_value ((double) f, scale, zero));
-      }
-  c->nonfinite = nonfinite;
-  c->infinite = infinite;
+  convert_real (in, out, n, 4, scaled, scale, zero, blank_bits, c);
 }
 
-/* Integer planes: where every value is finite (always unscaled, and
- * scaled where the header's BSCALE and BZERO keep the range inside float's,
- * see finite_range) the loops only pick and count BLANKs. */
 static void SKY_VECTOR_CLONES
 convert_i32 (const Bits *in, Bits *out, int64_t n, int scaled, double scale, double zero,
              int finite, int check_blank, int32_t blank, uint32_t blank_bits, BlockCounts *c)
 {
-  uint32_t nonfinite = 0, infinite = 0;
-
-  /* Without a BLANK no value is blank: the test is kept out of the loop. */
-  if (finite && !scaled && !check_blank)
-    for (int64_t i = 0; i < n; i++)
-      STORE_FINITE (out[i], (float) (int32_t) __builtin_bswap32 (in[i]));
-  else if (finite && !scaled)
-    for (int64_t i = 0; i < n; i++)
-      {
-        int32_t v = (int32_t) __builtin_bswap32 (in[i]);
-        STORE_FINITE_OR_BLANK (out[i], (float) v, v == blank);
-      }
-  else if (finite && !check_blank)
-    for (int64_t i = 0; i < n; i++)
-      STORE_FINITE (out[i], scaled_value ((int32_t) __builtin_bswap32 (in[i]), scale, zero));
-  else if (finite)
-    for (int64_t i = 0; i < n; i++)
-      {
-        int32_t v = (int32_t) __builtin_bswap32 (in[i]);
-        STORE_FINITE_OR_BLANK (out[i], scaled_value (v, scale, zero), v == blank);
-      }
-  else if (!check_blank)
-    for (int64_t i = 0; i < n; i++)
-      STORE_CLASSIFIED (out[i], scaled_value ((int32_t) __builtin_bswap32 (in[i]), scale, zero));
-  else
-    for (int64_t i = 0; i < n; i++)
-      {
-        int32_t v = (int32_t) __builtin_bswap32 (in[i]);
-        STORE_CLASSIFIED_OR_BLANK (out[i], scaled_value (v, scale, zero), v == blank);
-      }
-  c->nonfinite = nonfinite;
-  c->infinite = infinite;
+  convert_int (in, out, n, 4, scaled, scale, zero, finite, check_blank, blank, blank_bits, c);
 }
 
 static void SKY_VECTOR_CLONES
 convert_f64 (const uint64_t *restrict in, Bits *restrict out, int64_t n, int scaled,
              double scale, double zero, uint32_t blank_bits, BlockCounts *c)
 {
-  uint32_t nonfinite = 0, infinite = 0;
-
-  if (!scaled)
-    for (int64_t i = 0; i < n; i++)
-      {
-        uint64_t u = __builtin_bswap64 (in[i]);
-        double d;
-        memcpy (&d, &u, sizeof d);
-        STORE_CLASSIFIED (out[i], (float) d);
-      }
-  else
-    for (int64_t i = 0; i < n; i++)
-      {
-        uint64_t u = __builtin_bswap64 (in[i]);
-        double d;
-        memcpy (&d, &u, sizeof d);
-        STORE_CLASSIFIED (out[i], scaled_value (d, scale, zero));
-      }
-  c->nonfinite = nonfinite;
-  c->infinite = infinite;
+  convert_real (in, out, n, 8, scaled, scale, zero, blank_bits, c);
 }
 
 static void SKY_VECTOR_CLONES
@@ -221,60 +241,15 @@ convert_i16 (const uint16_t *restrict in, Bits *restrict out, int64_t n, int sca
              double scale, double zero, int finite, int check_blank, int16_t blank,
              uint32_t blank_bits, BlockCounts *c)
 {
-  uint32_t nonfinite = 0, infinite = 0;
-
-  if (finite && !scaled && !check_blank)
-    for (int64_t i = 0; i < n; i++)
-      STORE_FINITE (out[i], (float) (int16_t) __builtin_bswap16 (in[i]));
-  else if (finite && !scaled)
-    for (int64_t i = 0; i < n; i++)
-      {
-        int16_t v = (int16_t) __builtin_bswap16 (in[i]);
-        STORE_FINITE_OR_BLANK (out[i], (float) v, v == blank);
-      }
-  else if (finite && !check_blank)
-    for (int64_t i = 0; i < n; i++)
-      STORE_FINITE (out[i], scaled_value ((int16_t) __builtin_bswap16 (in[i]), scale, zero));
-  else if (finite)
-    for (int64_t i = 0; i < n; i++)
-      {
-        int16_t v = (int16_t) __builtin_bswap16 (in[i]);
-        STORE_FINITE_OR_BLANK (out[i], scaled_value (v, scale, zero), v == blank);
-      }
-  else if (!check_blank)
-    for (int64_t i = 0; i < n; i++)
-      STORE_CLASSIFIED (out[i], scaled_value ((int16_t) __builtin_bswap16 (in[i]), scale, zero));
-  else
-    for (int64_t i = 0; i < n; i++)
-      {
-        int16_t v = (int16_t) __builtin_bswap16 (in[i]);
-        STORE_CLASSIFIED_OR_BLANK (out[i], scaled_value (v, scale, zero), v == blank);
-      }
-  c->nonfinite = nonfinite;
-  c->infinite = infinite;
+  convert_int (in, out, n, 2, scaled, scale, zero, finite, check_blank, blank, blank_bits, c);
 }
 
-/* BITPIX 8 is unsigned, one byte: nothing to swap. */
 static void SKY_VECTOR_CLONES
 convert_u8 (const uint8_t *restrict in, Bits *restrict out, int64_t n, int scaled,
             double scale, double zero, int finite, int check_blank, uint8_t blank,
             uint32_t blank_bits, BlockCounts *c)
 {
-  uint32_t nonfinite = 0, infinite = 0;
-
-  if (finite && !scaled)
-    for (int64_t i = 0; i < n; i++)
-      STORE_FINITE_OR_BLANK (out[i], (float) in[i], check_blank && in[i] == blank);
-  else if (finite)
-    for (int64_t i = 0; i < n; i++)
-      STORE_FINITE_OR_BLANK (out[i], scaled_value (in[i], scale, zero),
-                             check_blank && in[i] == blank);
-  else
-    for (int64_t i = 0; i < n; i++)
-      STORE_CLASSIFIED_OR_BLANK (out[i], scaled_value (in[i], scale, zero),
-                                 check_blank && in[i] == blank);
-  c->nonfinite = nonfinite;
-  c->infinite = infinite;
+  convert_int (in, out, n, 1, scaled, scale, zero, finite, check_blank, blank, blank_bits, c);
 }
 
 /* BITPIX 64: int64 to float in one rounding where unscaled (as cfitsio's

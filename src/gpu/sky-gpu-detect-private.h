@@ -151,7 +151,8 @@ int sky_gpu_detect_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDet
                                   const SkyParams *params, int64_t nblank);
 
 /* The common measures (sky-gpu-measure.cu) on another image than the
- * context's: the local method measures the residual. */
+ * context's: the local method measures the residual. Its deblended sources
+ * may touch, so a run of the mask ends where the label changes. */
 int sky_gpu_measure_image_enqueue (SkyGpu *gpu, const float *image, int64_t nx, int64_t ny,
                                    int clear);
 

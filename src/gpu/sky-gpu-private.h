@@ -303,7 +303,8 @@ int sky_gpu_clip_enqueue (SkyGpu *gpu, int64_t n);
 int sky_gpu_segment_enqueue (SkyGpu *gpu, int64_t n);
 int sky_gpu_label_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny);
 /* clear: the accumulators need clearing first (the label step clears them
- * when they fit; a second measure with a grown buffer passes 1). */
+ * when they fit; a second measure with a grown buffer passes 1). For labels
+ * that are the mask's own components (a run of the mask holds one label). */
 int sky_gpu_measure_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, int clear);
 
 /* The local method's buffers: freed with the context, counted in
