@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The local method's measures on the device, as sky-cpu-local.c and
  * sky-cpu-measure-local.c make them: the common measures (sky-gpu-measure.cu)
- * on the residual, image - background; then, one thread per source, the
- * maps at the peak, sum_err, the flags, the core's area (a breadth-first
- * walk from the peak) and SExtractor's windowed centroid, each in the
- * CPU's order of operations (this file is built without FMA contraction),
- * so the doubles differ from the CPU's only by the last bits of exp (the
- * device's and the C library's) and of the sums the common measures add in
- * another order, which docs/contract.md allows. */
+ * on the residual, image - background; then, a block per source, the maps
+ * at the peak, sum_err, the flags, the core's area (a breadth-first walk
+ * from the peak) and SExtractor's windowed centroid, each in the CPU's
+ * order of operations (this file is built without FMA contraction) but for
+ * the sums the block adds across its threads, so the doubles differ from
+ * the CPU's only by the last bits of exp (the device's and the C
+ * library's) and of sums added in another order, which docs/contract.md
+ * allows. */
 #include "sky-gpu-detect-private.h"
 
 #include <math.h>
