@@ -18,9 +18,10 @@
 #include <string.h>
 
 static SkyTestGpu device;
-/* A second context whose mode kernel runs a warp a box
- * (SKYSIFT_GPU_MODE_THREADS=32): every check runs on both. */
-static SkyGpu *warp_gpu;
+/* device's mode kernel runs 256 threads a box, a second context's a warp
+ * a box, a third's 128 threads a box (SKYSIFT_GPU_MODE_THREADS=256, 32 and
+ * 128): every check runs on each. */
+static SkyGpu *warp_gpu, *mid_gpu;
 static int checks_passed, checks_failed;
 static gboolean quick;
 
@@ -93,7 +94,9 @@ check_maps_on (SkyGpu *gpu, const char *name, const SkyImage *img, const SkyPara
 
   g_snprintf (label, sizeof label, "%s (%lld x %lld, box %d, filter %d%s)", name,
               (long long) img->nx, (long long) img->ny, p->bkg_box, p->bkg_filter,
-              gpu == warp_gpu ? ", mode a warp a box" : "");
+              gpu == warp_gpu  ? ", mode a warp a box"
+              : gpu == mid_gpu ? ", mode 128 threads a box"
+                               : "");
   for (int m = 0; m < 4; m++)
     {
       c[m] = g_new (float, n);
@@ -145,6 +148,8 @@ check_maps (const char *name, const SkyImage *img, const SkyParams *p)
   check_maps_on (device.gpu, name, img, p);
   if (warp_gpu != NULL)
     check_maps_on (warp_gpu, name, img, p);
+  if (mid_gpu != NULL)
+    check_maps_on (mid_gpu, name, img, p);
 }
 
 /* ------------------------------------------------------------- fields */
@@ -321,12 +326,19 @@ main (int argc, char **argv)
 
   g_test_init (&argc, &argv, NULL);
   quick = g_strcmp0 (g_getenv ("SKYSIFT_GPU_TEST_QUICK"), "1") == 0;
+  /* The first context 256 threads a box, the second a warp a box, whatever
+   * the mesh (by default its size picks one). */
+  g_setenv ("SKYSIFT_GPU_MODE_THREADS", "256", TRUE);
   sky_test_gpu_open (&device);
+  g_unsetenv ("SKYSIFT_GPU_MODE_THREADS");
   if (device.gpu != NULL)
     {
       g_setenv ("SKYSIFT_GPU_MODE_THREADS", "32", TRUE);
       if (sky_gpu_new (&warp_gpu) != SKY_OK)
         g_error ("a second GPU context: %s", sky_last_error ());
+      g_setenv ("SKYSIFT_GPU_MODE_THREADS", "128", TRUE);
+      if (sky_gpu_new (&mid_gpu) != SKY_OK)
+        g_error ("a third GPU context: %s", sky_last_error ());
       g_unsetenv ("SKYSIFT_GPU_MODE_THREADS");
     }
 
@@ -340,6 +352,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu-background/refusals", test_refusals);
   ret = g_test_run ();
   sky_gpu_free (warp_gpu);
+  sky_gpu_free (mid_gpu);
 
   sky_test_gpu_close (&device, "GPU background parity checks", checks_passed, checks_failed);
   return ret;

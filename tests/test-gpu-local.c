@@ -353,6 +353,42 @@ test_climb (void)
   g_rand_free (rng);
 }
 
+/* The local measures' other blocks (SKYSIFT_GPU_MEASURE_THREADS, read when
+ * a context is made): 256 threads a source, which images above 2048 x 2048
+ * get, and 1024; the fields here are small enough for the default's 512. */
+static void
+test_measure_blocks (void)
+{
+  const char *const blocks[] = { "256", "1024" };
+  SkyGpu *own = device.gpu;
+  GRand *rng;
+  SkyImage a;
+  SkyParams p;
+
+  if (!sky_test_gpu_ready (&device))
+    return;
+  rng = g_rand_new_with_seed (g_test_rand_int ());
+  make_field (&field_cases[2], rng, &a);
+  sky_params_init (&p);
+  for (int k = 0; k < (int) G_N_ELEMENTS (blocks); k++)
+    {
+      SkyGpu *other = NULL;
+      char what[64];
+
+      g_setenv ("SKYSIFT_GPU_MEASURE_THREADS", blocks[k], TRUE);
+      if (sky_gpu_new (&other) != SKY_OK)
+        g_error ("a second GPU context: %s", sky_last_error ());
+      g_unsetenv ("SKYSIFT_GPU_MEASURE_THREADS");
+      g_snprintf (what, sizeof what, "measures %s threads a source: crowded", blocks[k]);
+      device.gpu = other;
+      check_local (what, &a, &p, NULL);
+      device.gpu = own;
+      sky_gpu_free (other);
+    }
+  sky_image_clear (&a);
+  g_rand_free (rng);
+}
+
 /* ------------------------------------------------------------ shared images */
 
 static void
@@ -387,6 +423,7 @@ main (int argc, char **argv)
     g_test_add_data_func (field_cases[i].path, &field_cases[i], test_field);
   g_test_add_func ("/gpu-local/reuse", test_reuse);
   g_test_add_func ("/gpu-local/deblend-climb", test_climb);
+  g_test_add_func ("/gpu-local/measure-blocks", test_measure_blocks);
   ret = g_test_run ();
   sky_test_gpu_close (&device, "GPU local-method parity checks", checks_passed, checks_failed);
   return ret;

@@ -19,6 +19,7 @@
  * rely on. */
 #include "sky-cpu.h"
 #include "sky-cpu-renumber.h"
+#include "sky-deblend-common.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -38,11 +39,7 @@ typedef struct {
   const SkySnrSource *src;
   int64_t nx, ny;
   int32_t *labels;
-  int connectivity;
-  int nthresh;
-  double mincont, flood;
-  double prominence;       /* a part's peak rises this much above its level */
-  int64_t min_area;
+  SkyDeblendParams par;
   const SkyIslands *islands;
   int32_t *nsub;           /* per island (0-based): sources it split into */
   Split *split;            /* per island (0-based) */
@@ -74,7 +71,7 @@ static int
 neighbours (const Island *is, int32_t j, int32_t *out)
 {
   int64_t b = is->where[j], x = b % is->w, y = b / is->w;
-  int nn = is->d->connectivity == 8 ? 8 : 4, count = 0;
+  int nn = is->d->par.connectivity == 8 ? 8 : 4, count = 0;
 
   for (int k = 0; k < nn; k++)
     {
@@ -140,8 +137,9 @@ find_cores (Island *is, int32_t *set, int64_t count, int lev)
                     comp[used++] = nb[q];
                   }
             }
-          if (flux > is->d->mincont * is->total && used - comp_start[ncomp] >= is->d->min_area
-              && top - t >= is->d->prominence)
+          if (flux > is->d->par.mincont * is->total
+              && used - comp_start[ncomp] >= is->d->par.min_area
+              && top - t >= is->d->par.prominence)
             {
               /* Significant: keep it in place; others are overwritten. */
               nsig++;
@@ -176,41 +174,6 @@ exit:
   return ret;
 }
 
-/* A max-heap of island pixels keyed on their value. */
-static void
-heap_push (int32_t *heap, int64_t *n, const float *val, int32_t j)
-{
-  int64_t i = (*n)++;
-  while (i > 0 && val[heap[(i - 1) / 2]] < val[j])
-    {
-      heap[i] = heap[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-  heap[i] = j;
-}
-
-static int32_t
-heap_pop (int32_t *heap, int64_t *n, const float *val)
-{
-  int32_t top = heap[0], last = heap[--(*n)];
-  int64_t i = 0;
-
-  for (;;)
-    {
-      int64_t c = 2 * i + 1;
-      if (c >= *n)
-        break;
-      if (c + 1 < *n && val[heap[c + 1]] > val[heap[c]])
-        c++;
-      if (!(val[heap[c]] > val[last]))
-        break;
-      heap[i] = heap[c];
-      i = c;
-    }
-  heap[i] = last;
-  return top;
-}
-
 /* Gives every island pixel the core it drains to. */
 static void
 watershed (Island *is)
@@ -220,16 +183,16 @@ watershed (Island *is)
 
   for (int32_t j = 0; j < is->npix; j++)
     if (is->owner[j] != 0)
-      heap_push (is->queue, &n, is->val, j);
+      sky_value_heap_push (is->queue, &n, is->val, j);
   while (n > 0)
     {
-      int32_t p = heap_pop (is->queue, &n, is->val);
+      int32_t p = sky_value_heap_pop (is->queue, &n, is->val);
       int m = neighbours (is, p, nb);
       for (int q = 0; q < m; q++)
         if (is->owner[nb[q]] == 0)
           {
             is->owner[nb[q]] = is->owner[p];
-            heap_push (is->queue, &n, is->val, nb[q]);
+            sky_value_heap_push (is->queue, &n, is->val, nb[q]);
           }
     }
 }
@@ -273,8 +236,8 @@ island_task (void *ctx, int task)
   d->nsub[k - 1] = 1;
   /* A split needs two parts that each rise prominence above a level over
    * the flood level, and min_area pixels each. */
-  if (is.npix < 2 * d->min_area || is.npix < 2 || d->nthresh < 2 || is.npix > INT32_MAX
-      || !(peak > d->flood + d->prominence))
+  if (is.npix < 2 * d->par.min_area || is.npix < 2 || d->par.nthresh < 2 || is.npix > INT32_MAX
+      || !(peak > d->par.flood + d->par.prominence))
     return;
   is.w = box[1] - box[0] + 1;
   is.h = box[3] - box[2] + 1;
@@ -288,7 +251,7 @@ island_task (void *ctx, int task)
   is.queue = malloc ((size_t) is.npix * sizeof *is.queue);
   set = malloc ((size_t) is.npix * sizeof *set);
   pixels = malloc ((size_t) is.npix * sizeof *pixels);
-  levels = malloc ((size_t) d->nthresh * sizeof *levels);
+  levels = malloc ((size_t) d->par.nthresh * sizeof *levels);
   row = malloc ((size_t) (3 * is.w) * sizeof *row);
   if (!is.at || !is.where || !is.val || !is.owner || !is.mark || !is.seen || !is.queue || !set
       || !pixels || !levels || !row)
@@ -321,12 +284,12 @@ island_task (void *ctx, int task)
     }
   /* Every level lies above the flood level, so a part rises above
    * flood + prominence (by far more than rounding). */
-  if (local_maxima (&is, d->flood + d->prominence) < 2)
+  if (local_maxima (&is, d->par.flood + d->par.prominence) < 2)
     goto exit;
-  for (int l = 1; l < d->nthresh; l++)
-    levels[l - 1] = d->flood * pow (peak / d->flood, (double) l / d->nthresh);
+  for (int l = 1; l < d->par.nthresh; l++)
+    levels[l - 1] = d->par.flood * pow (peak / d->par.flood, (double) l / d->par.nthresh);
   is.levels = levels;
-  is.nlevels = d->nthresh - 1;
+  is.nlevels = d->par.nthresh - 1;
   if (find_cores (&is, set, is.npix, 0) != 0)
     {
       atomic_store (&d->failed, 1);
@@ -406,12 +369,7 @@ sky_cpu_deblend_source (const SkySnrSource *src, int64_t nx, int64_t ny,
   d.nx = nx;
   d.ny = ny;
   d.labels = labels;
-  d.connectivity = params->connectivity;
-  d.nthresh = params->deblend_nthresh;
-  d.mincont = params->deblend_mincont;
-  d.flood = params->flood_sigma;
-  d.prominence = params->deblend_sigma;
-  d.min_area = params->min_area;
+  d.par = sky_deblend_params (params);
   d.islands = islands;
   atomic_init (&d.failed, 0);
   if (n > INT32_MAX)

@@ -19,7 +19,7 @@
 namespace {
 
 constexpr int kSumThreads = 32;      /* 8 boxes a block: small images still fill every SM */
-constexpr int kModeThreads = 256; /* the mode kernel's block unless switched */
+constexpr int kModeThreads = 128; /* the mode kernel's block unless switched */
 
 struct LaneSums {
   double s, q;
@@ -269,7 +269,7 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
    * kept aside): one array, so that more boxes share a multiprocessor. */
   __shared__ int32_t histo[SKY_BKG_MAX_LEVELS + 1];
   int32_t *const prefix = histo;
-  __shared__ int32_t chunk_sums[THREADS];
+  __shared__ int32_t chunk_sums[THREADS / 32];
   __shared__ long long slots[2][2][(THREADS / 32)];
 
   sky_grid_wait ();
@@ -315,43 +315,49 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
   }
   __syncthreads ();
 
-  /* prefix[k] = pixels in bins 0 .. k - 1, k = 0 .. nlevels: each thread
-   * a stretch of bins, the stretches' totals scanned by one warp. */
+  /* prefix[k] = pixels in bins 0 .. k - 1, k = 0 .. nlevels: each warp a
+   * stretch of bins, 32 consecutive bins at a time (a bin a lane, so that
+   * the lanes read 32 banks, where a stretch a thread put a warp's lanes
+   * in one or two), scanned with shuffles; then the stretches' totals
+   * added. Integer sums: the same counts in any order. */
   const int32_t spare = histo[nlevels];
   {
-    const int per = (nlevels + THREADS - 1) / THREADS;
-    const int k0 = threadIdx.x * per;
-    int32_t s = 0;
-    for (int k = k0; k < k0 + per && k < nlevels; k++)
-      s += histo[k];
-    chunk_sums[threadIdx.x] = s;
-    __syncthreads ();
-    if (threadIdx.x < 32)
+    constexpr int kWarps = THREADS / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    const int stretch = (nlevels + 32 * kWarps - 1) / (32 * kWarps) * 32;
+    const int k0 = warp * stretch, k1 = k0 + stretch < nlevels ? k0 + stretch : nlevels;
+    int32_t run = 0;
+    for (int base = k0; base < k1; base += 32)
       {
-        int32_t carry = 0;
-        for (int base = 0; base < THREADS; base += 32)
+        const int k = base + lane;
+        const int32_t v = k < k1 ? histo[k] : 0;
+        int32_t x = v;
+        for (int o = 1; o < 32; o <<= 1)
           {
-            int32_t v = chunk_sums[base + threadIdx.x], x = v;
-            for (int o = 1; o < 32; o <<= 1)
-              {
-                int32_t u = __shfl_up_sync (0xffffffffu, x, o);
-                if ((int) threadIdx.x >= o)
-                  x += u;
-              }
-            chunk_sums[base + threadIdx.x] = carry + x - v; /* exclusive */
-            carry += __shfl_sync (0xffffffffu, x, 31);
+            const int32_t u = __shfl_up_sync (0xffffffffu, x, o);
+            if (lane >= o)
+              x += u;
           }
+        if (k < k1)
+          prefix[k] = run + x - v;   /* exclusive, within the stretch */
+        run += __shfl_sync (0xffffffffu, x, 31);
       }
+    if (lane == 0)
+      chunk_sums[warp] = run;
     __syncthreads ();
-    s = chunk_sums[threadIdx.x];
-    for (int k = k0; k < k0 + per && k < nlevels; k++)
+    int32_t offset = 0, total = 0;
+    for (int w = 0; w < kWarps; w++)
       {
-        const int32_t h = histo[k];
-        prefix[k] = s;
-        s += h;
+        offset += w < warp ? chunk_sums[w] : 0;
+        total += chunk_sums[w];
       }
-    if (k0 < nlevels && k0 + per >= nlevels)
-      prefix[nlevels] = s;
+    /* (every thread has its stretch's offset before any prefix count
+     * changes: the last count sits at the end of the same array) */
+    __syncthreads ();
+    for (int k = k0 + lane; offset != 0 && k < k1; k += 32)
+      prefix[k] += offset;
+    if (threadIdx.x == 0)
+      prefix[nlevels] = total;
     __syncthreads ();
   }
 
@@ -414,6 +420,9 @@ sky_gpu_background_boxes_prepare (SkyGpu *gpu)
   SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<256>,
                                   cudaFuncAttributePreferredSharedMemoryCarveout,
                                   (int) cudaSharedmemCarveoutMaxShared));
+  SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<kModeThreads>,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int) cudaSharedmemCarveoutMaxShared));
   SKY_CUDA (cudaFuncSetAttribute (boxModeKernel<32>,
                                   cudaFuncAttributePreferredSharedMemoryCarveout,
                                   (int) cudaSharedmemCarveoutMaxShared));
@@ -433,11 +442,20 @@ sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBk
   SKY_LAUNCH (boxSumsKernel, (unsigned) blocks, kSumThreads, 0, gpu->stream, d_image, g->nx,
               g->ny, g->box, g->nbx, g->nb, L->d_qzero, L->d_qscale, L->d_boxmean,
               L->d_nlevels);
-  /* SKYSIFT_GPU_MODE_THREADS=32: a warp a box, the mode's scalar arithmetic
-   * issued once a box instead of by eight warps (for comparisons). */
+  /* 128 threads a box: on an H100 as fast as 256 where the boxes are few
+   * (2048^2, 1,024 boxes: the maps 0.355 ms either way) and faster than a
+   * warp a box where they are many (8192^2, 16,384 boxes: 1.62 against
+   * 1.88 ms), where 256 threads are slower still (1.95 ms); all in one call
+   * (bench/results/gpu-local-speed-h100-2026-11-24.md).
+   * SKYSIFT_GPU_MODE_THREADS=32, 128 or 256 chooses (tests, comparisons). */
   if (gpu->switches.mode_threads == 32)
     SKY_LAUNCH (boxModeKernel<32>, (unsigned) g->nb, 32, 0, gpu->stream, d_image, g->nx, g->ny,
                 g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
+                (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
+                L->d_raw_rms);
+  else if (gpu->switches.mode_threads == 256)
+    SKY_LAUNCH (boxModeKernel<256>, (unsigned) g->nb, 256, 0, gpu->stream, d_image, g->nx,
+                g->ny, g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
                 (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
                 L->d_raw_rms);
   else

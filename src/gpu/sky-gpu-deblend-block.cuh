@@ -70,11 +70,68 @@ uf_union (int32_t *parent, int32_t a, int32_t b)
   while (!done);
 }
 
+enum { kMarkStart, kMarkGathered, kMarkTree, kMarkClimbed, kMarkLevels, kMarkCores, kMarks };
+/* the component tree's phases, summed over its levels */
+enum { kPhaseInit, kPhaseUnion, kPhaseFind, kPhaseSums, kPhaseDecide, kPhases };
+
+__device__ __forceinline__ void
+mark (long long *marks, int which)
+{
+  if (threadIdx.x == 0)
+    marks[which] = clock64 ();
+}
+
 struct BlockShared {
   double sum[kBlock / 32];
   int32_t rank[kBlock / 32 + 1];
   int32_t count, cores, frames;
+  int32_t front[2];   /* the watershed's fronts' lengths */
+  /* SKYSIFT_GPU_DEBLEND_PROFILE: the first thread's clock where each phase
+   * of an island ends (0: not reached), the watershed's steps, the tree's
+   * answer */
+  long long mark[kMarks], phase[kPhases];
+  int32_t steps[2], tree;
 };
+
+/* Puts a pixel on the watershed's next front. */
+struct FrontPush {
+  int32_t *to, *length;
+
+  __device__ __forceinline__ void
+  operator() (int32_t j) const
+  {
+    to[atomicAdd (length, 1)] = j;
+  }
+};
+
+/* The watershed's sweeps, a front at a time: every pixel u of the front
+ * (front[0], sh.front[0] long, to start) is visited once, visit (u, step,
+ * push), and the pixels it pushes make the next front; until a front is
+ * empty. The steps taken go to sh.steps (the first sweep's, then the
+ * second's) for the profile. */
+template <typename Visit>
+__device__ __forceinline__ void
+sweep_fronts (int32_t *const (&front)[2], BlockShared &sh, Visit visit)
+{
+  for (int step = 0;; step++)
+    {
+      const int now = step & 1, next = now ^ 1;
+      const int32_t count = sh.front[now];
+      if (count == 0)
+        {
+          if (threadIdx.x == 0)
+            sh.steps[sh.steps[0] == 0 ? 0 : 1] = step;
+          break;
+        }
+      const FrontPush push = { front[next], &sh.front[next] };
+      for (int32_t f = threadIdx.x; f < count; f += kBlock)
+        visit (front[now][f], step, push);
+      __syncthreads ();
+      if (threadIdx.x == 0)
+        sh.front[now] = 0;
+      __syncthreads ();
+    }
+}
 
 __device__ double
 block_sum (double v, BlockShared &sh)

@@ -240,40 +240,6 @@ find_cores (Island &is, double flood, double peak, int nthresh)
 }
 
 __device__ void
-heap_push (int32_t *heap, int64_t *n, const float *val, int32_t j)
-{
-  int64_t i = (*n)++;
-  while (i > 0 && val[heap[(i - 1) / 2]] < val[j])
-    {
-      heap[i] = heap[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-  heap[i] = j;
-}
-
-__device__ int32_t
-heap_pop (int32_t *heap, int64_t *n, const float *val)
-{
-  int32_t top = heap[0], last = heap[--(*n)];
-  int64_t i = 0;
-
-  for (;;)
-    {
-      int64_t c = 2 * i + 1;
-      if (c >= *n)
-        break;
-      if (c + 1 < *n && val[heap[c + 1]] > val[heap[c]])
-        c++;
-      if (!(val[heap[c]] > val[last]))
-        break;
-      heap[i] = heap[c];
-      i = c;
-    }
-  heap[i] = last;
-  return top;
-}
-
-__device__ void
 watershed (Island &is)
 {
   int64_t n = 0;
@@ -281,16 +247,16 @@ watershed (Island &is)
 
   for (int32_t j = 0; j < is.npix; j++)
     if (is.owner[j] != 0)
-      heap_push (is.queue, &n, is.val, j);
+      sky_value_heap_push (is.queue, &n, is.val, j);
   while (n > 0)
     {
-      const int32_t p = heap_pop (is.queue, &n, is.val);
+      const int32_t p = sky_value_heap_pop (is.queue, &n, is.val);
       const int m = neighbours (is, p, nb);
       for (int q = 0; q < m; q++)
         if (is.owner[nb[q]] == 0)
           {
             is.owner[nb[q]] = is.owner[p];
-            heap_push (is.queue, &n, is.val, nb[q]);
+            sky_value_heap_push (is.queue, &n, is.val, nb[q]);
           }
     }
 }
@@ -309,16 +275,16 @@ deblend_serial (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index
   is.nx = nx;
   is.ny = ny;
   is.label = (int32_t) k;
-  is.connectivity = lp.connectivity;
+  is.connectivity = lp.deblend.connectivity;
   is.total = 0;
-  is.mincont = lp.mincont;
-  is.prominence = lp.prominence;
-  is.min_area = lp.min_area;
+  is.mincont = lp.deblend.mincont;
+  is.prominence = lp.deblend.prominence;
+  is.min_area = lp.deblend.min_area;
   is.stamp = 0;
   is.ncores = 0;
   is.labels = labels;
   is.index = index;
-  island_layout (is, base, lp.nthresh);
+  island_layout (is, base, lp.deblend.nthresh);
 
   /* The island's pixels from its box, in raster order. */
   int32_t j = 0;
@@ -328,7 +294,7 @@ deblend_serial (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index
         const int64_t i = y * nx + x;
         if (__ldcg (labels + i) != (int32_t) k || j >= is.npix)
           continue;
-        const float v = snr_at (m, i);
+        const float v = sky_gpu_snr_at (m, i);
         index[i] = j;
         is.pixels[j] = i;
         is.val[j] = v;
@@ -339,9 +305,9 @@ deblend_serial (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index
         is.seen[j] = 0;
         j++;
       }
-  if (local_maxima (is, lp.flood_sigma + lp.prominence) < 2)
+  if (local_maxima (is, lp.deblend.flood + lp.deblend.prominence) < 2)
     return 1;
-  find_cores (is, lp.flood_sigma, peak, lp.nthresh);
+  find_cores (is, lp.deblend.flood, peak, lp.deblend.nthresh);
   if (is.ncores <= 1)
     return 1;
   watershed (is);

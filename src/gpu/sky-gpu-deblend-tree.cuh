@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* sky-gpu-deblend-tree.cuh: whether an island splits at all, from the tree
- * of its components over the levels, built in one pass from the top level
- * down (sky-gpu-deblend.cu's island kernel asks before it climbs the levels
- * one union-find each). Included by sky-gpu-deblend.cu only, inside its
- * anonymous namespace, after sky-gpu-deblend-block.cuh.
+/* sky-gpu-deblend-tree.cuh: the tree of an island's components over the
+ * levels, built in one pass from the top level down, and the CPU's
+ * decisions read off it (sky-gpu-deblend.cu's island kernel asks it before
+ * anything climbs the levels one union-find each). Included by
+ * sky-gpu-deblend.cu only, inside its anonymous namespace, after
+ * sky-gpu-deblend-block.cuh.
  *
  * The CPU's frames, read on the tree: a frame is a node (a component of
  * the island above a level, the island itself at the start); its children
@@ -18,78 +19,111 @@
  *
  * One union-find, roots the least pixels, serves every level: going down a
  * level adds the pixels that lie above it but not above the level before
- * and the edges they bring, so components only merge. A component's flux,
- * area and top are its merged components' plus its new pixels'; its
- * children are the components of the level above that merged into it.
- * Flux sums come in another order than the CPU's: a node within the
- * climb's rounding margin of mincont makes the answer unknown, and so do
- * levels that do not rise (the tree needs nested sets), and so does a tree
- * of more nodes than the scratch holds (2 p).
+ * and the edges they bring, so components only merge. The pixels are
+ * bucketed by the highest level they lie above (a counting sort), so a
+ * level visits only its new pixels and the nodes of the level above: each
+ * pixel and each node is visited once over the whole tree, not once a
+ * level. A node's flux, area and top are its children's plus its new
+ * pixels'; nodes are numbered as they appear (the top level's first), and
+ * their words are indexed by that number. Flux sums come in another order
+ * than the CPU's: a node within the climb's rounding margin of mincont
+ * makes the answer unknown, and so do levels that do not rise (the tree
+ * needs nested sets), and so does a tree of more nodes than the scratch
+ * holds (2 p).
  *
- * The cores too: each level's components are nodes (numbered as they
- * appear, the top level's first), each with the node it merges into one
- * level down; a node is alive when it and every node below it on the way
- * to the island is significant, a core when alive with no significant
- * child; a pixel belongs to the first core on its way down from the node
- * of the highest level it lies above. A core is named by its least pixel,
- * as the climb names its frames, and the watershed follows as after the
- * climb. */
+ * The cores: a node is alive when it and every node below it on the way to
+ * the island is significant, a core when alive with no significant child;
+ * a pixel belongs to the first core on its way down from the node of the
+ * highest level it lies above. A core is named by its least pixel, as the
+ * climb names its frames, and the watershed follows as after the climb. */
 
 constexpr int kTreeLevels = 64;   /* more levels: the climb decides alone */
 /* Larger islands too: then the node count (at most the levels times the
  * pixels) and the node ids fit in 32 bits. */
 constexpr int64_t kTreePixels = (int64_t) 1 << 24;
 
+/* A node's flags in TreeWords.info. */
+enum { kNodeSig = 1, kNodeSigChild = 2, kNodeAlive = 4, kNodeCore = 8, kNodeGood = 16 };
+
 struct TreeShared {
   double t[kTreeLevels];
-  int32_t start[kTreeLevels];   /* the first node of each level */
+  int32_t start[kTreeLevels];           /* the first node of each level */
+  int32_t bucket[kTreeLevels + 2];      /* bucket c: order[bucket[c] .. bucket[c + 1]) */
+  int32_t cursor[kTreeLevels + 2];
   int32_t nsig, good, nodes, cores;
 };
 
 /* The tree's own words in the island's scratch (tree_words of them): per
- * pixel bits, leaf node, node id at the level just done and the one
- * before; per node (2 p at most) the node below, its root, its flags
- * (significant 1, a significant child 2, alive 4, core 8). */
+ * pixel its leaf node (the node of the highest level it lies above), its
+ * node id where it is a root at the level just done, and the pixels in
+ * order of that level; per node (2 p at most) the node below, its root
+ * pixel, its flags, area, top, significant children, good children, and
+ * its flux (8-byte aligned). */
 struct TreeWords {
-  int32_t *bits, *leaf, *id_even, *id_odd, *down, *root, *info;
+  int32_t *leaf, *id_of, *order;
+  int32_t *down, *root, *info, *area, *nsig, *good;
+  uint32_t *top;
+  double *flux;
   int64_t cap;
 };
 
 __host__ __device__ __forceinline__ int64_t
 tree_words (int64_t p)
 {
-  return 10 * p;
+  return 3 * p + 9 * (2 * p) + 2;
 }
 
 __device__ __forceinline__ TreeWords
 tree_words_at (int32_t *w, int64_t p)
 {
-  return TreeWords { w, w + p, w + 2 * p, w + 3 * p, w + 4 * p, w + 6 * p, w + 8 * p, 2 * p };
+  const int64_t cap = 2 * p;
+  int32_t *node = w + 3 * p;
+  /* flux after the seven word arrays, on an 8-byte boundary */
+  const uintptr_t f = reinterpret_cast<uintptr_t> (node + 7 * cap);
+  double *flux = reinterpret_cast<double *> ((f + 7) & ~(uintptr_t) 7);
+  return TreeWords { w,        w + p,    w + 2 * p, node, node + cap, node + 2 * cap,
+                     node + 3 * cap, node + 4 * cap, node + 5 * cap,
+                     reinterpret_cast<uint32_t *> (node + 6 * cap), flux, cap };
 }
 
 /* 0: unknown (the climb decides); 1: the island does not split; more:
  * it splits into that many cores (with cores set), owner[j] then the
- * core's least pixel + 1 (0: left for the watershed). Works in the climb's
- * words (lvl over frame: the caller sets frame again) and its own tw.
- * Every thread of the block calls it and gets the same answer. bits[j]
- * is read and written only by the thread that owns pixel j (j = tid +
- * k kBlock): bit 0 significant, bit 1 good, bit 2 a root at the level
- * just done. */
+ * core's least pixel + 1 (0: left for the watershed). parent is the
+ * caller's union-find (shared memory where p <= room, the work words at
+ * the start of smem); each pixel's level and root node id go to shared
+ * memory too where 3 p words fit, else to lvl_words (the caller's frame
+ * words, set again afterwards) and the tree's words. Every thread of the
+ * block calls it and gets the same answer. */
 __device__ int32_t
 tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
              const SkyGpuDetectParams &lp, double peak, double floor_flux, double slack,
-             int32_t *lvl, int32_t *parent, double *flux, int32_t *area, uint32_t *top,
-             int32_t *nsig, int32_t *good, int32_t *owner, const TreeWords &tw, bool cores)
+             int32_t *lvl_words, int32_t *parent, int32_t *smem, int64_t room,
+             int32_t *owner, const TreeWords &tw, bool cores, long long *phase)
 {
   __shared__ TreeShared ts;
-  int32_t *bits = tw.bits;
-  const int nlevels = lp.nthresh - 1;
+  /* the first thread's clock where each phase of a level ends, summed over
+   * the levels into phase[] (SKYSIFT_GPU_DEBLEND_PROFILE) */
+  long long clock_at = clock64 ();
+  const auto phase_done = [&] (int which) {
+    if (threadIdx.x == 0)
+      {
+        const long long now = clock64 ();
+        phase[which] += now - clock_at;
+        clock_at = now;
+      }
+  };
+  const int nlevels = lp.deblend.nthresh - 1;
   const int tid = threadIdx.x;
+  const bool near = 3 * p <= room;
+  int32_t *lvl = near ? smem + 2 * p : lvl_words;
+  int32_t *id_of = near ? smem + p : tw.id_of;
 
   if (nlevels < 1 || nlevels > kTreeLevels || p > kTreePixels)
     return 0;
   if (tid < nlevels)
-    ts.t[tid] = level_at (lp.flood_sigma, peak, lp.nthresh, tid);
+    ts.t[tid] = level_at (lp.deblend.flood, peak, lp.deblend.nthresh, tid);
+  if (tid < nlevels + 2)
+    ts.bucket[tid] = 0;
   if (tid == 0)
     {
       ts.nsig = 0;
@@ -101,147 +135,166 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
   for (int l = 1; l < nlevels; l++)
     if (!(ts.t[l] > ts.t[l - 1]))
       return 0;
+  /* Each pixel's level (it lies above levels 0 .. c - 1), then the
+   * pixels bucketed by it: bucket c holds those new at level c - 1. */
   for (int64_t j = tid; j < p; j += kBlock)
     {
       int c = 0;
       while (c < nlevels && (double) val[j] > ts.t[c])
         c++;
-      lvl[j] = c;   /* above levels 0 .. c - 1 */
+      lvl[j] = c;
       parent[j] = (int32_t) j;
-      flux[j] = 0;
-      area[j] = 0;
-      top[j] = 0;
-      nsig[j] = 0;
-      good[j] = 0;
-      bits[j] = 0;
       tw.leaf[j] = -1;
+      if (c > 0)
+        atomicAdd (&ts.bucket[c], 1);
     }
   __syncthreads ();
+  if (tid == 0)
+    {
+      int32_t run = 0;
+      for (int c = 1; c <= nlevels; c++)
+        {
+          const int32_t count = ts.bucket[c];
+          ts.bucket[c] = run;
+          ts.cursor[c] = run;
+          run += count;
+        }
+      ts.bucket[nlevels + 1] = run;
+    }
+  __syncthreads ();
+  for (int64_t j = tid; j < p; j += kBlock)
+    {
+      const int c = lvl[j];
+      if (c > 0)
+        tw.order[atomicAdd (&ts.cursor[c], 1)] = (int32_t) j;
+    }
+  __syncthreads ();
+  phase_done (kPhaseInit);
   for (int l = nlevels - 1; l >= 0; l--)
     {
-      int32_t *id_now = l & 1 ? tw.id_odd : tw.id_even, *id_up = l & 1 ? tw.id_even : tw.id_odd;
-      if (tid == 0)
-        ts.start[l] = ts.nodes;
-      /* The edges that appear at this level: both ends above it, one
-       * not above the level before. */
-      for (int64_t j = tid; j < p; j += kBlock)
+      const int32_t new_lo = ts.bucket[l + 1], m = ts.bucket[l + 2] - new_lo;
+      const int32_t old_lo = l + 1 < nlevels ? ts.start[l + 1] : 0;
+      const int32_t first = ts.nodes;   /* this level's nodes are numbered from here */
+      const int32_t old_hi = l + 1 < nlevels ? first : 0;
+      const int32_t items = m + (old_hi - old_lo);
+      /* The edges that appear at this level: a new pixel's to its
+       * neighbours above it (to a new one, once). */
+      for (int32_t i = tid; i < m; i += kBlock)
         {
-          const int32_t lj = lvl[j];
-          if (lj <= l)
-            continue;
+          const int32_t j = tw.order[new_lo + i];
           for (int d = 0; d < nn; d++)
             {
-              const int32_t q = nb[j * nn + d];
-              if (q < 0 || q >= j)
+              const int32_t q = nb[(int64_t) j * nn + d];
+              if (q < 0)
                 continue;
               const int32_t lq = lvl[q];
-              if (lq > l && (lj < lq ? lj : lq) == l + 1)
-                uf_union (parent, (int32_t) j, q);
+              if (lq > l + 1 || (lq == l + 1 && q < j))
+                uf_union (parent, j, q);
+            }
+        }
+      if (tid == 0)
+        ts.start[l] = first;
+      __syncthreads ();
+      phase_done (kPhaseUnion);
+      /* This level's nodes: the roots among the new pixels and the roots
+       * of the level above (every root is one or the other). */
+      for (int32_t i = tid; i < items; i += kBlock)
+        {
+          const int32_t x = i < m ? tw.order[new_lo + i] : tw.root[old_lo + i - m];
+          const int32_t r = uf_find (parent, x);
+          atomicMin (parent + x, r);   /* others still read it */
+          if (r == x)
+            {
+              const int32_t id = atomicAdd (&ts.nodes, 1);
+              id_of[x] = id;
+              if (id < tw.cap)
+                {
+                  tw.down[id] = -1;
+                  tw.root[id] = x;
+                  tw.area[id] = 0;
+                  tw.top[id] = 0;
+                  tw.nsig[id] = 0;
+                  tw.good[id] = 0;
+                  tw.flux[id] = 0;
+                }
             }
         }
       __syncthreads ();
-      for (int64_t j = tid; j < p; j += kBlock)
-        if (lvl[j] > l)
-          {
-            const int32_t r = uf_find (parent, (int32_t) j);
-            atomicMin (parent + j, r);   /* others still read it */
-            if (r == j)
-              {
-                nsig[j] = 0;
-                good[j] = 0;
-                const int32_t id = atomicAdd (&ts.nodes, 1);
-                id_now[j] = id;
-                if (id < tw.cap)
-                  {
-                    tw.down[id] = -1;
-                    tw.root[id] = (int32_t) j;
-                  }
-              }
-          }
-      __syncthreads ();
-      const bool room = ts.nodes <= tw.cap;
-      /* New pixels into their components; the roots of the level above
-       * into theirs, as children (and, merged, with their sums). */
-      for (int64_t j = tid; j < p; j += kBlock)
+      phase_done (kPhaseFind);
+      if (ts.nodes > tw.cap)
+        return 0;
+      /* New pixels into their nodes; the nodes of the level above into
+       * theirs, as children, with their sums. */
+      for (int32_t i = tid; i < items; i += kBlock)
         {
-          if (lvl[j] <= l)
-            continue;
-          const int32_t r = parent[j];
-          if (lvl[j] == l + 1)
+          if (i < m)
             {
-              tw.leaf[j] = id_now[r];
-              atomicAdd (flux + r, (double) val[j]);
-              atomicAdd (area + r, 1);
-              atomicMax (top + r, order_key (val[j]));
+              const int32_t j = tw.order[new_lo + i], id = id_of[parent[j]];
+              tw.leaf[j] = id;
+              atomicAdd (tw.flux + id, (double) val[j]);
+              atomicAdd (tw.area + id, 1);
+              atomicMax (tw.top + id, order_key (val[j]));
               continue;
             }
-          const int32_t b = bits[j];
-          if (!(b & 4))
-            continue;
-          if (room)
-            tw.down[id_up[j]] = id_now[r];
-          if (b & 1)
+          const int32_t o = old_lo + i - m, id = id_of[parent[tw.root[o]]];
+          const int32_t info = tw.info[o];
+          tw.down[o] = id;
+          if (info & kNodeSig)
             {
-              atomicAdd (nsig + r, 1);
-              if (b & 2)
-                atomicOr (good + r, 1);
+              atomicAdd (tw.nsig + id, 1);
+              if (info & kNodeGood)
+                atomicOr (tw.good + id, 1);
             }
-          if (r != j)
-            {
-              atomicAdd (flux + r, vload (flux + j));
-              atomicAdd (area + r, vload (area + j));
-              atomicMax (top + r, vload (top + j));
-            }
+          atomicAdd (tw.flux + id, tw.flux[o]);
+          atomicAdd (tw.area + id, tw.area[o]);
+          atomicMax (tw.top + id, tw.top[o]);
         }
       __syncthreads ();
+      phase_done (kPhaseSums);
       /* This level's nodes: significant as the climb tests it, good. */
       const double t = ts.t[l];
       int unsure = 0;
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int32_t id = first + tid; id < ts.nodes; id += kBlock)
         {
-          if (lvl[j] <= l)
-            continue;
-          if (parent[j] != j)
-            {
-              bits[j] = 0;
-              continue;
-            }
-          const double a = flux[j];
-          bool sig = area[j] >= lp.min_area && (double) key_float (top[j]) - t >= lp.prominence;
+          const double a = tw.flux[id];
+          const int32_t area = tw.area[id], nsig = tw.nsig[id];
+          bool sig = area >= lp.deblend.min_area
+                     && (double) key_float (tw.top[id]) - t >= lp.deblend.prominence;
           if (sig)
             {
-              const double e = 0x1p-50 * (double) area[j] * a + slack;
+              const double e = 0x1p-50 * (double) area * a + slack;
               if (!(a > floor_flux + e))
                 {
                   sig = false;
                   unsure |= !(a < floor_flux - e);
                 }
             }
-          const bool gd = nsig[j] >= 2 || good[j] != 0;
-          bits[j] = (sig ? 1 : 0) | (gd ? 2 : 0) | 4;
-          if (room)
-            tw.info[id_now[j]] = (sig ? 1 : 0) | (nsig[j] > 0 ? 2 : 0);
+          const bool gd = nsig >= 2 || tw.good[id] != 0;
+          tw.info[id] = (sig ? kNodeSig : 0) | (nsig > 0 ? kNodeSigChild : 0)
+                        | (gd ? kNodeGood : 0);
         }
-      if (__syncthreads_or (unsure))
+      const int any_unsure = __syncthreads_or (unsure);
+      phase_done (kPhaseDecide);
+      if (any_unsure)
         return 0;
     }
   /* The island: its children are the components above level 0. */
-  for (int64_t j = tid; j < p; j += kBlock)
+  const int32_t nodes = ts.nodes;
+  for (int32_t id = ts.start[0] + tid; id < nodes; id += kBlock)
     {
-      const int32_t b = bits[j];
-      if ((b & 5) == 5)
+      const int32_t info = tw.info[id];
+      if (info & kNodeSig)
         {
           atomicAdd (&ts.nsig, 1);
-          if (b & 2)
+          if (info & kNodeGood)
             atomicOr (&ts.good, 1);
         }
     }
   __syncthreads ();
   const int split = ts.nsig >= 2 || ts.good != 0;
-  const int32_t nodes = ts.nodes;
   if (!split)
     return 1;
-  if (!cores || nodes > tw.cap)
+  if (!cores)
     return 0;
   /* Alive and core, from the island up, a level at a time. */
   for (int l = 0; l < nlevels; l++)
@@ -250,9 +303,10 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
       for (int32_t id = ts.start[l] + tid; id < end; id += kBlock)
         {
           const int32_t info = tw.info[id], down = tw.down[id];
-          const bool alive = (info & 1) && (down < 0 || (tw.info[down] & 4));
-          tw.info[id] = info | (alive ? 4 : 0) | (alive && !(info & 2) ? 8 : 0);
-          if (alive && !(info & 2))
+          const bool alive = (info & kNodeSig) && (down < 0 || (tw.info[down] & kNodeAlive));
+          const bool core = alive && !(info & kNodeSigChild);
+          tw.info[id] = info | (alive ? kNodeAlive : 0) | (core ? kNodeCore : 0);
+          if (core)
             atomicAdd (&ts.cores, 1);
         }
       __syncthreads ();
@@ -260,7 +314,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
   for (int64_t j = tid; j < p; j += kBlock)
     {
       int32_t id = tw.leaf[j];
-      while (id >= 0 && !(tw.info[id] & 8))
+      while (id >= 0 && !(tw.info[id] & kNodeCore))
         id = tw.down[id];
       owner[j] = id >= 0 ? tw.root[id] + 1 : 0;
     }

@@ -7,8 +7,8 @@
  * cores read from its tree of components over the levels (built by one
  * union-find going down them, sky-gpu-deblend-tree.cuh) or, where the tree
  * cannot decide, its levels' components found by a union-find each, and its
- * watershed by sweeps (deblend_parallel says why this decides as the CPU's
- * serial walk does). Where a decision rests on rounding or on equal
+ * watershed a front at a time (deblend_parallel says why this decides as
+ * the CPU's serial walk does). Where a decision rests on rounding or on equal
  * values, the block's first thread deblends that island serially in the
  * CPU's order (sky-gpu-deblend-serial.cuh).
  *
@@ -17,9 +17,12 @@
  *   maxima    each pixel that is a local maximum high enough counts for its
  *             island (up to two);
  *   need      each island's scratch (words), zero for one that cannot split;
+ *             the islands that may split listed;
  *   scan      the scratch offsets;
- *   islands   a block per island that may split: gather, the component tree
- *             (or the levels climbed), watershed, the first pixel of each part;
+ *   islands   as many blocks as fit on the device at once, each taking the
+ *             next listed island as it finishes one: gather (the values and
+ *             neighbours into shared memory where they fit), the component
+ *             tree (or the levels climbed), watershed, each part's first pixel;
  *   firsts    a bit at each source's first pixel (an island that did not
  *             split: its own first pixel);
  *   ranks     the bits counted per 64-pixel word and scanned: a source's
@@ -38,18 +41,12 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kBlock = 512;   /* threads deblending one island */
-constexpr int kSharedWords = 24576;   /* the island kernel's shared words (96 KiB) */
+/* The island kernel's shared words: what the device lets a block have
+ * (227 KiB on Hopper, 163 on Ampere, less the static words), up to this. */
+constexpr int kSharedWordsMost = 57344;
+constexpr int64_t kLargeIsland = 1024;   /* islands deblended first */
 
 typedef unsigned long long u64;
-
-__device__ __forceinline__ float
-snr_at (const SkyGpuDetectMaps &m, int64_t i)
-{
-  if (m.snr != NULL)
-    return m.snr[i];
-  const float rms = m.rms[i], r = m.image[i] - m.background[i];
-  return rms > 0 ? r / rms : NAN;
-}
 
 #include "sky-gpu-deblend-serial.cuh"
 #include "sky-gpu-deblend-block.cuh"
@@ -59,16 +56,19 @@ snr_at (const SkyGpuDetectMaps &m, int64_t i)
 __device__ __forceinline__ bool
 may_split (int64_t npix, float peak, const SkyGpuDetectParams &lp)
 {
-  return !(npix < 2 * lp.min_area || npix < 2 || lp.nthresh < 2 || npix > INT_MAX
-           || !((double) peak > lp.flood_sigma + lp.prominence));
+  return !(npix < 2 * lp.deblend.min_area || npix < 2 || lp.deblend.nthresh < 2 || npix > INT_MAX
+           || !((double) peak > lp.deblend.flood + lp.deblend.prominence));
 }
 
 /* The parallel deblending's scratch of an island of p pixels: pixels (two
  * words a pixel), then parent, frame, val, owner, flag, area, top (one
  * each), nsig (p + 1), flux (two, 8-byte aligned), neighbours (eight), the
  * local maxima (one); the island's words are the larger of this and the
- * serial deblending's. The union-find's parents and the watershed's levels
- * and cores live in shared memory where they fit (kSharedWords). */
+ * serial deblending's. Where they fit in the block's shared words, the
+ * values and neighbours are kept there instead (the island's whole walk
+ * then reads shared memory), and the union-find's parents, the tree's
+ * levels and node ids and the watershed's levels, cores and flags live
+ * there too. */
 __host__ __device__ __forceinline__ int64_t
 flux_offset (int64_t p)
 {
@@ -102,6 +102,9 @@ deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, u64 *__restrict__ maxi
     {
       hdr->nsplit = 0;
       hdr->extra = 0;
+      hdr->nwork = 0;
+      hdr->nsmall = 0;
+      hdr->next_work = 0;
       hdr->scratch_overflow = 0;
     }
   for (int64_t k = tid; k < n; k += stride)
@@ -123,8 +126,8 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
 {
   sky_grid_wait ();
   const int64_t n = nx * ny;
-  const int nn = lp.connectivity == 8 ? 8 : 4;
-  const double top = lp.flood_sigma + lp.prominence;
+  const int nn = lp.deblend.connectivity == 8 ? 8 : 4;
+  const double top = lp.deblend.flood + lp.deblend.prominence;
 
   if (__ldcg (&hdr->nislands) == 0)
     return;
@@ -135,7 +138,7 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
       if (l == 0 || !may_split ((int64_t) karea[l], kpeak[l], lp)
           || __ldcg (maxima + l - 1) >= 2)
         continue;
-      const float v = snr_at (m, i);
+      const float v = sky_gpu_snr_at (m, i);
       if (!(v >= top))
         continue;
       const int64_t x = i % nx, y = i / nx;
@@ -145,25 +148,38 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
           const int64_t xx = x + c_dx8[d], yy = y + c_dy8[d];
           if (xx < 0 || yy < 0 || xx >= nx || yy >= ny || __ldcg (labels + yy * nx + xx) != l)
             continue;
-          highest = snr_at (m, yy * nx + xx) <= v;
+          highest = sky_gpu_snr_at (m, yy * nx + xx) <= v;
         }
       if (highest)
         atomicAdd (maxima + l - 1, 1ull);
     }
 }
 
+/* Each island's scratch words (0: it cannot split, and stays one source);
+ * the islands that may split listed for the island blocks, which take them
+ * one at a time, each block the next as it finishes one: those of at least
+ * kLargeIsland pixels from the list's start, the others from its end
+ * backwards (cap words), so that the slowest start first. */
 __global__ void __launch_bounds__ (kThreads)
-deblendNeedKernel (const SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
-                   const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *need)
+deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
+                   const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *need,
+                   int32_t *__restrict__ nsub, int32_t *__restrict__ work, int64_t cap)
 {
   sky_grid_wait ();
   const int64_t n = (int64_t) __ldcg (&hdr->nislands);
 
   for (int64_t k = (int64_t) blockIdx.x * kThreads + threadIdx.x + 1; k <= n;
        k += (int64_t) gridDim.x * kThreads)
-    need[k - 1] = may_split ((int64_t) karea[k], kpeak[k], lp) && __ldcg (need + k - 1) >= 2
-                      ? (u64) island_words ((int64_t) karea[k], lp.nthresh)
-                      : 0;
+    {
+      const bool may = may_split ((int64_t) karea[k], kpeak[k], lp) && __ldcg (need + k - 1) >= 2;
+      need[k - 1] = may ? (u64) island_words ((int64_t) karea[k], lp.deblend.nthresh) : 0;
+      if (!may)
+        nsub[k] = 1;
+      else if ((int64_t) karea[k] >= kLargeIsland)
+        work[atomicAdd (&hdr->nwork, 1ull)] = (int32_t) k;
+      else
+        work[cap - 1 - (int64_t) atomicAdd (&hdr->nsmall, 1ull)] = (int32_t) k;
+    }
 }
 
 
@@ -202,21 +218,36 @@ __device__ int32_t
 deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index, int64_t nx,
                   int64_t ny, const SkyGpuDetectParams &lp, int64_t k, int64_t p,
                   const int32_t *box, double peak, int32_t *base, BlockShared &sh,
-                  int32_t *smem, int use_tree)
+                  int32_t *smem, int64_t shared_words, int use_tree)
 {
+  const int nn = lp.deblend.connectivity == 8 ? 8 : 4;
+  /* Values and neighbours at the end of the shared words where they fit
+   * with three words a pixel of work before them; room: the work words. */
+  const bool held = (int64_t) (4 + nn) * p <= shared_words;
+  const int64_t room = held ? shared_words - (int64_t) (1 + nn) * p : shared_words;
   int64_t *pixels = reinterpret_cast<int64_t *> (base);
-  int32_t *parent = p <= kSharedWords ? smem : base + 2 * p, *frame = base + 3 * p;
-  float *val = reinterpret_cast<float *> (base + 4 * p);
+  int32_t *parent = p <= room ? smem : base + 2 * p, *frame = base + 3 * p;
+  float *val = held ? reinterpret_cast<float *> (smem + room) : reinterpret_cast<float *> (base + 4 * p);
   int32_t *owner = base + 5 * p, *flag = base + 6 * p, *area = base + 7 * p;
   uint32_t *top = reinterpret_cast<uint32_t *> (base + 8 * p);
   int32_t *nsig = base + 9 * p;
   double *flux = reinterpret_cast<double *> (base + flux_offset (p));
-  int32_t *nb = base + neighbour_offset (p), *lmax = nb + 8 * p;
-  const int nn = lp.connectivity == 8 ? 8 : 4;
+  int32_t *lmax = base + neighbour_offset (p) + 8 * p;
+  int32_t *nb = held ? smem + room + p : base + neighbour_offset (p);
   const int tid = threadIdx.x;
   const int64_t chunk = (p + kBlock - 1) / kBlock;
   const int64_t lo = tid * chunk < p ? tid * chunk : p, hi = lo + chunk < p ? lo + chunk : p;
 
+  if (tid == 0)
+    {
+      for (int i = 0; i < kMarks; i++)
+        sh.mark[i] = 0;
+      for (int i = 0; i < kPhases; i++)
+        sh.phase[i] = 0;
+      sh.steps[0] = sh.steps[1] = 0;
+      sh.tree = -1;
+    }
+  mark (sh.mark, kMarkStart);
   /* The island's pixels from its box, in raster order. */
   const int64_t bw = box[1] - box[0] + 1, bn = bw * (box[3] - box[2] + 1);
   double tsum = 0, tabs = 0;
@@ -235,7 +266,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       const int64_t j = found + block_rank (in, sh, &total);
       if (in && j < p)
         {
-          const float v = snr_at (m, i);
+          const float v = sky_gpu_snr_at (m, i);
           index[i] = (int32_t) j;
           pixels[j] = i;
           val[j] = v;
@@ -281,14 +312,18 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
     sh.cores = 0;
   __syncthreads ();
 
-  const int nlevels = lp.nthresh - 1;
-  const double floor_flux = lp.mincont * total;
-  const double slack = 0x1p-50 * ((double) p * lp.mincont * total_abs + fabs (floor_flux));
+  const int nlevels = lp.deblend.nthresh - 1;
+  const double floor_flux = lp.deblend.mincont * total;
+  const double slack = 0x1p-50 * ((double) p * lp.deblend.mincont * total_abs + fabs (floor_flux));
   int32_t tree = 0;
+  mark (sh.mark, kMarkGathered);
   if (use_tree)
     {
-      tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, flux, area,
-                          top, nsig, flag, owner, tree_words_at (lmax + p, p), use_tree > 1);
+      tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, room,
+                          owner, tree_words_at (lmax + p, p), use_tree > 1, sh.phase);
+      mark (sh.mark, kMarkTree);
+      if (tid == 0)
+        sh.tree = tree;
       if (tree == 1)
         return 1;
       for (int64_t j = tid; j < p; j += kBlock)
@@ -302,7 +337,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   int live = tree == 0;
   for (int lev = 0; lev < nlevels && live; lev++)
     {
-      const double t = level_at (lp.flood_sigma, peak, lp.nthresh, lev);
+      const double t = level_at (lp.deblend.flood, peak, lp.deblend.nthresh, lev);
       for (int64_t j = tid; j < p; j += kBlock)
         {
           const int32_t f = frame[j];
@@ -370,7 +405,8 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
         if (frame[j] >= 0 && val[j] > t && parent[j] == j)
           {
             const double a = flux[j];
-            bool sig = area[j] >= lp.min_area && (double) key_float (top[j]) - t >= lp.prominence;
+            bool sig = area[j] >= lp.deblend.min_area
+                       && (double) key_float (top[j]) - t >= lp.deblend.prominence;
             if (sig)
               {
                 const double e = 0x1p-50 * (double) area[j] * a + slack;
@@ -411,7 +447,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
        * at least prominence above the next level (the brightest pixels of
        * its parts): where none can, the cores are the ones found and one
        * for each live frame, and at most one core means no split. */
-      const double next = level_at (lp.flood_sigma, peak, lp.nthresh, lev + 1);
+      const double next = level_at (lp.deblend.flood, peak, lp.deblend.nthresh, lev + 1);
       if (tid == 0)
         sh.frames = 0;
       for (int64_t j = tid; j < p; j += kBlock)
@@ -425,7 +461,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
             continue;
           if (f == j)
             atomicAdd (&sh.frames, 1);
-          if (lmax[j] && (double) val[j] - next >= lp.prominence)
+          if (lmax[j] && (double) val[j] - next >= lp.deblend.prominence)
             atomicAdd (nsig + f, 1);
         }
       __syncthreads ();
@@ -435,6 +471,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       if (!__syncthreads_or (can) && sh.cores + sh.frames <= 1)
         return 1;
     }
+  mark (sh.mark, kMarkClimbed);
   if (tid == 0)
     sh.count = 0;
   __syncthreads ();
@@ -451,82 +488,84 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
     return 1;
 
   /* The watershed: the flood levels (level, as keys), from the cores'
-   * pixels (flag), by sweeps until none changes; in shared memory where
-   * both fit. */
-  const bool near = 2 * p <= kSharedWords;
+   * pixels (fixed) outwards, a front at a time: only the pixels whose
+   * level rose last time offer theirs to their neighbours, so a step costs
+   * its front, not the island (a long island needs as many steps as its
+   * longest path has pixels). Levels only rise, towards the one fixed point
+   * (each pixel's widest path's least value from a core), whatever the
+   * order. In shared memory where they fit. */
+  const bool near = 2 * p <= room;
   uint32_t *level = near ? reinterpret_cast<uint32_t *> (smem) : top;
   int32_t *core_of = near ? smem + p : owner;
-  for (int64_t j = tid; j < p; j += kBlock)
+  int32_t *fixed = 3 * p <= room ? smem + 2 * p : flag;
+  /* two fronts and the step each pixel last joined one (over the climb's
+   * nsig and flux words, in global memory, where shared memory is short) */
+  int32_t *front_words = 6 * p <= room ? smem + 3 * p : nsig;
+  int32_t *const front[2] = { front_words, front_words + p };
+  int32_t *joined = front_words + 2 * p;
+  if (tid == 0)
     {
-      flag[j] = owner[j] != 0;
-      level[j] = owner[j] != 0 ? order_key (val[j]) : 0;
-      core_of[j] = owner[j];
+      sh.front[0] = 0;
+      sh.front[1] = 0;
     }
   __syncthreads ();
-  for (int sweep = 0;; sweep++)
+  for (int64_t j = tid; j < p; j += kBlock)
     {
-      int changed = 0;
-      for (int64_t s = lo; s < hi; s++)
-        {
-          const int64_t j = sweep & 1 ? hi - 1 - (s - lo) : s;
-          if (flag[j])
-            continue;
-          uint32_t best = 0;
-          for (int d = 0; d < nn; d++)
-            {
-              const int32_t q = nb[j * nn + d];
-              if (q >= 0)
-                {
-                  const uint32_t l = vload (level + q);
-                  best = l > best ? l : best;
-                }
-            }
-          const uint32_t own = order_key (val[j]), reach = own < best ? own : best;
-          if (reach > level[j])
-            {
-              atomicMax (level + j, reach);   /* neighbours read it meanwhile */
-              changed = 1;
-            }
-        }
-      if (!__syncthreads_or (changed))
-        break;
+      fixed[j] = owner[j] != 0;
+      level[j] = owner[j] != 0 ? order_key (val[j]) : 0;
+      core_of[j] = owner[j];
+      joined[j] = -1;
+      if (owner[j] != 0)
+        front[0][atomicAdd (&sh.front[0], 1)] = (int32_t) j;
     }
+  __syncthreads ();
+  sweep_fronts (front, sh, [&] (int32_t u, int step, const FrontPush &push) {
+    const uint32_t lu = vload (level + u);
+    for (int d = 0; d < nn; d++)
+      {
+        const int32_t j = nb[(int64_t) u * nn + d];
+        if (j < 0 || fixed[j])
+          continue;
+        const uint32_t own = order_key (val[j]), reach = own < lu ? own : lu;
+        if (reach > vload (level + j) && atomicMax (level + j, reach) < reach
+            && atomicExch (joined + j, step) != step)
+          push (j);
+      }
+  });
   /* Each unowned pixel takes the core of a neighbour of the highest level
-   * that has one; then every such neighbour must have that same core. */
-  for (;;)
-    {
-      int changed = 0;
-      for (int64_t j = lo; j < hi; j++)
-        {
-          if (vload (core_of + j) != 0)
-            continue;
-          uint32_t best = 0;
-          for (int d = 0; d < nn; d++)
-            {
-              const int32_t q = nb[j * nn + d];
-              best = q >= 0 && level[q] > best ? level[q] : best;
-            }
-          for (int d = 0; d < nn; d++)
-            {
-              const int32_t q = nb[j * nn + d];
-              if (q < 0 || level[q] != best)
-                continue;
-              const int32_t o = vload (core_of + q);
-              if (o != 0)
-                {
-                  atomicExch (core_of + j, o);
-                  changed = 1;
-                  break;
-                }
-            }
-        }
-      if (!__syncthreads_or (changed))
-        break;
-    }
+   * that has one (then every such neighbour must have that same core), a
+   * front at a time from the cores' pixels: a pixel that has just taken
+   * its core offers it to the neighbours of which it is a highest one.
+   * (Every thread has read the last, empty, front's length first.) */
+  mark (sh.mark, kMarkLevels);
+  __syncthreads ();
+  for (int64_t j = tid; j < p; j += kBlock)
+    if (fixed[j])
+      front[0][atomicAdd (&sh.front[0], 1)] = (int32_t) j;
+  __syncthreads ();
+  sweep_fronts (front, sh, [&] (int32_t u, int, const FrontPush &push) {
+    const int32_t cu = vload (core_of + u);
+    const uint32_t lu = level[u];
+    for (int d = 0; d < nn; d++)
+      {
+        const int32_t j = nb[(int64_t) u * nn + d];
+        if (j < 0 || vload (core_of + j) != 0)
+          continue;
+        uint32_t best = 0;
+        for (int e = 0; e < nn; e++)
+          {
+            const int32_t q = nb[(int64_t) j * nn + e];
+            best = q >= 0 && level[q] > best ? level[q] : best;
+          }
+        if (lu == best && atomicCAS (core_of + j, 0, cu) == 0)
+          push (j);
+      }
+  });
+  mark (sh.mark, kMarkCores);
   int unsure = 0;
   for (int64_t j = tid; j < p; j += kBlock)
     {
-      if (flag[j])
+      if (fixed[j])
         continue;
       uint32_t best = 0;
       for (int d = 0; d < nn; d++)
@@ -573,14 +612,18 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const int32_t *__restrict__ labels, int32_t *__restrict__ index,
                      int64_t nx, int64_t ny, SkyGpuDetectParams lp, const float *__restrict__ kpeak,
                      const u64 *__restrict__ karea, const int32_t *__restrict__ kbox,
-                     const u64 *__restrict__ need, const u64 *__restrict__ offset,
-                     const u64 *__restrict__ total_need, int32_t *__restrict__ scratch,
-                     int64_t scratch_cap, int32_t *__restrict__ nsub, int use_tree)
+                     const u64 *__restrict__ offset, const u64 *__restrict__ total_need,
+                     int32_t *__restrict__ scratch, int64_t scratch_cap,
+                     int32_t *__restrict__ nsub, const int32_t *__restrict__ work, int64_t work_cap,
+                     int64_t shared_words, int use_tree, int profile)
 {
   sky_grid_wait ();
   __shared__ BlockShared sh;
+  __shared__ int64_t next;
   extern __shared__ int32_t smem[];
   const int64_t n = (int64_t) __ldcg (&hdr->nislands);
+  const int64_t nlarge = (int64_t) __ldcg (&hdr->nwork);
+  const int64_t nwork = nlarge + (int64_t) __ldcg (&hdr->nsmall);
 
   if (n > 0 && (int64_t) __ldcg (total_need) > scratch_cap)
     {
@@ -592,24 +635,45 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
         }
       return;
     }
-  for (int64_t k = (int64_t) blockIdx.x + 1; k <= n; k += gridDim.x)
+  for (;;)
     {
-      if (__ldcg (need + k - 1) == 0)
-        {
-          if (threadIdx.x == 0)
-            nsub[k] = 1;
-          continue;
-        }
+      if (threadIdx.x == 0)
+        next = (int64_t) atomicAdd (&hdr->next_work, 1ull);
+      __syncthreads ();
+      const int64_t w = next;
+      __syncthreads ();
+      if (w >= nwork)
+        break;
+      const int64_t k = __ldcg (work + (w < nlarge ? w : work_cap - 1 - (w - nlarge)));
       const int64_t p = (int64_t) __ldcg (karea + k);
       const int32_t *box = kbox + 4 * k;
       int32_t *base = scratch + __ldcg (offset + k - 1);
       int32_t ncores = deblend_parallel (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base,
-                                         sh, smem, use_tree);
+                                         sh, smem, shared_words, use_tree);
       __syncthreads ();
       if (threadIdx.x == 0)
         {
-          if (ncores == 0)
+          const bool serial = ncores == 0;
+          if (serial)
             ncores = deblend_serial (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base);
+          if (profile)
+            {
+              /* kilocycles from the island's start to each phase's end */
+              const long long t0 = sh.mark[kMarkStart], *t = sh.mark;
+              printf ("deblend profile: island %lld, %lld pixels, tree %d, cores %d%s; kcycles: "
+                      "gathered %lld, tree %lld, climbed %lld, levels %lld (%d steps), "
+                      "cores %lld (%d steps), done %lld; tree: init %lld, union %lld, "
+                      "find %lld, sums %lld, decide %lld\n",
+                      (long long) k, (long long) p, sh.tree, ncores, serial ? " (serial)" : "",
+                      t[kMarkGathered] ? (t[kMarkGathered] - t0) / 1000 : -1,
+                      t[kMarkTree] ? (t[kMarkTree] - t0) / 1000 : -1,
+                      t[kMarkClimbed] ? (t[kMarkClimbed] - t0) / 1000 : -1,
+                      t[kMarkLevels] ? (t[kMarkLevels] - t0) / 1000 : -1, sh.steps[0],
+                      t[kMarkCores] ? (t[kMarkCores] - t0) / 1000 : -1, sh.steps[1],
+                      (clock64 () - t0) / 1000, sh.phase[kPhaseInit] / 1000,
+                      sh.phase[kPhaseUnion] / 1000, sh.phase[kPhaseFind] / 1000,
+                      sh.phase[kPhaseSums] / 1000, sh.phase[kPhaseDecide] / 1000);
+            }
           nsub[k] = ncores;
           if (ncores > 1)
             {
@@ -621,163 +685,7 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
     }
 }
 
-/* The kernels after the islands' read what kernels of the same run wrote
- * (the header's counts by atomics, the parts, the ranks) through L2 only
- * (__ldcg): a line of it an earlier kernel of the run left in a
- * multiprocessor's L1 (the header, read everywhere by the maxima kernel;
- * the words the parts' labels go over, read by the island's block) would
- * otherwise be read stale, the launches being programmatic dependents of
- * one another. */
-__device__ __forceinline__ int64_t
-l2 (const int64_t *p)
-{
-  return (int64_t) __ldcg (reinterpret_cast<const long long *> (p));
-}
-
-__device__ __forceinline__ int
-deblend_skipped (const SkyGpuDetectHeader *hdr)
-{
-  return __ldcg (&hdr->nsplit) == 0 || __ldcg (&hdr->scratch_overflow);
-}
-
-__device__ __forceinline__ int64_t *
-island_part_first (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
-{
-  return reinterpret_cast<int64_t *> (scratch + __ldcg (offset + k - 1) + 2 * npix);
-}
-
-__device__ __forceinline__ int32_t *
-island_part_label (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
-{
-  return scratch + __ldcg (offset + k - 1) + 6 * npix;   /* over the flag (or mark) words */
-}
-
-__device__ __forceinline__ int32_t *
-island_owner (int32_t *scratch, const u64 *offset, int64_t k, int64_t npix)
-{
-  return scratch + __ldcg (offset + k - 1) + 5 * npix;
-}
-
-__global__ void __launch_bounds__ (kThreads)
-deblendFirstsKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuState *__restrict__ st,
-                     const u64 *__restrict__ karea, const u64 *__restrict__ kfirst,
-                     const int32_t *__restrict__ nsub, int32_t *__restrict__ scratch,
-                     const u64 *__restrict__ offset, u64 *__restrict__ bits,
-                     uint8_t *__restrict__ deblended)
-{
-  sky_grid_wait ();
-  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
-  const int64_t nsources = n + (int64_t) __ldcg (&hdr->extra);
-  const int64_t tid = (int64_t) blockIdx.x * kThreads + threadIdx.x;
-  const int64_t stride = (int64_t) gridDim.x * kThreads;
-
-  if (tid == 0)
-    st->nsources = (uint32_t) nsources;
-  for (int64_t s = tid; s <= nsources; s += stride)
-    deblended[s] = 0;
-  if (deblend_skipped (hdr))
-    return;
-  for (int64_t k = tid + 1; k <= n; k += stride)
-    {
-      const int32_t parts = __ldcg (nsub + k);
-      if (parts == 1)
-        {
-          const u64 f = __ldcg (kfirst + k);
-          atomicOr (bits + (f >> 6), 1ull << (f & 63));
-          continue;
-        }
-      const int64_t *pf = island_part_first (scratch, offset, k, (int64_t) __ldcg (karea + k));
-      for (int32_t c = 0; c < parts; c++)
-        {
-          const u64 f = (u64) l2 (pf + c);
-          atomicOr (bits + (f >> 6), 1ull << (f & 63));
-        }
-    }
-}
-
-__global__ void __launch_bounds__ (kThreads)
-deblendWordCountKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__restrict__ bits,
-                        int64_t nwords, u64 *__restrict__ count)
-{
-  sky_grid_wait ();
-  if (deblend_skipped (hdr))
-    return;
-  for (int64_t w = (int64_t) blockIdx.x * kThreads + threadIdx.x; w < nwords;
-       w += (int64_t) gridDim.x * kThreads)
-    count[w] = (u64) __popcll (__ldcg (bits + w));
-}
-
-__device__ __forceinline__ int32_t
-rank_of (u64 f, const u64 *bits, const u64 *word_offset)
-{
-  const u64 below = __ldcg (bits + (f >> 6)) & ((1ull << (f & 63)) - 1);
-  return (int32_t) (__ldcg (word_offset + (f >> 6)) + (u64) __popcll (below) + 1);
-}
-
-__global__ void __launch_bounds__ (kThreads)
-deblendRankKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__restrict__ karea,
-                   const u64 *__restrict__ kfirst, const int32_t *__restrict__ nsub,
-                   int32_t *__restrict__ scratch, const u64 *__restrict__ offset,
-                   const u64 *__restrict__ bits, const u64 *__restrict__ word_offset,
-                   int32_t *__restrict__ newlabel, uint8_t *__restrict__ deblended)
-{
-  sky_grid_wait ();
-  if (deblend_skipped (hdr))
-    return;
-  const int64_t n = (int64_t) __ldcg (&hdr->nislands);
-  for (int64_t k = (int64_t) blockIdx.x * kThreads + threadIdx.x + 1; k <= n;
-       k += (int64_t) gridDim.x * kThreads)
-    {
-      const int32_t parts = __ldcg (nsub + k);
-      if (parts == 1)
-        {
-          newlabel[k] = rank_of (__ldcg (kfirst + k), bits, word_offset);
-          continue;
-        }
-      const int64_t npix = (int64_t) __ldcg (karea + k);
-      const int64_t *pf = island_part_first (scratch, offset, k, npix);
-      int32_t *pl = island_part_label (scratch, offset, k, npix);
-      for (int32_t c = 0; c < parts; c++)
-        {
-          const int32_t label = rank_of ((u64) l2 (pf + c), bits, word_offset);
-          pl[c] = label;
-          deblended[label] = 1;
-        }
-    }
-}
-
-__global__ void __launch_bounds__ (kThreads)
-deblendRelabelKernel (const SkyGpuDetectHeader *__restrict__ hdr, const u64 *__restrict__ karea,
-                      const int32_t *__restrict__ nsub, int32_t *__restrict__ scratch,
-                      const u64 *__restrict__ offset, const int32_t *__restrict__ index,
-                      const int32_t *__restrict__ newlabel, int64_t n, int32_t *__restrict__ labels)
-{
-  sky_grid_wait ();
-  if (deblend_skipped (hdr))
-    return;
-  for (int64_t i = (int64_t) blockIdx.x * kThreads + threadIdx.x; i < n;
-       i += (int64_t) gridDim.x * kThreads)
-    {
-      const int32_t l = __ldcg (labels + i);
-      if (l == 0)
-        continue;
-      if (__ldcg (nsub + l) == 1)
-        {
-          labels[i] = __ldcg (newlabel + l);
-          continue;
-        }
-      const int64_t npix = (int64_t) __ldcg (karea + l);
-      const int32_t part = __ldcg (island_owner (scratch, offset, l, npix) + __ldcg (index + i));
-      labels[i] = __ldcg (island_part_label (scratch, offset, l, npix) + part - 1);
-    }
-}
-
-unsigned
-grid_for (const SkyGpu *gpu, int64_t items, int threads)
-{
-  const int64_t blocks = (items + threads - 1) / threads, most = (int64_t) gpu->nsm * 16;
-  return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
-}
+#include "sky-gpu-deblend-number.cuh"
 
 } /* namespace */
 
@@ -788,36 +696,56 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   SkyGpuDetect *L = gpu->detect;
   cudaStream_t s = gpu->stream;
   const int64_t n = nx * ny;
-  const unsigned island_grid = grid_for (gpu, L->island_cap > L->nwords ? L->island_cap : L->nwords,
-                                         kThreads);
-  const unsigned pixel_grid = grid_for (gpu, n, kThreads);
-  const unsigned word_grid = grid_for (gpu, L->nwords, kThreads);
-  /* A block an island, up to four a multiprocessor; each skips at once
-   * the islands that cannot split. */
-  const int64_t most = (int64_t) gpu->nsm * 4;
-  const unsigned block_grid = (unsigned) (L->island_cap < 1 ? 1 : L->island_cap < most ? L->island_cap : most);
+  const unsigned island_grid = sky_gpu_detect_grid (
+      gpu, L->island_cap > L->nwords ? L->island_cap : L->nwords, kThreads);
+  const unsigned pixel_grid = sky_gpu_detect_grid (gpu, n, kThreads);
+  const unsigned word_grid = sky_gpu_detect_grid (gpu, L->nwords, kThreads);
   int32_t *index = reinterpret_cast<int32_t *> (gpu->d_work);
   /* SKYSIFT_GPU_DEBLEND_TREE: 2 (the default) the component tree decides
    * each island, 1 it answers only whether an island splits (those that do
    * climb), 0 every island climbs the levels; to compare them. */
   const char *tree_env = getenv ("SKYSIFT_GPU_DEBLEND_TREE");
   const int use_tree = tree_env == NULL ? 2 : tree_env[0] == '0' ? 0 : tree_env[0] == '1' ? 1 : 2;
+  /* SKYSIFT_GPU_DEBLEND_PROFILE=1: each island that may split prints its
+   * phases' cycles (tuning). */
+  const char *profile_env = getenv ("SKYSIFT_GPU_DEBLEND_PROFILE");
+  const int profile = profile_env != NULL && profile_env[0] == '1';
   int ret;
 
   SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, s, L->d_header, L->d_need,
               L->d_first_bits, L->nwords);
   SKY_LAUNCH (deblendMaximaKernel, pixel_grid, kThreads, 0, s, L->d_header, *maps, gpu->d_labels,
               nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_need);
+  /* The list of islands that may split goes into the new labels' words,
+   * which the rank kernel fills only after the island kernel. */
   SKY_LAUNCH (deblendNeedKernel, island_grid, kThreads, 0, s, L->d_header, L->d_kpeak, L->d_karea,
-              *lp, L->d_need);
+              *lp, L->d_need, L->d_nsub, L->d_newlabel, L->island_cap);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_need, L->d_offset, L->island_cap,
                                    &L->d_header->nislands, L->d_total + 1)) != SKY_OK)
     return ret;
-  SKY_CUDA (cudaFuncSetAttribute (deblendIslandKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  kSharedWords * (int) sizeof (int32_t)));
-  SKY_LAUNCH (deblendIslandKernel, block_grid, kBlock, kSharedWords * sizeof (int32_t), s, L->d_header, *maps,
-              gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_kbox, L->d_need,
-              L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap, L->d_nsub, use_tree);
+  if (L->island_words == 0)
+    {
+      /* As many shared words as a block may have, and as many blocks as
+       * fit on the device at once with them: each takes the next island
+       * from the list as it finishes one. */
+      int optin = 0, per_sm = 0;
+      cudaFuncAttributes fa;
+      SKY_CUDA (cudaDeviceGetAttribute (&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                        gpu->device));
+      SKY_CUDA (cudaFuncGetAttributes (&fa, deblendIslandKernel));
+      const int64_t words = ((int64_t) optin - (int64_t) fa.sharedSizeBytes) / 4;
+      L->island_words = words < kSharedWordsMost ? words : kSharedWordsMost;
+      SKY_CUDA (cudaFuncSetAttribute (deblendIslandKernel,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int) (L->island_words * 4)));
+      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (
+          &per_sm, deblendIslandKernel, kBlock, (size_t) L->island_words * 4));
+      L->island_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
+    }
+  SKY_LAUNCH (deblendIslandKernel, L->island_blocks, kBlock, (size_t) L->island_words * 4, s,
+              L->d_header, *maps, gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea,
+              L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap,
+              L->d_nsub, L->d_newlabel, L->island_cap, L->island_words, use_tree, profile);
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
               L->d_deblended);

@@ -7,6 +7,7 @@
 #define SKY_GPU_LOCAL_PRIVATE_H
 
 #include "sky-gpu-private.h"
+#include "sky-deblend-common.h"
 
 /* The maps on the device, nx * ny floats each in rows of nx, as the CPU's
  * SkyLocalMaps and SkySnrSource give them to its steps. */
@@ -20,15 +21,36 @@ typedef struct SkyGpuDetectMaps {
                               * the rms is not positive, as sky_snr_row makes it */
 } SkyGpuDetectMaps;
 
+/* The detection image at pixel i, as sky_snr_row makes it (the flood and
+ * the deblending read it alike; their files are built without FMA
+ * contraction, as src/cpu). */
+static __device__ __forceinline__ float
+sky_gpu_snr_at (const SkyGpuDetectMaps &m, int64_t i)
+{
+  if (m.snr != NULL)
+    return m.snr[i];
+  const float rms = m.rms[i], r = m.image[i] - m.background[i];
+  return rms > 0 ? r / rms : NAN;
+}
+
 /* The parameters as the kernels read them (passed by value). */
 typedef struct SkyGpuDetectParams {
+  SkyDeblendParams deblend;  /* as the CPU's deblending reads them */
   float flood;               /* (float) flood_sigma: the flood mask compares in float */
-  double flood_sigma, seed_sigma, mincont, prominence;
-  int64_t min_area;
-  int nthresh, connectivity;
+  double seed_sigma;
   int has_blank;             /* the image has blank pixels (flags) */
   double core_denominator;   /* 2 pi ln (1 / 0.7), made on the host as the CPU makes it */
 } SkyGpuDetectParams;
+
+/* Blocks of `threads` for `items` grid-stride items: enough for each item
+ * a thread, at most 16 blocks a multiprocessor (the rest stride), at least
+ * one. Every launch of the detection sizes its grid so. */
+static inline unsigned
+sky_gpu_detect_grid (const SkyGpu *gpu, int64_t items, int threads)
+{
+  const int64_t blocks = (items + threads - 1) / threads, most = (int64_t) gpu->nsm * 16;
+  return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
+}
 
 /* The detection's scalars on the device, downloaded with SkyGpuState. */
 typedef struct SkyGpuDetectHeader {
@@ -37,6 +59,10 @@ typedef struct SkyGpuDetectHeader {
   unsigned long long nsplit;       /* islands that split */
   unsigned long long extra;        /* sources beyond one an island */
   unsigned long long scratch_need; /* int32 words the deblending asks for */
+  unsigned long long nwork;        /* islands that may split, listed for the island blocks:
+                                    * the large ones from the start of the list */
+  unsigned long long nsmall;       /* ... and the others from its end */
+  unsigned long long next_work;    /* the next of them a block takes */
   int scratch_overflow;            /* more than the scratch holds: nothing deblended */
   int pad;
 } SkyGpuDetectHeader;
@@ -75,6 +101,9 @@ struct SkyGpuDetect {
   unsigned long long *d_word_count, *d_word_offset;
   int64_t nwords;
   uint8_t *d_deblended;                      /* by final label, capacity + 1 */
+  int64_t island_words;                      /* the island kernel's shared words (0: not yet
+                                              * asked of the device) */
+  unsigned island_blocks;                    /* its blocks: as many as are resident at once */
 
   /* the local measures */
   uint8_t *d_seen;                           /* zero between uses */

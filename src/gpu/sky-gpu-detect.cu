@@ -261,14 +261,9 @@ local_params (const SkyImage *img, const SkyParams *params)
   SkyGpuDetectParams lp;
 
   memset (&lp, 0, sizeof lp);
+  lp.deblend = sky_deblend_params (params);
   lp.flood = (float) params->flood_sigma;
-  lp.flood_sigma = params->flood_sigma;
   lp.seed_sigma = params->seed_sigma;
-  lp.mincont = params->deblend_mincont;
-  lp.prominence = params->deblend_sigma;
-  lp.min_area = params->min_area;
-  lp.nthresh = params->deblend_nthresh;
-  lp.connectivity = params->connectivity;
   lp.has_blank = img->nblank > 0;
   lp.core_denominator = 2 * M_PI * log (1 / 0.7);
   return lp;

@@ -18,16 +18,6 @@ constexpr int kPixels = 16;   /* the reduction: per thread, in raster order */
 
 typedef unsigned long long u64;
 
-/* The detection image at pixel i, as sky_snr_row makes it. */
-__device__ __forceinline__ float
-snr_at (const SkyGpuDetectMaps &m, int64_t i)
-{
-  if (m.snr != NULL)
-    return m.snr[i];
-  const float rms = m.rms[i], r = m.image[i] - m.background[i];
-  return rms > 0 ? r / rms : NAN;
-}
-
 /* The flood mask, and zeros on its padding up to a whole label tile. NaN
  * (blank, or no rms) compares false: never an island pixel. */
 __global__ void __launch_bounds__ (kThreads)
@@ -37,7 +27,7 @@ floodMaskKernel (SkyGpuDetectMaps m, int64_t n, int64_t padded, float flood,
   sky_grid_wait ();
   for (int64_t i = (int64_t) blockIdx.x * kThreads + threadIdx.x; i < padded;
        i += (int64_t) gridDim.x * kThreads)
-    mask[i] = i < n && snr_at (m, i) > flood;
+    mask[i] = i < n && sky_gpu_snr_at (m, i) > flood;
 }
 
 /* Every component's reduction starts empty (the count is the labeller's). */
@@ -104,7 +94,7 @@ floodReduceKernel (SkyGpuDetectMaps m, const int32_t *__restrict__ labels, int64
       if (l == 0)
         continue;
       const int32_t x = (int32_t) (i % nx), y = (int32_t) (i / nx);
-      const uint32_t key = sky_float_key (snr_at (m, i));
+      const uint32_t key = sky_float_key (sky_gpu_snr_at (m, i));
       if (l != p.label)
         {
           if (p.label != 0)
@@ -198,13 +188,6 @@ floodRenumberKernel (const SkyGpuDetectHeader *__restrict__ hdr, const int32_t *
     }
 }
 
-unsigned
-grid_for (const SkyGpu *gpu, int64_t items)
-{
-  const int64_t blocks = (items + kThreads - 1) / kThreads, most = (int64_t) gpu->nsm * 16;
-  return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
-}
-
 } /* namespace */
 
 int
@@ -215,8 +198,8 @@ sky_gpu_flood_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMa
   cudaStream_t s = gpu->stream;
   const int64_t n = nx * ny;
   const int64_t padded = (n + SKY_LABEL_TILE - 1) / SKY_LABEL_TILE * SKY_LABEL_TILE;
-  const unsigned pixel_grid = grid_for (gpu, padded);
-  const unsigned island_grid = grid_for (gpu, L->island_cap);
+  const unsigned pixel_grid = sky_gpu_detect_grid (gpu, padded, kThreads);
+  const unsigned island_grid = sky_gpu_detect_grid (gpu, L->island_cap, kThreads);
   const unsigned reduce_blocks = (unsigned) ((n + kThreads * kPixels - 1) / (kThreads * kPixels));
   int ret;
 
@@ -229,7 +212,7 @@ sky_gpu_flood_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMa
   SKY_LAUNCH (floodReduceKernel, reduce_blocks, kThreads, 0, s, *maps, gpu->d_labels, n, nx,
               L->d_peak_key, L->d_area, L->d_box, L->d_first);
   SKY_LAUNCH (floodKeepKernel, island_grid, kThreads, 0, s, L->d_header, L->d_peak_key, L->d_area,
-              lp->seed_sigma, lp->min_area, L->d_keep);
+              lp->seed_sigma, lp->deblend.min_area, L->d_keep);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_keep, L->d_keep_pos, L->island_cap,
                                    &L->d_header->nall, L->d_total)) != SKY_OK)
     return ret;

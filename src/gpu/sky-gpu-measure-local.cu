@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The local method's measures on the device, as sky-cpu-local.c and
  * sky-cpu-measure-local.c make them: the common measures (sky-gpu-measure.cu)
- * on the residual, image - background; then, one thread per source, the
- * maps at the peak, sum_err, the flags, the core's area (a breadth-first
- * walk from the peak) and SExtractor's windowed centroid, each in the
- * CPU's order of operations (this file is built without FMA contraction),
- * so the doubles differ from the CPU's only by the last bits of exp (the
- * device's and the C library's) and of the sums the common measures add in
- * another order, which docs/contract.md allows. */
+ * on the residual, image - background; then, a block per source, the maps
+ * at the peak, sum_err, the flags, the core's area (a breadth-first walk
+ * from the peak) and SExtractor's windowed centroid, each in the CPU's
+ * order of operations (this file is built without FMA contraction) but for
+ * the sums the block adds across its threads, so the doubles differ from
+ * the CPU's only by the last bits of exp (the device's and the C
+ * library's) and of sums added in another order, which docs/contract.md
+ * allows. */
 #include "sky-gpu-detect-private.h"
 
 #include <math.h>
@@ -15,7 +16,8 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kSourceThreads = 128;   /* a block a source */
+constexpr int kSourceThreads = 256;   /* a block a source, unless switched */
+constexpr int kWindowBatch = 4;       /* window pixels a thread loads before it adds them */
 constexpr int kWindowIterations = 16;
 constexpr double kCoreLevel = 0.7;
 constexpr int kColumns = 512;   /* the window's columns and rows whose weights are kept */
@@ -73,6 +75,19 @@ sourceNeedKernel (const SkyGpuState *__restrict__ st, const unsigned char *__res
     need[k] = (u64) p.npix[k];
 }
 
+/* b = q w + r for a pixel's offset b >= 0 in rows of w: in 32 bits where
+ * both fit (a 64-bit division costs several times a 32-bit one, and the
+ * window's loop divides once a pixel). */
+__device__ __forceinline__ void
+split_offset (int64_t b, int64_t w, int64_t *q, int64_t *r)
+{
+  if ((uint64_t) b <= 0xffffffffu && (uint64_t) w <= 0xffffffffu)
+    *q = (int64_t) ((uint32_t) b / (uint32_t) w);
+  else
+    *q = b / w;
+  *r = b - *q * w;
+}
+
 __device__ __forceinline__ bool
 is_blank (const float *pixels, int64_t nx, int64_t ny, int64_t x, int64_t y)
 {
@@ -86,6 +101,7 @@ struct Sums {
   double a, b, c;
 };
 
+template <int THREADS>
 __device__ Sums
 block_sums (Sums v, double (*sh)[3])
 {
@@ -104,7 +120,7 @@ block_sums (Sums v, double (*sh)[3])
     }
   __syncthreads ();
   Sums r = { 0, 0, 0 };
-  for (int w = 0; w < kSourceThreads / 32; w++)
+  for (int w = 0; w < THREADS / 32; w++)
     {
       r.a += sh[w][0];
       r.b += sh[w][1];
@@ -134,6 +150,7 @@ unclaim (uint8_t *seen, int64_t i)
  * peak (4-connected), found breadth first by the block, a level of the
  * walk at a time; seen is cleared after, as the CPU clears its own. Only
  * the count reaches the catalogue, so the walk's order does not matter. */
+template <int THREADS>
 __device__ int64_t
 core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny, int32_t label,
            int64_t px, int64_t py, float peak, int64_t *queue, uint8_t *seen, int64_t *sh_tail)
@@ -151,9 +168,10 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
   __syncthreads ();
   while (head < tail)
     {
-      for (int64_t q = head + threadIdx.x; q < tail; q += kSourceThreads)
+      for (int64_t q = head + threadIdx.x; q < tail; q += THREADS)
         {
-          const int64_t b = queue[q], bx = b % nx, by = b / nx;
+          int64_t bx, by;
+          split_offset (queue[q], nx, &by, &bx);
           for (int d = 0; d < 4; d++)
             {
               const int64_t x = bx + dx[d], y = by + dy[d];
@@ -171,7 +189,7 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
       tail = *sh_tail;
       __syncthreads ();
     }
-  for (int64_t q = threadIdx.x; q < tail; q += kSourceThreads)
+  for (int64_t q = threadIdx.x; q < tail; q += THREADS)
     unclaim (seen, queue[q]);
   __syncthreads ();
   return tail;
@@ -181,6 +199,7 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
  * the weights of the window's columns and rows in shared memory where it
  * fits them (else made per pixel: the same values), the sums over the
  * window's pixels added across the block. */
+template <int THREADS>
 __device__ void
 windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
                    int32_t label, const Packed &p, int64_t k, double sigma, double *xw, double *yw,
@@ -202,28 +221,53 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
       y1 = y1 > ny - 1 ? ny - 1 : y1;
       const int64_t w = x1 - x0 + 1, h = y1 - y0 + 1;
       const bool cached = w <= kColumns && h <= kColumns;
-      for (int64_t c = threadIdx.x; cached && c < w; c += kSourceThreads)
+      for (int64_t c = threadIdx.x; cached && c < w; c += THREADS)
         wxs[c] = exp (-(x0 + c - x) * (x0 + c - x) * inv2s2);
-      for (int64_t c = threadIdx.x; cached && c < h; c += kSourceThreads)
+      for (int64_t c = threadIdx.x; cached && c < h; c += THREADS)
         wys[c] = exp (-(y0 + c - y) * (y0 + c - y) * inv2s2);
       __syncthreads ();
       Sums s = { 0, 0, 0 };
-      for (int64_t b = threadIdx.x; b < w * h; b += kSourceThreads)
+      /* A batch of pixels' loads in flight before the first is used: the
+       * window of a large source is most of this kernel's time. */
+      const int64_t wh = w * h;
+      for (int64_t b0 = threadIdx.x; b0 < wh; b0 += kWindowBatch * THREADS)
         {
-          const int64_t px = x0 + b % w, py = y0 + b / w, i = py * nx + px;
-          const double ddx = px - x, ddy = py - y;
-          const float v = residual[i];
-          const int32_t li = __ldcg (labels + i);
-          if ((li != label && li != 0) || isnan (v))
-            continue;
-          const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
-          const double wy = cached ? wys[py - y0] : exp (-(py - y) * (py - y) * inv2s2);
-          const double wt = wx * wy * v;
-          s.a += wt;
-          s.b += wt * ddx;
-          s.c += wt * ddy;
+          float v[kWindowBatch];
+          int32_t li[kWindowBatch];
+#pragma unroll
+          for (int u = 0; u < kWindowBatch; u++)
+            {
+              const int64_t b = b0 + u * THREADS;
+              v[u] = NAN;
+              li[u] = 0;
+              if (b < wh)
+                {
+                  int64_t bx, by;
+                  split_offset (b, w, &by, &bx);
+                  const int64_t i = (y0 + by) * nx + x0 + bx;
+                  v[u] = residual[i];
+                  li[u] = __ldcg (labels + i);
+                }
+            }
+#pragma unroll
+          for (int u = 0; u < kWindowBatch; u++)
+            {
+              const int64_t b = b0 + u * THREADS;
+              if (b >= wh || (li[u] != label && li[u] != 0) || isnan (v[u]))
+                continue;
+              int64_t bx, by;
+              split_offset (b, w, &by, &bx);
+              const int64_t px = x0 + bx, py = y0 + by;
+              const double ddx = px - x, ddy = py - y;
+              const double wx = cached ? wxs[px - x0] : exp (-(px - x) * (px - x) * inv2s2);
+              const double wy = cached ? wys[py - y0] : exp (-(py - y) * (py - y) * inv2s2);
+              const double wt = wx * wy * v[u];
+              s.a += wt;
+              s.b += wt * ddx;
+              s.c += wt * ddy;
+            }
         }
-      s = block_sums (s, sh);
+      s = block_sums<THREADS> (s, sh);
       if (!(s.a > 0))
         break;
       dx = 2 * s.b / s.a;
@@ -246,7 +290,8 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
 }
 
 /* A block a source. */
-__global__ void __launch_bounds__ (kSourceThreads)
+template <int THREADS>
+__global__ void __launch_bounds__ (THREADS)
 measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__restrict__ cat,
                     int64_t cap, SkyGpuDetectMaps m, const float *__restrict__ residual,
                     const int32_t *__restrict__ labels, int64_t nx, int64_t ny,
@@ -255,7 +300,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
                     uint8_t *__restrict__ seen, unsigned char *__restrict__ out)
 {
   sky_grid_wait ();
-  __shared__ double sh[kSourceThreads / 32][3];
+  __shared__ double sh[THREADS / 32][3];
   __shared__ double wxs[kColumns], wys[kColumns];
   __shared__ unsigned int sh_flags;
   __shared__ int64_t sh_tail;
@@ -287,9 +332,13 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
           peak_err[k] = m.rms[pi];
           sh_flags = 0;
         }
-      for (int64_t b = threadIdx.x; b < bn; b += kSourceThreads)
+      for (int64_t b = threadIdx.x; b < bn; b += THREADS)
         {
-          const int64_t x = bx0 + b % bw, y = by0 + b / bw, i = y * nx + x;
+          int64_t x, y;
+          split_offset (b, bw, &y, &x);
+          x += bx0;
+          y += by0;
+          const int64_t i = y * nx + x;
           if (__ldcg (labels + i) != label)
             continue;
           const float rms = m.rms[i];
@@ -314,7 +363,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
       __syncthreads ();
       if (flags != 0)
         atomicOr (&sh_flags, flags);
-      const Sums total = block_sums (Sums { var, 0, 0 }, sh);
+      const Sums total = block_sums<THREADS> (Sums { var, 0, 0 }, sh);
       if (threadIdx.x == 0)
         {
           flags = sh_flags;
@@ -325,21 +374,14 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
         }
       /* The window's sigma from the core's area, as a Gaussian's. */
       int64_t *queue = reinterpret_cast<int64_t *> (scratch + 2 * offset[k]);
-      sigma = sqrt (core_area (residual, labels, nx, ny, label, p.peak_x[k], p.peak_y[k],
-                               p.peak[k], queue, seen, &sh_tail)
+      sigma = sqrt (core_area<THREADS> (residual, labels, nx, ny, label, p.peak_x[k],
+                                        p.peak_y[k], p.peak[k], queue, seen, &sh_tail)
                     / lp.core_denominator);
       sigma = sigma > 0.5 ? sigma : 0.5;
-      windowed_centroid (residual, labels, nx, ny, label, p, k, sigma, &x_win[k], &y_win[k], wxs,
-                         wys, sh);
+      windowed_centroid<THREADS> (residual, labels, nx, ny, label, p, k, sigma, &x_win[k],
+                                  &y_win[k], wxs, wys, sh);
       __syncthreads ();
     }
-}
-
-unsigned
-grid_for (const SkyGpu *gpu, int64_t items, int threads)
-{
-  const int64_t blocks = (items + threads - 1) / threads, most = (int64_t) gpu->nsm * 16;
-  return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
 }
 
 } /* namespace */
@@ -357,19 +399,39 @@ sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpu
 
   if (residual == NULL)
     {
-      SKY_LAUNCH (residualKernel, grid_for (gpu, n, kThreads), kThreads, 0, s, maps->image,
-                  maps->background, n, L->d_residual);
+      SKY_LAUNCH (residualKernel, sky_gpu_detect_grid (gpu, n, kThreads), kThreads, 0, s,
+                  maps->image, maps->background, n, L->d_residual);
       residual = L->d_residual;
     }
   if ((ret = sky_gpu_measure_image_enqueue (gpu, residual, nx, ny, 1)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (sourceNeedKernel, grid_for (gpu, cap, kThreads), kThreads, 0, s, gpu->d_state, cat,
-              cap, L->d_src_need, L->d_total + 3);
+  SKY_LAUNCH (sourceNeedKernel, sky_gpu_detect_grid (gpu, cap, kThreads), kThreads, 0, s,
+              gpu->d_state, cat, cap, L->d_src_need, L->d_total + 3);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_src_need, L->d_src_offset, cap, L->d_total + 3,
                                    L->d_total + 4)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (measureLocalKernel, grid_for (gpu, cap, 1), kSourceThreads, 0, s,
-              gpu->d_state, cat, cap, *maps, residual, gpu->d_labels, nx, ny, *lp, L->d_deblended,
-              L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
+  /* A source's window is one block's work, and the largest source's is
+   * the kernel's time where the sources are few: 512 threads a source
+   * there (an H100, 2048^2, 201 sources: the step 0.229 -> 0.190 ms), 256
+   * where they are many (8192^2, 3,210 sources: 1.70 ms with 512 against
+   * 1.17 with 256). The sources are counted on the device only, so the image's
+   * size stands for their number. SKYSIFT_GPU_MEASURE_THREADS=256, 512 or
+   * 1024 chooses (tests, tuning). */
+  const unsigned grid = sky_gpu_detect_grid (gpu, cap, 1);
+  int threads = gpu->switches.measure_threads;
+  if (threads == 0)
+    threads = n <= (int64_t) 2048 * 2048 ? 512 : kSourceThreads;
+  if (threads == 512)
+    SKY_LAUNCH (measureLocalKernel<512>, grid, 512, 0, s, gpu->d_state, cat, cap, *maps,
+                residual, gpu->d_labels, nx, ny, *lp, L->d_deblended, L->d_src_offset,
+                L->d_scratch, L->d_seen, L->d_cat);
+  else if (threads == 1024)
+    SKY_LAUNCH (measureLocalKernel<1024>, grid, 1024, 0, s, gpu->d_state, cat, cap, *maps,
+                residual, gpu->d_labels, nx, ny, *lp, L->d_deblended, L->d_src_offset,
+                L->d_scratch, L->d_seen, L->d_cat);
+  else
+    SKY_LAUNCH (measureLocalKernel<kSourceThreads>, grid, kSourceThreads, 0, s, gpu->d_state,
+                cat, cap, *maps, residual, gpu->d_labels, nx, ny, *lp, L->d_deblended,
+                L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
   return SKY_OK;
 }

@@ -192,8 +192,10 @@ typedef struct SkyGpuSwitches {
   int loop_threads;          /* SKYSIFT_GPU_LOOP_THREADS: 256, 512, 1024; 0 by image size */
   int full_clip;             /* SKYSIFT_GPU_FULL_CLIP=1: the clip's full path always */
   int loop_profile;          /* SKYSIFT_GPU_LOOP_PROFILE=1: the loop prints its cycles */
-  int mode_threads;          /* SKYSIFT_GPU_MODE_THREADS=32: the background's mode a warp
-                              * a box; 0: 256 threads a box */
+  int mode_threads;          /* SKYSIFT_GPU_MODE_THREADS: the background's mode a warp a
+                              * box (32) or 256 threads a box; 0: 128 */
+  int measure_threads;       /* SKYSIFT_GPU_MEASURE_THREADS: the local measures' block,
+                              * 256, 512 or 1024; 0: by the image's size */
   char fault[16];            /* SKYSIFT_GPU_FAULT: the step before which a kernel traps */
 } SkyGpuSwitches;
 

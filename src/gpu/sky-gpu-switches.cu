@@ -13,8 +13,12 @@
  *                               runs only when its plan misses (tests);
  *   SKYSIFT_GPU_LOOP_PROFILE=1  the clip loop prints its phases' cycles, in
  *                               a build with SKY_GPU_LOOP_PROFILE (tuning);
- *   SKYSIFT_GPU_MODE_THREADS=32 the local method's background mode a warp a
- *                               box instead of 256 threads (comparisons);
+ *   SKYSIFT_GPU_MODE_THREADS=N  the local method's background mode a warp a
+ *                               box (32) or 256 threads a box instead of 128
+ *                               (tests, comparisons);
+ *   SKYSIFT_GPU_MEASURE_THREADS=N  the local measures in blocks of 256, 512
+ *                               or 1024 threads a source, where otherwise
+ *                               the image's size picks (tests, tuning);
  *   SKYSIFT_GPU_FAULT=STEP      before STEP (clip, segment, label, measure)
  *                               a kernel traps, a real device fault
  *                               (tests of what callers do about one);
@@ -48,7 +52,14 @@ sky_gpu_switches_read (SkyGpuSwitches *sw)
     sw->loop_threads = atoi (threads);
   sw->full_clip = env_is ("SKYSIFT_GPU_FULL_CLIP", "1");
   sw->loop_profile = env_is ("SKYSIFT_GPU_LOOP_PROFILE", "1");
-  sw->mode_threads = env_is ("SKYSIFT_GPU_MODE_THREADS", "32") ? 32 : 0;
+  sw->mode_threads = env_is ("SKYSIFT_GPU_MODE_THREADS", "32")    ? 32
+                     : env_is ("SKYSIFT_GPU_MODE_THREADS", "128") ? 128
+                     : env_is ("SKYSIFT_GPU_MODE_THREADS", "256") ? 256
+                                                                  : 0;
+  sw->measure_threads = env_is ("SKYSIFT_GPU_MEASURE_THREADS", "256")    ? 256
+                        : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "512")  ? 512
+                        : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "1024") ? 1024
+                                                                         : 0;
   if (fault != NULL)
     snprintf (sw->fault, sizeof sw->fault, "%s", fault);
 }
