@@ -13,9 +13,10 @@
  * CPU's nsig == 1 and nsig > 1 cases alike). The cores are therefore the
  * nodes reached from the island through significant nodes that have no
  * significant child, and there are two or more exactly when some node so
- * reached has two significant children. Bottom up: a node is good when it
- * has two significant children or a significant good child; the island
- * splits exactly when it is good.
+ * reached has two significant children. (Bottom up, the CPU's recursion:
+ * a node is good when it has two significant children or a significant
+ * good child; the island splits exactly when it is good, that is when it
+ * or an alive node, below, has two significant children.)
  *
  * One union-find, roots the least pixels, serves every level: going down a
  * level adds the pixels that lie above it but not above the level before
@@ -25,7 +26,13 @@
  * pixel and each node is visited once over the whole tree, not once a
  * level. A node's flux, area and top are its children's plus its new
  * pixels'; nodes are numbered as they appear (the top level's first), and
- * their words are indexed by that number. Flux sums come in another order
+ * their words are indexed by that number. A level costs two block
+ * barriers, not four: its unions run beside the sums of the level above
+ * (which need only that level's names, kept until the next find), and
+ * whether each node is significant, and what follows from it, is decided
+ * for every node at once after the last level (each node's significance
+ * rests on its own sums and level alone; whether it is alive, on the
+ * nodes below it, read along its way down). Flux sums come in another order
  * than the CPU's: a node within the climb's rounding margin of mincont
  * makes the answer unknown, and so do levels that do not rise (the tree
  * needs nested sets), and so does a tree of more nodes than the scratch
@@ -42,26 +49,26 @@ constexpr int kTreeLevels = 64;   /* more levels: the climb decides alone */
  * pixels) and the node ids fit in 32 bits. */
 constexpr int64_t kTreePixels = (int64_t) 1 << 24;
 
-/* A node's flags in TreeWords.info. */
-enum { kNodeSig = 1, kNodeSigChild = 2, kNodeAlive = 4, kNodeCore = 8, kNodeGood = 16 };
+/* TreeWords.info: a node's level, and whether it is significant. */
+enum { kNodeSig = 1, kNodeLevelShift = 8 };
 
 struct TreeShared {
   double t[kTreeLevels];
   int32_t start[kTreeLevels];           /* the first node of each level */
   int32_t bucket[kTreeLevels + 2];      /* bucket c: order[bucket[c] .. bucket[c + 1]) */
   int32_t cursor[kTreeLevels + 2];
-  int32_t nsig, good, nodes, cores;
+  int32_t nsig, nodes, cores;
 };
 
 /* The tree's own words in the island's scratch (tree_words of them): per
  * pixel its leaf node (the node of the highest level it lies above), its
  * node id where it is a root at the level just done, and the pixels in
  * order of that level; per node (2 p at most) the node below, its root
- * pixel, its flags, area, top, significant children, good children, and
- * its flux (8-byte aligned). */
+ * pixel, its flags and level, area, top, significant children, and its
+ * flux (8-byte aligned). */
 struct TreeWords {
   int32_t *leaf, *id_of, *order;
-  int32_t *down, *root, *info, *area, *nsig, *good;
+  int32_t *down, *root, *info, *area, *nsig;
   uint32_t *top;
   double *flux;
   int64_t cap;
@@ -70,7 +77,7 @@ struct TreeWords {
 __host__ __device__ __forceinline__ int64_t
 tree_words (int64_t p)
 {
-  return 3 * p + 9 * (2 * p) + 2;
+  return 3 * p + 8 * (2 * p) + 2;
 }
 
 __device__ __forceinline__ TreeWords
@@ -78,12 +85,12 @@ tree_words_at (int32_t *w, int64_t p)
 {
   const int64_t cap = 2 * p;
   int32_t *node = w + 3 * p;
-  /* flux after the seven word arrays, on an 8-byte boundary */
-  const uintptr_t f = reinterpret_cast<uintptr_t> (node + 7 * cap);
+  /* flux after the six word arrays, on an 8-byte boundary */
+  const uintptr_t f = reinterpret_cast<uintptr_t> (node + 6 * cap);
   double *flux = reinterpret_cast<double *> ((f + 7) & ~(uintptr_t) 7);
   return TreeWords { w,        w + p,    w + 2 * p, node, node + cap, node + 2 * cap,
-                     node + 3 * cap, node + 4 * cap, node + 5 * cap,
-                     reinterpret_cast<uint32_t *> (node + 6 * cap), flux, cap };
+                     node + 3 * cap, node + 4 * cap,
+                     reinterpret_cast<uint32_t *> (node + 5 * cap), flux, cap };
 }
 
 /* 0: unknown (the climb decides); 1: the island does not split; more:
@@ -127,7 +134,6 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
   if (tid == 0)
     {
       ts.nsig = 0;
-      ts.good = 0;
       ts.nodes = 0;
       ts.cores = 0;
     }
@@ -170,8 +176,38 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
     }
   __syncthreads ();
   phase_done (kPhaseInit);
-  for (int l = nlevels - 1; l >= 0; l--)
+  for (int l = nlevels - 1; l >= -1; l--)
     {
+      /* The sums of the level above (l + 1), whose nodes the last find
+       * named: its new pixels into their nodes, the nodes of the level
+       * above it into theirs, as children; spread from the block's last
+       * thread down, beside this level's unions from the first up. */
+      if (l + 1 < nlevels)
+        {
+          const int u = l + 1;
+          const int32_t new_lo = ts.bucket[u + 1], m = ts.bucket[u + 2] - new_lo;
+          const int32_t old_lo = u + 1 < nlevels ? ts.start[u + 1] : 0;
+          const int32_t items = m + (ts.start[u] - old_lo);
+          for (int32_t i = kBlock - 1 - tid; i < items; i += kBlock)
+            {
+              if (i < m)
+                {
+                  const int32_t j = tw.order[new_lo + i], id = id_of[tw.leaf[j]];
+                  tw.leaf[j] = id;
+                  atomicAdd (tw.flux + id, (double) val[j]);
+                  atomicAdd (tw.area + id, 1);
+                  atomicMax (tw.top + id, order_key (val[j]));
+                  continue;
+                }
+              const int32_t o = old_lo + i - m, id = id_of[tw.down[o]];
+              tw.down[o] = id;
+              atomicAdd (tw.flux + id, tw.flux[o]);
+              atomicAdd (tw.area + id, tw.area[o]);
+              atomicMax (tw.top + id, tw.top[o]);
+            }
+        }
+      if (l < 0)
+        break;
       const int32_t new_lo = ts.bucket[l + 1], m = ts.bucket[l + 2] - new_lo;
       const int32_t old_lo = l + 1 < nlevels ? ts.start[l + 1] : 0;
       const int32_t first = ts.nodes;   /* this level's nodes are numbered from here */
@@ -197,12 +233,19 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
       __syncthreads ();
       phase_done (kPhaseUnion);
       /* This level's nodes: the roots among the new pixels and the roots
-       * of the level above (every root is one or the other). */
+       * of the level above (every root is one or the other). Each new
+       * pixel keeps its root in its leaf word, each node of the level
+       * above its node's root in its down word, until the sums above name
+       * them (id_of holds this level's names until the next find). */
       for (int32_t i = tid; i < items; i += kBlock)
         {
           const int32_t x = i < m ? tw.order[new_lo + i] : tw.root[old_lo + i - m];
           const int32_t r = uf_find (parent, x);
           atomicMin (parent + x, r);   /* others still read it */
+          if (i < m)
+            tw.leaf[x] = r;
+          else
+            tw.down[old_lo + i - m] = r;
           if (r == x)
             {
               const int32_t id = atomicAdd (&ts.nodes, 1);
@@ -211,10 +254,10 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
                 {
                   tw.down[id] = -1;
                   tw.root[id] = x;
+                  tw.info[id] = l << kNodeLevelShift;
                   tw.area[id] = 0;
                   tw.top[id] = 0;
                   tw.nsig[id] = 0;
-                  tw.good[id] = 0;
                   tw.flux[id] = 0;
                 }
             }
@@ -223,98 +266,73 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
       phase_done (kPhaseFind);
       if (ts.nodes > tw.cap)
         return 0;
-      /* New pixels into their nodes; the nodes of the level above into
-       * theirs, as children, with their sums. */
-      for (int32_t i = tid; i < items; i += kBlock)
-        {
-          if (i < m)
-            {
-              const int32_t j = tw.order[new_lo + i], id = id_of[parent[j]];
-              tw.leaf[j] = id;
-              atomicAdd (tw.flux + id, (double) val[j]);
-              atomicAdd (tw.area + id, 1);
-              atomicMax (tw.top + id, order_key (val[j]));
-              continue;
-            }
-          const int32_t o = old_lo + i - m, id = id_of[parent[tw.root[o]]];
-          const int32_t info = tw.info[o];
-          tw.down[o] = id;
-          if (info & kNodeSig)
-            {
-              atomicAdd (tw.nsig + id, 1);
-              if (info & kNodeGood)
-                atomicOr (tw.good + id, 1);
-            }
-          atomicAdd (tw.flux + id, tw.flux[o]);
-          atomicAdd (tw.area + id, tw.area[o]);
-          atomicMax (tw.top + id, tw.top[o]);
-        }
-      __syncthreads ();
-      phase_done (kPhaseSums);
-      /* This level's nodes: significant as the climb tests it, good. */
-      const double t = ts.t[l];
-      int unsure = 0;
-      for (int32_t id = first + tid; id < ts.nodes; id += kBlock)
-        {
-          const double a = tw.flux[id];
-          const int32_t area = tw.area[id], nsig = tw.nsig[id];
-          bool sig = area >= lp.deblend.min_area
-                     && (double) key_float (tw.top[id]) - t >= lp.deblend.prominence;
-          if (sig)
-            {
-              const double e = 0x1p-50 * (double) area * a + slack;
-              if (!(a > floor_flux + e))
-                {
-                  sig = false;
-                  unsure |= !(a < floor_flux - e);
-                }
-            }
-          const bool gd = nsig >= 2 || tw.good[id] != 0;
-          tw.info[id] = (sig ? kNodeSig : 0) | (nsig > 0 ? kNodeSigChild : 0)
-                        | (gd ? kNodeGood : 0);
-        }
-      const int any_unsure = __syncthreads_or (unsure);
-      phase_done (kPhaseDecide);
-      if (any_unsure)
-        return 0;
-    }
-  /* The island: its children are the components above level 0. */
-  const int32_t nodes = ts.nodes;
-  for (int32_t id = ts.start[0] + tid; id < nodes; id += kBlock)
-    {
-      const int32_t info = tw.info[id];
-      if (info & kNodeSig)
-        {
-          atomicAdd (&ts.nsig, 1);
-          if (info & kNodeGood)
-            atomicOr (&ts.good, 1);
-        }
     }
   __syncthreads ();
-  const int split = ts.nsig >= 2 || ts.good != 0;
+  phase_done (kPhaseSums);
+  /* Every node: significant as the climb tests it at its level, counted
+   * as a significant child of the node below (of the island, at level 0). */
+  const int32_t nodes = ts.nodes;
+  int unsure = 0;
+  for (int32_t id = tid; id < nodes; id += kBlock)
+    {
+      const double a = tw.flux[id], t = ts.t[tw.info[id] >> kNodeLevelShift];
+      const int32_t area = tw.area[id];
+      bool sig = area >= lp.deblend.min_area
+                 && (double) key_float (tw.top[id]) - t >= lp.deblend.prominence;
+      if (sig)
+        {
+          const double e = 0x1p-50 * (double) area * a + slack;
+          if (!(a > floor_flux + e))
+            {
+              sig = false;
+              unsure |= !(a < floor_flux - e);
+            }
+        }
+      if (sig)
+        {
+          tw.info[id] |= kNodeSig;
+          const int32_t down = tw.down[id];
+          atomicAdd (down >= 0 ? tw.nsig + down : &ts.nsig, 1);
+        }
+    }
+  if (__syncthreads_or (unsure))
+    return 0;
+  /* The island splits exactly when it, or a node reached from it through
+   * significant nodes (alive), has two significant children: the bottom-up
+   * "good" of the CPU's frames, read along each node's way down. */
+  int good = 0;
+  for (int32_t id = tid; id < nodes && !good; id += kBlock)
+    if (tw.nsig[id] >= 2)
+      {
+        int32_t x = id;
+        while (x >= 0 && (tw.info[x] & kNodeSig))
+          x = tw.down[x];
+        good = x < 0;
+      }
+  const int split = __syncthreads_or (good) || ts.nsig >= 2;
+  phase_done (kPhaseDecide);
   if (!split)
     return 1;
   if (!cores)
     return 0;
-  /* Alive and core, from the island up, a level at a time. */
-  for (int l = 0; l < nlevels; l++)
+  /* The cores: alive with no significant child; marked by a significant
+   * child count of -1 (while others read the flags of the nodes below). */
+  for (int32_t id = tid; id < nodes; id += kBlock)
     {
-      const int32_t end = l > 0 ? ts.start[l - 1] : nodes;
-      for (int32_t id = ts.start[l] + tid; id < end; id += kBlock)
+      int32_t x = id;
+      while (x >= 0 && (tw.info[x] & kNodeSig))
+        x = tw.down[x];
+      if (x < 0 && tw.nsig[id] == 0)
         {
-          const int32_t info = tw.info[id], down = tw.down[id];
-          const bool alive = (info & kNodeSig) && (down < 0 || (tw.info[down] & kNodeAlive));
-          const bool core = alive && !(info & kNodeSigChild);
-          tw.info[id] = info | (alive ? kNodeAlive : 0) | (core ? kNodeCore : 0);
-          if (core)
-            atomicAdd (&ts.cores, 1);
+          tw.nsig[id] = -1;
+          atomicAdd (&ts.cores, 1);
         }
-      __syncthreads ();
     }
+  __syncthreads ();
   for (int64_t j = tid; j < p; j += kBlock)
     {
       int32_t id = tw.leaf[j];
-      while (id >= 0 && !(tw.info[id] & kNodeCore))
+      while (id >= 0 && tw.nsig[id] >= 0)
         id = tw.down[id];
       owner[j] = id >= 0 ? tw.root[id] + 1 : 0;
     }
