@@ -18,7 +18,7 @@
  * good child; the island splits exactly when it is good, that is when it
  * or an alive node, below, has two significant children.)
  *
- * One union-find, roots the least pixels, serves every level: going down a
+ * One union-find (a group's: below) serves every level: going down a
  * level adds the pixels that lie above it but not above the level before
  * and the edges they bring, so components only merge. The pixels are
  * bucketed by the highest level they lie above (a counting sort), so a
@@ -41,8 +41,11 @@
  * The cores: a node is alive when it and every node below it on the way to
  * the island is significant, a core when alive with no significant child;
  * a pixel belongs to the first core on its way down from the node of the
- * highest level it lies above. A core is named by its least pixel, as the
- * climb names its frames, and the watershed follows as after the climb. */
+ * highest level it lies above. A core is named by a pixel of its own (its
+ * node's root: the climb names its frames by their least pixels, but only
+ * which pixels share a name reaches the watershed and the parts, which are
+ * numbered by their first pixels), and the watershed follows as after the
+ * climb. */
 
 constexpr int kTreeLevels = 64;   /* more levels: the climb decides alone */
 /* Larger islands too: then the node count (at most the levels times the
@@ -94,6 +97,55 @@ tree_words_at (int32_t *w, int64_t p)
                      node,      node + cap, node + 2 * cap,
                      node + 3 * cap, node + 4 * cap,
                      reinterpret_cast<uint32_t *> (node + 5 * cap), flux, cap };
+}
+
+/* The tree's union-find: a set's root is its pixel of the highest level,
+ * the least of those (not its least pixel: a level's new pixels then link
+ * under the roots above them, each its own word, instead of moving every
+ * root to the new least pixel, all at one word, and paths stay short).
+ * Links only ever point to a higher root, so a path halved by a
+ * compare-and-swap stays a path to the same root. */
+__device__ __forceinline__ bool
+tree_above (const int32_t *lvl, int32_t a, int32_t b)
+{
+  const int32_t la = lvl[a], lb = lvl[b];
+  return la > lb || (la == lb && a < b);
+}
+
+__device__ int32_t
+tree_find (int32_t *parent, int32_t x)
+{
+  for (;;)
+    {
+      const int32_t up = vload (parent + x);
+      if (up == x)
+        return x;
+      const int32_t upup = vload (parent + up);
+      if (upup != up)
+        atomicCAS (parent + x, up, upup);
+      x = upup;
+    }
+}
+
+__device__ void
+tree_union (int32_t *parent, const int32_t *lvl, int32_t a, int32_t b)
+{
+  for (;;)
+    {
+      a = tree_find (parent, a);
+      b = tree_find (parent, b);
+      if (a == b)
+        return;
+      if (tree_above (lvl, a, b))
+        {
+          const int32_t t = a;
+          a = b;
+          b = t;
+        }
+      /* a, the lower root, under b, while a is still a root */
+      if (atomicCAS (parent + a, a, b) == a)
+        return;
+    }
 }
 
 /* The levels [lo, top) of the tree, built from top - 1 down by a group of
@@ -188,7 +240,7 @@ tree_levels (const TreeGroup &g, const float *val, const int32_t *nb, int nn, in
                 continue;
               const int32_t lq = lvl[q];
               if (lq > lj || (lq == lj && q < j))
-                uf_union (g.parent, j, q);
+                tree_union (g.parent, lvl, j, q);
             }
         }
       if (g.gt == 0)
@@ -203,8 +255,8 @@ tree_levels (const TreeGroup &g, const float *val, const int32_t *nb, int nn, in
       for (int32_t i = g.gt; i < items; i += g.gs)
         {
           const int32_t x = i < m ? tw.order[new_lo + i] : tw.root[old_lo + i - m];
-          const int32_t r = uf_find (g.parent, x);
-          atomicMin (g.parent + x, r);   /* others still read it */
+          const int32_t r = tree_find (g.parent, x);
+          atomicExch (g.parent + x, r);   /* others still read it */
           if (i >= m)
             tw.down[old_lo + i - m] = r;
           else if (lvl[x] == l + 1)
@@ -237,7 +289,7 @@ tree_levels (const TreeGroup &g, const float *val, const int32_t *nb, int nn, in
 
 /* 0: unknown (the climb decides); 1: the island does not split; more:
  * it splits into that many cores (with cores set), owner[j] then the
- * core's least pixel + 1 (0: left for the watershed). parent is the
+ * core's name (a pixel of it) + 1 (0: left for the watershed). parent is the
  * caller's union-find (shared memory where p <= room, the work words at
  * the start of smem); each pixel's level and root node id go to shared
  * memory too where 3 p words fit, else to lvl_words (the caller's frame
