@@ -229,19 +229,16 @@ tree_levels (const TreeGroup &g, const float *val, const int32_t *nb, int nn, in
       const int32_t old_lo = l + 1 < g.top ? ts.start[l + 1] : first;
       const int32_t items = m + (first - old_lo);
       /* The edges that appear at this level: a new pixel's to its
-       * neighbours above it (to a new one, once). */
-      for (int32_t i = g.gt; i < m; i += g.gs)
+       * neighbours above it (to a new one, once); a thread an edge, so that
+       * a level's latency is one union, not a pixel's nn one after another. */
+      for (int32_t e = g.gt; e < m * nn; e += g.gs)
         {
-          const int32_t j = tw.order[new_lo + i], lj = lvl[j];
-          for (int d = 0; d < nn; d++)
-            {
-              const int32_t q = nb[(int64_t) j * nn + d];
-              if (q < 0)
-                continue;
-              const int32_t lq = lvl[q];
-              if (lq > lj || (lq == lj && q < j))
-                tree_union (g.parent, lvl, j, q);
-            }
+          const int32_t j = tw.order[new_lo + e / nn], q = nb[(int64_t) j * nn + e % nn];
+          if (q < 0)
+            continue;
+          const int32_t lj = lvl[j], lq = lvl[q];
+          if (lq > lj || (lq == lj && q < j))
+            tree_union (g.parent, lvl, j, q);
         }
       if (g.gt == 0)
         ts.start[l] = first;
