@@ -105,13 +105,15 @@ struct FrontPush {
 };
 
 /* The watershed's sweeps, a front at a time: every pixel u of the front
- * (front[0], sh.front[0] long, to start) is visited once, visit (u, step,
- * push), and the pixels it pushes make the next front; until a front is
- * empty. The steps taken go to sh.steps (the first sweep's, then the
- * second's) for the profile. */
+ * (front[0], sh.front[0] long, to start) is visited once through each of
+ * its nn neighbour slots, visit (u, d, step, push), a thread a slot (a
+ * step's latency is then one neighbour's, not nn one after another), and
+ * the pixels it pushes make the next front; until a front is empty. The
+ * steps taken go to sh.steps (the first sweep's, then the second's) for
+ * the profile. */
 template <typename Visit>
 __device__ __forceinline__ void
-sweep_fronts (int32_t *const (&front)[2], BlockShared &sh, Visit visit)
+sweep_fronts (int32_t *const (&front)[2], int nn, BlockShared &sh, Visit visit)
 {
   for (int step = 0;; step++)
     {
@@ -124,8 +126,8 @@ sweep_fronts (int32_t *const (&front)[2], BlockShared &sh, Visit visit)
           break;
         }
       const FrontPush push = { front[next], &sh.front[next] };
-      for (int32_t f = threadIdx.x; f < count; f += kBlock)
-        visit (front[now][f], step, push);
+      for (int32_t f = threadIdx.x; f < count * nn; f += kBlock)
+        visit (front[now][f / nn], f % nn, step, push);
       __syncthreads ();
       if (threadIdx.x == 0)
         sh.front[now] = 0;

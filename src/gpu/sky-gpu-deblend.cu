@@ -519,18 +519,14 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
         front[0][atomicAdd (&sh.front[0], 1)] = (int32_t) j;
     }
   __syncthreads ();
-  sweep_fronts (front, sh, [&] (int32_t u, int step, const FrontPush &push) {
-    const uint32_t lu = vload (level + u);
-    for (int d = 0; d < nn; d++)
-      {
-        const int32_t j = nb[(int64_t) u * nn + d];
-        if (j < 0 || fixed[j])
-          continue;
-        const uint32_t own = order_key (val[j]), reach = own < lu ? own : lu;
-        if (reach > vload (level + j) && atomicMax (level + j, reach) < reach
-            && atomicExch (joined + j, step) != step)
-          push (j);
-      }
+  sweep_fronts (front, nn, sh, [&] (int32_t u, int d, int step, const FrontPush &push) {
+    const int32_t j = nb[(int64_t) u * nn + d];
+    if (j < 0 || fixed[j])
+      return;
+    const uint32_t lu = vload (level + u), own = order_key (val[j]), reach = own < lu ? own : lu;
+    if (reach > vload (level + j) && atomicMax (level + j, reach) < reach
+        && atomicExch (joined + j, step) != step)
+      push (j);
   });
   /* Each unowned pixel takes the core of a neighbour of the highest level
    * that has one (then every such neighbour must have that same core), a
@@ -543,23 +539,18 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
     if (fixed[j])
       front[0][atomicAdd (&sh.front[0], 1)] = (int32_t) j;
   __syncthreads ();
-  sweep_fronts (front, sh, [&] (int32_t u, int, const FrontPush &push) {
-    const int32_t cu = vload (core_of + u);
-    const uint32_t lu = level[u];
-    for (int d = 0; d < nn; d++)
+  sweep_fronts (front, nn, sh, [&] (int32_t u, int d, int, const FrontPush &push) {
+    const int32_t j = nb[(int64_t) u * nn + d];
+    if (j < 0 || vload (core_of + j) != 0)
+      return;
+    uint32_t best = 0;
+    for (int e = 0; e < nn; e++)
       {
-        const int32_t j = nb[(int64_t) u * nn + d];
-        if (j < 0 || vload (core_of + j) != 0)
-          continue;
-        uint32_t best = 0;
-        for (int e = 0; e < nn; e++)
-          {
-            const int32_t q = nb[(int64_t) j * nn + e];
-            best = q >= 0 && level[q] > best ? level[q] : best;
-          }
-        if (lu == best && atomicCAS (core_of + j, 0, cu) == 0)
-          push (j);
+        const int32_t q = nb[(int64_t) j * nn + e];
+        best = q >= 0 && level[q] > best ? level[q] : best;
       }
+    if (level[u] == best && atomicCAS (core_of + j, 0, vload (core_of + u)) == 0)
+      push (j);
   });
   mark (sh.mark, kMarkCores);
   int unsure = 0;
