@@ -18,7 +18,7 @@
  * good child; the island splits exactly when it is good, that is when it
  * or an alive node, below, has two significant children.)
  *
- * One union-find (a group's: below) serves every level: going down a
+ * One union-find serves every level: going down a
  * level adds the pixels that lie above it but not above the level before
  * and the edges they bring, so components only merge. The pixels are
  * bucketed by the highest level they lie above (a counting sort), so a
@@ -60,19 +60,17 @@ struct TreeShared {
   int32_t start[kTreeLevels];           /* the first node of each level */
   int32_t bucket[kTreeLevels + 2];      /* bucket c: order[bucket[c] .. bucket[c + 1]) */
   int32_t cursor[kTreeLevels + 2];
-  int32_t count[2];                     /* each group's nodes */
-  int32_t nsig, cores, fail;
+  int32_t nsig, nodes, cores;
 };
 
 /* The tree's own words in the island's scratch (tree_words of them): per
  * pixel its leaf node (the node of the highest level it lies above), its
- * node id where it is a root at the level just done, the pixels in order
- * of that level, its node at the lower group's top level (link), and the
- * upper group's parent and node id (where shared memory is short); per node (2 p at most) the node below, its root
+ * node id where it is a root at the level just done, and the pixels in
+ * order of that level; per node (2 p at most) the node below, its root
  * pixel, its flags and level, area, top, significant children, and its
  * flux (8-byte aligned). */
 struct TreeWords {
-  int32_t *leaf, *id_of, *order, *link, *parent2, *id_of2;
+  int32_t *leaf, *id_of, *order;
   int32_t *down, *root, *info, *area, *nsig;
   uint32_t *top;
   double *flux;
@@ -82,19 +80,18 @@ struct TreeWords {
 __host__ __device__ __forceinline__ int64_t
 tree_words (int64_t p)
 {
-  return 6 * p + 8 * (2 * p) + 2;
+  return 3 * p + 8 * (2 * p) + 2;
 }
 
 __device__ __forceinline__ TreeWords
 tree_words_at (int32_t *w, int64_t p)
 {
   const int64_t cap = 2 * p;
-  int32_t *node = w + 6 * p;
+  int32_t *node = w + 3 * p;
   /* flux after the six word arrays, on an 8-byte boundary */
   const uintptr_t f = reinterpret_cast<uintptr_t> (node + 6 * cap);
   double *flux = reinterpret_cast<double *> ((f + 7) & ~(uintptr_t) 7);
-  return TreeWords { w,         w + p,     w + 2 * p, w + 3 * p, w + 4 * p, w + 5 * p,
-                     node,      node + cap, node + 2 * cap,
+  return TreeWords { w,        w + p,    w + 2 * p, node, node + cap, node + 2 * cap,
                      node + 3 * cap, node + 4 * cap,
                      reinterpret_cast<uint32_t *> (node + 5 * cap), flux, cap };
 }
@@ -148,140 +145,36 @@ tree_union (int32_t *parent, const int32_t *lvl, int32_t a, int32_t b)
     }
 }
 
-/* The levels [lo, top) of the tree, built from top - 1 down by a group of
- * the block's threads (gt of gs, ended by barrier bar: 0 the block's own)
- * with its own union-find and node ids (id0 .. id0 + cap). bulk: the
- * levels above top are another group's, so that top - 1 starts from no
- * nodes: all its pixels are new there (the edges among them too), and
- * those of the higher levels keep their node at top - 1 in link (their
- * leaf is the other group's), which joins the trees afterwards. */
-struct TreeGroup {
-  int32_t *parent, *id_of;
-  int top, lo;
-  bool bulk;
-  int32_t id0, cap;
-  int gt, gs, bar;
-};
-
+/* A warp's lanes that add into the same node add up first (by the lowest
+ * of them): a level's new pixels mostly join one node, whose words would
+ * otherwise take every lane's atomic in turn. valid: the lane has an item
+ * (every lane of the warp calls). */
 __device__ __forceinline__ void
-group_sync (const TreeGroup &g)
+node_add (const TreeWords &tw, bool valid, int32_t id, double flux, int32_t area, uint32_t top)
 {
-  if (g.bar == 0)
-    __syncthreads ();
-  else
-    asm volatile ("bar.sync %0, %1;" : : "r"(g.bar), "r"(g.gs) : "memory");
-}
-
-/* The group's new pixels at level l: order[*lo .. *lo + return). */
-__device__ __forceinline__ int32_t
-group_new (const TreeGroup &g, const TreeShared &ts, int nlevels, int l, int32_t *lo)
-{
-  *lo = ts.bucket[l + 1];
-  return (g.bulk && l == g.top - 1 ? ts.bucket[nlevels + 1] : ts.bucket[l + 2]) - *lo;
-}
-
-/* false: more nodes than the group's share of the scratch (the same for
- * each thread of the group). */
-template <typename PhaseDone>
-__device__ bool
-tree_levels (const TreeGroup &g, const float *val, const int32_t *nb, int nn, int nlevels,
-             const int32_t *lvl, const TreeWords &tw, TreeShared &ts, int32_t *count,
-             const PhaseDone &phase_done)
-{
-  for (int l = g.top - 1; l >= g.lo - 1; l--)
+  const unsigned same = __match_any_sync (0xffffffffu, valid ? id : -1);
+  const int lane = threadIdx.x & 31;
+  double f = 0;
+  int32_t a = 0;
+  uint32_t t = 0;
+  for (int k = 0; k < 32; k++)
     {
-      /* The sums of the level above (l + 1), whose nodes the last find
-       * named: its new pixels into their nodes, the nodes of the level
-       * above it into theirs, as children; spread from the group's last
-       * thread down, beside this level's unions from the first up. */
-      if (l + 1 < g.top)
+      const double fk = __shfl_sync (0xffffffffu, flux, k);
+      const int32_t ak = __shfl_sync (0xffffffffu, area, k);
+      const uint32_t tk = __shfl_sync (0xffffffffu, top, k);
+      if ((same >> k) & 1u)
         {
-          const int u = l + 1;
-          int32_t new_lo;
-          const int32_t m = group_new (g, ts, nlevels, u, &new_lo);
-          const int32_t old_lo = u + 1 < g.top ? ts.start[u + 1] : ts.start[u];
-          const int32_t items = m + (ts.start[u] - old_lo);
-          for (int32_t i = g.gs - 1 - g.gt; i < items; i += g.gs)
-            {
-              if (i < m)
-                {
-                  const int32_t j = tw.order[new_lo + i];
-                  int32_t *at = lvl[j] == u + 1 ? tw.leaf + j : tw.link + j;
-                  const int32_t id = g.id_of[*at];
-                  *at = id;
-                  atomicAdd (tw.flux + id, (double) val[j]);
-                  atomicAdd (tw.area + id, 1);
-                  atomicMax (tw.top + id, order_key (val[j]));
-                  continue;
-                }
-              const int32_t o = old_lo + i - m, id = g.id_of[tw.down[o]];
-              tw.down[o] = id;
-              atomicAdd (tw.flux + id, tw.flux[o]);
-              atomicAdd (tw.area + id, tw.area[o]);
-              atomicMax (tw.top + id, tw.top[o]);
-            }
+          f += fk;
+          a += ak;
+          t = tk > t ? tk : t;
         }
-      if (l < g.lo)
-        break;
-      int32_t new_lo;
-      const int32_t m = group_new (g, ts, nlevels, l, &new_lo);
-      const int32_t first = g.id0 + *count;   /* this level's nodes are numbered from here */
-      const int32_t old_lo = l + 1 < g.top ? ts.start[l + 1] : first;
-      const int32_t items = m + (first - old_lo);
-      /* The edges that appear at this level: a new pixel's to its
-       * neighbours above it (to a new one, once); a thread an edge, so that
-       * a level's latency is one union, not a pixel's nn one after another. */
-      for (int32_t e = g.gt; e < m * nn; e += g.gs)
-        {
-          const int32_t j = tw.order[new_lo + e / nn], q = nb[(int64_t) j * nn + e % nn];
-          if (q < 0)
-            continue;
-          const int32_t lj = lvl[j], lq = lvl[q];
-          if (lq > lj || (lq == lj && q < j))
-            tree_union (g.parent, lvl, j, q);
-        }
-      if (g.gt == 0)
-        ts.start[l] = first;
-      group_sync (g);
-      phase_done (kPhaseUnion);
-      /* This level's nodes: the roots among the new pixels and the roots
-       * of the level above (every root is one or the other). Each new
-       * pixel keeps its root in its leaf (or link) word, each node of the
-       * level above its node's root in its down word, until the sums above
-       * name them (id_of holds this level's names until the next find). */
-      for (int32_t i = g.gt; i < items; i += g.gs)
-        {
-          const int32_t x = i < m ? tw.order[new_lo + i] : tw.root[old_lo + i - m];
-          const int32_t r = tree_find (g.parent, x);
-          atomicExch (g.parent + x, r);   /* others still read it */
-          if (i >= m)
-            tw.down[old_lo + i - m] = r;
-          else if (lvl[x] == l + 1)
-            tw.leaf[x] = r;
-          else
-            tw.link[x] = r;
-          if (r == x)
-            {
-              const int32_t id = g.id0 + atomicAdd (count, 1);
-              g.id_of[x] = id;
-              if (id < g.id0 + g.cap)
-                {
-                  tw.down[id] = -1;
-                  tw.root[id] = x;
-                  tw.info[id] = l << kNodeLevelShift;
-                  tw.area[id] = 0;
-                  tw.top[id] = 0;
-                  tw.nsig[id] = 0;
-                  tw.flux[id] = 0;
-                }
-            }
-        }
-      group_sync (g);
-      phase_done (kPhaseFind);
-      if (*count > g.cap)
-        return false;
     }
-  return true;
+  if (valid && lane == __ffs (same) - 1)
+    {
+      atomicAdd (tw.flux + id, f);
+      atomicAdd (tw.area + id, a);
+      atomicMax (tw.top + id, t);
+    }
 }
 
 /* 0: unknown (the climb decides); 1: the island does not split; more:
@@ -296,7 +189,7 @@ __device__ int32_t
 tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
              const SkyGpuDetectParams &lp, double peak, double floor_flux, double slack,
              int32_t *lvl_words, int32_t *parent, int32_t *smem, int64_t room,
-             int32_t *owner, const TreeWords &tw, bool cores, int groups, long long *phase)
+             int32_t *owner, const TreeWords &tw, bool cores, long long *phase)
 {
   __shared__ TreeShared ts;
   /* the first thread's clock where each phase of a level ends, summed over
@@ -315,10 +208,6 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
   const bool near = 3 * p <= room;
   int32_t *lvl = near ? smem + 2 * p : lvl_words;
   int32_t *id_of = near ? smem + p : tw.id_of;
-  const bool near2 = 5 * p <= room;
-  int32_t *parent2 = near2 ? smem + 3 * p : tw.parent2, *id_of2 = near2 ? smem + 4 * p : tw.id_of2;
-  if (nlevels < 2)
-    groups = 1;
 
   if (nlevels < 1 || nlevels > kTreeLevels || p > kTreePixels)
     return 0;
@@ -329,9 +218,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
   if (tid == 0)
     {
       ts.nsig = 0;
-      ts.count[0] = 0;
-      ts.count[1] = 0;
-      ts.fail = 0;
+      ts.nodes = 0;
       ts.cores = 0;
     }
   __syncthreads ();
@@ -347,8 +234,6 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
         c++;
       lvl[j] = c;
       parent[j] = (int32_t) j;
-      if (groups > 1)
-        parent2[j] = (int32_t) j;
       tw.leaf[j] = -1;
       if (c > 0)
         atomicAdd (&ts.bucket[c], 1);
@@ -375,49 +260,111 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
     }
   __syncthreads ();
   phase_done (kPhaseInit);
-  {
-    /* One group, or two of half the block each: the upper levels' and the
-     * lower ones', at once (the lower from all the pixels above its top). */
-    const int upper = groups > 1 && tid >= kBlock / 2;
-    const int split_at = groups > 1 ? nlevels / 2 : 0;
-    TreeGroup g;
-    if (groups > 1)
-      {
-        const int32_t upper_cap = (int32_t) (tw.cap / 2);
-        g = upper ? TreeGroup { parent2, id_of2, nlevels, split_at, false, 0, upper_cap,
-                                tid - kBlock / 2, kBlock / 2, 2 }
-                  : TreeGroup { parent, id_of, split_at, 0, true, upper_cap,
-                                (int32_t) tw.cap - upper_cap, tid, kBlock / 2, 1 };
-      }
-    else
-      g = TreeGroup { parent, id_of, nlevels, 0, false, 0, (int32_t) tw.cap, tid, kBlock, 0 };
-    if (!tree_levels (g, val, nb, nn, nlevels, lvl, tw, ts, &ts.count[upper], phase_done)
-        && g.gt == 0)
-      ts.fail = 1;
-    __syncthreads ();
-    if (ts.fail)
-      return 0;
-    /* The upper group's lowest nodes onto the lower group's top ones. */
-    if (groups > 1)
-      {
-        const int32_t hi = ts.count[1];
-        for (int32_t id = ts.start[split_at] + tid; id < hi; id += kBlock)
-          tw.down[id] = tw.link[tw.root[id]];
-      }
-  }
+  for (int l = nlevels - 1; l >= -1; l--)
+    {
+      /* The sums of the level above (l + 1), whose nodes the last find
+       * named: its new pixels into their nodes, the nodes of the level
+       * above it into theirs, as children; spread from the block's last
+       * warp down, beside this level's unions from the first up (each
+       * warp's lanes all in or all out of a round, for node_add). */
+      if (l + 1 < nlevels)
+        {
+          const int u = l + 1;
+          const int32_t new_lo = ts.bucket[u + 1], m = ts.bucket[u + 2] - new_lo;
+          const int32_t old_lo = u + 1 < nlevels ? ts.start[u + 1] : 0;
+          const int32_t items = m + (ts.start[u] - old_lo);
+          for (int32_t i0 = kBlock - 32 - (tid & ~31); i0 < items; i0 += kBlock)
+            {
+              const int32_t i = i0 + (tid & 31);
+              int32_t id = -1, area = 0;
+              double flux = 0;
+              uint32_t top = 0;
+              if (i < m)
+                {
+                  const int32_t j = tw.order[new_lo + i];
+                  id = id_of[tw.leaf[j]];
+                  tw.leaf[j] = id;
+                  flux = (double) val[j];
+                  area = 1;
+                  top = order_key (val[j]);
+                }
+              else if (i < items)
+                {
+                  const int32_t o = old_lo + i - m;
+                  id = id_of[tw.down[o]];
+                  tw.down[o] = id;
+                  flux = tw.flux[o];
+                  area = tw.area[o];
+                  top = tw.top[o];
+                }
+              node_add (tw, i < items, id, flux, area, top);
+            }
+        }
+      if (l < 0)
+        break;
+      const int32_t new_lo = ts.bucket[l + 1], m = ts.bucket[l + 2] - new_lo;
+      const int32_t first = ts.nodes;   /* this level's nodes are numbered from here */
+      const int32_t old_lo = l + 1 < nlevels ? ts.start[l + 1] : first;
+      const int32_t items = m + (first - old_lo);
+      /* The edges that appear at this level: a new pixel's to its
+       * neighbours above it (to a new one, once); a thread an edge, so that
+       * a level's latency is one union, not a pixel's nn one after another. */
+      for (int32_t e = tid; e < m * nn; e += kBlock)
+        {
+          const int32_t j = tw.order[new_lo + e / nn], q = nb[(int64_t) j * nn + e % nn];
+          if (q < 0)
+            continue;
+          const int32_t lj = lvl[j], lq = lvl[q];
+          if (lq > lj || (lq == lj && q < j))
+            tree_union (parent, lvl, j, q);
+        }
+      if (tid == 0)
+        ts.start[l] = first;
+      __syncthreads ();
+      phase_done (kPhaseUnion);
+      /* This level's nodes: the roots among the new pixels and the roots
+       * of the level above (every root is one or the other). Each new
+       * pixel keeps its root in its leaf word, each node of the level
+       * above its node's root in its down word, until the sums above name
+       * them (id_of holds this level's names until the next find). */
+      for (int32_t i = tid; i < items; i += kBlock)
+        {
+          const int32_t x = i < m ? tw.order[new_lo + i] : tw.root[old_lo + i - m];
+          const int32_t r = tree_find (parent, x);
+          atomicExch (parent + x, r);   /* others still read it */
+          if (i < m)
+            tw.leaf[x] = r;
+          else
+            tw.down[old_lo + i - m] = r;
+          if (r == x)
+            {
+              const int32_t id = atomicAdd (&ts.nodes, 1);
+              id_of[x] = id;
+              if (id < tw.cap)
+                {
+                  tw.down[id] = -1;
+                  tw.root[id] = x;
+                  tw.info[id] = l << kNodeLevelShift;
+                  tw.area[id] = 0;
+                  tw.top[id] = 0;
+                  tw.nsig[id] = 0;
+                  tw.flux[id] = 0;
+                }
+            }
+        }
+      __syncthreads ();
+      phase_done (kPhaseFind);
+      if (ts.nodes > tw.cap)
+        return 0;
+    }
   __syncthreads ();
   phase_done (kPhaseSums);
   /* Every node: significant as the climb tests it at its level, counted
    * as a significant child of the node below (of the island, at level 0). */
-  /* the nodes: the upper group's ids 0 .. count[1], then the lower
-   * group's from lower_from (0 for one group) */
-  const int32_t upper_nodes = ts.count[1], nodes = upper_nodes + ts.count[0];
-  const int32_t lower_from = groups > 1 ? (int32_t) (tw.cap / 2) : 0;
-  const auto node_at = [&] (int32_t i) { return i < upper_nodes ? i : lower_from + i - upper_nodes; };
+  const int32_t nodes = ts.nodes;
   int unsure = 0;
-  for (int32_t i = tid; i < nodes; i += kBlock)
+  for (int32_t id = tid; id < nodes; id += kBlock)
     {
-      const int32_t id = node_at (i);
       const double a = tw.flux[id], t = ts.t[tw.info[id] >> kNodeLevelShift];
       const int32_t area = tw.area[id];
       bool sig = area >= lp.deblend.min_area
@@ -444,8 +391,8 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
    * significant nodes (alive), has two significant children: the bottom-up
    * "good" of the CPU's frames, read along each node's way down. */
   int good = 0;
-  for (int32_t i = tid; i < nodes && !good; i += kBlock)
-    if (const int32_t id = node_at (i); tw.nsig[id] >= 2)
+  for (int32_t id = tid; id < nodes && !good; id += kBlock)
+    if (tw.nsig[id] >= 2)
       {
         int32_t x = id;
         while (x >= 0 && (tw.info[x] & kNodeSig))
@@ -460,9 +407,8 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
     return 0;
   /* The cores: alive with no significant child; marked by a significant
    * child count of -1 (while others read the flags of the nodes below). */
-  for (int32_t i = tid; i < nodes; i += kBlock)
+  for (int32_t id = tid; id < nodes; id += kBlock)
     {
-      const int32_t id = node_at (i);
       int32_t x = id;
       while (x >= 0 && (tw.info[x] & kNodeSig))
         x = tw.down[x];

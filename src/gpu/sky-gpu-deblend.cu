@@ -218,7 +218,7 @@ __device__ int32_t
 deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *index, int64_t nx,
                   int64_t ny, const SkyGpuDetectParams &lp, int64_t k, int64_t p,
                   const int32_t *box, double peak, int32_t *base, BlockShared &sh,
-                  int32_t *smem, int64_t shared_words, int use_tree, int groups)
+                  int32_t *smem, int64_t shared_words, int use_tree)
 {
   const int nn = lp.deblend.connectivity == 8 ? 8 : 4;
   /* Values and neighbours at the end of the shared words where they fit
@@ -320,7 +320,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   if (use_tree)
     {
       tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, room,
-                          owner, tree_words_at (lmax + p, p), use_tree > 1, groups, sh.phase);
+                          owner, tree_words_at (lmax + p, p), use_tree > 1, sh.phase);
       mark (sh.mark, kMarkTree);
       if (tid == 0)
         sh.tree = tree;
@@ -606,7 +606,7 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const u64 *__restrict__ offset, const u64 *__restrict__ total_need,
                      int32_t *__restrict__ scratch, int64_t scratch_cap,
                      int32_t *__restrict__ nsub, const int32_t *__restrict__ work, int64_t work_cap,
-                     int64_t shared_words, int use_tree, int groups, int profile)
+                     int64_t shared_words, int use_tree, int profile)
 {
   sky_grid_wait ();
   __shared__ BlockShared sh;
@@ -640,7 +640,7 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
       const int32_t *box = kbox + 4 * k;
       int32_t *base = scratch + __ldcg (offset + k - 1);
       int32_t ncores = deblend_parallel (m, labels, index, nx, ny, lp, k, p, box, kpeak[k], base,
-                                         sh, smem, shared_words, use_tree, groups);
+                                         sh, smem, shared_words, use_tree);
       __syncthreads ();
       if (threadIdx.x == 0)
         {
@@ -697,11 +697,6 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
    * climb), 0 every island climbs the levels; to compare them. */
   const char *tree_env = getenv ("SKYSIFT_GPU_DEBLEND_TREE");
   const int use_tree = tree_env == NULL ? 2 : tree_env[0] == '0' ? 0 : tree_env[0] == '1' ? 1 : 2;
-  /* SKYSIFT_GPU_DEBLEND_GROUPS: 2 (the default) the tree's upper and lower
-   * levels are built at once by two halves of the block, 1 by the whole
-   * block one level after another; to compare them. */
-  const char *groups_env = getenv ("SKYSIFT_GPU_DEBLEND_GROUPS");
-  const int groups = groups_env != NULL && groups_env[0] == '1' ? 1 : 2;
   /* SKYSIFT_GPU_DEBLEND_PROFILE=1: each island that may split prints its
    * phases' cycles (tuning). */
   const char *profile_env = getenv ("SKYSIFT_GPU_DEBLEND_PROFILE");
@@ -741,8 +736,7 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   SKY_LAUNCH (deblendIslandKernel, L->island_blocks, kBlock, (size_t) L->island_words * 4, s,
               L->d_header, *maps, gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea,
               L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap,
-              L->d_nsub, L->d_newlabel, L->island_cap, L->island_words, use_tree, groups,
-              profile);
+              L->d_nsub, L->d_newlabel, L->island_cap, L->island_words, use_tree, profile);
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
               L->d_deblended);
