@@ -165,7 +165,9 @@ static int
 ensure_input_maps (SkyGpu *gpu, int64_t n)
 {
   SkyGpuDetect *L = gpu->detect;
-  const size_t bytes = (size_t) n * sizeof (float);
+  /* whole 16-float runs: the measure kernel reads the residual 16 pixels
+   * a thread, up to the run that holds the last pixel */
+  const size_t bytes = (size_t) ((n + 15) / 16 * 16) * sizeof (float);
   const char *what = "the local method's given maps";
   int ret;
 
