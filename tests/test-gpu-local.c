@@ -321,12 +321,14 @@ test_reuse (void)
   g_rand_free (rng);
 }
 
-/* The deblending's other ways (SKYSIFT_GPU_DEBLEND_TREE): every island
- * climbing the levels (0), and the component tree answering only whether
- * an island splits (1); each decides as the CPU does. */
+/* The deblending's other ways (SKYSIFT_GPU_DEBLEND_TREE, read when a
+ * context is made): every island climbing the levels (0), and the
+ * component tree answering only whether an island splits (1); each decides
+ * as the CPU does. */
 static void
 test_climb (void)
 {
+  SkyGpu *own = device.gpu;
   GRand *rng;
   SkyImage a, b;
   SkyParams p;
@@ -340,13 +342,20 @@ test_climb (void)
     make_field (&field_cases[6], rng, &b);
   for (int way = 0; way < 2; way++)
     {
+      SkyGpu *other = NULL;
+
       g_setenv ("SKYSIFT_GPU_DEBLEND_TREE", way ? "1" : "0", TRUE);
+      if (sky_gpu_new (&other) != SKY_OK)
+        g_error ("a second GPU context: %s", sky_last_error ());
+      g_unsetenv ("SKYSIFT_GPU_DEBLEND_TREE");
+      device.gpu = other;
       check_local (way ? "tree for no split: crowded" : "climb only: crowded", &a, &p, NULL);
       if (!quick)
         check_local (way ? "tree for no split: a huge island" : "climb only: a huge island", &b,
                      &p, NULL);
+      device.gpu = own;
+      sky_gpu_free (other);
     }
-  g_unsetenv ("SKYSIFT_GPU_DEBLEND_TREE");
   if (!quick)
     sky_image_clear (&b);
   sky_image_clear (&a);

@@ -692,15 +692,8 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
   const unsigned pixel_grid = sky_gpu_detect_grid (gpu, n, kThreads);
   const unsigned word_grid = sky_gpu_detect_grid (gpu, L->nwords, kThreads);
   int32_t *index = reinterpret_cast<int32_t *> (gpu->d_work);
-  /* SKYSIFT_GPU_DEBLEND_TREE: 2 (the default) the component tree decides
-   * each island, 1 it answers only whether an island splits (those that do
-   * climb), 0 every island climbs the levels; to compare them. */
-  const char *tree_env = getenv ("SKYSIFT_GPU_DEBLEND_TREE");
-  const int use_tree = tree_env == NULL ? 2 : tree_env[0] == '0' ? 0 : tree_env[0] == '1' ? 1 : 2;
-  /* SKYSIFT_GPU_DEBLEND_PROFILE=1: each island that may split prints its
-   * phases' cycles (tuning). */
-  const char *profile_env = getenv ("SKYSIFT_GPU_DEBLEND_PROFILE");
-  const int profile = profile_env != NULL && profile_env[0] == '1';
+  const int use_tree = gpu->switches.deblend_tree;
+  const int profile = gpu->switches.deblend_profile;
   int ret;
 
   SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, s, L->d_header, L->d_need,

@@ -141,7 +141,10 @@ measureKernel (const float *__restrict__ image, const uint8_t *__restrict__ mask
            * (after deblending, where touching sources share a run of the
            * mask) another label. */
           const bool fg = k < kPixels && (bits & (1u << k));
-          if (open && (!fg || x == 0 || (kLabelsTouch && lab[k] != r.label)))
+          bool ends = !fg || x == 0;
+          if constexpr (kLabelsTouch)
+            ends = ends || lab[k] != r.label;
+          if (open && ends)
             {
               const int slot = atomicAdd (&s_count, 1);
               if (slot < kRecords)

@@ -196,6 +196,9 @@ typedef struct SkyGpuSwitches {
                               * box (32) or 256 threads a box; 0: 128 */
   int measure_threads;       /* SKYSIFT_GPU_MEASURE_THREADS: the local measures' block,
                               * 256, 512 or 1024; 0: by the image's size */
+  int deblend_tree;          /* SKYSIFT_GPU_DEBLEND_TREE: 2 the component tree decides each
+                              * island, 1 it says only which split, 0 every island climbs */
+  int deblend_profile;       /* SKYSIFT_GPU_DEBLEND_PROFILE=1: islands print their phases */
   char fault[16];            /* SKYSIFT_GPU_FAULT: the step before which a kernel traps */
 } SkyGpuSwitches;
 

@@ -19,6 +19,13 @@
  *   SKYSIFT_GPU_MEASURE_THREADS=N  the local measures in blocks of 256, 512
  *                               or 1024 threads a source, where otherwise
  *                               the image's size picks (tests, tuning);
+ *   SKYSIFT_GPU_DEBLEND_TREE=N  how the local method's deblending decides an
+ *                               island: 2 (the default) its component tree
+ *                               decides, 1 the tree says only whether it
+ *                               splits (those that do climb the levels), 0
+ *                               every island climbs (tests, comparisons);
+ *   SKYSIFT_GPU_DEBLEND_PROFILE=1  each island that may split prints its
+ *                               phases' cycles (tuning);
  *   SKYSIFT_GPU_FAULT=STEP      before STEP (clip, segment, label, measure)
  *                               a kernel traps, a real device fault
  *                               (tests of what callers do about one);
@@ -60,6 +67,10 @@ sky_gpu_switches_read (SkyGpuSwitches *sw)
                         : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "512")  ? 512
                         : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "1024") ? 1024
                                                                          : 0;
+  sw->deblend_tree = env_is ("SKYSIFT_GPU_DEBLEND_TREE", "0")   ? 0
+                     : env_is ("SKYSIFT_GPU_DEBLEND_TREE", "1") ? 1
+                                                                : 2;
+  sw->deblend_profile = env_is ("SKYSIFT_GPU_DEBLEND_PROFILE", "1");
   if (fault != NULL)
     snprintf (sw->fault, sizeof sw->fault, "%s", fault);
 }
