@@ -121,7 +121,10 @@ rowNodesKernel (const float *__restrict__ back, const float *__restrict__ dback,
 
 /* Every pixel: background and rms from its row's nodes (row_eval), then
  * residual = image - background and snr = residual / rms, NaN where rms is
- * not positive (sky_snr_row). Columns across the grid's x, rows in steps. */
+ * not positive (sky_snr_row). Columns across the grid's x, rows in steps.
+ * FULL false writes only the residual and snr (the detection makes the
+ * background and rms where it reads them, from the same nodes). */
+template <bool FULL>
 __global__ void __launch_bounds__ (kPixelThreads)
 pixelsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int64_t nbx,
               const int32_t *__restrict__ kcol, const float *__restrict__ dxs,
@@ -151,14 +154,16 @@ pixelsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int64_t n
         }
       else
         {
-          const float *bn = row, *bd = row + nbx, *rn = row + 2 * nbx, *rd = row + 3 * nbx;
-          b = cdx * (bn[k] + ax * bd[k]) + dx * (bn[k + 1] + bx * bd[k + 1]);
-          r = cdx * (rn[k] + ax * rd[k]) + dx * (rn[k + 1] + bx * rd[k + 1]);
+          b = sky_gpu_row_spline_eval (row, row + nbx, k, dx, cdx, ax, bx);
+          r = sky_gpu_row_spline_eval (row + 2 * nbx, row + 3 * nbx, k, dx, cdx, ax, bx);
         }
       const int64_t i = y * nx + x;
       const float res = __ldg (image + i) - b;
-      background[i] = b;
-      rms[i] = r;
+      if (FULL)
+        {
+          background[i] = b;
+          rms[i] = r;
+        }
       residual[i] = res;
       snr[i] = r > 0 ? res / r : nan;
     }
@@ -198,7 +203,7 @@ sky_gpu_background_column_starts (int64_t nx, int box, int64_t nbx, int64_t *sta
 
 int
 sky_gpu_background_maps_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g,
-                                 const float *d_image)
+                                 const float *d_image, int full)
 {
   const int64_t row_blocks = (g->ny + kRowsPerThread - 1) / kRowsPerThread;
   const dim3 grid (blocks_for (g->nx, kPixelThreads),
@@ -217,9 +222,15 @@ sky_gpu_background_maps_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkg
               in_shared ? node_smem : 0, gpu->stream, (const float *) L->d_back,
               (const float *) L->d_dback, (const float *) L->d_rmsm, (const float *) L->d_drms,
               g->ny, g->nbx, g->nby, g->box, L->d_nodes, L->d_row_u, in_shared);
-  SKY_LAUNCH (pixelsKernel, grid, kPixelThreads, 0, gpu->stream, d_image, g->nx, g->ny, g->nbx,
-              (const int32_t *) L->d_kcol, (const float *) L->d_dx, (const float *) L->d_cdx,
-              (const float *) L->d_ax, (const float *) L->d_bx, (const float *) L->d_nodes,
-              L->d_background, L->d_rms, L->d_residual, L->d_snr);
+  if (full)
+    SKY_LAUNCH (pixelsKernel<true>, grid, kPixelThreads, 0, gpu->stream, d_image, g->nx, g->ny,
+                g->nbx, (const int32_t *) L->d_kcol, (const float *) L->d_dx,
+                (const float *) L->d_cdx, (const float *) L->d_ax, (const float *) L->d_bx,
+                (const float *) L->d_nodes, L->d_background, L->d_rms, L->d_residual, L->d_snr);
+  else
+    SKY_LAUNCH (pixelsKernel<false>, grid, kPixelThreads, 0, gpu->stream, d_image, g->nx, g->ny,
+                g->nbx, (const int32_t *) L->d_kcol, (const float *) L->d_dx,
+                (const float *) L->d_cdx, (const float *) L->d_ax, (const float *) L->d_bx,
+                (const float *) L->d_nodes, L->d_background, L->d_rms, L->d_residual, L->d_snr);
   return SKY_OK;
 }

@@ -173,9 +173,11 @@ sky_gpu_local_bytes (const SkyGpu *gpu)
   return gpu->local != NULL ? gpu->local->arena_bytes : 0;
 }
 
-int
-sky_gpu_local_maps (SkyGpu *gpu, const float *d_image, int64_t nx, int64_t ny,
-                    const SkyParams *params, SkyGpuLocalMaps *out)
+/* sky_gpu_local_maps, the background and rms maps written or (full 0)
+ * left to the row splines. */
+static int
+local_maps (SkyGpu *gpu, const float *d_image, int64_t nx, int64_t ny, const SkyParams *params,
+            int full, SkyGpuLocalMaps *out)
 {
   SkyBkgGeometry g;
   int ret;
@@ -191,13 +193,13 @@ sky_gpu_local_maps (SkyGpu *gpu, const float *d_image, int64_t nx, int64_t ny,
   const SkyGpuLocal *L = gpu->local;
   if ((ret = sky_gpu_background_boxes_enqueue (gpu, L, &g, d_image)) != SKY_OK
       || (ret = sky_gpu_background_mesh_enqueue (gpu, L, &g)) != SKY_OK
-      || (ret = sky_gpu_background_maps_enqueue (gpu, L, &g, d_image)) != SKY_OK)
+      || (ret = sky_gpu_background_maps_enqueue (gpu, L, &g, d_image, full)) != SKY_OK)
     return ret;
   gpu->local->mesh_nb = g.nb;
   out->nx = nx;
   out->ny = ny;
-  out->background = L->d_background;
-  out->rms = L->d_rms;
+  out->background = full ? L->d_background : NULL;
+  out->rms = full ? L->d_rms : NULL;
   out->residual = L->d_residual;
   out->snr = L->d_snr;
   out->nbx = g.nbx;
@@ -205,6 +207,34 @@ sky_gpu_local_maps (SkyGpu *gpu, const float *d_image, int64_t nx, int64_t ny,
   out->box = g.box;
   out->mesh_background = L->d_back;
   out->mesh_rms = L->d_rmsm;
+  return SKY_OK;
+}
+
+int
+sky_gpu_local_maps (SkyGpu *gpu, const float *d_image, int64_t nx, int64_t ny,
+                    const SkyParams *params, SkyGpuLocalMaps *out)
+{
+  return local_maps (gpu, d_image, nx, ny, params, 1, out);
+}
+
+int
+sky_gpu_local_maps_splines (SkyGpu *gpu, const float *d_image, int64_t nx, int64_t ny,
+                            const SkyParams *params, SkyGpuLocalMaps *out,
+                            SkyGpuRowSplines *splines)
+{
+  int ret;
+
+  memset (splines, 0, sizeof *splines);
+  if ((ret = local_maps (gpu, d_image, nx, ny, params, 0, out)) != SKY_OK)
+    return ret;
+  const SkyGpuLocal *L = gpu->local;
+  splines->nodes = L->d_nodes;
+  splines->kcol = L->d_kcol;
+  splines->dx = L->d_dx;
+  splines->cdx = L->d_cdx;
+  splines->ax = L->d_ax;
+  splines->bx = L->d_bx;
+  splines->nbx = out->nbx;
   return SKY_OK;
 }
 

@@ -12,6 +12,7 @@
 
 #include "sky-gpu-private.h"
 #include "sky-background-math.h"
+#include "sky-gpu-row-splines.cuh"
 
 #include <math.h>
 
@@ -78,7 +79,9 @@ int64_t sky_gpu_background_filter_window (const SkyBkgGeometry *g);
  * last. */
 void sky_gpu_background_column_starts (int64_t nx, int box, int64_t nbx, int64_t *start);
 
+/* full: the background and rms maps written too, else only the residual
+ * and snr (the background and rms made where read, from the row splines). */
 int sky_gpu_background_maps_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkgGeometry *g,
-                                     const float *d_image);
+                                     const float *d_image, int full);
 
 #endif /* SKY_GPU_BACKGROUND_CUH */

@@ -8,18 +8,36 @@
 
 #include "sky-gpu-private.h"
 #include "sky-deblend-common.h"
+#include "sky-gpu-row-splines.cuh"
 
 /* The maps on the device, nx * ny floats each in rows of nx, as the CPU's
  * SkyLocalMaps and SkySnrSource give them to its steps. */
 typedef struct SkyGpuDetectMaps {
   const float *image;        /* the image, NaN where blank */
-  const float *background;
-  const float *rms;
+  const float *background;   /* or NULL: made where read from splines */
+  const float *rms;          /* likewise */
   const float *residual;     /* image - background, or NULL: made by the measure */
   const float *snr;          /* the (filtered) detection image in units of its rms, or
                               * NULL: (image - background) / rms where read, NaN where
                               * the rms is not positive, as sky_snr_row makes it */
+  SkyGpuRowSplines splines;  /* where background and rms are NULL (the device's own maps:
+                              * residual and snr are then never NULL) */
 } SkyGpuDetectMaps;
+
+/* The background and rms at pixel (x, y): the map's, or made from the
+ * row's spline with the map kernel's arithmetic (the same bits). */
+static __device__ __forceinline__ float
+sky_gpu_background_at (const SkyGpuDetectMaps &m, int64_t x, int64_t y, int64_t nx)
+{
+  return m.background != NULL ? m.background[y * nx + x]
+                              : sky_gpu_row_spline_at (m.splines, x, y, 0);
+}
+
+static __device__ __forceinline__ float
+sky_gpu_rms_at (const SkyGpuDetectMaps &m, int64_t x, int64_t y, int64_t nx)
+{
+  return m.rms != NULL ? m.rms[y * nx + x] : sky_gpu_row_spline_at (m.splines, x, y, 1);
+}
 
 /* The detection image at pixel i, as sky_snr_row makes it (the flood and
  * the deblending read it alike; their files are built without FMA

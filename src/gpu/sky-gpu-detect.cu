@@ -327,7 +327,7 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
   const int64_t nx = img->nx, ny = img->ny, n = nx * ny;
   cudaStream_t s = gpu->stream;
   SkyGpuDetect *L;
-  SkyGpuDetectMaps maps;
+  SkyGpuDetectMaps maps = {};
   const SkyGpuDetectHeader *hdr;
   int ret, again = 0;
   int64_t nsources;
@@ -372,7 +372,8 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
        * image too, so the detect step costs nothing of its own here. */
       SkyGpuLocalMaps dm;
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_UPLOADED], s));
-      if ((ret = sky_gpu_local_maps (gpu, gpu->d_image, nx, ny, params, &dm)) != SKY_OK)
+      if ((ret = sky_gpu_local_maps_splines (gpu, gpu->d_image, nx, ny, params, &dm,
+                                             &maps.splines)) != SKY_OK)
         return ret;
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + SKY_STEP_BACKGROUND], s));
       maps.background = dm.background;

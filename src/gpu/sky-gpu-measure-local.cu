@@ -319,7 +319,6 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
       const int32_t label = (int32_t) (k + 1);
       if (p.npix[k] <= 0)
         continue;  /* every label has pixels; this keeps a broken one in bounds */
-      const int64_t pi = (int64_t) p.peak_y[k] * nx + p.peak_x[k];
       const int64_t bx0 = p.xmin[k], by0 = p.ymin[k], bw = p.xmax[k] - bx0 + 1;
       const int64_t bn = bw * (p.ymax[k] - by0 + 1);
       double var = 0, sigma;
@@ -327,9 +326,10 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
 
       if (threadIdx.x == 0)
         {
-          bkg_out[k] = m.background[pi];
-          rms_out[k] = m.rms[pi];
-          peak_err[k] = m.rms[pi];
+          const float peak_rms = sky_gpu_rms_at (m, p.peak_x[k], p.peak_y[k], nx);
+          bkg_out[k] = sky_gpu_background_at (m, p.peak_x[k], p.peak_y[k], nx);
+          rms_out[k] = peak_rms;
+          peak_err[k] = peak_rms;
           sh_flags = 0;
         }
       for (int64_t b = threadIdx.x; b < bn; b += THREADS)
@@ -341,7 +341,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
           const int64_t i = y * nx + x;
           if (__ldcg (labels + i) != label)
             continue;
-          const float rms = m.rms[i];
+          const float rms = sky_gpu_rms_at (m, x, y, nx);
           uint32_t f = 0;
           if (isfinite (rms))
             var += (double) rms * rms;
@@ -353,8 +353,9 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
             f |= SKY_FLAG_BLANK;
           if (f != 0)
             {
-              const float r = m.image[i] - m.background[i];
-              const float snr = m.snr != NULL ? m.snr[i] : rms > 0 ? r / rms : NAN;
+              const float snr = m.snr != NULL ? m.snr[i]
+                                : rms > 0 ? (m.image[i] - sky_gpu_background_at (m, x, y, nx)) / rms
+                                          : NAN;
               if (snr > lp.seed_sigma)
                 f |= SKY_FLAG_TRUNCATED;
             }
@@ -399,6 +400,8 @@ sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpu
 
   if (residual == NULL)
     {
+      if (maps->background == NULL)
+        return sky_fail (SKY_ERR_ARGUMENT, "local measures: neither a residual nor a background");
       SKY_LAUNCH (residualKernel, sky_gpu_detect_grid (gpu, n, kThreads), kThreads, 0, s,
                   maps->image, maps->background, n, L->d_residual);
       residual = L->d_residual;
