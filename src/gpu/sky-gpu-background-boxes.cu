@@ -45,15 +45,72 @@ lane_add (LaneSums &a, float p, float lcut, float hcut)
  * first w - w % 4 pixels; lane 0 also sums the rest, the tail, apart).
  * The lane's pixels of a row are loaded kBatch at a time, the next batch
  * while the current one is added: the additions stay in the CPU's order,
- * the loads do not wait for them. */
+ * the loads do not wait for them. Two register batches take turns (no
+ * copy from one to the other); EXACT, where a row's lane pixels are whole
+ * batches (m % kBatch == 0: boxes of 64, 128, ...), drops the per-pixel
+ * bounds test. */
 constexpr int kBatch = 16;
 
+template <bool EXACT>
 __device__ __forceinline__ void
 load_batch (const float *row, int64_t x, int64_t m, int64_t j, float (&v)[kBatch])
 {
 #pragma unroll
   for (int k = 0; k < kBatch; k++)
-    v[k] = j * kBatch + k < m ? __ldg (row + x + 4 * k) : 0.0f;
+    v[k] = EXACT || j * kBatch + k < m ? __ldg (row + x + 4 * k) : 0.0f;
+}
+
+template <bool EXACT>
+__device__ __forceinline__ void
+add_batch (LaneSums &a, const float (&v)[kBatch], int64_t m, int64_t j, float lcut, float hcut)
+{
+#pragma unroll
+  for (int k = 0; k < kBatch; k++)
+    if (EXACT || j * kBatch + k < m)
+      lane_add (a, v[k], lcut, hcut);
+}
+
+/* The batches of a lane in order: row ly, batch lj of the row. */
+struct BatchWalk {
+  int64_t ly, lj, nbatch;
+
+  __device__ __forceinline__ void
+  step ()
+  {
+    if (++lj == nbatch)
+      {
+        lj = 0;
+        ly++;
+      }
+  }
+};
+
+template <bool EXACT>
+__device__ __forceinline__ void
+lane_pass (const float *base, int64_t nx, int64_t h, int64_t m, int lane, float lcut,
+           float hcut, LaneSums &mine)
+{
+  const int64_t nbatch = (m + kBatch - 1) / kBatch;
+  float a[kBatch], b[kBatch];
+  BatchWalk cur = { 0, 0, nbatch }, next = cur;
+
+  load_batch<EXACT> (base, lane, m, 0, a);
+  next.step ();
+  while (cur.ly < h)
+    {
+      if (next.ly < h)
+        load_batch<EXACT> (base + next.ly * nx, lane + 4 * kBatch * next.lj, m, next.lj, b);
+      add_batch<EXACT> (mine, a, m, cur.lj, lcut, hcut);
+      cur = next;
+      next.step ();
+      if (cur.ly >= h)
+        break;
+      if (next.ly < h)
+        load_batch<EXACT> (base + next.ly * nx, lane + 4 * kBatch * next.lj, m, next.lj, a);
+      add_batch<EXACT> (mine, b, m, cur.lj, lcut, hcut);
+      cur = next;
+      next.step ();
+    }
 }
 
 __device__ void
@@ -61,34 +118,16 @@ box_pass (const float *__restrict__ image, int64_t nx, int64_t x0, int64_t y0, i
           int64_t h, int lane, float lcut, float hcut, LaneSums &mine, LaneSums &tail)
 {
   const int64_t w4 = w / 4 * 4, m = w4 / 4;  /* each lane's pixels in a row */
-  const int64_t nbatch = (m + kBatch - 1) / kBatch;
   const float *base = image + y0 * nx + x0;
 
   mine = LaneSums { 0.0, 0.0, 0 };
   tail = LaneSums { 0.0, 0.0, 0 };
   if (m > 0)
     {
-      float cur[kBatch], nxt[kBatch] = {};
-      int64_t ly = 0, lj = 0;  /* the batch loaded next */
-      load_batch (base, lane, m, 0, cur);
-      for (int64_t y = 0; y < h; y++)
-        for (int64_t j = 0; j < nbatch; j++)
-          {
-            if (++lj == nbatch)
-              {
-                lj = 0;
-                ly++;
-              }
-            if (ly < h)
-              load_batch (base + ly * nx, lane + 4 * kBatch * lj, m, lj, nxt);
-#pragma unroll
-            for (int k = 0; k < kBatch; k++)
-              if (j * kBatch + k < m)
-                lane_add (mine, cur[k], lcut, hcut);
-#pragma unroll
-            for (int k = 0; k < kBatch; k++)
-              cur[k] = nxt[k];
-          }
+      if (m % kBatch == 0)
+        lane_pass<true> (base, nx, h, m, lane, lcut, hcut, mine);
+      else
+        lane_pass<false> (base, nx, h, m, lane, lcut, hcut, mine);
     }
   if (lane == 0 && w4 < w)
     for (int64_t y = 0; y < h; y++)
