@@ -296,9 +296,11 @@ bin_count (const int32_t *prefix, int nlevels, int32_t spare, int k)
 /* A block a box: histogram, prefix counts, SExtractor's mode. THREADS
  * (a multiple of 32) changes only how the integer work is shared out, not
  * a result: counts and moments are exact, the scalar arithmetic is every
- * thread's own. */
+ * thread's own. Blocks of 128 or 256 threads are held to 40 registers, so
+ * that 12 blocks of 128 fit a multiprocessor (48 registers allowed 10;
+ * shared memory allows 13). */
 template <int THREADS>
-__global__ void __launch_bounds__ (THREADS)
+__global__ void __launch_bounds__ (THREADS, THREADS >= 128 ? 1536 / THREADS : 1)
 boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box, int64_t nbx,
                const float *__restrict__ qzero_in, const float *__restrict__ qscale_in,
                const float *__restrict__ mean_in, const int32_t *__restrict__ nlevels_in,
@@ -419,13 +421,14 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
                                                                          &highsum)), -1);
           sum = P.below (sky_wrap_add (hcut, 1)) - P.below (lcut);
           /* moments over the bins lcut..hcut that exist: exact integers */
-          const int64_t k0 = lcut > 0 ? lcut : 0, k1 = hcut < topbin ? hcut : topbin;
+          const int k0 = lcut > 0 ? lcut : 0, k1 = hcut < topbin ? hcut : topbin;
           long long m1 = 0, m2 = 0;
-          for (int64_t k = k0 + threadIdx.x; k <= k1; k += THREADS)
+          /* (a count times a bin: 32-bit operands, a 64-bit product) */
+          for (int k = k0 + (int) threadIdx.x; k <= k1; k += THREADS)
             {
-              const long long c = prefix[k + 1] - prefix[k];
-              m1 += c * k;
-              m2 += c * k * k;
+              const long long ck = (long long) (prefix[k + 1] - prefix[k]) * k;
+              m1 += ck;
+              m2 += ck * k;
             }
           block_sum2<THREADS / 32> (m1, m2, slots, parity, &m1, &m2);
           parity ^= 1;
