@@ -219,34 +219,27 @@ boxSumsKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
   nlevels_out[b] = nlevels;
 }
 
-/* A block's sum of two int64 per thread, every thread getting the totals;
- * slots alternate between calls, so one barrier a call suffices. */
+/* A block's sums of three int64 per thread, every thread getting the
+ * totals; slots alternate between calls, so one barrier a call suffices. */
 template <int WARPS>
 __device__ __forceinline__ void
-block_sum2 (long long a, long long c, long long (*slots)[2][WARPS], int parity,
-            long long *ta, long long *tc)
+block_sum3 (long long (&v)[3], long long (*slots)[3][WARPS], int parity)
 {
   const unsigned full = 0xffffffffu;
 
   for (int o = 16; o > 0; o >>= 1)
-    {
-      a += __shfl_down_sync (full, a, o);
-      c += __shfl_down_sync (full, c, o);
-    }
+    for (int j = 0; j < 3; j++)
+      v[j] += __shfl_down_sync (full, v[j], o);
   if ((threadIdx.x & 31) == 0)
-    {
-      slots[parity][0][threadIdx.x / 32] = a;
-      slots[parity][1][threadIdx.x / 32] = c;
-    }
+    for (int j = 0; j < 3; j++)
+      slots[parity][j][threadIdx.x / 32] = v[j];
   __syncthreads ();
-  a = c = 0;
-  for (int k = 0; k < WARPS; k++)
+  for (int j = 0; j < 3; j++)
     {
-      a += slots[parity][0][k];
-      c += slots[parity][1][k];
+      v[j] = 0;
+      for (int k = 0; k < WARPS; k++)
+        v[j] += slots[parity][j][k];
     }
-  *ta = a;
-  *tc = c;
 }
 
 /* The prefix counts: pixels in bins below k (0 <= k <= nlevels). */
@@ -311,7 +304,7 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
   __shared__ int32_t histo[SKY_BKG_MAX_LEVELS + 1];
   int32_t *const prefix = histo;
   __shared__ int32_t chunk_sums[THREADS / 32];
-  __shared__ long long slots[2][2][(THREADS / 32)];
+  __shared__ long long slots[2][3][(THREADS / 32)];
 
   sky_grid_wait ();
   const int64_t b = blockIdx.x;
@@ -417,23 +410,46 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
       if (clip.hcut >= clip.lcut)
         {
           const int lcut = clip.lcut, hcut = clip.hcut;
-          hi = sky_wrap_add (sky_wrap_add (lcut, (int) median_walk_end (P, lcut, hcut, &lowsum,
-                                                                         &highsum)), -1);
-          sum = P.below (sky_wrap_add (hcut, 1)) - P.below (lcut);
-          /* moments over the bins lcut..hcut that exist: exact integers */
+          /* The median walk's end (median_walk_end) is the largest i in
+           * 0 .. hcut - lcut + 1 with i = 0 or P(k - 1) + P(k) < ends, k =
+           * lcut + i. P never decreases, so that test holds for the
+           * first i and fails for the rest: the end is the number of i
+           * for which it holds, counted by the block beside the moments
+           * (no bisection's chain of steps). Where the cuts lie outside
+           * the prefix counts (never, in practice: 0 <= lcut and hcut <
+           * nlevels) the bisection runs as before. */
+          const bool counted = lcut >= 0 && hcut < nlevels;
+          long long v[3] = { 0, 0, 0 };  /* moment 1, moment 2, the walk's end */
+          if (counted)
+            {
+              const long long ends = (long long) prefix[lcut] + prefix[hcut + 1];
+              for (int k = lcut + 1 + (int) threadIdx.x; k <= hcut + 1; k += THREADS)
+                v[2] += (long long) prefix[k - 1] + prefix[k] < ends;
+            }
+          /* moments over the bins lcut..hcut that exist: exact integers
+           * (a count times a bin: 32-bit operands, a 64-bit product) */
           const int k0 = lcut > 0 ? lcut : 0, k1 = hcut < topbin ? hcut : topbin;
-          long long m1 = 0, m2 = 0;
-          /* (a count times a bin: 32-bit operands, a 64-bit product) */
           for (int k = k0 + (int) threadIdx.x; k <= k1; k += THREADS)
             {
               const long long ck = (long long) (prefix[k + 1] - prefix[k]) * k;
-              m1 += ck;
-              m2 += ck * k;
+              v[0] += ck;
+              v[1] += ck * k;
             }
-          block_sum2<THREADS / 32> (m1, m2, slots, parity, &m1, &m2);
+          block_sum3<THREADS / 32> (v, slots, parity);
           parity ^= 1;
-          clip.mea = (double) m1;
-          clip.sig = (double) m2;
+          int64_t end;
+          if (counted)
+            {
+              end = v[2];
+              lowsum = P.below (lcut + (int) end) - P.below (lcut);
+              highsum = P.below (hcut + 1) - P.below (lcut + (int) end);
+            }
+          else
+            end = median_walk_end (P, lcut, hcut, &lowsum, &highsum);
+          hi = sky_wrap_add (sky_wrap_add (lcut, (int) end), -1);
+          sum = P.below (sky_wrap_add (hcut, 1)) - P.below (lcut);
+          clip.mea = (double) v[0];
+          clip.sig = (double) v[1];
         }
       if (hi >= 0)
         {
