@@ -13,7 +13,8 @@
  * 2. histogram and mode: a block a box counts its pixels into shared bins
  *    (counts do not depend on order), makes prefix counts, and runs
  *    SExtractor's clipped mode, every thread doing the scalar arithmetic
- *    itself, the bins' moments summed by the block as exact integers. */
+ *    itself, the bins' moments and the median walk's end (the CPU's
+ *    bisection's answer) counted by the block as exact integers. */
 #include "sky-gpu-background.cuh"
 
 namespace {
