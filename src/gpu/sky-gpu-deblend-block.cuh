@@ -26,11 +26,12 @@ vload (const T *p)
   return *(const volatile T *) p;
 }
 
-/* Union-find over the island's pixels, each tree's root its least pixel.
- * Links only ever point lower, so halving a path with atomicMin never
- * undoes another thread's link. */
-__device__ int32_t
-uf_find (int32_t *parent, int32_t x)
+/* The root of x's tree, halving the path on the way: where x's parent is
+ * not a root, halve (x's word, its parent, its grandparent) points x past
+ * its parent, each union-find in the way that keeps its links' order. */
+template <typename Halve>
+__device__ __forceinline__ int32_t
+find_halving (int32_t *parent, int32_t x, Halve halve)
 {
   for (;;)
     {
@@ -39,9 +40,18 @@ uf_find (int32_t *parent, int32_t x)
         return x;
       const int32_t upup = vload (parent + up);
       if (upup != up)
-        atomicMin (parent + x, upup);
+        halve (parent + x, up, upup);
       x = upup;
     }
+}
+
+/* Union-find over the island's pixels, each tree's root its least pixel.
+ * Links only ever point lower, so halving a path with atomicMin never
+ * undoes another thread's link. */
+__device__ int32_t
+uf_find (int32_t *parent, int32_t x)
+{
+  return find_halving (parent, x, [] (int32_t *link, int32_t, int32_t to) { atomicMin (link, to); });
 }
 
 __device__ void

@@ -112,16 +112,9 @@ tree_above (const int32_t *lvl, int32_t a, int32_t b)
 __device__ int32_t
 tree_find (int32_t *parent, int32_t x)
 {
-  for (;;)
-    {
-      const int32_t up = vload (parent + x);
-      if (up == x)
-        return x;
-      const int32_t upup = vload (parent + up);
-      if (upup != up)
-        atomicCAS (parent + x, up, upup);
-      x = upup;
-    }
+  return find_halving (parent, x, [] (int32_t *link, int32_t from, int32_t to) {
+    atomicCAS (link, from, to);
+  });
 }
 
 __device__ void
