@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include "sky-image-read.h"
+#include "bench-median.h"
 
 static double
 cpu_ms (int system)
@@ -25,20 +26,6 @@ cpu_ms (int system)
   getrusage (RUSAGE_SELF, &u);
   v = system ? u.ru_stime : u.ru_utime;
   return v.tv_sec * 1e3 + v.tv_usec / 1e3;
-}
-
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, (size_t) n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int
@@ -88,10 +75,11 @@ main (int argc, char **argv)
               cpu_ms (1) - sys);
     }
   {
-    double load = median (load_ms + 1, rounds - 1), read = median (read_ms + 1, rounds - 1);
+    double load = sky_bench_median (load_ms + 1, rounds - 1);
+    double read = sky_bench_median (read_ms + 1, rounds - 1);
     printf ("medians of rounds 2 to %d: load %.1f ms, the app's read %.1f ms; "
             "the rounds' read / load: %.2fx\n",
-            rounds, load, read, median (ratio + 1, rounds - 1));
+            rounds, load, read, sky_bench_median (ratio + 1, rounds - 1));
   }
   free (load_ms);
   free (read_ms);

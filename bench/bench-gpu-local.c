@@ -11,25 +11,12 @@
  * Usage: bench-gpu-local IMAGE.fits [--repeat N] [--dump DIR] [--json FILE] */
 #include "sky-cpu.h"
 #include "sky-gpu.h"
+#include "bench-median.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, (size_t) n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static int
 dump (const char *dir, const char *name, const float *v, int64_t n)
@@ -160,7 +147,7 @@ main (int argc, char **argv)
         cpu_ms[s][r] = ms[s];
     }
   for (int s = 0; s < 5; s++)
-    cpu_med[s] = median (cpu_ms[s], 3);
+    cpu_med[s] = sky_bench_median (cpu_ms[s], 3);
   if (dir != NULL
       && (dump (dir, "image.f32", img.pixels, img.nx * img.ny)
           || dump (dir, "background.f32", cpu.background, img.nx * img.ny)
@@ -197,7 +184,7 @@ main (int argc, char **argv)
                                + t.ms[SKY_STEP_MEASURE];
         }
       for (int s = 0; s < 7; s++)
-        gpu_med[mode][s] = median (gpu_ms[mode][s], repeat);
+        gpu_med[mode][s] = sky_bench_median (gpu_ms[mode][s], repeat);
       sky_result_compare (&img, &cpu, &gpu_res, diff[mode], sizeof diff[mode]);
       if (strcmp (diff[mode], "agree") == 0
           && memcmp (cpu.mask, gpu_res.mask, (size_t) (img.nx * img.ny)))

@@ -16,6 +16,7 @@
  */
 #include "sky-core.h"
 #include "sky-cpu.h"
+#include "bench-median.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,20 +31,6 @@ static const char *const names[NMASKS] = {
   "random 50% noise, 4-conn", "random 50% noise, 8-conn", "all source, 4-conn",
 };
 static const int conn_of[NMASKS] = { 4, 8, 4, 8, 4, 4, 4, 8, 4 };
-
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, (size_t) n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The GC-like field's mask as the CLI makes it with the lesson's defaults. */
 static uint8_t *
@@ -151,7 +138,7 @@ main (int argc, char **argv)
   printf ("| mask | components | median (ms) | ratio to the field, same connectivity |\n");
   printf ("| --- | ---: | ---: | ---: |\n");
   for (int k = 0; k < NMASKS; k++)
-    printf ("| %s | %lld | %.3f | %.2fx |\n", names[k], (long long) n[k], median (t[k], rounds),
-            median (ratio[k], rounds));
+    printf ("| %s | %lld | %.3f | %.2fx |\n", names[k], (long long) n[k],
+            sky_bench_median (t[k], rounds), sky_bench_median (ratio[k], rounds));
   return 0;
 }

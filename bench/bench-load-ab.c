@@ -20,6 +20,7 @@
  *   /tmp/bench-load-ab ROUNDS IMAGE.fits...
  */
 #include "sky-fits-private.h"
+#include "bench-median.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,20 +31,6 @@ int sky_fits_read_raw_plane_b (const char *path, const SkyFitsRawPlane *plane, i
 
 typedef int (*ReadFn) (const char *path, const SkyFitsRawPlane *plane, int nthreads,
                        float *pixels, int64_t *nblank, int64_t *ninf);
-
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, (size_t) n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void
 read_or_exit (ReadFn read, const char *path, const SkyFitsRawPlane *raw, float *pixels,
@@ -99,8 +86,10 @@ compare_file (const char *path, int rounds)
         t[(2 + v) * rounds + r] = sky_now_ms () - t0;
       }
   {
-    double fa = median (t, rounds), fb = median (t + rounds, rounds);
-    double wa = median (t + 2 * rounds, rounds), wb = median (t + 3 * rounds, rounds);
+    double fa = sky_bench_median (t, rounds);
+    double fb = sky_bench_median (t + rounds, rounds);
+    double wa = sky_bench_median (t + 2 * rounds, rounds);
+    double wb = sky_bench_median (t + 3 * rounds, rounds);
     printf ("| %s | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |\n",
             strrchr (path, '/') ? strrchr (path, '/') + 1 : path, fa, fb, fb / fa, wa, wb,
             wb / wa);

@@ -28,25 +28,12 @@
  *      -o /tmp/bench-load
  */
 #include "sky-fits-private.h"
+#include "bench-median.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, (size_t) n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 typedef struct {
   unsigned char *bytes;
@@ -200,10 +187,10 @@ compare_readers (const char *path, int rounds)
       warm[r] = timed_warm_read (path, sky_plane_file_raw (plane), warm_pixels);
     }
   mb = (double) st.st_size / 1e6;
-  tb = median (before, rounds);
-  ta = median (after, rounds);
-  tf = median (fresh, rounds);
-  tw = median (warm, rounds);
+  tb = sky_bench_median (before, rounds);
+  ta = sky_bench_median (after, rounds);
+  tf = sky_bench_median (fresh, rounds);
+  tw = sky_bench_median (warm, rounds);
   printf ("| %s | %d | %.1f | %.1f | %.1f | %.2f | %.2f | %.2fx | %.1f | %.1f |\n",
           strrchr (path, '/') ? strrchr (path, '/') + 1 : path, bitpix, mb, tb, ta, mb / tb,
           mb / ta, tb / ta, tf, tw);
