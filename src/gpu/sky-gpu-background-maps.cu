@@ -222,15 +222,10 @@ sky_gpu_background_maps_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBkg
               in_shared ? node_smem : 0, gpu->stream, (const float *) L->d_back,
               (const float *) L->d_dback, (const float *) L->d_rmsm, (const float *) L->d_drms,
               g->ny, g->nbx, g->nby, g->box, L->d_nodes, L->d_row_u, in_shared);
-  if (full)
-    SKY_LAUNCH (pixelsKernel<true>, grid, kPixelThreads, 0, gpu->stream, d_image, g->nx, g->ny,
-                g->nbx, (const int32_t *) L->d_kcol, (const float *) L->d_dx,
-                (const float *) L->d_cdx, (const float *) L->d_ax, (const float *) L->d_bx,
-                (const float *) L->d_nodes, L->d_background, L->d_rms, L->d_residual, L->d_snr);
-  else
-    SKY_LAUNCH (pixelsKernel<false>, grid, kPixelThreads, 0, gpu->stream, d_image, g->nx, g->ny,
-                g->nbx, (const int32_t *) L->d_kcol, (const float *) L->d_dx,
-                (const float *) L->d_cdx, (const float *) L->d_ax, (const float *) L->d_bx,
-                (const float *) L->d_nodes, L->d_background, L->d_rms, L->d_residual, L->d_snr);
+  const auto pixelsKernelChosen = full ? pixelsKernel<true> : pixelsKernel<false>;
+  SKY_LAUNCH (pixelsKernelChosen, grid, kPixelThreads, 0, gpu->stream, d_image, g->nx, g->ny,
+              g->nbx, (const int32_t *) L->d_kcol, (const float *) L->d_dx,
+              (const float *) L->d_cdx, (const float *) L->d_ax, (const float *) L->d_bx,
+              (const float *) L->d_nodes, L->d_background, L->d_rms, L->d_residual, L->d_snr);
   return SKY_OK;
 }
