@@ -321,6 +321,21 @@ test_reuse (void)
   g_rand_free (rng);
 }
 
+/* A second context made with one switch set: the switches are read when a
+ * context is made (sky-gpu-switches.cu), so a test of another way needs
+ * its own. */
+static SkyGpu *
+context_with (const char *variable, const char *value)
+{
+  SkyGpu *gpu = NULL;
+
+  g_setenv (variable, value, TRUE);
+  if (sky_gpu_new (&gpu) != SKY_OK)
+    g_error ("a second GPU context (%s=%s): %s", variable, value, sky_last_error ());
+  g_unsetenv (variable);
+  return gpu;
+}
+
 /* The deblending's other ways (SKYSIFT_GPU_DEBLEND_TREE, read when a
  * context is made): every island climbing the levels (0), and the
  * component tree answering only whether an island splits (1); each decides
@@ -342,12 +357,8 @@ test_climb (void)
     make_field (&field_cases[6], rng, &b);
   for (int way = 0; way < 2; way++)
     {
-      SkyGpu *other = NULL;
+      SkyGpu *other = context_with ("SKYSIFT_GPU_DEBLEND_TREE", way ? "1" : "0");
 
-      g_setenv ("SKYSIFT_GPU_DEBLEND_TREE", way ? "1" : "0", TRUE);
-      if (sky_gpu_new (&other) != SKY_OK)
-        g_error ("a second GPU context: %s", sky_last_error ());
-      g_unsetenv ("SKYSIFT_GPU_DEBLEND_TREE");
       device.gpu = other;
       check_local (way ? "tree for no split: crowded" : "climb only: crowded", &a, &p, NULL);
       if (!quick)
@@ -381,13 +392,9 @@ test_measure_blocks (void)
   sky_params_init (&p);
   for (int k = 0; k < (int) G_N_ELEMENTS (blocks); k++)
     {
-      SkyGpu *other = NULL;
+      SkyGpu *other = context_with ("SKYSIFT_GPU_MEASURE_THREADS", blocks[k]);
       char what[64];
 
-      g_setenv ("SKYSIFT_GPU_MEASURE_THREADS", blocks[k], TRUE);
-      if (sky_gpu_new (&other) != SKY_OK)
-        g_error ("a second GPU context: %s", sky_last_error ());
-      g_unsetenv ("SKYSIFT_GPU_MEASURE_THREADS");
       g_snprintf (what, sizeof what, "measures %s threads a source: crowded", blocks[k]);
       device.gpu = other;
       check_local (what, &a, &p, NULL);
