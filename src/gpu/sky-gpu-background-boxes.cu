@@ -507,20 +507,16 @@ sky_gpu_background_boxes_enqueue (SkyGpu *gpu, const SkyGpuLocal *L, const SkyBk
    * 1.88 ms), where 256 threads are slower still (1.95 ms); all in one call
    * (bench/results/gpu-local-speed-h100-2026-11-24.md).
    * SKYSIFT_GPU_MODE_THREADS=32, 128 or 256 chooses (tests, comparisons). */
-  if (gpu->switches.mode_threads == 32)
-    SKY_LAUNCH (boxModeKernel<32>, (unsigned) g->nb, 32, 0, gpu->stream, d_image, g->nx, g->ny,
-                g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
-                (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
-                L->d_raw_rms);
-  else if (gpu->switches.mode_threads == 256)
-    SKY_LAUNCH (boxModeKernel<256>, (unsigned) g->nb, 256, 0, gpu->stream, d_image, g->nx,
-                g->ny, g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
-                (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
-                L->d_raw_rms);
-  else
-    SKY_LAUNCH (boxModeKernel<kModeThreads>, (unsigned) g->nb, kModeThreads, 0, gpu->stream,
-                d_image, g->nx, g->ny, g->box, g->nbx, (const float *) L->d_qzero,
-                (const float *) L->d_qscale, (const float *) L->d_boxmean,
-                (const int32_t *) L->d_nlevels, L->d_raw_back, L->d_raw_rms);
+  const int mode_threads
+      = gpu->switches.mode_threads == 32 || gpu->switches.mode_threads == 256
+            ? gpu->switches.mode_threads
+            : kModeThreads;
+  const auto boxModeChosen = mode_threads == 32    ? boxModeKernel<32>
+                             : mode_threads == 256 ? boxModeKernel<256>
+                                                   : boxModeKernel<kModeThreads>;
+  SKY_LAUNCH (boxModeChosen, (unsigned) g->nb, mode_threads, 0, gpu->stream, d_image, g->nx, g->ny,
+              g->box, g->nbx, (const float *) L->d_qzero, (const float *) L->d_qscale,
+              (const float *) L->d_boxmean, (const int32_t *) L->d_nlevels, L->d_raw_back,
+              L->d_raw_rms);
   return SKY_OK;
 }

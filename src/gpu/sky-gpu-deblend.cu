@@ -681,29 +681,27 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
 } /* namespace */
 
 int
-sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
-                         const SkyGpuDetectParams *lp)
+sky_gpu_deblend_enqueue (const SkyGpuLocalStep *step)
 {
+  SkyGpu *gpu = step->gpu;
   SkyGpuDetect *L = gpu->detect;
-  cudaStream_t s = gpu->stream;
-  const int64_t n = nx * ny;
   const unsigned island_grid = sky_gpu_detect_grid (
       gpu, L->island_cap > L->nwords ? L->island_cap : L->nwords, kThreads);
-  const unsigned pixel_grid = sky_gpu_detect_grid (gpu, n, kThreads);
+  const unsigned pixel_grid = sky_gpu_detect_grid (gpu, step->n, kThreads);
   const unsigned word_grid = sky_gpu_detect_grid (gpu, L->nwords, kThreads);
   int32_t *index = reinterpret_cast<int32_t *> (gpu->d_work);
   const int use_tree = gpu->switches.deblend_tree;
   const int profile = gpu->switches.deblend_profile;
   int ret;
 
-  SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, s, L->d_header, L->d_need,
+  SKY_LAUNCH (deblendClearKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, L->d_need,
               L->d_first_bits, L->nwords);
-  SKY_LAUNCH (deblendMaximaKernel, pixel_grid, kThreads, 0, s, L->d_header, *maps, gpu->d_labels,
-              nx, ny, *lp, L->d_kpeak, L->d_karea, L->d_need);
+  SKY_LAUNCH (deblendMaximaKernel, pixel_grid, kThreads, 0, gpu->stream, L->d_header, *step->maps,
+              gpu->d_labels, step->nx, step->ny, *step->params, L->d_kpeak, L->d_karea, L->d_need);
   /* The list of islands that may split goes into the new labels' words,
    * which the rank kernel fills only after the island kernel. */
-  SKY_LAUNCH (deblendNeedKernel, island_grid, kThreads, 0, s, L->d_header, L->d_kpeak, L->d_karea,
-              *lp, L->d_need, L->d_nsub, L->d_newlabel, L->island_cap);
+  SKY_LAUNCH (deblendNeedKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, L->d_kpeak,
+              L->d_karea, *step->params, L->d_need, L->d_nsub, L->d_newlabel, L->island_cap);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_need, L->d_offset, L->island_cap,
                                    &L->d_header->nislands, L->d_total + 1)) != SKY_OK)
     return ret;
@@ -726,22 +724,23 @@ sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetect
           &per_sm, deblendIslandKernel, kBlock, (size_t) L->island_words * 4));
       L->island_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
     }
-  SKY_LAUNCH (deblendIslandKernel, L->island_blocks, kBlock, (size_t) L->island_words * 4, s,
-              L->d_header, *maps, gpu->d_labels, index, nx, ny, *lp, L->d_kpeak, L->d_karea,
-              L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap,
-              L->d_nsub, L->d_newlabel, L->island_cap, L->island_words, use_tree, profile);
-  SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state,
+  SKY_LAUNCH (deblendIslandKernel, L->island_blocks, kBlock, (size_t) L->island_words * 4,
+              gpu->stream, L->d_header, *step->maps, gpu->d_labels, index, step->nx, step->ny,
+              *step->params, L->d_kpeak, L->d_karea, L->d_kbox, L->d_offset, L->d_total + 1,
+              L->d_scratch, L->scratch_cap, L->d_nsub, L->d_newlabel, L->island_cap,
+              L->island_words, use_tree, profile);
+  SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
               L->d_deblended);
-  SKY_LAUNCH (deblendWordCountKernel, word_grid, kThreads, 0, s, L->d_header, L->d_first_bits,
-              L->nwords, L->d_word_count);
+  SKY_LAUNCH (deblendWordCountKernel, word_grid, kThreads, 0, gpu->stream, L->d_header,
+              L->d_first_bits, L->nwords, L->d_word_count);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_word_count, L->d_word_offset, L->nwords, NULL,
                                    L->d_total + 2)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (deblendRankKernel, island_grid, kThreads, 0, s, L->d_header, L->d_karea,
-              L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
-              L->d_word_offset, L->d_newlabel, L->d_deblended);
-  SKY_LAUNCH (deblendRelabelKernel, pixel_grid, kThreads, 0, s, L->d_header, L->d_karea, L->d_nsub,
-              L->d_scratch, L->d_offset, index, L->d_newlabel, n, gpu->d_labels);
+  SKY_LAUNCH (deblendRankKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, L->d_karea,
+              L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits, L->d_word_offset,
+              L->d_newlabel, L->d_deblended);
+  SKY_LAUNCH (deblendRelabelKernel, pixel_grid, kThreads, 0, gpu->stream, L->d_header, L->d_karea,
+              L->d_nsub, L->d_scratch, L->d_offset, index, L->d_newlabel, step->n, gpu->d_labels);
   return SKY_OK;
 }

@@ -153,20 +153,28 @@ int sky_gpu_scan_enqueue (SkyGpu *gpu, const unsigned long long *in, unsigned lo
                           int64_t cap, const unsigned long long *d_count,
                           unsigned long long *d_total);
 
-/* The steps, enqueued on gpu->stream after the maps are on the device. */
-int sky_gpu_flood_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
-                           const SkyGpuDetectParams *lp);
-int sky_gpu_deblend_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
-                             const SkyGpuDetectParams *lp);
-int sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny,
-                                   const SkyGpuDetectMaps *maps, const SkyGpuDetectParams *lp);
+/* What each step of the local method is given: the context (its stream,
+ * buffers and gpu->detect), the image's size, the maps on the device and
+ * the parameters. The steps are enqueued on gpu->stream in the order of
+ * sky_gpu_detect_enqueue's table. */
+typedef struct
+{
+  SkyGpu *gpu;
+  int64_t nx, ny, n;                         /* n = nx * ny */
+  const SkyGpuDetectMaps *maps;
+  const SkyGpuDetectParams *params;
+} SkyGpuLocalStep;
+
+int sky_gpu_flood_enqueue (const SkyGpuLocalStep *step);
+int sky_gpu_deblend_enqueue (const SkyGpuLocalStep *step);
+int sky_gpu_measure_local_enqueue (const SkyGpuLocalStep *step);
 
 /* The three steps from the maps on the device (flood, deblend, measure),
  * with an event where each ends (SKY_GPU_EV_STEP_END + step); nblank: the
  * image's blank pixels, for the flags. The mask, labels and image are the
  * context's (d_mask, d_labels, d_image: maps->image is d_image as a rule). */
 int sky_gpu_detect_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
-                                  const SkyParams *params, int64_t nblank);
+                           const SkyParams *params, int64_t nblank);
 
 /* The common measures (sky-gpu-measure.cu) on another image than the
  * context's: the local method measures the residual. Its deblended sources

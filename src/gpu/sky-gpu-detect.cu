@@ -271,13 +271,32 @@ local_params (const SkyImage *img, const SkyParams *params)
   return lp;
 }
 
+/* The local method's steps from the maps, in order: a step of the local
+ * method on the GPU is an entry here. */
+static const struct
+{
+  SkyStep step;
+  int (*enqueue) (const SkyGpuLocalStep *step);
+} kLocalSteps[] = {
+  { SKY_STEP_FLOOD, sky_gpu_flood_enqueue },
+  { SKY_STEP_DEBLEND, sky_gpu_deblend_enqueue },
+  { SKY_STEP_MEASURE, sky_gpu_measure_local_enqueue },
+};
+
+static SkyGpuLocalStep
+local_step (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
+            const SkyGpuDetectParams *lp)
+{
+  const SkyGpuLocalStep step = { gpu, nx, ny, nx * ny, maps, lp };
+  return step;
+}
+
 int
 sky_gpu_detect_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
-                              const SkyParams *params, int64_t nblank)
+                        const SkyParams *params, int64_t nblank)
 {
   SkyImage shape;
   SkyGpuDetectParams lp;
-  cudaStream_t s = gpu->stream;
   int ret;
 
   memset (&shape, 0, sizeof shape);
@@ -285,15 +304,14 @@ sky_gpu_detect_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectM
   shape.ny = ny;
   shape.nblank = nblank;
   lp = local_params (&shape, params);
-  if ((ret = sky_gpu_flood_enqueue (gpu, nx, ny, maps, &lp)) != SKY_OK)
-    return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + SKY_STEP_FLOOD], s));
-  if ((ret = sky_gpu_deblend_enqueue (gpu, nx, ny, maps, &lp)) != SKY_OK)
-    return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + SKY_STEP_DEBLEND], s));
-  if ((ret = sky_gpu_measure_local_enqueue (gpu, nx, ny, maps, &lp)) != SKY_OK)
-    return ret;
-  SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE], s));
+  const SkyGpuLocalStep step = local_step (gpu, nx, ny, maps, &lp);
+  for (size_t i = 0; i < sizeof kLocalSteps / sizeof kLocalSteps[0]; i++)
+    {
+      if ((ret = kLocalSteps[i].enqueue (&step)) != SKY_OK)
+        return ret;
+      SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + kLocalSteps[i].step],
+                                 gpu->stream));
+    }
   return SKY_OK;
 }
 
@@ -392,13 +410,14 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
   if (hdr->scratch_overflow || gpu->h_state->overflow)
     {
       const SkyGpuDetectParams lp = local_params (img, params);
+      const SkyGpuLocalStep step = local_step (gpu, nx, ny, &maps, &lp);
       again = 1;
       if ((ret = sky_gpu_detect_ensure_scratch (gpu, (int64_t) hdr->scratch_need)) != SKY_OK)
         return ret;
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_REMEASURE], s));
       if (hdr->scratch_overflow)
         {
-          if ((ret = sky_gpu_deblend_enqueue (gpu, nx, ny, &maps, &lp)) != SKY_OK
+          if ((ret = sky_gpu_deblend_enqueue (&step)) != SKY_OK
               || (ret = fetch_header (gpu)) != SKY_OK)
             return ret;
         }
@@ -406,7 +425,7 @@ run_local (SkyGpu *gpu, const SkyImage *img, const SkyParams *params, const SkyG
           && ((ret = sky_gpu_ensure_measure (gpu, gpu->h_state->nsources)) != SKY_OK
               || (ret = sky_gpu_detect_ensure_sources (gpu, gpu->meas_cap)) != SKY_OK))
         return ret;
-      if ((ret = sky_gpu_measure_local_enqueue (gpu, nx, ny, &maps, &lp)) != SKY_OK)
+      if ((ret = sky_gpu_measure_local_enqueue (&step)) != SKY_OK)
         return ret;
       SKY_CUDA (cudaEventRecord (gpu->ev[SKY_GPU_EV_STEP_END + SKY_STEP_MEASURE], s));
       if ((ret = fetch_header (gpu)) != SKY_OK)

@@ -191,35 +191,34 @@ floodRenumberKernel (const SkyGpuDetectHeader *__restrict__ hdr, const int32_t *
 } /* namespace */
 
 int
-sky_gpu_flood_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
-                       const SkyGpuDetectParams *lp)
+sky_gpu_flood_enqueue (const SkyGpuLocalStep *step)
 {
+  SkyGpu *gpu = step->gpu;
   SkyGpuDetect *L = gpu->detect;
-  cudaStream_t s = gpu->stream;
-  const int64_t n = nx * ny;
-  const int64_t padded = (n + SKY_LABEL_TILE - 1) / SKY_LABEL_TILE * SKY_LABEL_TILE;
+  const int64_t padded = (step->n + SKY_LABEL_TILE - 1) / SKY_LABEL_TILE * SKY_LABEL_TILE;
   const unsigned pixel_grid = sky_gpu_detect_grid (gpu, padded, kThreads);
   const unsigned island_grid = sky_gpu_detect_grid (gpu, L->island_cap, kThreads);
-  const unsigned reduce_blocks = (unsigned) ((n + kThreads * kPixels - 1) / (kThreads * kPixels));
+  const unsigned reduce_blocks
+      = (unsigned) ((step->n + kThreads * kPixels - 1) / (kThreads * kPixels));
   int ret;
 
-  SKY_LAUNCH (floodMaskKernel, pixel_grid, kThreads, 0, s, *maps, n, padded, lp->flood,
-              gpu->d_mask);
-  if ((ret = sky_gpu_label_enqueue (gpu, nx, ny)) != SKY_OK)
+  SKY_LAUNCH (floodMaskKernel, pixel_grid, kThreads, 0, gpu->stream, *step->maps, step->n, padded,
+              step->params->flood, gpu->d_mask);
+  if ((ret = sky_gpu_label_enqueue (gpu, step->nx, step->ny)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (floodClearKernel, island_grid, kThreads, 0, s, gpu->d_state, L->d_header,
+  SKY_LAUNCH (floodClearKernel, island_grid, kThreads, 0, gpu->stream, gpu->d_state, L->d_header,
               L->d_peak_key, L->d_area, L->d_box, L->d_first);
-  SKY_LAUNCH (floodReduceKernel, reduce_blocks, kThreads, 0, s, *maps, gpu->d_labels, n, nx,
-              L->d_peak_key, L->d_area, L->d_box, L->d_first);
-  SKY_LAUNCH (floodKeepKernel, island_grid, kThreads, 0, s, L->d_header, L->d_peak_key, L->d_area,
-              lp->seed_sigma, lp->deblend.min_area, L->d_keep);
+  SKY_LAUNCH (floodReduceKernel, reduce_blocks, kThreads, 0, gpu->stream, *step->maps,
+              gpu->d_labels, step->n, step->nx, L->d_peak_key, L->d_area, L->d_box, L->d_first);
+  SKY_LAUNCH (floodKeepKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, L->d_peak_key,
+              L->d_area, step->params->seed_sigma, step->params->deblend.min_area, L->d_keep);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_keep, L->d_keep_pos, L->island_cap,
                                    &L->d_header->nall, L->d_total)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (floodCompactKernel, island_grid, kThreads, 0, s, L->d_header, gpu->d_state, L->d_keep,
-              L->d_keep_pos, L->d_total, L->d_peak_key, L->d_area, L->d_box, L->d_first,
+  SKY_LAUNCH (floodCompactKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, gpu->d_state,
+              L->d_keep, L->d_keep_pos, L->d_total, L->d_peak_key, L->d_area, L->d_box, L->d_first,
               L->d_relabel, L->d_kpeak, L->d_karea, L->d_kbox, L->d_kfirst);
-  SKY_LAUNCH (floodRenumberKernel, pixel_grid, kThreads, 0, s, L->d_header, L->d_relabel, n,
-              gpu->d_labels, gpu->d_mask);
+  SKY_LAUNCH (floodRenumberKernel, pixel_grid, kThreads, 0, gpu->stream, L->d_header, L->d_relabel,
+              step->n, gpu->d_labels, gpu->d_mask);
   return SKY_OK;
 }

@@ -388,27 +388,26 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
 } /* namespace */
 
 int
-sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpuDetectMaps *maps,
-                               const SkyGpuDetectParams *lp)
+sky_gpu_measure_local_enqueue (const SkyGpuLocalStep *step)
 {
+  SkyGpu *gpu = step->gpu;
   SkyGpuDetect *L = gpu->detect;
-  cudaStream_t s = gpu->stream;
-  const int64_t n = nx * ny, cap = gpu->meas_cap;
+  const int64_t cap = gpu->meas_cap;
   const unsigned char *cat = gpu->d_meas + cap * SKY_MEASURE_ACC_BYTES;
-  const float *residual = maps->residual;
+  const float *residual = step->maps->residual;
   int ret;
 
   if (residual == NULL)
     {
-      if (maps->background == NULL)
+      if (step->maps->background == NULL)
         return sky_fail (SKY_ERR_ARGUMENT, "local measures: neither a residual nor a background");
-      SKY_LAUNCH (residualKernel, sky_gpu_detect_grid (gpu, n, kThreads), kThreads, 0, s,
-                  maps->image, maps->background, n, L->d_residual);
+      SKY_LAUNCH (residualKernel, sky_gpu_detect_grid (gpu, step->n, kThreads), kThreads, 0,
+                  gpu->stream, step->maps->image, step->maps->background, step->n, L->d_residual);
       residual = L->d_residual;
     }
-  if ((ret = sky_gpu_measure_image_enqueue (gpu, residual, nx, ny, 1)) != SKY_OK)
+  if ((ret = sky_gpu_measure_image_enqueue (gpu, residual, step->nx, step->ny, 1)) != SKY_OK)
     return ret;
-  SKY_LAUNCH (sourceNeedKernel, sky_gpu_detect_grid (gpu, cap, kThreads), kThreads, 0, s,
+  SKY_LAUNCH (sourceNeedKernel, sky_gpu_detect_grid (gpu, cap, kThreads), kThreads, 0, gpu->stream,
               gpu->d_state, cat, cap, L->d_src_need, L->d_total + 3);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_src_need, L->d_src_offset, cap, L->d_total + 3,
                                    L->d_total + 4)) != SKY_OK)
@@ -423,18 +422,14 @@ sky_gpu_measure_local_enqueue (SkyGpu *gpu, int64_t nx, int64_t ny, const SkyGpu
   const unsigned grid = sky_gpu_detect_grid (gpu, cap, 1);
   int threads = gpu->switches.measure_threads;
   if (threads == 0)
-    threads = n <= (int64_t) 2048 * 2048 ? 512 : kSourceThreads;
-  if (threads == 512)
-    SKY_LAUNCH (measureLocalKernel<512>, grid, 512, 0, s, gpu->d_state, cat, cap, *maps,
-                residual, gpu->d_labels, nx, ny, *lp, L->d_deblended, L->d_src_offset,
-                L->d_scratch, L->d_seen, L->d_cat);
-  else if (threads == 1024)
-    SKY_LAUNCH (measureLocalKernel<1024>, grid, 1024, 0, s, gpu->d_state, cat, cap, *maps,
-                residual, gpu->d_labels, nx, ny, *lp, L->d_deblended, L->d_src_offset,
-                L->d_scratch, L->d_seen, L->d_cat);
-  else
-    SKY_LAUNCH (measureLocalKernel<kSourceThreads>, grid, kSourceThreads, 0, s, gpu->d_state,
-                cat, cap, *maps, residual, gpu->d_labels, nx, ny, *lp, L->d_deblended,
-                L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
+    threads = step->n <= (int64_t) 2048 * 2048 ? 512 : kSourceThreads;
+  if (threads != 512 && threads != 1024)
+    threads = kSourceThreads;
+  const auto measureLocalChosen = threads == 512    ? measureLocalKernel<512>
+                                  : threads == 1024 ? measureLocalKernel<1024>
+                                                    : measureLocalKernel<kSourceThreads>;
+  SKY_LAUNCH (measureLocalChosen, grid, threads, 0, gpu->stream, gpu->d_state, cat, cap,
+              *step->maps, residual, gpu->d_labels, step->nx, step->ny, *step->params,
+              L->d_deblended, L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
   return SKY_OK;
 }
