@@ -21,6 +21,7 @@ namespace {
 
 constexpr int kSumThreads = 32;      /* 8 boxes a block: small images still fill every SM */
 constexpr int kModeThreads = 128; /* the mode kernel's block unless switched */
+constexpr int kHistBatch = 8;     /* a mode thread's pixels loaded at once */
 
 struct LaneSums {
   double s, q;
@@ -332,21 +333,30 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
   /* SEP's bin: (int) (p / qscale + cste) in float, truncated; outside
    * every bin (and NaN) to the spare bin nlevels. */
   {
-    /* rows of up to THREADS pixels: several rows at a time */
+    /* rows of up to THREADS pixels: several rows at a time; a thread's
+     * pixels of kHistBatch rows loaded before any is binned, so that their
+     * loads wait together (a count does not depend on the order) */
     const int64_t rows_at_once = w < THREADS ? THREADS / w : 1;
     const int64_t ty = threadIdx.x / (w < THREADS ? w : THREADS);
     const int64_t tx = threadIdx.x - ty * (w < THREADS ? w : THREADS);
     if (ty < rows_at_once)
-      for (int64_t y = ty; y < h; y += rows_at_once)
-        {
-          const float *row = image + (y0 + y) * nx + x0;
-          for (int64_t x = tx; x < w; x += THREADS)
-            {
-              const float f = __ldg (row + x) / qscale + cste;
-              const int bin = (f > -1.0f && f < top) ? sky_x86_f2i (f) : nlevels;
-              atomicAdd (&histo[bin], 1);
-            }
-        }
+      for (int64_t x = tx; x < w; x += THREADS)
+        for (int64_t y = ty; y < h; y += rows_at_once * kHistBatch)
+          {
+            const float *pixel = image + (y0 + y) * nx + x0 + x;
+            float v[kHistBatch];
+#pragma unroll
+            for (int j = 0; j < kHistBatch; j++)
+              v[j] = y + j * rows_at_once < h ? __ldg (pixel + j * rows_at_once * nx) : 0.0f;
+#pragma unroll
+            for (int j = 0; j < kHistBatch; j++)
+              if (y + j * rows_at_once < h)
+                {
+                  const float f = v[j] / qscale + cste;
+                  const int bin = (f > -1.0f && f < top) ? sky_x86_f2i (f) : nlevels;
+                  atomicAdd (&histo[bin], 1);
+                }
+          }
   }
   __syncthreads ();
 
@@ -362,6 +372,9 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
     const int stretch = (nlevels + 32 * kWarps - 1) / (32 * kWarps) * 32;
     const int k0 = warp * stretch, k1 = k0 + stretch < nlevels ? k0 + stretch : nlevels;
     int32_t run = 0;
+    /* a stretch's rounds are independent but for run: unrolled, their
+     * loads and shuffles overlap */
+#pragma unroll 4
     for (int base = k0; base < k1; base += 32)
       {
         const int k = base + lane;
