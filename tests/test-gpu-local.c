@@ -405,6 +405,38 @@ test_measure_blocks (void)
   g_rand_free (rng);
 }
 
+/* The core's other walk (SKYSIFT_GPU_CORE_WALK=queue, read when a context
+ * is made): a queue in global memory for every source, where by default a
+ * source whose box fits the bitmap is grown in shared memory and only the
+ * larger ones take the queue. */
+static void
+test_core_walk (void)
+{
+  SkyGpu *own = device.gpu, *other;
+  GRand *rng;
+  SkyImage a, b;
+  SkyParams p;
+
+  if (!sky_test_gpu_ready (&device))
+    return;
+  rng = g_rand_new_with_seed (g_test_rand_int ());
+  make_field (&field_cases[2], rng, &a);
+  sky_params_init (&p);
+  if (!quick)
+    make_field (&field_cases[6], rng, &b);
+  other = context_with ("SKYSIFT_GPU_CORE_WALK", "queue");
+  device.gpu = other;
+  check_local ("core walked by a queue: crowded", &a, &p, NULL);
+  if (!quick)
+    check_local ("core walked by a queue: a huge island", &b, &p, NULL);
+  device.gpu = own;
+  sky_gpu_free (other);
+  if (!quick)
+    sky_image_clear (&b);
+  sky_image_clear (&a);
+  g_rand_free (rng);
+}
+
 /* ------------------------------------------------------------ shared images */
 
 static void
@@ -440,6 +472,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu-local/reuse", test_reuse);
   g_test_add_func ("/gpu-local/deblend-climb", test_climb);
   g_test_add_func ("/gpu-local/measure-blocks", test_measure_blocks);
+  g_test_add_func ("/gpu-local/core-walk", test_core_walk);
   ret = g_test_run ();
   sky_test_gpu_close (&device, "GPU local-method parity checks", checks_passed, checks_failed);
   return ret;

@@ -195,6 +195,90 @@ core_area (const float *residual, const int32_t *labels, int64_t nx, int64_t ny,
   return tail;
 }
 
+/* The same count where the source's box fits kCoreWords words of bits a
+ * row padded to 32 pixels: which of its pixels may join (the source's
+ * label, above the level) as a bitmap in shared memory, built a word at a
+ * time by a warp's ballot, and the core grown from the peak a step at a
+ * time over the whole box, each step reading one bitmap and writing the
+ * other, until a step adds nothing. A step costs a few shared-memory words
+ * a thread where the queue's walk waits on global memory; both take as
+ * many steps as the core is wide. */
+constexpr int kCoreWords = 2048;
+
+__device__ __forceinline__ bool
+core_fits_bits (int64_t bw, int64_t bh)
+{
+  return (bw + 31) / 32 * bh <= kCoreWords;
+}
+
+template <int THREADS>
+__device__ int64_t
+core_area_bits (const float *residual, const int32_t *labels, int64_t nx, int32_t label,
+                int64_t bx0, int64_t by0, int64_t bw, int64_t bh, int64_t px, int64_t py,
+                float peak, uint32_t (*bits)[kCoreWords], double (*sh)[3])
+{
+  const float level = (float) (kCoreLevel * peak);
+  const int stride = (int) ((bw + 31) / 32), rows = (int) bh, words = stride * rows;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  uint32_t *const may = bits[0];
+  uint32_t *grown = bits[1], *next = bits[2];
+
+  for (int wi = warp; wi < words; wi += THREADS / 32)
+    {
+      const int row = wi / stride, x = (wi - row * stride) * 32 + lane;
+      bool in = false;
+      if (x < bw)
+        {
+          const int64_t i = (by0 + row) * nx + bx0 + x;
+          in = __ldcg (labels + i) == label && residual[i] > level;
+        }
+      const uint32_t word = __ballot_sync (0xffffffffu, in);
+      if (lane == 0)
+        {
+          may[wi] = word;
+          grown[wi] = 0;
+        }
+    }
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    {
+      /* the peak counts whatever its value, as the queue's first pixel */
+      const int c = (int) (px - bx0);
+      grown[(py - by0) * stride + c / 32] |= 1u << (c % 32);
+    }
+  __syncthreads ();
+  for (;;)
+    {
+      int changed = 0;
+      for (int wi = threadIdx.x; wi < words; wi += THREADS)
+        {
+          const int row = wi / stride, col = wi - row * stride;
+          const uint32_t g = grown[wi];
+          uint32_t near = g << 1 | g >> 1;
+          if (col > 0)
+            near |= grown[wi - 1] >> 31;
+          if (col + 1 < stride)
+            near |= grown[wi + 1] << 31;
+          if (row > 0)
+            near |= grown[wi - stride];
+          if (row + 1 < rows)
+            near |= grown[wi + stride];
+          const uint32_t now = g | (near & may[wi]);
+          next[wi] = now;
+          changed |= now != g;
+        }
+      if (!__syncthreads_or (changed))
+        break;
+      uint32_t *const t = grown;
+      grown = next;
+      next = t;
+    }
+  int count = 0;
+  for (int wi = threadIdx.x; wi < words; wi += THREADS)
+    count += __popc (grown[wi]);
+  return (int64_t) block_sums<THREADS> (Sums { (double) count, 0, 0 }, sh).a;
+}
+
 /* SExtractor's windowed centroid, as the CPU iterates it, by the block:
  * the weights of the window's columns and rows in shared memory where it
  * fits them (else made per pixel: the same values), the sums over the
@@ -297,13 +381,15 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
                     const int32_t *__restrict__ labels, int64_t nx, int64_t ny,
                     SkyGpuDetectParams lp, const uint8_t *__restrict__ deblended,
                     const u64 *__restrict__ offset, int32_t *__restrict__ scratch,
-                    uint8_t *__restrict__ seen, unsigned char *__restrict__ out)
+                    uint8_t *__restrict__ seen, unsigned char *__restrict__ out,
+                    int queue_walk)
 {
   sky_grid_wait ();
   __shared__ double sh[THREADS / 32][3];
   __shared__ double wxs[kColumns], wys[kColumns];
   __shared__ unsigned int sh_flags;
   __shared__ int64_t sh_tail;
+  __shared__ uint32_t core_bits[3][kCoreWords];
   const int64_t n = __ldcg (&st->nsources);
 
   if (n > cap)
@@ -374,10 +460,15 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
           sum_err[k] = sqrt (total.a);
         }
       /* The window's sigma from the core's area, as a Gaussian's. */
+      const int64_t bh = p.ymax[k] - by0 + 1;
       int64_t *queue = reinterpret_cast<int64_t *> (scratch + 2 * offset[k]);
-      sigma = sqrt (core_area<THREADS> (residual, labels, nx, ny, label, p.peak_x[k],
-                                        p.peak_y[k], p.peak[k], queue, seen, &sh_tail)
-                    / lp.core_denominator);
+      const int64_t core
+          = !queue_walk && core_fits_bits (bw, bh)
+                ? core_area_bits<THREADS> (residual, labels, nx, label, bx0, by0, bw, bh,
+                                           p.peak_x[k], p.peak_y[k], p.peak[k], core_bits, sh)
+                : core_area<THREADS> (residual, labels, nx, ny, label, p.peak_x[k], p.peak_y[k],
+                                      p.peak[k], queue, seen, &sh_tail);
+      sigma = sqrt (core / lp.core_denominator);
       sigma = sigma > 0.5 ? sigma : 0.5;
       windowed_centroid<THREADS> (residual, labels, nx, ny, label, p, k, sigma, &x_win[k],
                                   &y_win[k], wxs, wys, sh);
@@ -430,6 +521,7 @@ sky_gpu_measure_local_enqueue (const SkyGpuLocalStep *step)
                                                     : measureLocalKernel<kSourceThreads>;
   SKY_LAUNCH (measureLocalChosen, grid, threads, 0, gpu->stream, gpu->d_state, cat, cap,
               *step->maps, residual, gpu->d_labels, step->nx, step->ny, *step->params,
-              L->d_deblended, L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat);
+              L->d_deblended, L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat,
+              gpu->switches.core_queue);
   return SKY_OK;
 }

@@ -194,6 +194,8 @@ typedef struct SkyGpuSwitches {
   int loop_profile;          /* SKYSIFT_GPU_LOOP_PROFILE=1: the loop prints its cycles */
   int mode_threads;          /* SKYSIFT_GPU_MODE_THREADS: the background's mode a warp a
                               * box (32) or 256 threads a box; 0: 128 */
+  int core_queue;            /* SKYSIFT_GPU_CORE_WALK=queue: the local measures' core walked
+                              * by a queue in global memory even where it fits a bitmap */
   int measure_threads;       /* SKYSIFT_GPU_MEASURE_THREADS: the local measures' block,
                               * 256, 512 or 1024; 0: by the image's size */
   int deblend_tree;          /* SKYSIFT_GPU_DEBLEND_TREE: 2 the component tree decides each

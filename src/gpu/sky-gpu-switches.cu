@@ -19,6 +19,11 @@
  *   SKYSIFT_GPU_MEASURE_THREADS=N  the local measures in blocks of 256, 512
  *                               or 1024 threads a source, where otherwise
  *                               the image's size picks (tests, tuning);
+ *   SKYSIFT_GPU_CORE_WALK=queue the local measures' core (the pixels above
+ *                               0.7 of the peak joined to it) walked by a
+ *                               queue in global memory even where the
+ *                               source's box fits the bitmap in shared
+ *                               memory that is grown otherwise (tests);
  *   SKYSIFT_GPU_DEBLEND_TREE=N  how the local method's deblending decides an
  *                               island: 2 (the default) its component tree
  *                               decides, 1 the tree says only whether it
@@ -63,6 +68,7 @@ sky_gpu_switches_read (SkyGpuSwitches *sw)
                      : env_is ("SKYSIFT_GPU_MODE_THREADS", "128") ? 128
                      : env_is ("SKYSIFT_GPU_MODE_THREADS", "256") ? 256
                                                                   : 0;
+  sw->core_queue = env_is ("SKYSIFT_GPU_CORE_WALK", "queue");
   sw->measure_threads = env_is ("SKYSIFT_GPU_MEASURE_THREADS", "256")    ? 256
                         : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "512")  ? 512
                         : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "1024") ? 1024
