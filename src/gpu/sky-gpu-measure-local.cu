@@ -17,16 +17,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kSourceThreads = 256;   /* a block a source, unless switched */
-/* Window pixels a thread loads before it adds them: 8 in blocks of 512 or
- * more threads, which run where the sources are few and the largest
- * source's window is the kernel's time; 4 in blocks of 256, where the
- * sources are many and registers are occupancy. */
-template <int THREADS>
-__host__ __device__ constexpr int
-window_batch ()
-{
-  return THREADS >= 512 ? 8 : 4;
-}
+constexpr int kWindowBatch = 4;       /* window pixels a thread loads before it adds them */
 constexpr int kWindowIterations = 16;
 constexpr double kCoreLevel = 0.7;
 constexpr int kColumns = 512;   /* the window's columns and rows whose weights are kept */
@@ -323,7 +314,6 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
       /* A batch of pixels' loads in flight before the first is used: the
        * window of a large source is most of this kernel's time. */
       const int64_t wh = w * h;
-      constexpr int kWindowBatch = window_batch<THREADS> ();
       for (int64_t b0 = threadIdx.x; b0 < wh; b0 += kWindowBatch * THREADS)
         {
           float v[kWindowBatch];
