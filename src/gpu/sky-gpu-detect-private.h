@@ -122,6 +122,8 @@ struct SkyGpuDetect {
   int64_t island_words;                      /* the island kernel's shared words (0: not yet
                                               * asked of the device) */
   unsigned island_blocks;                    /* its blocks: as many as are resident at once */
+  int64_t wide_measure_most;                 /* the most sources measured 512 threads each: the
+                                              * blocks of 512 resident at once (0: not yet asked) */
 
   /* the local measures */
   uint8_t *d_seen;                           /* zero between uses */

@@ -382,7 +382,7 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
                     SkyGpuDetectParams lp, const uint8_t *__restrict__ deblended,
                     const u64 *__restrict__ offset, int32_t *__restrict__ scratch,
                     uint8_t *__restrict__ seen, unsigned char *__restrict__ out,
-                    int queue_walk)
+                    int queue_walk, int64_t above, int64_t most)
 {
   sky_grid_wait ();
   __shared__ double sh[THREADS / 32][3];
@@ -392,7 +392,8 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
   __shared__ uint32_t core_bits[3][kCoreWords];
   const int64_t n = __ldcg (&st->nsources);
 
-  if (n > cap)
+  /* the other block size's kernel measures this many sources */
+  if (n > cap || n <= above || n > most)
     return;
   const Packed p = packed (cat, n);
   double *sum_err = reinterpret_cast<double *> (out), *peak_err = sum_err + n;
@@ -504,24 +505,44 @@ sky_gpu_measure_local_enqueue (const SkyGpuLocalStep *step)
                                    L->d_total + 4)) != SKY_OK)
     return ret;
   /* A source's window is one block's work, and the largest source's is
-   * the kernel's time where the sources are few: 512 threads a source
-   * there (an H100, 2048^2, 201 sources: the step 0.229 -> 0.190 ms), 256
-   * where they are many (8192^2, 3,210 sources: 1.70 ms with 512 against
-   * 1.17 with 256). The sources are counted on the device only, so the image's
-   * size stands for their number. SKYSIFT_GPU_MEASURE_THREADS=256, 512 or
-   * 1024 chooses (tests, tuning). */
+   * the kernel's time where the sources are no more than the blocks of 512
+   * threads the device holds at once: 512 threads a source there (an H100,
+   * 2048^2, 201 sources: the step 0.229 -> 0.190 ms), 256 where they are
+   * more (8192^2, 3,210 sources: 1.70 ms with 512 against 1.17 with 256;
+   * 2MASS K, 721 x 720 with 23,213 sources: 3.09 against 1.50 ms). The
+   * sources are counted on the device only, so both kernels are launched
+   * and the one whose share the count is not returns at once.
+   * SKYSIFT_GPU_MEASURE_THREADS=256, 512 or 1024 chooses (tests, tuning). */
   const unsigned grid = sky_gpu_detect_grid (gpu, cap, 1);
-  int threads = gpu->switches.measure_threads;
-  if (threads == 0)
-    threads = step->n <= (int64_t) 2048 * 2048 ? 512 : kSourceThreads;
-  if (threads != 512 && threads != 1024)
-    threads = kSourceThreads;
-  const auto measureLocalChosen = threads == 512    ? measureLocalKernel<512>
-                                  : threads == 1024 ? measureLocalKernel<1024>
-                                                    : measureLocalKernel<kSourceThreads>;
-  SKY_LAUNCH (measureLocalChosen, grid, threads, 0, gpu->stream, gpu->d_state, cat, cap,
-              *step->maps, residual, gpu->d_labels, step->nx, step->ny, *step->params,
-              L->d_deblended, L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat,
-              gpu->switches.core_queue);
-  return SKY_OK;
+  const int64_t every = INT64_MAX;
+  const int threads = gpu->switches.measure_threads;
+  const auto launch = [&] (void (*kernel) (const SkyGpuState *, const unsigned char *, int64_t,
+                                           SkyGpuDetectMaps, const float *, const int32_t *,
+                                           int64_t, int64_t, SkyGpuDetectParams,
+                                           const uint8_t *, const u64 *, int32_t *, uint8_t *,
+                                           unsigned char *, int, int64_t, int64_t),
+                           int block, int64_t above, int64_t most) -> int {
+    SKY_LAUNCH (kernel, grid, block, 0, gpu->stream, gpu->d_state, cat, cap, *step->maps,
+                residual, gpu->d_labels, step->nx, step->ny, *step->params, L->d_deblended,
+                L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat, gpu->switches.core_queue,
+                above, most);
+    return SKY_OK;
+  };
+  if (threads == 512)
+    return launch (measureLocalKernel<512>, 512, -1, every);
+  if (threads == 1024)
+    return launch (measureLocalKernel<1024>, 1024, -1, every);
+  if (threads == kSourceThreads)
+    return launch (measureLocalKernel<kSourceThreads>, kSourceThreads, -1, every);
+  if (L->wide_measure_most == 0)
+    {
+      int per_sm = 0;
+      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, measureLocalKernel<512>,
+                                                               512, 0));
+      L->wide_measure_most = (int64_t) gpu->nsm * (per_sm > 0 ? per_sm : 1);
+    }
+  if ((ret = launch (measureLocalKernel<512>, 512, -1, L->wide_measure_most)) != SKY_OK)
+    return ret;
+  return launch (measureLocalKernel<kSourceThreads>, kSourceThreads, L->wide_measure_most,
+                 every);
 }

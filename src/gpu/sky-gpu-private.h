@@ -197,7 +197,7 @@ typedef struct SkyGpuSwitches {
   int core_queue;            /* SKYSIFT_GPU_CORE_WALK=queue: the local measures' core walked
                               * by a queue in global memory even where it fits a bitmap */
   int measure_threads;       /* SKYSIFT_GPU_MEASURE_THREADS: the local measures' block,
-                              * 256, 512 or 1024; 0: by the image's size */
+                              * 256, 512 or 1024; 0: by the number of sources */
   int deblend_tree;          /* SKYSIFT_GPU_DEBLEND_TREE: 2 the component tree decides each
                               * island, 1 it says only which split, 0 every island climbs */
   int deblend_profile;       /* SKYSIFT_GPU_DEBLEND_PROFILE=1: islands print their phases */

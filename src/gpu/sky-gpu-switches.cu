@@ -18,7 +18,7 @@
  *                               (tests, comparisons);
  *   SKYSIFT_GPU_MEASURE_THREADS=N  the local measures in blocks of 256, 512
  *                               or 1024 threads a source, where otherwise
- *                               the image's size picks (tests, tuning);
+ *                               the number of sources picks (tests, tuning);
  *   SKYSIFT_GPU_CORE_WALK=queue the local measures' core (the pixels above
  *                               0.7 of the peak joined to it) walked by a
  *                               queue in global memory even where the
