@@ -176,7 +176,8 @@ node_add (const TreeWords &tw, bool valid, int32_t id, double flux, int32_t area
  * caller's union-find (shared memory where p <= room, the work words at
  * the start of smem); each pixel's level and root node id go to shared
  * memory too where 3 p words fit, else to lvl_words (the caller's frame
- * words, set again afterwards) and the tree's words. Every thread of the
+ * words, set again afterwards) and the tree's words; the pixels' order by
+ * level and their leaf words where 5 p fit, else the tree's. Every thread of the
  * block calls it and gets the same answer. */
 __device__ int32_t
 tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
@@ -201,6 +202,12 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
   const bool near = 3 * p <= room;
   int32_t *lvl = near ? smem + 2 * p : lvl_words;
   int32_t *id_of = near ? smem + p : tw.id_of;
+  /* The pixels' order by level and their leaf words too where 5 p words
+   * fit: each level's loops start from them, and a level's time is the
+   * latency of its chain of reads (most of an island's time is levels). */
+  const bool nearer = 5 * p <= room;
+  int32_t *const order = nearer ? smem + 3 * p : tw.order;
+  int32_t *const leaf = nearer ? smem + 4 * p : tw.leaf;
 
   if (nlevels < 1 || nlevels > kTreeLevels || p > kTreePixels)
     return 0;
@@ -227,7 +234,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
         c++;
       lvl[j] = c;
       parent[j] = (int32_t) j;
-      tw.leaf[j] = -1;
+      leaf[j] = -1;
       if (c > 0)
         atomicAdd (&ts.bucket[c], 1);
     }
@@ -249,7 +256,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
     {
       const int c = lvl[j];
       if (c > 0)
-        tw.order[atomicAdd (&ts.cursor[c], 1)] = (int32_t) j;
+        order[atomicAdd (&ts.cursor[c], 1)] = (int32_t) j;
     }
   __syncthreads ();
   phase_done (kPhaseInit);
@@ -274,9 +281,9 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
               uint32_t top = 0;
               if (i < m)
                 {
-                  const int32_t j = tw.order[new_lo + i];
-                  id = id_of[tw.leaf[j]];
-                  tw.leaf[j] = id;
+                  const int32_t j = order[new_lo + i];
+                  id = id_of[leaf[j]];
+                  leaf[j] = id;
                   flux = (double) val[j];
                   area = 1;
                   top = order_key (val[j]);
@@ -304,7 +311,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
        * a level's latency is one union, not a pixel's nn one after another. */
       for (int32_t e = tid; e < m * nn; e += kBlock)
         {
-          const int32_t j = tw.order[new_lo + e / nn], q = nb[(int64_t) j * nn + e % nn];
+          const int32_t j = order[new_lo + e / nn], q = nb[(int64_t) j * nn + e % nn];
           if (q < 0)
             continue;
           const int32_t lj = lvl[j], lq = lvl[q];
@@ -322,11 +329,11 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
        * them (id_of holds this level's names until the next find). */
       for (int32_t i = tid; i < items; i += kBlock)
         {
-          const int32_t x = i < m ? tw.order[new_lo + i] : tw.root[old_lo + i - m];
+          const int32_t x = i < m ? order[new_lo + i] : tw.root[old_lo + i - m];
           const int32_t r = tree_find (parent, x);
           atomicExch (parent + x, r);   /* others still read it */
           if (i < m)
-            tw.leaf[x] = r;
+            leaf[x] = r;
           else
             tw.down[old_lo + i - m] = r;
           if (r == x)
@@ -414,7 +421,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
   __syncthreads ();
   for (int64_t j = tid; j < p; j += kBlock)
     {
-      int32_t id = tw.leaf[j];
+      int32_t id = leaf[j];
       while (id >= 0 && tw.nsig[id] >= 0)
         id = tw.down[id];
       owner[j] = id >= 0 ? tw.root[id] + 1 : 0;
