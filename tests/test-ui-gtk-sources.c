@@ -212,6 +212,8 @@ test_source_table_scroll (Fixture *f)
   wait_idle (f, "run all");
   activate ("panel", g_variant_new_string ("sources"));
   wait_idle (f, "the sources panel");
+  /* the panel, once shown, orders its rows on a worker */
+  iterate_until (sorted, f->window->sources, "the table's rows");
   wait_frames (f);
   view = GTK_COLUMN_VIEW (find_descendant (GTK_WIDGET (f->window->sources),
                                            GTK_TYPE_COLUMN_VIEW));
@@ -298,6 +300,8 @@ test_sort_responsive (Fixture *f)
   wait_idle (f, "run all at 1.2 sigma");
   activate ("panel", g_variant_new_string ("sources"));
   wait_idle (f, "the sources panel");
+  /* the panel, once shown, orders its rows on a worker */
+  iterate_until (sorted, f->window->sources, "the table's rows");
   wait_frames (f);
   view = GTK_COLUMN_VIEW (find_descendant (GTK_WIDGET (f->window->sources),
                                            GTK_TYPE_COLUMN_VIEW));
