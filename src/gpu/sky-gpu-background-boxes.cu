@@ -434,20 +434,32 @@ boxModeKernel (const float *__restrict__ image, int64_t nx, int64_t ny, int box,
            * nlevels) the bisection runs as before. */
           const bool counted = lcut >= 0 && hcut < nlevels;
           long long v[3] = { 0, 0, 0 };  /* moment 1, moment 2, the walk's end */
+          /* moments over the bins lcut..hcut that exist: exact integers
+           * (a count times a bin: 32-bit operands, a 64-bit product).
+           * Counted, the walk's test at k + 1 reads the same two prefix
+           * counts as bin k's moments, and the bins are the same: one
+           * pass over them. */
           if (counted)
             {
               const long long ends = (long long) prefix[lcut] + prefix[hcut + 1];
-              for (int k = lcut + 1 + (int) threadIdx.x; k <= hcut + 1; k += THREADS)
-                v[2] += (long long) prefix[k - 1] + prefix[k] < ends;
+              for (int k = lcut + (int) threadIdx.x; k <= hcut; k += THREADS)
+                {
+                  const int32_t below = prefix[k], through = prefix[k + 1];
+                  const long long ck = (long long) (through - below) * k;
+                  v[0] += ck;
+                  v[1] += ck * k;
+                  v[2] += (long long) below + through < ends;
+                }
             }
-          /* moments over the bins lcut..hcut that exist: exact integers
-           * (a count times a bin: 32-bit operands, a 64-bit product) */
-          const int k0 = lcut > 0 ? lcut : 0, k1 = hcut < topbin ? hcut : topbin;
-          for (int k = k0 + (int) threadIdx.x; k <= k1; k += THREADS)
+          else
             {
-              const long long ck = (long long) (prefix[k + 1] - prefix[k]) * k;
-              v[0] += ck;
-              v[1] += ck * k;
+              const int k0 = lcut > 0 ? lcut : 0, k1 = hcut < topbin ? hcut : topbin;
+              for (int k = k0 + (int) threadIdx.x; k <= k1; k += THREADS)
+                {
+                  const long long ck = (long long) (prefix[k + 1] - prefix[k]) * k;
+                  v[0] += ck;
+                  v[1] += ck * k;
+                }
             }
           block_sum3<THREADS / 32> (v, slots, parity);
           parity ^= 1;
