@@ -336,6 +336,40 @@ context_with (const char *variable, const char *value)
   return gpu;
 }
 
+/* One switch's other way, checked against the CPU on its own context: a
+ * crowded field, and a huge island unless the run is quick. The labels
+ * read "WAY: crowded" and "WAY: a huge island". */
+static void
+check_switch (const char *variable, const char *value, const char *way, gboolean huge_too)
+{
+  SkyGpu *own = device.gpu, *other;
+  GRand *rng;
+  SkyImage a, b;
+  SkyParams p;
+  char what[96];
+
+  rng = g_rand_new_with_seed (g_test_rand_int ());
+  make_field (&field_cases[2], rng, &a);
+  sky_params_init (&p);
+  huge_too = huge_too && !quick;
+  if (huge_too)
+    make_field (&field_cases[6], rng, &b);
+  other = context_with (variable, value);
+  device.gpu = other;
+  g_snprintf (what, sizeof what, "%s: crowded", way);
+  check_local (what, &a, &p, NULL);
+  if (huge_too)
+    {
+      g_snprintf (what, sizeof what, "%s: a huge island", way);
+      check_local (what, &b, &p, NULL);
+      sky_image_clear (&b);
+    }
+  device.gpu = own;
+  sky_gpu_free (other);
+  sky_image_clear (&a);
+  g_rand_free (rng);
+}
+
 /* The deblending's other ways (SKYSIFT_GPU_DEBLEND_TREE, read when a
  * context is made): every island climbing the levels (0), and the
  * component tree answering only whether an island splits (1); each decides
@@ -343,34 +377,10 @@ context_with (const char *variable, const char *value)
 static void
 test_climb (void)
 {
-  SkyGpu *own = device.gpu;
-  GRand *rng;
-  SkyImage a, b;
-  SkyParams p;
-
   if (!sky_test_gpu_ready (&device))
     return;
-  rng = g_rand_new_with_seed (g_test_rand_int ());
-  make_field (&field_cases[2], rng, &a);
-  sky_params_init (&p);
-  if (!quick)
-    make_field (&field_cases[6], rng, &b);
-  for (int way = 0; way < 2; way++)
-    {
-      SkyGpu *other = context_with ("SKYSIFT_GPU_DEBLEND_TREE", way ? "1" : "0");
-
-      device.gpu = other;
-      check_local (way ? "tree for no split: crowded" : "climb only: crowded", &a, &p, NULL);
-      if (!quick)
-        check_local (way ? "tree for no split: a huge island" : "climb only: a huge island", &b,
-                     &p, NULL);
-      device.gpu = own;
-      sky_gpu_free (other);
-    }
-  if (!quick)
-    sky_image_clear (&b);
-  sky_image_clear (&a);
-  g_rand_free (rng);
+  check_switch ("SKYSIFT_GPU_DEBLEND_TREE", "0", "climb only", TRUE);
+  check_switch ("SKYSIFT_GPU_DEBLEND_TREE", "1", "tree for no split", TRUE);
 }
 
 /* The local measures' other blocks (SKYSIFT_GPU_MEASURE_THREADS, read when
@@ -379,30 +389,10 @@ test_climb (void)
 static void
 test_measure_blocks (void)
 {
-  const char *const blocks[] = { "256", "1024" };
-  SkyGpu *own = device.gpu;
-  GRand *rng;
-  SkyImage a;
-  SkyParams p;
-
   if (!sky_test_gpu_ready (&device))
     return;
-  rng = g_rand_new_with_seed (g_test_rand_int ());
-  make_field (&field_cases[2], rng, &a);
-  sky_params_init (&p);
-  for (int k = 0; k < (int) G_N_ELEMENTS (blocks); k++)
-    {
-      SkyGpu *other = context_with ("SKYSIFT_GPU_MEASURE_THREADS", blocks[k]);
-      char what[64];
-
-      g_snprintf (what, sizeof what, "measures %s threads a source: crowded", blocks[k]);
-      device.gpu = other;
-      check_local (what, &a, &p, NULL);
-      device.gpu = own;
-      sky_gpu_free (other);
-    }
-  sky_image_clear (&a);
-  g_rand_free (rng);
+  check_switch ("SKYSIFT_GPU_MEASURE_THREADS", "256", "measures 256 threads a source", FALSE);
+  check_switch ("SKYSIFT_GPU_MEASURE_THREADS", "1024", "measures 1024 threads a source", FALSE);
 }
 
 /* The core's other walk (SKYSIFT_GPU_CORE_WALK=queue, read when a context
@@ -412,29 +402,9 @@ test_measure_blocks (void)
 static void
 test_core_walk (void)
 {
-  SkyGpu *own = device.gpu, *other;
-  GRand *rng;
-  SkyImage a, b;
-  SkyParams p;
-
   if (!sky_test_gpu_ready (&device))
     return;
-  rng = g_rand_new_with_seed (g_test_rand_int ());
-  make_field (&field_cases[2], rng, &a);
-  sky_params_init (&p);
-  if (!quick)
-    make_field (&field_cases[6], rng, &b);
-  other = context_with ("SKYSIFT_GPU_CORE_WALK", "queue");
-  device.gpu = other;
-  check_local ("core walked by a queue: crowded", &a, &p, NULL);
-  if (!quick)
-    check_local ("core walked by a queue: a huge island", &b, &p, NULL);
-  device.gpu = own;
-  sky_gpu_free (other);
-  if (!quick)
-    sky_image_clear (&b);
-  sky_image_clear (&a);
-  g_rand_free (rng);
+  check_switch ("SKYSIFT_GPU_CORE_WALK", "queue", "core walked by a queue", TRUE);
 }
 
 /* ------------------------------------------------------------ shared images */

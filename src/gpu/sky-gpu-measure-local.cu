@@ -516,12 +516,7 @@ sky_gpu_measure_local_enqueue (const SkyGpuLocalStep *step)
   const unsigned grid = sky_gpu_detect_grid (gpu, cap, 1);
   const int64_t every = INT64_MAX;
   const int threads = gpu->switches.measure_threads;
-  const auto launch = [&] (void (*kernel) (const SkyGpuState *, const unsigned char *, int64_t,
-                                           SkyGpuDetectMaps, const float *, const int32_t *,
-                                           int64_t, int64_t, SkyGpuDetectParams,
-                                           const uint8_t *, const u64 *, int32_t *, uint8_t *,
-                                           unsigned char *, int, int64_t, int64_t),
-                           int block, int64_t above, int64_t most) -> int {
+  const auto launch = [&] (auto kernel, int block, int64_t above, int64_t most) -> int {
     SKY_LAUNCH (kernel, grid, block, 0, gpu->stream, gpu->d_state, cat, cap, *step->maps,
                 residual, gpu->d_labels, step->nx, step->ny, *step->params, L->d_deblended,
                 L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat, gpu->switches.core_queue,
