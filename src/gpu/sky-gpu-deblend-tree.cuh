@@ -36,7 +36,7 @@
  * than the CPU's: a node within the climb's rounding margin of mincont
  * makes the answer unknown, and so do levels that do not rise (the tree
  * needs nested sets), and so does a tree of more nodes than the scratch
- * holds (2 p).
+ * holds (tree_nodes).
  *
  * The cores: a node is alive when it and every node below it on the way to
  * the island is significant, a core when alive with no significant child;
@@ -63,12 +63,29 @@ struct TreeShared {
   int32_t nsig, nodes, cores;
 };
 
+/* The most nodes an island's tree holds. A node is a set of the island's
+ * pixels above its level, disjoint from the level's other nodes, so a
+ * level has at most p; a node starts at a new pixel, or goes on from the
+ * level above until it merges, so a large island's tree is mostly fewer
+ * than 2 p nodes (more: the climb decides). A small island's few nodes go
+ * down every level, though (17 pixels and 31 levels: 31 nodes or more),
+ * so it gets p a level where that is no more than kSmallTreeNodes. */
+constexpr int64_t kSmallTreeNodes = 1024;
+
+__host__ __device__ __forceinline__ int64_t
+tree_nodes (int64_t p, int nthresh)
+{
+  const int64_t every = p * (nthresh > 1 ? nthresh - 1 : 1);
+  const int64_t small = every < kSmallTreeNodes ? every : kSmallTreeNodes;
+  return 2 * p > small ? 2 * p : small;
+}
+
 /* The tree's own words in the island's scratch (tree_words of them): per
  * pixel its leaf node (the node of the highest level it lies above), its
  * node id where it is a root at the level just done, and the pixels in
- * order of that level; per node (2 p at most) the node below, its root
- * pixel, its flags and level, area, top, significant children, and its
- * flux (8-byte aligned). */
+ * order of that level; per node (tree_nodes of them) the node below, its
+ * root pixel, its flags and level, area, top, significant children, and
+ * its flux (8-byte aligned). */
 struct TreeWords {
   int32_t *leaf, *id_of, *order;
   int32_t *down, *root, *info, *area, *nsig;
@@ -78,15 +95,15 @@ struct TreeWords {
 };
 
 __host__ __device__ __forceinline__ int64_t
-tree_words (int64_t p)
+tree_words (int64_t p, int nthresh)
 {
-  return 3 * p + 8 * (2 * p) + 2;
+  return 3 * p + 8 * tree_nodes (p, nthresh) + 2;
 }
 
 __device__ __forceinline__ TreeWords
-tree_words_at (int32_t *w, int64_t p)
+tree_words_at (int32_t *w, int64_t p, int nthresh)
 {
-  const int64_t cap = 2 * p;
+  const int64_t cap = tree_nodes (p, nthresh);
   int32_t *node = w + 3 * p;
   /* flux after the six word arrays, on an 8-byte boundary */
   const uintptr_t f = reinterpret_cast<uintptr_t> (node + 6 * cap);

@@ -84,7 +84,7 @@ neighbour_offset (int64_t p)
 __host__ __device__ __forceinline__ int64_t
 island_words (int64_t p, int nthresh)
 {
-  const int64_t parallel = neighbour_offset (p) + 9 * p + tree_words (p);
+  const int64_t parallel = neighbour_offset (p) + 9 * p + tree_words (p, nthresh);
   const int64_t serial = serial_words (p, nthresh);
   return ((parallel > serial ? parallel : serial) + 1) & ~(int64_t) 1;
 }
@@ -320,7 +320,8 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   if (use_tree)
     {
       tree = tree_decide (val, nb, nn, p, lp, peak, floor_flux, slack, frame, parent, smem, room,
-                          owner, tree_words_at (lmax + p, p), use_tree > 1, sh.phase);
+                          owner, tree_words_at (lmax + p, p, lp.deblend.nthresh), use_tree > 1,
+                          sh.phase);
       mark (sh.mark, kMarkTree);
       if (tid == 0)
         sh.tree = tree;
