@@ -383,6 +383,17 @@ test_climb (void)
   check_switch ("SKYSIFT_GPU_DEBLEND_TREE", "1", "tree for no split", TRUE);
 }
 
+/* The small islands deblended by the large islands' blocks too
+ * (SKYSIFT_GPU_DEBLEND_SMALL=one), where otherwise blocks of their own
+ * take them beside the large ones, on a second stream. */
+static void
+test_deblend_small (void)
+{
+  if (!sky_test_gpu_ready (&device))
+    return;
+  check_switch ("SKYSIFT_GPU_DEBLEND_SMALL", "one", "small islands by the large blocks", TRUE);
+}
+
 /* The local measures' other blocks (SKYSIFT_GPU_MEASURE_THREADS, read when
  * a context is made): 256 threads a source, which images above 2048 x 2048
  * get, and 1024; the fields here are small enough for the default's 512. */
@@ -441,6 +452,7 @@ main (int argc, char **argv)
     g_test_add_data_func (field_cases[i].path, &field_cases[i], test_field);
   g_test_add_func ("/gpu-local/reuse", test_reuse);
   g_test_add_func ("/gpu-local/deblend-climb", test_climb);
+  g_test_add_func ("/gpu-local/deblend-small", test_deblend_small);
   g_test_add_func ("/gpu-local/measure-blocks", test_measure_blocks);
   g_test_add_func ("/gpu-local/core-walk", test_core_walk);
   ret = g_test_run ();

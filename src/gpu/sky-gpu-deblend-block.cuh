@@ -5,6 +5,14 @@
  * ranks. Included by sky-gpu-deblend.cu only, inside its anonymous
  * namespace, after kBlock. */
 
+/* The threads of the block deblending an island: kBlock for the large
+ * islands, fewer for the small ones (one kernel, launched twice). */
+__device__ __forceinline__ int
+block_threads ()
+{
+  return (int) blockDim.x;
+}
+
 /* A float's bits as an unsigned key in the floats' order. */
 __device__ __forceinline__ uint32_t
 order_key (float v)
@@ -91,7 +99,7 @@ mark (long long *marks, int which)
     marks[which] = clock64 ();
 }
 
-struct BlockShared {
+struct BlockShared {   /* for up to kBlock threads */
   double sum[kBlock / 32];
   int32_t rank[kBlock / 32 + 1];
   int32_t count, cores, frames;
@@ -136,7 +144,7 @@ sweep_fronts (int32_t *const (&front)[2], int nn, BlockShared &sh, Visit visit)
           break;
         }
       const FrontPush push = { front[next], &sh.front[next] };
-      for (int32_t f = threadIdx.x; f < count * nn; f += kBlock)
+      for (int32_t f = threadIdx.x; f < count * nn; f += block_threads ())
         visit (front[now][f / nn], f % nn, step, push);
       __syncthreads ();
       if (threadIdx.x == 0)
@@ -157,7 +165,7 @@ block_sum (double v, BlockShared &sh)
   if (threadIdx.x == 0)
     {
       double s = 0;
-      for (int w = 0; w < kBlock / 32; w++)
+      for (int w = 0; w < block_threads () / 32; w++)
         s += sh.sum[w];
       sh.sum[0] = s;
     }
@@ -181,17 +189,17 @@ block_rank (bool flag, BlockShared &sh, int32_t *total)
   if (threadIdx.x == 0)
     {
       int32_t run = 0;
-      for (int w = 0; w < kBlock / 32; w++)
+      for (int w = 0; w < block_threads () / 32; w++)
         {
           const int32_t c = sh.rank[w];
           sh.rank[w] = run;
           run += c;
         }
-      sh.rank[kBlock / 32] = run;
+      sh.rank[block_threads () / 32] = run;
     }
   __syncthreads ();
   const int32_t r = sh.rank[warp] + below;
-  *total = sh.rank[kBlock / 32];
+  *total = sh.rank[block_threads () / 32];
   __syncthreads ();
   return r;
 }

@@ -244,7 +244,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
       return 0;
   /* Each pixel's level (it lies above levels 0 .. c - 1), then the
    * pixels bucketed by it: bucket c holds those new at level c - 1. */
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     {
       int c = 0;
       while (c < nlevels && (double) val[j] > ts.t[c])
@@ -269,7 +269,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
       ts.bucket[nlevels + 1] = run;
     }
   __syncthreads ();
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     {
       const int c = lvl[j];
       if (c > 0)
@@ -290,7 +290,8 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
           const int32_t new_lo = ts.bucket[u + 1], m = ts.bucket[u + 2] - new_lo;
           const int32_t old_lo = u + 1 < nlevels ? ts.start[u + 1] : 0;
           const int32_t items = m + (ts.start[u] - old_lo);
-          for (int32_t i0 = kBlock - 32 - (tid & ~31); i0 < items; i0 += kBlock)
+          for (int32_t i0 = block_threads () - 32 - (tid & ~31); i0 < items;
+               i0 += block_threads ())
             {
               const int32_t i = i0 + (tid & 31);
               int32_t id = -1, area = 0;
@@ -326,7 +327,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
       /* The edges that appear at this level: a new pixel's to its
        * neighbours above it (to a new one, once); a thread an edge, so that
        * a level's latency is one union, not a pixel's nn one after another. */
-      for (int32_t e = tid; e < m * nn; e += kBlock)
+      for (int32_t e = tid; e < m * nn; e += block_threads ())
         {
           const int32_t j = order[new_lo + e / nn], q = nb[(int64_t) j * nn + e % nn];
           if (q < 0)
@@ -344,7 +345,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
        * pixel keeps its root in its leaf word, each node of the level
        * above its node's root in its down word, until the sums above name
        * them (id_of holds this level's names until the next find). */
-      for (int32_t i = tid; i < items; i += kBlock)
+      for (int32_t i = tid; i < items; i += block_threads ())
         {
           const int32_t x = i < m ? order[new_lo + i] : tw.root[old_lo + i - m];
           const int32_t r = tree_find (parent, x);
@@ -380,7 +381,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
    * as a significant child of the node below (of the island, at level 0). */
   const int32_t nodes = ts.nodes;
   int unsure = 0;
-  for (int32_t id = tid; id < nodes; id += kBlock)
+  for (int32_t id = tid; id < nodes; id += block_threads ())
     {
       const double a = tw.flux[id], t = ts.t[tw.info[id] >> kNodeLevelShift];
       const int32_t area = tw.area[id];
@@ -408,7 +409,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
    * significant nodes (alive), has two significant children: the bottom-up
    * "good" of the CPU's frames, read along each node's way down. */
   int good = 0;
-  for (int32_t id = tid; id < nodes && !good; id += kBlock)
+  for (int32_t id = tid; id < nodes && !good; id += block_threads ())
     if (tw.nsig[id] >= 2)
       {
         int32_t x = id;
@@ -424,7 +425,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
     return 0;
   /* The cores: alive with no significant child; marked by a significant
    * child count of -1 (while others read the flags of the nodes below). */
-  for (int32_t id = tid; id < nodes; id += kBlock)
+  for (int32_t id = tid; id < nodes; id += block_threads ())
     {
       int32_t x = id;
       while (x >= 0 && (tw.info[x] & kNodeSig))
@@ -436,7 +437,7 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
         }
     }
   __syncthreads ();
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     {
       int32_t id = leaf[j];
       while (id >= 0 && tw.nsig[id] >= 0)

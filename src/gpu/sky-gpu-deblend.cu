@@ -40,11 +40,24 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kBlock = 512;   /* threads deblending one island */
+constexpr int kBlock = 512;   /* threads deblending one large island */
 /* The island kernel's shared words: what the device lets a block have
  * (227 KiB on Hopper, 163 on Ampere, less the static words), up to this. */
 constexpr int kSharedWordsMost = 57344;
-constexpr int64_t kLargeIsland = 1024;   /* islands deblended first */
+/* The islands that may split are deblended an island a block, the
+ * largest first. Those under kSmallIsland pixels by blocks of their own,
+ * beside the others', on a second stream: a block of kBlock threads and
+ * all the shared memory deblends one island a multiprocessor at a time, and
+ * a small island's levels take nearly as long as a large one's (a level's
+ * time is its chain of reads and two barriers). Fewer threads and
+ * kSmallWords of shared memory, which hold a small island's values,
+ * neighbours and tree words (14 words a pixel), let kSmallPerSM run on
+ * each. */
+constexpr int64_t kLargeIsland = 1024;
+constexpr int64_t kSmallIsland = 256;
+constexpr int kSmallBlock = 128;
+constexpr int kSmallPerSM = 4;
+constexpr int64_t kSmallWords = 14 * kSmallIsland + 512;
 
 typedef unsigned long long u64;
 
@@ -103,8 +116,10 @@ deblendClearKernel (SkyGpuDetectHeader *__restrict__ hdr, u64 *__restrict__ maxi
       hdr->nsplit = 0;
       hdr->extra = 0;
       hdr->nwork = 0;
+      hdr->nmedium = 0;
       hdr->nsmall = 0;
       hdr->next_work = 0;
+      hdr->next_small = 0;
       hdr->scratch_overflow = 0;
     }
   for (int64_t k = tid; k < n; k += stride)
@@ -158,12 +173,14 @@ deblendMaximaKernel (const SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMap
 /* Each island's scratch words (0: it cannot split, and stays one source);
  * the islands that may split listed for the island blocks, which take them
  * one at a time, each block the next as it finishes one: those of at least
- * kLargeIsland pixels from the list's start, the others from its end
+ * kLargeIsland pixels from the list's start, those of at least
+ * kSmallIsland from the medium list, the others from the list's end
  * backwards (cap words), so that the slowest start first. */
 __global__ void __launch_bounds__ (kThreads)
 deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict__ kpeak,
                    const u64 *__restrict__ karea, SkyGpuDetectParams lp, u64 *need,
-                   int32_t *__restrict__ nsub, int32_t *__restrict__ work, int64_t cap)
+                   int32_t *__restrict__ nsub, int32_t *__restrict__ work,
+                   int32_t *__restrict__ medium, int64_t cap)
 {
   sky_grid_wait ();
   const int64_t n = (int64_t) __ldcg (&hdr->nislands);
@@ -177,6 +194,8 @@ deblendNeedKernel (SkyGpuDetectHeader *__restrict__ hdr, const float *__restrict
         nsub[k] = 1;
       else if ((int64_t) karea[k] >= kLargeIsland)
         work[atomicAdd (&hdr->nwork, 1ull)] = (int32_t) k;
+      else if ((int64_t) karea[k] >= kSmallIsland)
+        medium[atomicAdd (&hdr->nmedium, 1ull)] = (int32_t) k;
       else
         work[cap - 1 - (int64_t) atomicAdd (&hdr->nsmall, 1ull)] = (int32_t) k;
     }
@@ -235,7 +254,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   int32_t *lmax = base + neighbour_offset (p) + 8 * p;
   int32_t *nb = held ? smem + room + p : base + neighbour_offset (p);
   const int tid = threadIdx.x;
-  const int64_t chunk = (p + kBlock - 1) / kBlock;
+  const int64_t chunk = (p + block_threads () - 1) / block_threads ();
   const int64_t lo = tid * chunk < p ? tid * chunk : p, hi = lo + chunk < p ? lo + chunk : p;
 
   if (tid == 0)
@@ -252,7 +271,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   const int64_t bw = box[1] - box[0] + 1, bn = bw * (box[3] - box[2] + 1);
   double tsum = 0, tabs = 0;
   int32_t found = 0;
-  for (int64_t b0 = 0; b0 < bn; b0 += kBlock)
+  for (int64_t b0 = 0; b0 < bn; b0 += block_threads ())
     {
       const int64_t b = b0 + tid;
       int64_t i = 0;
@@ -280,7 +299,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   const double total = block_sum (tsum, sh), total_abs = block_sum (tabs, sh);
 
   /* Each pixel's island neighbours in the CPU's order (-1: none). */
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     {
       const int64_t x = pixels[j] % nx, y = pixels[j] / nx;
       for (int d = 0; d < nn; d++)
@@ -298,7 +317,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   __syncthreads ();
   /* The island's local maxima (no neighbour higher, plateaus included):
    * each part that splits off holds one (its brightest pixel). */
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     {
       bool highest = true;
       for (int d = 0; d < nn; d++)
@@ -327,7 +346,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
         sh.tree = tree;
       if (tree == 1)
         return 1;
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int64_t j = tid; j < p; j += block_threads ())
         {
           frame[j] = tree > 1 ? -1 : (int32_t) p;
           if (tree == 0)
@@ -339,7 +358,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   for (int lev = 0; lev < nlevels && live; lev++)
     {
       const double t = level_at (lp.deblend.flood, peak, lp.deblend.nthresh, lev);
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int64_t j = tid; j < p; j += block_threads ())
         {
           const int32_t f = frame[j];
           parent[j] = f >= 0 && val[j] > t ? (int32_t) j : -1;
@@ -347,7 +366,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
             nsig[f] = 0;
         }
       __syncthreads ();
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int64_t j = tid; j < p; j += block_threads ())
         if (frame[j] >= 0 && val[j] > t)
           for (int d = 0; d < nn; d++)
             {
@@ -356,7 +375,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
                 uf_union (parent, (int32_t) j, q);
             }
       __syncthreads ();
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int64_t j = tid; j < p; j += block_threads ())
         if (frame[j] >= 0 && val[j] > t)
           {
             const int32_t r = uf_find (parent, (int32_t) j);
@@ -402,7 +421,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       }
       __syncthreads ();
       int unsure = 0;
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int64_t j = tid; j < p; j += block_threads ())
         if (frame[j] >= 0 && val[j] > t && parent[j] == j)
           {
             const double a = flux[j];
@@ -424,7 +443,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       if (__syncthreads_or (unsure))
         return 0;
       int any = 0;
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int64_t j = tid; j < p; j += block_threads ())
         {
           const int32_t f = frame[j];
           if (f < 0)
@@ -451,11 +470,11 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       const double next = level_at (lp.deblend.flood, peak, lp.deblend.nthresh, lev + 1);
       if (tid == 0)
         sh.frames = 0;
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int64_t j = tid; j < p; j += block_threads ())
         if (frame[j] >= 0)
           nsig[frame[j]] = 0;
       __syncthreads ();
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int64_t j = tid; j < p; j += block_threads ())
         {
           const int32_t f = frame[j];
           if (f < 0)
@@ -467,7 +486,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
         }
       __syncthreads ();
       int can = 0;
-      for (int64_t j = tid; j < p; j += kBlock)
+      for (int64_t j = tid; j < p; j += block_threads ())
         can |= frame[j] == j && nsig[j] >= 2;
       if (!__syncthreads_or (can) && sh.cores + sh.frames <= 1)
         return 1;
@@ -476,7 +495,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   if (tid == 0)
     sh.count = 0;
   __syncthreads ();
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     {
       if (frame[j] >= 0)
         owner[j] = frame[j] + 1;
@@ -510,7 +529,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
       sh.front[1] = 0;
     }
   __syncthreads ();
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     {
       fixed[j] = owner[j] != 0;
       level[j] = owner[j] != 0 ? order_key (val[j]) : 0;
@@ -536,7 +555,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
    * (Every thread has read the last, empty, front's length first.) */
   mark (sh.mark, kMarkLevels);
   __syncthreads ();
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     if (fixed[j])
       front[0][atomicAdd (&sh.front[0], 1)] = (int32_t) j;
   __syncthreads ();
@@ -555,7 +574,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   });
   mark (sh.mark, kMarkCores);
   int unsure = 0;
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     {
       if (fixed[j])
         continue;
@@ -580,34 +599,39 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   int32_t *core = area;
   if (tid == 0)
     sh.count = 0;
-  for (int64_t j = tid; near && j < p; j += kBlock)
+  for (int64_t j = tid; near && j < p; j += block_threads ())
     owner[j] = core_of[j];
   __syncthreads ();
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     if (owner[j] == j + 1)
       core[j] = atomicAdd (&sh.count, 1) + 1;
   __syncthreads ();
   u64 *part_first = reinterpret_cast<u64 *> (base + 2 * p);
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     owner[j] = core[owner[j] - 1];
-  for (int32_t c = tid; c < ncores; c += kBlock)
+  for (int32_t c = tid; c < ncores; c += block_threads ())
     part_first[c] = (u64) LLONG_MAX;
   __syncthreads ();
-  for (int64_t j = tid; j < p; j += kBlock)
+  for (int64_t j = tid; j < p; j += block_threads ())
     atomicMin (part_first + owner[j] - 1, (u64) pixels[j]);
   __syncthreads ();
   return ncores;
 }
 
-__global__ void __launch_bounds__ (kBlock)
+/* The islands that may split, an island a block: the large ones, then the
+ * medium ones (small == 0; then the small ones too where they have no
+ * blocks of their own), or the small ones. */
+template <int THREADS, int PER_SM>
+__global__ void __launch_bounds__ (THREADS, PER_SM)
 deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      const int32_t *__restrict__ labels, int32_t *__restrict__ index,
                      int64_t nx, int64_t ny, SkyGpuDetectParams lp, const float *__restrict__ kpeak,
                      const u64 *__restrict__ karea, const int32_t *__restrict__ kbox,
                      const u64 *__restrict__ offset, const u64 *__restrict__ total_need,
                      int32_t *__restrict__ scratch, int64_t scratch_cap,
-                     int32_t *__restrict__ nsub, const int32_t *__restrict__ work, int64_t work_cap,
-                     int64_t shared_words, int use_tree, int profile)
+                     int32_t *__restrict__ nsub, const int32_t *__restrict__ work,
+                     const int32_t *__restrict__ medium, int64_t work_cap, int64_t shared_words,
+                     int use_tree, int profile, int small, int small_apart)
 {
   sky_grid_wait ();
   __shared__ BlockShared sh;
@@ -615,7 +639,10 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
   extern __shared__ int32_t smem[];
   const int64_t n = (int64_t) __ldcg (&hdr->nislands);
   const int64_t nlarge = (int64_t) __ldcg (&hdr->nwork);
-  const int64_t nwork = nlarge + (int64_t) __ldcg (&hdr->nsmall);
+  const int64_t nbig = nlarge + (int64_t) __ldcg (&hdr->nmedium);
+  const int64_t nsmall = (int64_t) __ldcg (&hdr->nsmall);
+  const int64_t nwork = small ? nsmall : small_apart ? nbig : nbig + nsmall;
+  unsigned long long *const counter = small ? &hdr->next_small : &hdr->next_work;
 
   if (n > 0 && (int64_t) __ldcg (total_need) > scratch_cap)
     {
@@ -630,13 +657,16 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
   for (;;)
     {
       if (threadIdx.x == 0)
-        next = (int64_t) atomicAdd (&hdr->next_work, 1ull);
+        next = (int64_t) atomicAdd (counter, 1ull);
       __syncthreads ();
       const int64_t w = next;
       __syncthreads ();
       if (w >= nwork)
         break;
-      const int64_t k = __ldcg (work + (w < nlarge ? w : work_cap - 1 - (w - nlarge)));
+      const int64_t k = small        ? __ldcg (work + work_cap - 1 - w)
+                        : w < nlarge ? __ldcg (work + w)
+                        : w < nbig   ? __ldcg (medium + w - nlarge)
+                                     : __ldcg (work + work_cap - 1 - (w - nbig));
       const int64_t p = (int64_t) __ldcg (karea + k);
       const int32_t *box = kbox + 4 * k;
       int32_t *base = scratch + __ldcg (offset + k - 1);
@@ -702,10 +732,14 @@ sky_gpu_deblend_enqueue (const SkyGpuLocalStep *step)
   /* The list of islands that may split goes into the new labels' words,
    * which the rank kernel fills only after the island kernel. */
   SKY_LAUNCH (deblendNeedKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, L->d_kpeak,
-              L->d_karea, *step->params, L->d_need, L->d_nsub, L->d_newlabel, L->island_cap);
+              L->d_karea, *step->params, L->d_need, L->d_nsub, L->d_newlabel, L->d_medium,
+              L->island_cap);
   if ((ret = sky_gpu_scan_enqueue (gpu, L->d_need, L->d_offset, L->island_cap,
                                    &L->d_header->nislands, L->d_total + 1)) != SKY_OK)
     return ret;
+  const auto large_kernel = deblendIslandKernel<kBlock, 1>;
+  const auto small_kernel = deblendIslandKernel<kSmallBlock, kSmallPerSM>;
+  const int small_apart = gpu->switches.deblend_small_own;
   if (L->island_words == 0)
     {
       /* As many shared words as a block may have, and as many blocks as
@@ -715,21 +749,43 @@ sky_gpu_deblend_enqueue (const SkyGpuLocalStep *step)
       cudaFuncAttributes fa;
       SKY_CUDA (cudaDeviceGetAttribute (&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                         gpu->device));
-      SKY_CUDA (cudaFuncGetAttributes (&fa, deblendIslandKernel));
+      SKY_CUDA (cudaFuncGetAttributes (&fa, large_kernel));
       const int64_t words = ((int64_t) optin - (int64_t) fa.sharedSizeBytes) / 4;
       L->island_words = words < kSharedWordsMost ? words : kSharedWordsMost;
-      SKY_CUDA (cudaFuncSetAttribute (deblendIslandKernel,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+      SKY_CUDA (cudaFuncSetAttribute (large_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int) (L->island_words * 4)));
-      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (
-          &per_sm, deblendIslandKernel, kBlock, (size_t) L->island_words * 4));
+      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, large_kernel, kBlock,
+                                                               (size_t) L->island_words * 4));
       L->island_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
+      L->small_words = kSmallWords < words ? kSmallWords : words;
+      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, small_kernel, kSmallBlock,
+                                                               (size_t) L->small_words * 4));
+      L->small_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
+      SKY_CUDA (cudaStreamCreateWithFlags (&L->side, cudaStreamNonBlocking));
+      SKY_CUDA (cudaEventCreateWithFlags (&L->side_start, cudaEventDisableTiming));
+      SKY_CUDA (cudaEventCreateWithFlags (&L->side_done, cudaEventDisableTiming));
     }
-  SKY_LAUNCH (deblendIslandKernel, L->island_blocks, kBlock, (size_t) L->island_words * 4,
-              gpu->stream, L->d_header, *step->maps, gpu->d_labels, index, step->nx, step->ny,
-              *step->params, L->d_kpeak, L->d_karea, L->d_kbox, L->d_offset, L->d_total + 1,
-              L->d_scratch, L->scratch_cap, L->d_nsub, L->d_newlabel, L->island_cap,
-              L->island_words, use_tree, profile);
+  /* The large islands' blocks are launched first, so that they are placed
+   * before the small islands' fill the multiprocessors; those with no
+   * island to take end at once. */
+  if (small_apart)
+    SKY_CUDA (cudaEventRecord (L->side_start, gpu->stream));
+  SKY_LAUNCH (large_kernel, L->island_blocks, kBlock, (size_t) L->island_words * 4, gpu->stream,
+              L->d_header, *step->maps, gpu->d_labels, index, step->nx, step->ny, *step->params,
+              L->d_kpeak, L->d_karea, L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch,
+              L->scratch_cap, L->d_nsub, L->d_newlabel, L->d_medium, L->island_cap,
+              L->island_words, use_tree, profile, 0, small_apart);
+  if (small_apart)
+    {
+      SKY_CUDA (cudaStreamWaitEvent (L->side, L->side_start, 0));
+      SKY_LAUNCH (small_kernel, L->small_blocks, kSmallBlock, (size_t) L->small_words * 4, L->side,
+                  L->d_header, *step->maps, gpu->d_labels, index, step->nx, step->ny,
+                  *step->params, L->d_kpeak, L->d_karea, L->d_kbox, L->d_offset, L->d_total + 1,
+                  L->d_scratch, L->scratch_cap, L->d_nsub, L->d_newlabel, L->d_medium,
+                  L->island_cap, L->small_words, use_tree, profile, 1, 1);
+      SKY_CUDA (cudaEventRecord (L->side_done, L->side));
+      SKY_CUDA (cudaStreamWaitEvent (gpu->stream, L->side_done, 0));
+    }
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
               L->d_deblended);

@@ -79,8 +79,10 @@ typedef struct SkyGpuDetectHeader {
   unsigned long long scratch_need; /* int32 words the deblending asks for */
   unsigned long long nwork;        /* islands that may split, listed for the island blocks:
                                     * the large ones from the start of the list */
-  unsigned long long nsmall;       /* ... and the others from its end */
-  unsigned long long next_work;    /* the next of them a block takes */
+  unsigned long long nmedium;      /* ... the medium ones in a list of their own */
+  unsigned long long nsmall;       /* ... and the small ones from the first list's end */
+  unsigned long long next_work;    /* the next large or medium one a block takes */
+  unsigned long long next_small;   /* the next small one a small island's block takes */
   int scratch_overflow;            /* more than the scratch holds: nothing deblended */
   int pad;
 } SkyGpuDetectHeader;
@@ -114,6 +116,7 @@ struct SkyGpuDetect {
   /* deblending */
   unsigned long long *d_need, *d_offset;     /* scratch words by island - 1 */
   int32_t *d_nsub, *d_newlabel;
+  int32_t *d_medium;                         /* the medium islands listed (sky-gpu-deblend.cu) */
   int32_t *d_scratch;
   unsigned long long *d_first_bits;          /* a bit at each source's first pixel */
   unsigned long long *d_word_count, *d_word_offset;
@@ -122,6 +125,10 @@ struct SkyGpuDetect {
   int64_t island_words;                      /* the island kernel's shared words (0: not yet
                                               * asked of the device) */
   unsigned island_blocks;                    /* its blocks: as many as are resident at once */
+  int64_t small_words;                       /* the same for the small islands' blocks, */
+  unsigned small_blocks;                     /* which run on side, beside the large ones */
+  cudaStream_t side;                         /* made with island_words */
+  cudaEvent_t side_start, side_done;
   int64_t wide_measure_most;                 /* the most sources measured 512 threads each: the
                                               * blocks of 512 resident at once (0: not yet asked) */
 

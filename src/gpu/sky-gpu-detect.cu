@@ -30,14 +30,14 @@ free_pixel_buffers (SkyGpuDetect *L)
   void *bufs[] = { L->d_peak_key, L->d_area,
                    L->d_first, L->d_box, L->d_keep, L->d_keep_pos, L->d_relabel, L->d_kpeak,
                    L->d_karea, L->d_kfirst, L->d_kbox, L->d_need, L->d_offset, L->d_nsub,
-                   L->d_newlabel, L->d_first_bits, L->d_word_count, L->d_word_offset,
+                   L->d_newlabel, L->d_medium, L->d_first_bits, L->d_word_count, L->d_word_offset,
                    L->d_deblended, L->d_seen, L->d_chunk };
 
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     cudaFree (bufs[i]);
   L->d_peak_key = NULL;
   L->d_area = L->d_first = L->d_keep = L->d_keep_pos = L->d_karea = L->d_kfirst = NULL;
-  L->d_box = L->d_relabel = L->d_kbox = L->d_nsub = L->d_newlabel = NULL;
+  L->d_box = L->d_relabel = L->d_kbox = L->d_nsub = L->d_newlabel = L->d_medium = NULL;
   L->d_kpeak = NULL;
   L->d_need = L->d_offset = L->d_first_bits = L->d_word_count = L->d_word_offset = NULL;
   L->d_deblended = L->d_seen = NULL;
@@ -53,6 +53,12 @@ sky_gpu_detect_free (SkyGpu *gpu)
   if (L == NULL)
     return;
   free_pixel_buffers (L);
+  if (L->side != NULL)
+    {
+      cudaStreamDestroy (L->side);
+      cudaEventDestroy (L->side_start);
+      cudaEventDestroy (L->side_done);
+    }
   cudaFree (L->d_background);
   cudaFree (L->d_rms);
   cudaFree (L->d_snr);
@@ -83,8 +89,9 @@ sky_gpu_detect_bytes (const SkyGpu *gpu)
   if (L->capacity > 0)
     {
       /* per island: peak key, area, first, box, keep, position, relabel,
-       * kept peak, area, first, box, need, offset, nsub, new label */
-      bytes += (size_t) L->island_cap * (4 + 8 + 8 + 16 + 8 + 8 + 4 + 4 + 8 + 8 + 16 + 8 + 8 + 4 + 4);
+       * kept peak, area, first, box, need, offset, nsub, new label, medium */
+      bytes += (size_t) L->island_cap
+               * (4 + 8 + 8 + 16 + 8 + 8 + 4 + 4 + 8 + 8 + 16 + 8 + 8 + 4 + 4 + 4);
       bytes += (size_t) L->nwords * 3 * 8 + (size_t) L->capacity * 2 + 1;
       bytes += (size_t) L->chunk_cap * 8;
     }
@@ -136,6 +143,7 @@ sky_gpu_detect_ensure (SkyGpu *gpu, int64_t n)
       || (ret = local_alloc (gpu, &L->d_offset, (size_t) ic * u, what)) != SKY_OK
       || (ret = local_alloc (gpu, &L->d_nsub, (size_t) ic * w, what)) != SKY_OK
       || (ret = local_alloc (gpu, &L->d_newlabel, (size_t) ic * w, what)) != SKY_OK
+      || (ret = local_alloc (gpu, &L->d_medium, (size_t) ic * w, what)) != SKY_OK
       || (ret = local_alloc (gpu, &L->d_first_bits, (size_t) words * u, what)) != SKY_OK
       || (ret = local_alloc (gpu, &L->d_word_count, (size_t) words * u, what)) != SKY_OK
       || (ret = local_alloc (gpu, &L->d_word_offset, (size_t) words * u, what)) != SKY_OK

@@ -200,6 +200,8 @@ typedef struct SkyGpuSwitches {
                               * 256, 512 or 1024; 0: by the number of sources */
   int deblend_tree;          /* SKYSIFT_GPU_DEBLEND_TREE: 2 the component tree decides each
                               * island, 1 it says only which split, 0 every island climbs */
+  int deblend_small_own;     /* SKYSIFT_GPU_DEBLEND_SMALL=one (0): the small islands by the
+                              * large islands' blocks too; 1: by small blocks beside them */
   int deblend_profile;       /* SKYSIFT_GPU_DEBLEND_PROFILE=1: islands print their phases */
   char fault[16];            /* SKYSIFT_GPU_FAULT: the step before which a kernel traps */
 } SkyGpuSwitches;

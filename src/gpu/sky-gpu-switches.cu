@@ -29,6 +29,10 @@
  *                               decides, 1 the tree says only whether it
  *                               splits (those that do climb the levels), 0
  *                               every island climbs (tests, comparisons);
+ *   SKYSIFT_GPU_DEBLEND_SMALL=one  the islands under 256 pixels deblended by
+ *                               the larger islands' blocks too, instead of
+ *                               by small blocks of their own beside them
+ *                               (tests, comparisons);
  *   SKYSIFT_GPU_DEBLEND_PROFILE=1  each island that may split prints its
  *                               phases' cycles (tuning);
  *   SKYSIFT_GPU_FAULT=STEP      before STEP (clip, segment, label, measure)
@@ -76,6 +80,7 @@ sky_gpu_switches_read (SkyGpuSwitches *sw)
   sw->deblend_tree = env_is ("SKYSIFT_GPU_DEBLEND_TREE", "0")   ? 0
                      : env_is ("SKYSIFT_GPU_DEBLEND_TREE", "1") ? 1
                                                                 : 2;
+  sw->deblend_small_own = !env_is ("SKYSIFT_GPU_DEBLEND_SMALL", "one");
   sw->deblend_profile = env_is ("SKYSIFT_GPU_DEBLEND_PROFILE", "1");
   if (fault != NULL)
     snprintf (sw->fault, sizeof sw->fault, "%s", fault);
