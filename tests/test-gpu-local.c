@@ -406,6 +406,18 @@ test_measure_blocks (void)
   check_switch ("SKYSIFT_GPU_MEASURE_THREADS", "1024", "measures 1024 threads a source", FALSE);
 }
 
+/* The small sources measured by the other sources' blocks too
+ * (SKYSIFT_GPU_MEASURE_SMALL=one), where otherwise, when the sources are
+ * many, those whose box is at most 10 a side take a warp each, on a
+ * second stream. */
+static void
+test_measure_small (void)
+{
+  if (!sky_test_gpu_ready (&device))
+    return;
+  check_switch ("SKYSIFT_GPU_MEASURE_SMALL", "one", "small sources by the large blocks", TRUE);
+}
+
 /* The core's other walk (SKYSIFT_GPU_CORE_WALK=queue, read when a context
  * is made): a queue in global memory for every source, where by default a
  * source whose box fits the bitmap is grown in shared memory and only the
@@ -454,6 +466,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu-local/deblend-climb", test_climb);
   g_test_add_func ("/gpu-local/deblend-small", test_deblend_small);
   g_test_add_func ("/gpu-local/measure-blocks", test_measure_blocks);
+  g_test_add_func ("/gpu-local/measure-small", test_measure_small);
   g_test_add_func ("/gpu-local/core-walk", test_core_walk);
   ret = g_test_run ();
   sky_test_gpu_close (&device, "GPU local-method parity checks", checks_passed, checks_failed);

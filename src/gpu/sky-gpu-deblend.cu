@@ -761,10 +761,9 @@ sky_gpu_deblend_enqueue (const SkyGpuLocalStep *step)
       SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, small_kernel, kSmallBlock,
                                                                (size_t) L->small_words * 4));
       L->small_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
-      SKY_CUDA (cudaStreamCreateWithFlags (&L->side, cudaStreamNonBlocking));
-      SKY_CUDA (cudaEventCreateWithFlags (&L->side_start, cudaEventDisableTiming));
-      SKY_CUDA (cudaEventCreateWithFlags (&L->side_done, cudaEventDisableTiming));
     }
+  if (small_apart && (ret = sky_gpu_detect_side (gpu)) != SKY_OK)
+    return ret;
   /* The large islands' blocks are launched first, so that they are placed
    * before the small islands' fill the multiprocessors; those with no
    * island to take end at once. */

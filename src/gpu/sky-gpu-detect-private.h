@@ -127,7 +127,11 @@ struct SkyGpuDetect {
   unsigned island_blocks;                    /* its blocks: as many as are resident at once */
   int64_t small_words;                       /* the same for the small islands' blocks, */
   unsigned small_blocks;                     /* which run on side, beside the large ones */
-  cudaStream_t side;                         /* made with island_words */
+  unsigned small_measure_blocks;             /* the small sources' warps resident at once */
+  /* A second stream, for kernels that run beside the main stream's (the
+   * small islands', the small sources'), and the events of its fork and
+   * join; made on first use (sky_gpu_detect_side). */
+  cudaStream_t side;
   cudaEvent_t side_start, side_done;
   int64_t wide_measure_most;                 /* the most sources measured 512 threads each: the
                                               * blocks of 512 resident at once (0: not yet asked) */
@@ -152,6 +156,7 @@ struct SkyGpuDetect {
 int sky_gpu_detect_ensure (SkyGpu *gpu, int64_t n);
 int sky_gpu_detect_ensure_sources (SkyGpu *gpu, int64_t nsources);
 int sky_gpu_detect_ensure_scratch (SkyGpu *gpu, int64_t words);
+int sky_gpu_detect_side (SkyGpu *gpu);
 void sky_gpu_detect_free (SkyGpu *gpu);
 size_t sky_gpu_detect_bytes (const SkyGpu *gpu);
 

@@ -75,6 +75,20 @@ sky_gpu_detect_free (SkyGpu *gpu)
   gpu->detect = NULL;
 }
 
+/* The second stream and its fork and join events, made once. */
+int
+sky_gpu_detect_side (SkyGpu *gpu)
+{
+  SkyGpuDetect *L = gpu->detect;
+
+  if (L->side != NULL)
+    return SKY_OK;
+  SKY_CUDA (cudaStreamCreateWithFlags (&L->side, cudaStreamNonBlocking));
+  SKY_CUDA (cudaEventCreateWithFlags (&L->side_start, cudaEventDisableTiming));
+  SKY_CUDA (cudaEventCreateWithFlags (&L->side_done, cudaEventDisableTiming));
+  return SKY_OK;
+}
+
 /* What the detection holds on the device, counted in sky_gpu_device_bytes
  * and so under SKYSIFT_GPU_MEMORY_LIMIT. */
 size_t

@@ -198,6 +198,8 @@ typedef struct SkyGpuSwitches {
                               * by a queue in global memory even where it fits a bitmap */
   int measure_threads;       /* SKYSIFT_GPU_MEASURE_THREADS: the local measures' block,
                               * 256, 512 or 1024; 0: by the number of sources */
+  int measure_small_own;     /* SKYSIFT_GPU_MEASURE_SMALL=one (0): the small sources by the
+                              * other sources' blocks too; 1: a warp each beside them */
   int deblend_tree;          /* SKYSIFT_GPU_DEBLEND_TREE: 2 the component tree decides each
                               * island, 1 it says only which split, 0 every island climbs */
   int deblend_small_own;     /* SKYSIFT_GPU_DEBLEND_SMALL=one (0): the small islands by the

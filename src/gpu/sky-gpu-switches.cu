@@ -19,6 +19,10 @@
  *   SKYSIFT_GPU_MEASURE_THREADS=N  the local measures in blocks of 256, 512
  *                               or 1024 threads a source, where otherwise
  *                               the number of sources picks (tests, tuning);
+ *   SKYSIFT_GPU_MEASURE_SMALL=one  where the sources are many, those whose
+ *                               box is at most 10 a side measured by the
+ *                               others' blocks too, instead of a warp each
+ *                               beside them (tests, comparisons);
  *   SKYSIFT_GPU_CORE_WALK=queue the local measures' core (the pixels above
  *                               0.7 of the peak joined to it) walked by a
  *                               queue in global memory even where the
@@ -72,6 +76,7 @@ sky_gpu_switches_read (SkyGpuSwitches *sw)
                      : env_is ("SKYSIFT_GPU_MODE_THREADS", "128") ? 128
                      : env_is ("SKYSIFT_GPU_MODE_THREADS", "256") ? 256
                                                                   : 0;
+  sw->measure_small_own = !env_is ("SKYSIFT_GPU_MEASURE_SMALL", "one");
   sw->core_queue = env_is ("SKYSIFT_GPU_CORE_WALK", "queue");
   sw->measure_threads = env_is ("SKYSIFT_GPU_MEASURE_THREADS", "256")    ? 256
                         : env_is ("SKYSIFT_GPU_MEASURE_THREADS", "512")  ? 512
