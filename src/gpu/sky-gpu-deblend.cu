@@ -762,13 +762,11 @@ sky_gpu_deblend_enqueue (const SkyGpuLocalStep *step)
                                                                (size_t) L->small_words * 4));
       L->small_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
     }
-  if (small_apart && (ret = sky_gpu_detect_side (gpu)) != SKY_OK)
-    return ret;
   /* The large islands' blocks are launched first, so that they are placed
    * before the small islands' fill the multiprocessors; those with no
    * island to take end at once. */
-  if (small_apart)
-    SKY_CUDA (cudaEventRecord (L->side_start, gpu->stream));
+  if (small_apart && (ret = sky_gpu_detect_fork (gpu)) != SKY_OK)
+    return ret;
   SKY_LAUNCH (large_kernel, L->island_blocks, kBlock, (size_t) L->island_words * 4, gpu->stream,
               L->d_header, *step->maps, gpu->d_labels, index, step->nx, step->ny, *step->params,
               L->d_kpeak, L->d_karea, L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch,
@@ -776,14 +774,13 @@ sky_gpu_deblend_enqueue (const SkyGpuLocalStep *step)
               L->island_words, use_tree, profile, 0, small_apart);
   if (small_apart)
     {
-      SKY_CUDA (cudaStreamWaitEvent (L->side, L->side_start, 0));
       SKY_LAUNCH (small_kernel, L->small_blocks, kSmallBlock, (size_t) L->small_words * 4, L->side,
                   L->d_header, *step->maps, gpu->d_labels, index, step->nx, step->ny,
                   *step->params, L->d_kpeak, L->d_karea, L->d_kbox, L->d_offset, L->d_total + 1,
                   L->d_scratch, L->scratch_cap, L->d_nsub, L->d_newlabel, L->d_medium,
                   L->island_cap, L->small_words, use_tree, profile, 1, 1);
-      SKY_CUDA (cudaEventRecord (L->side_done, L->side));
-      SKY_CUDA (cudaStreamWaitEvent (gpu->stream, L->side_done, 0));
+      if ((ret = sky_gpu_detect_join (gpu)) != SKY_OK)
+        return ret;
     }
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,

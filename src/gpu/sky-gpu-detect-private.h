@@ -130,7 +130,7 @@ struct SkyGpuDetect {
   unsigned small_measure_blocks;             /* the small sources' warps resident at once */
   /* A second stream, for kernels that run beside the main stream's (the
    * small islands', the small sources'), and the events of its fork and
-   * join; made on first use (sky_gpu_detect_side). */
+   * join; made on first use (sky_gpu_detect_fork). */
   cudaStream_t side;
   cudaEvent_t side_start, side_done;
   int64_t wide_measure_most;                 /* the most sources measured 512 threads each: the
@@ -156,7 +156,8 @@ struct SkyGpuDetect {
 int sky_gpu_detect_ensure (SkyGpu *gpu, int64_t n);
 int sky_gpu_detect_ensure_sources (SkyGpu *gpu, int64_t nsources);
 int sky_gpu_detect_ensure_scratch (SkyGpu *gpu, int64_t words);
-int sky_gpu_detect_side (SkyGpu *gpu);
+int sky_gpu_detect_fork (SkyGpu *gpu);
+int sky_gpu_detect_join (SkyGpu *gpu);
 void sky_gpu_detect_free (SkyGpu *gpu);
 size_t sky_gpu_detect_bytes (const SkyGpu *gpu);
 

@@ -75,17 +75,32 @@ sky_gpu_detect_free (SkyGpu *gpu)
   gpu->detect = NULL;
 }
 
-/* The second stream and its fork and join events, made once. */
+/* The second stream: it waits for what the main stream has enqueued so
+ * far (made, with its events, on first use). */
 int
-sky_gpu_detect_side (SkyGpu *gpu)
+sky_gpu_detect_fork (SkyGpu *gpu)
 {
   SkyGpuDetect *L = gpu->detect;
 
-  if (L->side != NULL)
-    return SKY_OK;
-  SKY_CUDA (cudaStreamCreateWithFlags (&L->side, cudaStreamNonBlocking));
-  SKY_CUDA (cudaEventCreateWithFlags (&L->side_start, cudaEventDisableTiming));
-  SKY_CUDA (cudaEventCreateWithFlags (&L->side_done, cudaEventDisableTiming));
+  if (L->side == NULL)
+    {
+      SKY_CUDA (cudaStreamCreateWithFlags (&L->side, cudaStreamNonBlocking));
+      SKY_CUDA (cudaEventCreateWithFlags (&L->side_start, cudaEventDisableTiming));
+      SKY_CUDA (cudaEventCreateWithFlags (&L->side_done, cudaEventDisableTiming));
+    }
+  SKY_CUDA (cudaEventRecord (L->side_start, gpu->stream));
+  SKY_CUDA (cudaStreamWaitEvent (L->side, L->side_start, 0));
+  return SKY_OK;
+}
+
+/* The main stream waits for what the second stream has enqueued. */
+int
+sky_gpu_detect_join (SkyGpu *gpu)
+{
+  SkyGpuDetect *L = gpu->detect;
+
+  SKY_CUDA (cudaEventRecord (L->side_done, L->side));
+  SKY_CUDA (cudaStreamWaitEvent (gpu->stream, L->side_done, 0));
   return SKY_OK;
 }
 

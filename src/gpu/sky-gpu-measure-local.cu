@@ -560,12 +560,8 @@ sky_gpu_measure_local_enqueue (const SkyGpuLocalStep *step)
                                                                512, 0));
       L->wide_measure_most = (int64_t) gpu->nsm * (per_sm > 0 ? per_sm : 1);
     }
-  if (apart)
-    {
-      if ((ret = sky_gpu_detect_side (gpu)) != SKY_OK)
-        return ret;
-      SKY_CUDA (cudaEventRecord (L->side_start, gpu->stream));
-    }
+  if (apart && (ret = sky_gpu_detect_fork (gpu)) != SKY_OK)
+    return ret;
   if ((ret = launch (measureLocalKernel<512>, 512, -1, L->wide_measure_most, 0)) != SKY_OK
       || (ret = launch (measureLocalKernel<kSourceThreads>, kSourceThreads,
                         L->wide_measure_most, every, apart ? 2 : 0)) != SKY_OK)
@@ -579,12 +575,9 @@ sky_gpu_measure_local_enqueue (const SkyGpuLocalStep *step)
       SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, small, kSmallThreads, 0));
       L->small_measure_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
     }
-  SKY_CUDA (cudaStreamWaitEvent (L->side, L->side_start, 0));
   SKY_LAUNCH (small, L->small_measure_blocks, kSmallThreads, 0, L->side, gpu->d_state, cat, cap,
               *step->maps, residual, gpu->d_labels, step->nx, step->ny, *step->params,
               L->d_deblended, L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat,
               gpu->switches.core_queue, L->wide_measure_most, every, 1);
-  SKY_CUDA (cudaEventRecord (L->side_done, L->side));
-  SKY_CUDA (cudaStreamWaitEvent (gpu->stream, L->side_done, 0));
-  return SKY_OK;
+  return sky_gpu_detect_join (gpu);
 }
