@@ -283,7 +283,9 @@ sky_window_set_plane (SkyWindow *self, gint64 plane)
       sky_window_show_error (self, "There is no such plane", detail);
       return;
     }
-  if (plane != self->image->image.plane)
+  /* Against the plane last asked for: one still being opened is not asked
+   * for again, and one asked for away from it is. */
+  if (plane != (gint64) gtk_spin_button_get_value (self->plane_spin))
     gtk_spin_button_set_value (self->plane_spin, (double) plane);
 }
 

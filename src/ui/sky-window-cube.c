@@ -79,10 +79,14 @@ on_play_toggled (GtkToggleButton *button, SkyWindow *self)
   sky_window_changed (self);
 }
 
+/* From the plane last asked for (the Plane control's), not the plane
+ * shown: two steps in quick succession go two planes, even while the
+ * first one is still being opened. */
 void
 sky_window_cube_step (SkyWindow *self, int direction)
 {
   gint64 n = nplanes (self);
+  gint64 asked = (gint64) gtk_spin_button_get_value (self->plane_spin);
 
   if (n <= 1)
     {
@@ -90,7 +94,9 @@ sky_window_cube_step (SkyWindow *self, int direction)
                              "The current frame's image has one plane.");
       return;
     }
-  sky_window_set_plane (self, (self->image->image.plane + n + (direction >= 0 ? 1 : -1)) % n);
+  if (asked < 0 || asked >= n)
+    asked = self->image->image.plane;
+  sky_window_set_plane (self, (asked + n + (direction >= 0 ? 1 : -1)) % n);
 }
 
 static void
