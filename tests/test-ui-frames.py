@@ -54,10 +54,9 @@ def outer(tap):
 
 
 def wait_plane(app, plane, timeout=20):
-    """The state once the app is idle showing that plane. One idle wait
-    after cube-step once returned the plane before the step, in the
-    sanitizer build on a loaded machine; the step's effect is waited for,
-    and the assertion after it still says what was shown."""
+    """The state once the app is idle showing that plane, or after timeout
+    seconds: a step's effect is waited for, not assumed after one idle
+    wait, and the caller's assertion still says which plane was shown."""
     t0 = time.monotonic()
     st = app.wait_idle(first=0.3)
     while st["cube"]["plane"] != plane and time.monotonic() - t0 < timeout:
