@@ -59,6 +59,13 @@ constexpr int kSmallBlock = 128;
 constexpr int kSmallPerSM = 4;
 constexpr int64_t kSmallWords = 14 * kSmallIsland + 512;
 
+/* Which of the listed islands an island kernel's blocks take. */
+enum IslandLists {
+  kListsAll,     /* the large, then the medium, then the small ones */
+  kListsLarger,  /* the large, then the medium ones (the small have their own blocks) */
+  kListsSmall,   /* the small ones */
+};
+
 typedef unsigned long long u64;
 
 #include "sky-gpu-deblend-serial.cuh"
@@ -618,9 +625,7 @@ deblend_parallel (const SkyGpuDetectMaps &m, const int32_t *labels, int32_t *ind
   return ncores;
 }
 
-/* The islands that may split, an island a block: the large ones, then the
- * medium ones (small == 0; then the small ones too where they have no
- * blocks of their own), or the small ones. */
+/* The islands that may split, an island a block, from the lists named. */
 template <int THREADS, int PER_SM>
 __global__ void __launch_bounds__ (THREADS, PER_SM)
 deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
@@ -631,7 +636,7 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
                      int32_t *__restrict__ scratch, int64_t scratch_cap,
                      int32_t *__restrict__ nsub, const int32_t *__restrict__ work,
                      const int32_t *__restrict__ medium, int64_t work_cap, int64_t shared_words,
-                     int use_tree, int profile, int small, int small_apart)
+                     int use_tree, int profile, IslandLists lists)
 {
   sky_grid_wait ();
   __shared__ BlockShared sh;
@@ -641,7 +646,8 @@ deblendIslandKernel (SkyGpuDetectHeader *__restrict__ hdr, SkyGpuDetectMaps m,
   const int64_t nlarge = (int64_t) __ldcg (&hdr->nwork);
   const int64_t nbig = nlarge + (int64_t) __ldcg (&hdr->nmedium);
   const int64_t nsmall = (int64_t) __ldcg (&hdr->nsmall);
-  const int64_t nwork = small ? nsmall : small_apart ? nbig : nbig + nsmall;
+  const bool small = lists == kListsSmall;
+  const int64_t nwork = small ? nsmall : lists == kListsLarger ? nbig : nbig + nsmall;
   unsigned long long *const counter = small ? &hdr->next_small : &hdr->next_work;
 
   if (n > 0 && (int64_t) __ldcg (total_need) > scratch_cap)
@@ -745,7 +751,7 @@ sky_gpu_deblend_enqueue (const SkyGpuLocalStep *step)
       /* As many shared words as a block may have, and as many blocks as
        * fit on the device at once with them: each takes the next island
        * from the list as it finishes one. */
-      int optin = 0, per_sm = 0;
+      int optin = 0;
       cudaFuncAttributes fa;
       SKY_CUDA (cudaDeviceGetAttribute (&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                         gpu->device));
@@ -754,34 +760,36 @@ sky_gpu_deblend_enqueue (const SkyGpuLocalStep *step)
       L->island_words = words < kSharedWordsMost ? words : kSharedWordsMost;
       SKY_CUDA (cudaFuncSetAttribute (large_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int) (L->island_words * 4)));
-      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, large_kernel, kBlock,
-                                                               (size_t) L->island_words * 4));
-      L->island_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
+      if ((ret = sky_gpu_resident_blocks (gpu, large_kernel, kBlock, (size_t) L->island_words * 4,
+                                          &L->island_blocks)) != SKY_OK)
+        return ret;
       L->small_words = kSmallWords < words ? kSmallWords : words;
-      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, small_kernel, kSmallBlock,
-                                                               (size_t) L->small_words * 4));
-      L->small_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
-    }
-  /* The large islands' blocks are launched first, so that they are placed
-   * before the small islands' fill the multiprocessors; those with no
-   * island to take end at once. */
-  if (small_apart && (ret = sky_gpu_detect_fork (gpu)) != SKY_OK)
-    return ret;
-  SKY_LAUNCH (large_kernel, L->island_blocks, kBlock, (size_t) L->island_words * 4, gpu->stream,
-              L->d_header, *step->maps, gpu->d_labels, index, step->nx, step->ny, *step->params,
-              L->d_kpeak, L->d_karea, L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch,
-              L->scratch_cap, L->d_nsub, L->d_newlabel, L->d_medium, L->island_cap,
-              L->island_words, use_tree, profile, 0, small_apart);
-  if (small_apart)
-    {
-      SKY_LAUNCH (small_kernel, L->small_blocks, kSmallBlock, (size_t) L->small_words * 4, L->side,
-                  L->d_header, *step->maps, gpu->d_labels, index, step->nx, step->ny,
-                  *step->params, L->d_kpeak, L->d_karea, L->d_kbox, L->d_offset, L->d_total + 1,
-                  L->d_scratch, L->scratch_cap, L->d_nsub, L->d_newlabel, L->d_medium,
-                  L->island_cap, L->small_words, use_tree, profile, 1, 1);
-      if ((ret = sky_gpu_detect_join (gpu)) != SKY_OK)
+      if ((ret = sky_gpu_resident_blocks (gpu, small_kernel, kSmallBlock,
+                                          (size_t) L->small_words * 4, &L->small_blocks))
+          != SKY_OK)
         return ret;
     }
+  const auto launch = [&] (auto kernel, unsigned blocks, int threads, int64_t words,
+                           cudaStream_t stream, IslandLists lists) -> int {
+    SKY_LAUNCH (kernel, blocks, threads, (size_t) words * 4, stream, L->d_header, *step->maps,
+                gpu->d_labels, index, step->nx, step->ny, *step->params, L->d_kpeak, L->d_karea,
+                L->d_kbox, L->d_offset, L->d_total + 1, L->d_scratch, L->scratch_cap, L->d_nsub,
+                L->d_newlabel, L->d_medium, L->island_cap, words, use_tree, profile, lists);
+    return SKY_OK;
+  };
+  /* The larger islands' blocks are launched first, so that they are placed
+   * before the small islands' fill the multiprocessors; those with no
+   * island to take end at once. */
+  if (!small_apart)
+    ret = launch (large_kernel, L->island_blocks, kBlock, L->island_words, gpu->stream, kListsAll);
+  else if ((ret = sky_gpu_detect_fork (gpu)) == SKY_OK
+           && (ret = launch (large_kernel, L->island_blocks, kBlock, L->island_words, gpu->stream,
+                             kListsLarger)) == SKY_OK
+           && (ret = launch (small_kernel, L->small_blocks, kSmallBlock, L->small_words, L->side,
+                             kListsSmall)) == SKY_OK)
+    ret = sky_gpu_detect_join (gpu);
+  if (ret != SKY_OK)
+    return ret;
   SKY_LAUNCH (deblendFirstsKernel, island_grid, kThreads, 0, gpu->stream, L->d_header, gpu->d_state,
               L->d_karea, L->d_kfirst, L->d_nsub, L->d_scratch, L->d_offset, L->d_first_bits,
               L->d_deblended);

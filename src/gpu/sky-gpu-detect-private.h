@@ -70,6 +70,21 @@ sky_gpu_detect_grid (const SkyGpu *gpu, int64_t items, int threads)
   return (unsigned) (blocks < 1 ? 1 : blocks < most ? blocks : most);
 }
 
+/* The blocks of `threads` with `smem` bytes of dynamic shared memory that
+ * the device holds at once (at least one a multiprocessor), into *blocks:
+ * the grid of a kernel whose blocks take work from a list as they finish
+ * one, or the count above which a kernel's blocks no longer all run at once. */
+template <typename Kernel, typename Count>
+static inline int
+sky_gpu_resident_blocks (const SkyGpu *gpu, Kernel kernel, int threads, size_t smem, Count *blocks)
+{
+  int per_sm = 0;
+
+  SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, kernel, threads, smem));
+  *blocks = (Count) gpu->nsm * (Count) (per_sm > 0 ? per_sm : 1);
+  return SKY_OK;
+}
+
 /* The detection's scalars on the device, downloaded with SkyGpuState. */
 typedef struct SkyGpuDetectHeader {
   unsigned long long nall;         /* components of the flood mask */

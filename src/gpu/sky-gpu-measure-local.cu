@@ -539,45 +539,39 @@ sky_gpu_measure_local_enqueue (const SkyGpuLocalStep *step)
    * SKYSIFT_GPU_MEASURE_SMALL=one, or a block size chosen, leaves them to
    * the others' blocks. */
   const int apart = gpu->switches.measure_small_own && threads == 0;
-  const auto launch = [&] (auto kernel, int block, int64_t above, int64_t most,
-                           int boxes) -> int {
-    SKY_LAUNCH (kernel, grid, block, 0, gpu->stream, gpu->d_state, cat, cap, *step->maps,
-                residual, gpu->d_labels, step->nx, step->ny, *step->params, L->d_deblended,
+  const auto launch = [&] (auto kernel, unsigned blocks, int block, cudaStream_t stream,
+                           int64_t above, int64_t most, int boxes) -> int {
+    SKY_LAUNCH (kernel, blocks, block, 0, stream, gpu->d_state, cat, cap, *step->maps, residual,
+                gpu->d_labels, step->nx, step->ny, *step->params, L->d_deblended,
                 L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat, gpu->switches.core_queue,
                 above, most, boxes);
     return SKY_OK;
   };
   if (threads == 512)
-    return launch (measureLocalKernel<512>, 512, -1, every, 0);
+    return launch (measureLocalKernel<512>, grid, 512, gpu->stream, -1, every, 0);
   if (threads == 1024)
-    return launch (measureLocalKernel<1024>, 1024, -1, every, 0);
+    return launch (measureLocalKernel<1024>, grid, 1024, gpu->stream, -1, every, 0);
   if (threads == kSourceThreads)
-    return launch (measureLocalKernel<kSourceThreads>, kSourceThreads, -1, every, 0);
-  if (L->wide_measure_most == 0)
-    {
-      int per_sm = 0;
-      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, measureLocalKernel<512>,
-                                                               512, 0));
-      L->wide_measure_most = (int64_t) gpu->nsm * (per_sm > 0 ? per_sm : 1);
-    }
+    return launch (measureLocalKernel<kSourceThreads>, grid, kSourceThreads, gpu->stream, -1,
+                   every, 0);
+  const auto small = measureLocalKernel<kSmallThreads, kSmallCoreWords, kSmallColumns>;
+  if (L->wide_measure_most == 0
+      && ((ret = sky_gpu_resident_blocks (gpu, measureLocalKernel<512>, 512, 0,
+                                          &L->wide_measure_most)) != SKY_OK
+          || (ret = sky_gpu_resident_blocks (gpu, small, kSmallThreads, 0,
+                                             &L->small_measure_blocks)) != SKY_OK))
+    return ret;
   if (apart && (ret = sky_gpu_detect_fork (gpu)) != SKY_OK)
     return ret;
-  if ((ret = launch (measureLocalKernel<512>, 512, -1, L->wide_measure_most, 0)) != SKY_OK
-      || (ret = launch (measureLocalKernel<kSourceThreads>, kSourceThreads,
+  if ((ret = launch (measureLocalKernel<512>, grid, 512, gpu->stream, -1, L->wide_measure_most,
+                     0)) != SKY_OK
+      || (ret = launch (measureLocalKernel<kSourceThreads>, grid, kSourceThreads, gpu->stream,
                         L->wide_measure_most, every, apart ? 2 : 0)) != SKY_OK)
     return ret;
   if (!apart)
     return SKY_OK;
-  const auto small = measureLocalKernel<kSmallThreads, kSmallCoreWords, kSmallColumns>;
-  if (L->small_measure_blocks == 0)
-    {
-      int per_sm = 0;
-      SKY_CUDA (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, small, kSmallThreads, 0));
-      L->small_measure_blocks = (unsigned) gpu->nsm * (unsigned) (per_sm > 0 ? per_sm : 1);
-    }
-  SKY_LAUNCH (small, L->small_measure_blocks, kSmallThreads, 0, L->side, gpu->d_state, cat, cap,
-              *step->maps, residual, gpu->d_labels, step->nx, step->ny, *step->params,
-              L->d_deblended, L->d_src_offset, L->d_scratch, L->d_seen, L->d_cat,
-              gpu->switches.core_queue, L->wide_measure_most, every, 1);
+  if ((ret = launch (small, L->small_measure_blocks, kSmallThreads, L->side, L->wide_measure_most,
+                     every, 1)) != SKY_OK)
+    return ret;
   return sky_gpu_detect_join (gpu);
 }
