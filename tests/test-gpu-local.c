@@ -336,31 +336,71 @@ context_with (const char *variable, const char *value)
   return gpu;
 }
 
-/* One switch's other way, checked against the CPU on its own context: a
- * crowded field, and a huge island unless the run is quick. The labels
- * read "WAY: crowded" and "WAY: a huge island". */
+/* The switches' other ways, each on a context of its own (the switches
+ * are read when a context is made, sky-gpu-switches.cu), checked against
+ * the CPU on a crowded field and, unless the run is quick or huge_too is
+ * off, a huge island. The labels read "WAY: crowded" and "WAY: a huge
+ * island". */
+typedef struct {
+  const char *path, *variable, *value, *way;
+  gboolean huge_too;
+} SwitchCase;
+
+static const SwitchCase switch_cases[] = {
+  /* The deblending's other ways: every island climbing the levels (0), and
+   * the component tree answering only whether an island splits (1); each
+   * decides as the CPU does. */
+  { "/gpu-local/deblend-climb", "SKYSIFT_GPU_DEBLEND_TREE", "0", "climb only", TRUE },
+  { "/gpu-local/deblend-tree-split-only", "SKYSIFT_GPU_DEBLEND_TREE", "1", "tree for no split",
+    TRUE },
+  /* The small islands deblended by the large islands' blocks too, where
+   * otherwise blocks of their own take them beside the large ones, on a
+   * second stream. */
+  { "/gpu-local/deblend-small", "SKYSIFT_GPU_DEBLEND_SMALL", "one",
+    "small islands by the large blocks", TRUE },
+  /* The local measures' other blocks: 256 threads a source, which many
+   * sources get, and 1024; the crowded field's some 900 sources get 256 with
+   * warps for the small ones. */
+  { "/gpu-local/measure-blocks/256", "SKYSIFT_GPU_MEASURE_THREADS", "256",
+    "measures 256 threads a source", FALSE },
+  { "/gpu-local/measure-blocks/1024", "SKYSIFT_GPU_MEASURE_THREADS", "1024",
+    "measures 1024 threads a source", FALSE },
+  /* The small sources measured by the other sources' blocks too, where
+   * otherwise, when the sources are many, those whose box is at most 10 a
+   * side take a warp each, on a second stream. */
+  { "/gpu-local/measure-small", "SKYSIFT_GPU_MEASURE_SMALL", "one",
+    "small sources by the large blocks", TRUE },
+  /* The core walked by a queue in global memory for every source, where by
+   * default a source whose box fits the bitmap is grown in shared memory
+   * and only the larger ones take the queue. */
+  { "/gpu-local/core-walk", "SKYSIFT_GPU_CORE_WALK", "queue", "core walked by a queue", TRUE },
+};
+
 static void
-check_switch (const char *variable, const char *value, const char *way, gboolean huge_too)
+test_switch (gconstpointer data)
 {
+  const SwitchCase *sc = data;
+  const gboolean huge_too = sc->huge_too && !quick;
   SkyGpu *own = device.gpu, *other;
   GRand *rng;
   SkyImage a, b;
   SkyParams p;
   char what[96];
 
+  if (!sky_test_gpu_ready (&device))
+    return;
   rng = g_rand_new_with_seed (g_test_rand_int ());
   make_field (&field_cases[2], rng, &a);
   sky_params_init (&p);
-  huge_too = huge_too && !quick;
   if (huge_too)
     make_field (&field_cases[6], rng, &b);
-  other = context_with (variable, value);
+  other = context_with (sc->variable, sc->value);
   device.gpu = other;
-  g_snprintf (what, sizeof what, "%s: crowded", way);
+  g_snprintf (what, sizeof what, "%s: crowded", sc->way);
   check_local (what, &a, &p, NULL);
   if (huge_too)
     {
-      g_snprintf (what, sizeof what, "%s: a huge island", way);
+      g_snprintf (what, sizeof what, "%s: a huge island", sc->way);
       check_local (what, &b, &p, NULL);
       sky_image_clear (&b);
     }
@@ -368,66 +408,6 @@ check_switch (const char *variable, const char *value, const char *way, gboolean
   sky_gpu_free (other);
   sky_image_clear (&a);
   g_rand_free (rng);
-}
-
-/* The deblending's other ways (SKYSIFT_GPU_DEBLEND_TREE, read when a
- * context is made): every island climbing the levels (0), and the
- * component tree answering only whether an island splits (1); each decides
- * as the CPU does. */
-static void
-test_climb (void)
-{
-  if (!sky_test_gpu_ready (&device))
-    return;
-  check_switch ("SKYSIFT_GPU_DEBLEND_TREE", "0", "climb only", TRUE);
-  check_switch ("SKYSIFT_GPU_DEBLEND_TREE", "1", "tree for no split", TRUE);
-}
-
-/* The small islands deblended by the large islands' blocks too
- * (SKYSIFT_GPU_DEBLEND_SMALL=one), where otherwise blocks of their own
- * take them beside the large ones, on a second stream. */
-static void
-test_deblend_small (void)
-{
-  if (!sky_test_gpu_ready (&device))
-    return;
-  check_switch ("SKYSIFT_GPU_DEBLEND_SMALL", "one", "small islands by the large blocks", TRUE);
-}
-
-/* The local measures' other blocks (SKYSIFT_GPU_MEASURE_THREADS, read when
- * a context is made): 256 threads a source, which images above 2048 x 2048
- * get, and 1024; the fields here are small enough for the default's 512. */
-static void
-test_measure_blocks (void)
-{
-  if (!sky_test_gpu_ready (&device))
-    return;
-  check_switch ("SKYSIFT_GPU_MEASURE_THREADS", "256", "measures 256 threads a source", FALSE);
-  check_switch ("SKYSIFT_GPU_MEASURE_THREADS", "1024", "measures 1024 threads a source", FALSE);
-}
-
-/* The small sources measured by the other sources' blocks too
- * (SKYSIFT_GPU_MEASURE_SMALL=one), where otherwise, when the sources are
- * many, those whose box is at most 10 a side take a warp each, on a
- * second stream. */
-static void
-test_measure_small (void)
-{
-  if (!sky_test_gpu_ready (&device))
-    return;
-  check_switch ("SKYSIFT_GPU_MEASURE_SMALL", "one", "small sources by the large blocks", TRUE);
-}
-
-/* The core's other walk (SKYSIFT_GPU_CORE_WALK=queue, read when a context
- * is made): a queue in global memory for every source, where by default a
- * source whose box fits the bitmap is grown in shared memory and only the
- * larger ones take the queue. */
-static void
-test_core_walk (void)
-{
-  if (!sky_test_gpu_ready (&device))
-    return;
-  check_switch ("SKYSIFT_GPU_CORE_WALK", "queue", "core walked by a queue", TRUE);
 }
 
 /* ------------------------------------------------------------ shared images */
@@ -463,11 +443,8 @@ main (int argc, char **argv)
   for (int i = 0; i < (int) G_N_ELEMENTS (field_cases); i++)
     g_test_add_data_func (field_cases[i].path, &field_cases[i], test_field);
   g_test_add_func ("/gpu-local/reuse", test_reuse);
-  g_test_add_func ("/gpu-local/deblend-climb", test_climb);
-  g_test_add_func ("/gpu-local/deblend-small", test_deblend_small);
-  g_test_add_func ("/gpu-local/measure-blocks", test_measure_blocks);
-  g_test_add_func ("/gpu-local/measure-small", test_measure_small);
-  g_test_add_func ("/gpu-local/core-walk", test_core_walk);
+  for (int k = 0; k < (int) G_N_ELEMENTS (switch_cases); k++)
+    g_test_add_data_func (switch_cases[k].path, &switch_cases[k], test_switch);
   ret = g_test_run ();
   sky_test_gpu_close (&device, "GPU local-method parity checks", checks_passed, checks_failed);
   return ret;
