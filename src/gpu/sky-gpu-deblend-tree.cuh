@@ -326,10 +326,14 @@ tree_decide (const float *val, const int32_t *nb, int nn, int64_t p,
       const int32_t items = m + (first - old_lo);
       /* The edges that appear at this level: a new pixel's to its
        * neighbours above it (to a new one, once); a thread an edge, so that
-       * a level's latency is one union, not a pixel's nn one after another. */
+       * a level's latency is one union, not a pixel's nn one after another.
+       * Direction-major: a warp's lanes take 32 pixels' edges of one
+       * direction, not four pixels' eight, whose unions would all link the
+       * same pixel and retry on its word (2048^2's largest island: unions
+       * 243 -> 225 kcycles). */
       for (int32_t e = tid; e < m * nn; e += block_threads ())
         {
-          const int32_t j = order[new_lo + e / nn], q = nb[(int64_t) j * nn + e % nn];
+          const int32_t j = order[new_lo + e % m], q = nb[(int64_t) j * nn + e / m];
           if (q < 0)
             continue;
           const int32_t lj = lvl[j], lq = lvl[q];
