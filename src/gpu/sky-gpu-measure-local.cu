@@ -77,7 +77,8 @@ sourceNeedKernel (const SkyGpuState *__restrict__ st, const unsigned char *__res
 
 /* b = q w + r for a pixel's offset b >= 0 in rows of w: in 32 bits where
  * both fit (a 64-bit division costs several times a 32-bit one, and the
- * window's loop divides once a pixel). */
+ * box's loop and the queue's walk divide once a pixel; the window's loop
+ * steps instead). */
 __device__ __forceinline__ void
 split_offset (int64_t b, int64_t w, int64_t *q, int64_t *r)
 {
