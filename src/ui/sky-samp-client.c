@@ -150,7 +150,7 @@ static void
 hub_call_async (SkySampClient *self, const char *url, const char *method, GVariant *params,
                 GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
-  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
   CallData *call = g_new0 (CallData, 1);
   char *xml = sky_xmlrpc_write_call (method, params);
   gsize length = strlen (xml);
@@ -163,12 +163,11 @@ hub_call_async (SkySampClient *self, const char *url, const char *method, GVaria
     {
       g_task_return_new_error (task, SKY_UI_ERROR, SKY_UI_ERROR_SAMP_NO_HUB,
                                "The SAMP hub's URL “%s” is not an HTTP URL", url);
-      g_object_unref (task);
       return;
     }
   soup_message_set_request_body_from_bytes (msg, "text/xml", body);
   soup_session_send_and_read_async (self->session, msg, G_PRIORITY_DEFAULT, cancellable,
-                                    on_call_answered, task);
+                                    on_call_answered, g_steal_pointer (&task));
 }
 
 static GVariant *
@@ -396,7 +395,7 @@ connect_data_free (ConnectData *c)
 static void connect_next (GTask *task);
 
 /* Ends a connection attempt: with error (taken), failed; without, the
- * client is registered and says so. */
+ * client is registered and says so. The caller keeps its reference. */
 static void
 connect_done (GTask *task, GError *error)
 {
@@ -410,13 +409,12 @@ connect_done (GTask *task, GError *error)
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CONNECTED]);
       g_task_return_boolean (task, TRUE);
     }
-  g_object_unref (task);
 }
 
 static void
 on_connect_step (GObject *source, GAsyncResult *result, gpointer data)
 {
-  GTask *task = data;
+  g_autoptr (GTask) task = data;
   ConnectData *c = g_task_get_task_data (task);
   GError *error = NULL;
   g_autoptr (GVariant) value = hub_call_finish (result, NULL, &error);
@@ -486,7 +484,8 @@ subscriptions_map (SkySampClient *self)
   return g_variant_builder_end (&b);
 }
 
-/* register, then declareMetadata, setXmlrpcCallback, declareSubscriptions. */
+/* register, then declareMetadata, setXmlrpcCallback, declareSubscriptions.
+ * Each call holds its own reference to the task. */
 static void
 connect_next (GTask *task)
 {
@@ -500,7 +499,7 @@ connect_next (GTask *task)
     case 1:
       hub_call_async (self, c->hub_url, "samp.hub.declareMetadata",
                       g_variant_new ("(s@a{sv})", c->private_key, self->metadata),
-                      cancellable, on_connect_step, task);
+                      cancellable, on_connect_step, g_object_ref (task));
       return;
     case 2:
       if (!start_server (self, c, &error))
@@ -510,7 +509,7 @@ connect_next (GTask *task)
         }
       hub_call_async (self, c->hub_url, "samp.hub.setXmlrpcCallback",
                       g_variant_new ("(ss)", c->private_key, c->callback_url),
-                      cancellable, on_connect_step, task);
+                      cancellable, on_connect_step, g_object_ref (task));
       return;
     case 3:
       /* Registered from here on: the hub may call back at once. */
@@ -521,7 +520,7 @@ connect_next (GTask *task)
       self->callback_url = g_steal_pointer (&c->callback_url);
       hub_call_async (self, self->hub_url, "samp.hub.declareSubscriptions",
                       g_variant_new ("(s@a{sv})", self->private_key, subscriptions_map (self)),
-                      cancellable, on_connect_step, task);
+                      cancellable, on_connect_step, g_object_ref (task));
       return;
     default:
       connect_done (task, NULL);
@@ -531,7 +530,7 @@ connect_next (GTask *task)
 static void
 on_lockfile_read (GObject *source, GAsyncResult *result, gpointer data)
 {
-  GTask *task = data;
+  g_autoptr (GTask) task = data;
   SkySampClient *self = g_task_get_source_object (task);
   ConnectData *c = g_task_get_task_data (task);
   g_autofree char *text = NULL, *secret = NULL, *where = g_file_get_parse_name (G_FILE (source));
@@ -553,14 +552,14 @@ on_lockfile_read (GObject *source, GAsyncResult *result, gpointer data)
       return;
     }
   hub_call_async (self, c->hub_url, "samp.hub.register", g_variant_new ("(s)", secret),
-                  g_task_get_cancellable (task), on_connect_step, task);
+                  g_task_get_cancellable (task), on_connect_step, g_object_ref (task));
 }
 
 void
 sky_samp_client_connect_async (SkySampClient *self, GCancellable *cancellable,
                                GAsyncReadyCallback callback, gpointer user_data)
 {
-  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
   g_autoptr (GFile) lockfile = NULL;
   g_autofree char *url = NULL;
   GError *error = NULL;
@@ -569,14 +568,12 @@ sky_samp_client_connect_async (SkySampClient *self, GCancellable *cancellable,
   if (self->private_key != NULL)
     {
       g_task_return_boolean (task, TRUE);
-      g_object_unref (task);
       return;
     }
   if (self->connecting)
     {
       g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_PENDING,
                                "skysift is already connecting to the SAMP hub");
-      g_object_unref (task);
       return;
     }
   g_task_set_task_data (task, g_new0 (ConnectData, 1), (GDestroyNotify) connect_data_free);
@@ -584,19 +581,17 @@ sky_samp_client_connect_async (SkySampClient *self, GCancellable *cancellable,
   if (url == NULL)
     {
       g_task_return_error (task, error);
-      g_object_unref (task);
       return;
     }
   if (!g_str_has_prefix (url, "file:"))
     {
       g_task_return_new_error (task, SKY_UI_ERROR, SKY_UI_ERROR_SAMP_NO_HUB,
                                "The SAMP lockfile's URL %s is not a file: URL", url);
-      g_object_unref (task);
       return;
     }
   self->connecting = TRUE;
   lockfile = g_file_new_for_uri (url);
-  g_file_load_contents_async (lockfile, cancellable, on_lockfile_read, task);
+  g_file_load_contents_async (lockfile, cancellable, on_lockfile_read, g_steal_pointer (&task));
 }
 
 gboolean
@@ -624,20 +619,19 @@ void
 sky_samp_client_disconnect_async (SkySampClient *self, GAsyncReadyCallback callback,
                                   gpointer user_data)
 {
-  GTask *task = g_task_new (self, NULL, callback, user_data);
+  g_autoptr (GTask) task = g_task_new (self, NULL, callback, user_data);
   g_autofree char *url = g_strdup (self->hub_url);
   g_autofree char *key = g_strdup (self->private_key);
 
   if (key == NULL)
     {
       g_task_return_boolean (task, TRUE);
-      g_object_unref (task);
       return;
     }
   /* Disconnected at once: messages arriving meanwhile are refused. */
   forget_registration (self);
   hub_call_async (self, url, "samp.hub.unregister", g_variant_new ("(s)", key), NULL,
-                  on_unregistered, task);
+                  on_unregistered, g_steal_pointer (&task));
 }
 
 gboolean
@@ -696,7 +690,7 @@ void
 sky_samp_client_notify_all_async (SkySampClient *self, const char *mtype, GVariant *params,
                                   GAsyncReadyCallback callback, gpointer user_data)
 {
-  GTask *task = g_task_new (self, NULL, callback, user_data);
+  g_autoptr (GTask) task = g_task_new (self, NULL, callback, user_data);
   GVariantDict message;
 
   g_variant_ref_sink (params);
@@ -705,7 +699,6 @@ sky_samp_client_notify_all_async (SkySampClient *self, const char *mtype, GVaria
       g_variant_unref (params);
       g_task_return_new_error (task, SKY_UI_ERROR, SKY_UI_ERROR_SAMP_NO_HUB,
                                "skysift is not connected to a SAMP hub");
-      g_object_unref (task);
       return;
     }
   g_variant_dict_init (&message, NULL);
@@ -714,7 +707,7 @@ sky_samp_client_notify_all_async (SkySampClient *self, const char *mtype, GVaria
   g_variant_unref (params);
   hub_call_async (self, self->hub_url, "samp.hub.notifyAll",
                   g_variant_new ("(s@a{sv})", self->private_key, g_variant_dict_end (&message)),
-                  NULL, on_notified, task);
+                  NULL, on_notified, g_steal_pointer (&task));
 }
 
 gint64

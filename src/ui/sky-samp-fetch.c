@@ -30,13 +30,12 @@ fail (GTask *task, const GError *error)
 
   g_task_return_new_error (task, error->domain, error->code, "%s: %s", fetch->url,
                            error->message);
-  g_object_unref (task);
 }
 
 static void
 on_spliced (GObject *source, GAsyncResult *result, gpointer data)
 {
-  GTask *task = data;
+  g_autoptr (GTask) task = data;
   g_autoptr (GError) error = NULL;
 
   if (g_output_stream_splice_finish (G_OUTPUT_STREAM (source), result, &error) < 0)
@@ -45,13 +44,12 @@ on_spliced (GObject *source, GAsyncResult *result, gpointer data)
       return;
     }
   g_task_return_boolean (task, TRUE);
-  g_object_unref (task);
 }
 
 static void
 on_file_ready (GObject *source, GAsyncResult *result, gpointer data)
 {
-  GTask *task = data;
+  g_autoptr (GTask) task = data;
   Fetch *fetch = g_task_get_task_data (task);
   g_autoptr (GError) error = NULL;
   g_autoptr (GFileOutputStream) out = g_file_replace_finish (G_FILE (source), result, &error);
@@ -64,13 +62,13 @@ on_file_ready (GObject *source, GAsyncResult *result, gpointer data)
   g_output_stream_splice_async (G_OUTPUT_STREAM (out), fetch->in,
                                 G_OUTPUT_STREAM_SPLICE_CLOSE_SOURCE
                                 | G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, G_PRIORITY_DEFAULT,
-                                g_task_get_cancellable (task), on_spliced, task);
+                                g_task_get_cancellable (task), on_spliced, g_object_ref (task));
 }
 
 static void
 on_answered (GObject *source, GAsyncResult *result, gpointer data)
 {
-  GTask *task = data;
+  g_autoptr (GTask) task = data;
   Fetch *fetch = g_task_get_task_data (task);
   g_autoptr (GError) error = NULL;
   SoupMessage *msg = soup_session_get_async_result_message (SOUP_SESSION (source), result);
@@ -90,14 +88,14 @@ on_answered (GObject *source, GAsyncResult *result, gpointer data)
       return;
     }
   g_file_replace_async (fetch->file, NULL, FALSE, G_FILE_CREATE_PRIVATE, G_PRIORITY_DEFAULT,
-                        g_task_get_cancellable (task), on_file_ready, task);
+                        g_task_get_cancellable (task), on_file_ready, g_object_ref (task));
 }
 
 void
 sky_samp_fetch_async (const char *url, const char *path, GCancellable *cancellable,
                       GAsyncReadyCallback callback, gpointer user_data)
 {
-  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   g_autoptr (SoupMessage) msg = NULL;
   Fetch *fetch = g_new0 (Fetch, 1);
 
@@ -114,10 +112,10 @@ sky_samp_fetch_async (const char *url, const char *path, GCancellable *cancellab
     {
       g_task_return_new_error (task, SKY_UI_ERROR, SKY_UI_ERROR_ARGUMENT,
                                "“%s” is not an http: or https: URL", url);
-      g_object_unref (task);
       return;
     }
-  soup_session_send_async (fetch->session, msg, G_PRIORITY_DEFAULT, cancellable, on_answered, task);
+  soup_session_send_async (fetch->session, msg, G_PRIORITY_DEFAULT, cancellable, on_answered,
+                           g_steal_pointer (&task));
 }
 
 gboolean
