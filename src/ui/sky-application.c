@@ -778,9 +778,7 @@ sky_application_shutdown (GApplication *app)
 {
   SkyApplication *self = SKY_APPLICATION (app);
 
-  if (self->samp)
-    sky_samp_link_shutdown (self->samp);
-  g_clear_object (&self->samp);
+  g_clear_pointer (&self->samp, sky_samp_link_close);
   G_APPLICATION_CLASS (sky_application_parent_class)->shutdown (app);
 }
 

@@ -2,6 +2,7 @@
 /* SkyContourDialog: an entry for contour levels. It only passes the text
  * on: reading it, and refusing what it cannot read, is the window's. */
 #include "sky-contour-dialog.h"
+#include "sky-ui-signal.h"
 
 struct _SkyContourDialog {
   GtkWindow parent_instance;
@@ -55,9 +56,7 @@ sky_contour_dialog_class_init (SkyContourDialogClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, on_apply_clicked);
 
   /* (text): the levels as typed. */
-  signals[LEVELS_CHOSEN] =
-    g_signal_new ("levels-chosen", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                  NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[LEVELS_CHOSEN] = sky_ui_signal_new (klass, "levels-chosen", 1, G_TYPE_STRING);
 }
 
 static void

@@ -5,6 +5,7 @@
 #include "sky-image-view-private.h"
 #include "sky-raster.h"
 #include "sky-render.h"
+#include "sky-ui-signal.h"
 
 #include <math.h>
 
@@ -773,20 +774,13 @@ sky_image_view_class_init (SkyImageViewClass *klass)
 
   /* (inside, x, y): the image point under the pointer, 0-based pixels. */
   signals[POINTER_MOVED] =
-    g_signal_new ("pointer-moved", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                  NULL, G_TYPE_NONE, 3, G_TYPE_BOOLEAN, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+    sky_ui_signal_new (klass, "pointer-moved", 3, G_TYPE_BOOLEAN, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
   /* (index): a click on a marker; index into the run's catalogue. */
-  signals[SOURCE_ACTIVATED] =
-    g_signal_new ("source-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT64);
+  signals[SOURCE_ACTIVATED] = sky_ui_signal_new (klass, "source-activated", 1, G_TYPE_INT64);
   /* The image, limits, stretch or colour map changed: the colour bar listens. */
-  signals[DISPLAY_CHANGED] =
-    g_signal_new ("display-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 0);
+  signals[DISPLAY_CHANGED] = sky_ui_signal_new (klass, "display-changed", 0);
   /* The zoom or the centre changed (a pan, a zoom, a fit): locked frames follow. */
-  signals[VIEW_MOVED] =
-    g_signal_new ("view-moved", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 0);
+  signals[VIEW_MOVED] = sky_ui_signal_new (klass, "view-moved", 0);
 
   sky_image_view_input_class_init (widget_class);
 

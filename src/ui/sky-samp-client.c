@@ -3,6 +3,7 @@
 #include "sky-samp-client.h"
 #include "sky-samp-xmlrpc.h"
 #include "sky-ui-error.h"
+#include "sky-ui-signal.h"
 
 #include <libsoup/soup.h>
 #include <string.h>
@@ -812,11 +813,8 @@ sky_samp_client_class_init (SkySampClientClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   signals[SIGNAL_MESSAGE] =
-    g_signal_new ("message", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
-                  G_TYPE_NONE, 3, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_VARIANT);
-  signals[SIGNAL_DISCONNECTED] =
-    g_signal_new ("disconnected", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                  NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+    sky_ui_signal_new (klass, "message", 3, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_VARIANT);
+  signals[SIGNAL_DISCONNECTED] = sky_ui_signal_new (klass, "disconnected", 1, G_TYPE_STRING);
 }
 
 static void

@@ -791,11 +791,12 @@ remove_tables (SkySampLink *self)
 }
 
 void
-sky_samp_link_shutdown (SkySampLink *self)
+sky_samp_link_close (SkySampLink *self)
 {
   sky_samp_client_unregister_now (self->client, 2);
   forget_sent (self);
   remove_tables (self);
+  g_object_unref (self);
 }
 
 static void

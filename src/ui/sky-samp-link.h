@@ -43,8 +43,9 @@ SkySampLink *sky_samp_link_new (GtkApplication *app);
 void sky_samp_link_window_changed (SkySampLink *self, GtkWindow *window);
 
 /* The app is ending: unregisters (a blocking call of at most a second or
- * two on the loopback: the main loop no longer turns) and removes the
- * temporary tables. */
-void sky_samp_link_shutdown (SkySampLink *self);
+ * two on the loopback: the main loop no longer turns), removes the
+ * temporary tables at once (a callback still pending would never run),
+ * and drops the caller's reference. For g_clear_pointer. */
+void sky_samp_link_close (SkySampLink *self);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
  * dialog reads no pixel. Its range is the central 99.9% of the pixels,
  * widened to hold the limits, and stays put while a line is dragged. */
 #include "sky-scale-dialog.h"
+#include "sky-ui-signal.h"
 
 #include <math.h>
 
@@ -217,8 +218,7 @@ sky_scale_dialog_class_init (SkyScaleDialogClass *klass)
 
   /* (lo, hi): the limits a drag chose, in the image's unit. */
   signals[LIMITS_CHANGED] =
-    g_signal_new ("limits-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                  NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+    sky_ui_signal_new (klass, "limits-changed", 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
 }
 
 static void

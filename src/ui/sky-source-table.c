@@ -12,6 +12,7 @@
 #include "sky-source-list.h"
 #include "sky-source-sorter.h"
 #include "sky-table-cell.h"
+#include "sky-ui-signal.h"
 
 #include <math.h>
 #include <string.h>
@@ -644,26 +645,16 @@ sky_source_table_class_init (SkySourceTableClass *klass)
   widget_class->map = sky_source_table_map;
 
   /* (index): the catalogue index of the selected row, -1 for none. */
-  signals[SOURCE_SELECTED] =
-    g_signal_new ("source-selected", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT64);
+  signals[SOURCE_SELECTED] = sky_ui_signal_new (klass, "source-selected", 1, G_TYPE_INT64);
   /* (id): go to the source with that label number (the Go to control). */
-  signals[GOTO_SOURCE] =
-    g_signal_new ("goto-source", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT64);
+  signals[GOTO_SOURCE] = sky_ui_signal_new (klass, "goto-source", 1, G_TYPE_INT64);
   /* The filter's controls changed what is listed. */
-  signals[FILTER_CHANGED] =
-    g_signal_new ("filter-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 0);
+  signals[FILTER_CHANGED] = sky_ui_signal_new (klass, "filter-changed", 0);
   /* A worker makes, filters or sorts the rows: sort_pending is not 0. */
-  signals[ROWS_ASKED] =
-    g_signal_new ("rows-asked", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 0);
+  signals[ROWS_ASKED] = sky_ui_signal_new (klass, "rows-asked", 0);
   /* The rows asked for (a run's, a filter's, a sort's) are in place:
    * sort_pending is 0 again. */
-  signals[ROWS_SHOWN] =
-    g_signal_new ("rows-shown", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 0);
+  signals[ROWS_SHOWN] = sky_ui_signal_new (klass, "rows-shown", 0);
 
   g_type_ensure (SKY_TYPE_SOURCE);
   g_type_ensure (SKY_TYPE_SOURCE_SORTER);

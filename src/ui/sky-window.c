@@ -8,6 +8,7 @@
 
 #include "sky-colormap.h"
 #include "sky-source.h"
+#include "sky-ui-signal.h"
 
 G_DEFINE_FINAL_TYPE (SkyWindow, sky_window, GTK_TYPE_APPLICATION_WINDOW)
 
@@ -696,9 +697,7 @@ sky_window_class_init (SkyWindowClass *klass)
   object_class->finalize = sky_window_finalize;
 
   /* Something sky_window_describe () reports has changed. */
-  signals[STATE_CHANGED] =
-    g_signal_new ("state-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                  NULL, G_TYPE_NONE, 0);
+  signals[STATE_CHANGED] = sky_ui_signal_new (klass, "state-changed", 0);
 
   /* The templates live in a GResource inside the static library: naming it
    * keeps its object file, and the constructor that registers it, linked. */
