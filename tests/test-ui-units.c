@@ -146,6 +146,52 @@ test_display_negative_and_flat (void)
   sky_image_clear (&img);
 }
 
+/* The extremes pass (sixteen lanes, vectorized) against one pixel at a
+ * time: every length around the lane count and its multiples, every
+ * offset into a lane, blanks in every lane, infinities, signed zeros and
+ * runs of blanks longer than a lane; and extremes carried in from an
+ * earlier call. */
+static void
+test_display_extremes (void)
+{
+  enum { N = 1000 };
+  g_autofree float *v = g_new (float, N + 64);
+  g_autoptr (GRand) rand = g_rand_new_with_seed (11);
+
+  for (int i = 0; i < N + 64; i++)
+    {
+      double u = g_rand_double (rand);
+      v[i] = u < 0.1 ? NAN : u < 0.11 ? (u < 0.105 ? -0.0f : 0.0f)
+             : (float) g_rand_double_range (rand, -100, 100);
+    }
+  for (int i = 300; i < 340; i++)
+    v[i] = NAN;
+  v[517] = INFINITY;
+  v[903] = -INFINITY;
+  for (int off = 0; off < 17; off++)
+    for (int n = 0; n <= N - 40; n += n < 70 ? 1 : 37)
+      for (int carried = 0; carried < 2; carried++)
+        {
+          SkyDisplayCounts c = { .min = carried ? -5.0f : INFINITY,
+                                 .max = carried ? 5.0f : -INFINITY,
+                                 .nvalid = carried ? 3 : 0 };
+          float lo = c.min, hi = c.max;
+          gint64 valid = c.nvalid;
+
+          for (int i = off; i < off + n; i++)
+            if (!isnan (v[i]))
+              {
+                lo = v[i] < lo ? v[i] : lo;
+                hi = v[i] > hi ? v[i] : hi;
+                valid++;
+              }
+          sky_display_counts_add_extremes (&c, v + off, n);
+          g_assert_cmpfloat (c.min, ==, lo);
+          g_assert_cmpfloat (c.max, ==, hi);
+          g_assert_cmpint (c.nvalid, ==, valid);
+        }
+}
+
 /* Unit noise with a few bright pixels. The expected limits are astropy's
  * ZScaleInterval(n_samples=1000).get_limits () of this very array (written
  * out and read with numpy when this test was made): -3.2292542, 6.0780386.
@@ -1182,6 +1228,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/colorbar/round-ticks", test_color_bar_ticks);
   g_test_add_func ("/ui/display/quantiles", test_display_quantiles);
   g_test_add_func ("/ui/display/negative-and-flat", test_display_negative_and_flat);
+  g_test_add_func ("/ui/display/extremes", test_display_extremes);
   g_test_add_func ("/ui/display/zscale", test_zscale);
   g_test_add_func ("/ui/display/pyramid", test_pyramid);
   g_test_add_func ("/ui/display/header-flip", test_header_flip);
