@@ -77,8 +77,8 @@ sourceNeedKernel (const SkyGpuState *__restrict__ st, const unsigned char *__res
 
 /* b = q w + r for a pixel's offset b >= 0 in rows of w: in 32 bits where
  * both fit (a 64-bit division costs several times a 32-bit one, and the
- * box's loop and the queue's walk divide once a pixel; the window's loop
- * steps instead). */
+ * queue's walk divides once a pixel; the box's and the window's loops
+ * step instead, BoxWalk). */
 __device__ __forceinline__ void
 split_offset (int64_t b, int64_t w, int64_t *q, int64_t *r)
 {
@@ -88,6 +88,34 @@ split_offset (int64_t b, int64_t w, int64_t *q, int64_t *r)
     *q = b / w;
   *r = b - *q * w;
 }
+
+/* A thread's walk over a box w pixels wide: pixels b = y w + x, THREADS
+ * apart, from b = threadIdx.x. The step is split once, not each pixel's
+ * offset (a division a pixel was the box loops' main cost). */
+template <int THREADS>
+struct BoxWalk {
+  int64_t w, step_rows, step_cols;
+
+  __device__ explicit BoxWalk (int64_t width)
+      : w (width), step_rows (THREADS / width), step_cols (THREADS % width)
+  {
+  }
+  __device__ void start (int64_t &x, int64_t &y) const
+  {
+    x = threadIdx.x % w;
+    y = threadIdx.x / w;
+  }
+  __device__ void advance (int64_t &x, int64_t &y) const
+  {
+    x += step_cols;
+    y += step_rows;
+    if (x >= w)
+      {
+        x -= w;
+        y++;
+      }
+  }
+};
 
 __device__ __forceinline__ bool
 is_blank (const float *pixels, int64_t nx, int64_t ny, int64_t x, int64_t y)
@@ -314,21 +342,10 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
       __syncthreads ();
       Sums s = { 0, 0, 0 };
       /* A batch of pixels' loads in flight before the first is used: the
-       * window of a large source is most of this kernel's time. A thread
-       * takes pixels b = by w + bx of the window THREADS apart, moving
-       * (bx, by) by a step found once an iteration, not by a division a
-       * pixel. */
-      const int64_t step_rows = THREADS / w, step_cols = THREADS % w;
-      const auto advance = [&] (int64_t &cx, int64_t &cy) {
-        cx += step_cols;
-        cy += step_rows;
-        if (cx >= w)
-          {
-            cx -= w;
-            cy++;
-          }
-      };
-      int64_t bx = threadIdx.x % w, by = threadIdx.x / w;
+       * window of a large source is most of this kernel's time. */
+      const BoxWalk<THREADS> walk (w);
+      int64_t bx, by;
+      walk.start (bx, by);
       while (by < h)
         {
           float v[kWindowBatch];
@@ -345,10 +362,10 @@ windowed_centroid (const float *residual, const int32_t *labels, int64_t nx, int
                   v[u] = residual[i];
                   li[u] = __ldcg (labels + i);
                 }
-              advance (bx, by);
+              walk.advance (bx, by);
             }
 #pragma unroll
-          for (int u = 0; u < kWindowBatch; u++, advance (cx, cy))
+          for (int u = 0; u < kWindowBatch; u++, walk.advance (cx, cy))
             {
               if (cy >= h || (li[u] != label && li[u] != 0) || isnan (v[u]))
                 continue;
@@ -429,9 +446,9 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
       if (p.npix[k] <= 0)
         continue;  /* every label has pixels; this keeps a broken one in bounds */
       const int64_t bx0 = p.xmin[k], by0 = p.ymin[k], bw = p.xmax[k] - bx0 + 1;
-      const int64_t bn = bw * (p.ymax[k] - by0 + 1);
+      const int64_t bh = p.ymax[k] - by0 + 1;
       if (boxes != 0
-          && (boxes == 1) != (bw <= kSmallBox && p.ymax[k] - by0 + 1 <= kSmallBox))
+          && (boxes == 1) != (bw <= kSmallBox && bh <= kSmallBox))
         continue;   /* the other kernel's source */
       double var = 0, sigma;
       uint32_t flags = 0;
@@ -444,12 +461,11 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
           peak_err[k] = peak_rms;
           sh_flags = 0;
         }
-      for (int64_t b = threadIdx.x; b < bn; b += THREADS)
+      const BoxWalk<THREADS> walk (bw);
+      int64_t bx, by;
+      for (walk.start (bx, by); by < bh; walk.advance (bx, by))
         {
-          int64_t x, y;
-          split_offset (b, bw, &y, &x);
-          x += bx0;
-          y += by0;
+          const int64_t x = bx0 + bx, y = by0 + by;
           const int64_t i = y * nx + x;
           if (__ldcg (labels + i) != label)
             continue;
@@ -486,7 +502,6 @@ measureLocalKernel (const SkyGpuState *__restrict__ st, const unsigned char *__r
           sum_err[k] = sqrt (total.a);
         }
       /* The window's sigma from the core's area, as a Gaussian's. */
-      const int64_t bh = p.ymax[k] - by0 + 1;
       int64_t *queue = reinterpret_cast<int64_t *> (scratch + 2 * offset[k]);
       const int64_t core
           = !queue_walk && core_fits_bits<CORE_WORDS> (bw, bh)
