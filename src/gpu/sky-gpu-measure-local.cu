@@ -90,8 +90,8 @@ split_offset (int64_t b, int64_t w, int64_t *q, int64_t *r)
 }
 
 /* A thread's walk over a box w pixels wide: pixels b = y w + x, THREADS
- * apart, from b = threadIdx.x. The step is split once, not each pixel's
- * offset (a division a pixel was the box loops' main cost). */
+ * apart, from b = threadIdx.x. The step is split into rows and columns
+ * once, instead of a division of each pixel's offset. */
 template <int THREADS>
 struct BoxWalk {
   int64_t w, step_rows, step_cols;
